@@ -1,0 +1,309 @@
+// Package commits scrapes a repository's commit history into Parquet parts in the object store.
+package commits
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/schema"
+)
+
+// Config describes one scrape.
+type Config struct {
+	Bucket *blob.Bucket
+	Repo   schema.RepoName
+	GitDir string // the clone (bare or .git directory)
+	Head   string // commit to scrape up to (hex)
+	// Prev is the manifest of the last published index, nil for a first run;
+	// commits reachable from Prev.Head are not scraped again.
+	Prev    *schema.Manifest
+	Options schema.IndexOptions
+	Diff    gitrepo.DiffOptions
+	// RowGroupBytes bounds the uncompressed bytes buffered per row group; default 32 MiB.
+	RowGroupBytes int
+	// Progress, if set, is called after each commit with (done, total).
+	Progress func(done, total int)
+	Logger   *slog.Logger // default slog.Default()
+}
+
+// Result is what a scrape wrote.
+type Result struct {
+	Head       string
+	NewCommits int
+	Rows       int64
+	Parts      []schema.Part // the parts this run wrote, oldest first
+	FileIDsKey string
+}
+
+const (
+	defaultCommitsPerPart = 5000
+	defaultRowGroupBytes  = 32 << 20
+)
+
+// Scrape writes one row per (commit, changed file) for every commit reachable
+// from cfg.Head and not from cfg.Prev.Head. Parts get deterministic names, so a
+// run that is interrupted and repeated overwrites the same keys; nothing becomes
+// visible to readers until the caller publishes a manifest listing the parts.
+func Scrape(ctx context.Context, cfg Config) (*Result, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	perPart := cfg.Options.CommitsPerPart
+	if perPart <= 0 {
+		perPart = defaultCommitsPerPart
+	}
+	if cfg.Options.MaxDiffBytes > 0 {
+		cfg.Diff.MaxDiffBytes = cfg.Options.MaxDiffBytes
+	}
+	if cfg.RowGroupBytes <= 0 {
+		cfg.RowGroupBytes = defaultRowGroupBytes
+	}
+	head, err := parseHash(cfg.Head)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", cfg.Repo, err)
+	}
+	var exclude []gitrepo.Hash
+	ids := NewFileIDs()
+	if cfg.Prev != nil && cfg.Prev.Head != "" {
+		prev, err := parseHash(cfg.Prev.Head)
+		if err != nil {
+			return nil, fmt.Errorf("scrape %s: manifest head: %w", cfg.Repo, err)
+		}
+		exclude = append(exclude, prev)
+		if cfg.Prev.FileIDs != "" {
+			if ids, err = LoadFileIDs(ctx, cfg.Bucket, cfg.Prev.FileIDs); err != nil {
+				return nil, fmt.Errorf("scrape %s: %w", cfg.Repo, err)
+			}
+		}
+	}
+	list, err := gitrepo.ListCommits(ctx, cfg.GitDir, cfg.Diff.Backend, head, exclude)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", cfg.Repo, err)
+	}
+	res := &Result{Head: cfg.Head, NewCommits: len(list)}
+	log.Info("scrape", "repo", cfg.Repo, "new_commits", len(list), "head", cfg.Head)
+
+	var pw *partWriter
+	done := 0
+	emit := func(cd *gitrepo.CommitDiff) error {
+		if pw == nil {
+			first := done
+			last := min(first+perPart, len(list)) - 1
+			pw, err = newPartWriter(ctx, cfg, list[first].String(), list[last].String(), last-first+1)
+			if err != nil {
+				return err
+			}
+		}
+		if err := pw.writeCommit(cfg.Repo, cd, ids); err != nil {
+			return err
+		}
+		done++
+		if cfg.Progress != nil {
+			cfg.Progress(done, len(list))
+		}
+		if pw.commits == pw.want {
+			p, err := pw.close()
+			if err != nil {
+				return err
+			}
+			res.Parts = append(res.Parts, p)
+			res.Rows += p.Rows
+			pw = nil
+		}
+		return nil
+	}
+	if err := gitrepo.DiffCommits(ctx, cfg.GitDir, list, cfg.Diff, emit); err != nil {
+		if pw != nil {
+			pw.abort()
+		}
+		return nil, fmt.Errorf("scrape %s: %w", cfg.Repo, err)
+	}
+	if pw != nil { // cannot happen: the last part closes on its last commit
+		pw.abort()
+		return nil, fmt.Errorf("scrape %s: internal error: part %s left open", cfg.Repo, pw.key)
+	}
+	res.FileIDsKey = cfg.Repo.FileIDsKey(cfg.Head)
+	w, err := cfg.Bucket.NewWriter(ctx, res.FileIDsKey)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", cfg.Repo, err)
+	}
+	if _, err := ids.WriteTo(w); err != nil {
+		w.Abort()
+		return nil, fmt.Errorf("scrape %s: write %s: %w", cfg.Repo, res.FileIDsKey, err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("scrape %s: write %s: %w", cfg.Repo, res.FileIDsKey, err)
+	}
+	return res, nil
+}
+
+func parseHash(s string) (gitrepo.Hash, error) {
+	var h gitrepo.Hash
+	if len(s) != 40 {
+		return h, fmt.Errorf("commit id %q: want 40 hex digits", s)
+	}
+	for i := 0; i < 20; i++ {
+		var b byte
+		for _, c := range []byte(s[2*i : 2*i+2]) {
+			switch {
+			case c >= '0' && c <= '9':
+				b = b<<4 | (c - '0')
+			case c >= 'a' && c <= 'f':
+				b = b<<4 | (c - 'a' + 10)
+			default:
+				return h, fmt.Errorf("commit id %q: not lower-case hex", s)
+			}
+		}
+		h[i] = b
+	}
+	return h, nil
+}
+
+// partWriter streams one Parquet part to the store.
+type partWriter struct {
+	key     string
+	part    schema.Part
+	w       *blob.Writer
+	cw      *countingWriter
+	pq      *parquet.GenericWriter[schema.CommitFile]
+	rows    []schema.CommitFile
+	pending int // bytes buffered in the current row group
+	limit   int
+	commits int
+	want    int
+}
+
+func newPartWriter(ctx context.Context, cfg Config, first, last string, want int) (*partWriter, error) {
+	key := cfg.Repo.CommitsPartKey(first, last)
+	w, err := cfg.Bucket.NewWriter(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("part %s: %w", key, err)
+	}
+	cw := &countingWriter{w: w}
+	pq := parquet.NewGenericWriter[schema.CommitFile](cw,
+		parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
+		parquet.KeyValueMetadata("locus.commits_version", fmt.Sprint(schema.CommitsVersion)),
+		parquet.KeyValueMetadata("locus.repo", string(cfg.Repo)),
+	)
+	return &partWriter{key: key, part: schema.Part{Key: key, First: first, Last: last}, w: w, cw: cw, pq: pq,
+		limit: cfg.RowGroupBytes, want: want}, nil
+}
+
+func (p *partWriter) writeCommit(repo schema.RepoName, cd *gitrepo.CommitDiff, ids *FileIDs) error {
+	id := cd.ID.String()
+	base := schema.CommitFile{
+		Repo:       string(repo),
+		CommitID:   id,
+		NumParents: int32(len(cd.Parents)),
+		IsMerge:    len(cd.Parents) > 1,
+		AuthorTime: cd.Author.When * 1000,
+		CommitTime: cd.Committer.When * 1000,
+	}
+	if len(cd.Parents) > 0 {
+		base.ParentID = cd.Parents[0].String()
+	}
+	base.AuthorName, _ = utf8Field(cd.Author.Name)
+	base.AuthorEmail, _ = utf8Field(cd.Author.Email)
+	base.Message, base.MessageRaw = utf8Field(cd.Message)
+	p.rows = p.rows[:0]
+	if len(cd.Files) == 0 {
+		r := base
+		r.Status = schema.StatusEmpty
+		p.rows = append(p.rows, r)
+	}
+	for i := range cd.Files {
+		f := &cd.Files[i]
+		r := base
+		r.Status = f.Status
+		r.Path, r.PathRaw = utf8Field(f.Path())
+		switch f.Status {
+		case schema.StatusRenamed:
+			r.PreviousPath, r.PrevPathRaw = utf8Field(f.OldPath)
+			r.FileID = ids.Rename(id, string(f.OldPath), string(f.NewPath))
+		case schema.StatusAdded:
+			r.FileID = ids.Touch(id, string(f.NewPath))
+		default:
+			r.PreviousPath, r.PrevPathRaw = r.Path, r.PathRaw
+			r.FileID = ids.Touch(id, string(f.Path()))
+		}
+		if f.OldBlob != gitrepo.ZeroHash {
+			r.OldBlobID = f.OldBlob.String()
+		}
+		if f.NewBlob != gitrepo.ZeroHash {
+			r.NewBlobID = f.NewBlob.String()
+		}
+		r.OldMode, r.NewMode = f.OldMode, f.NewMode
+		r.Additions, r.Deletions = int32(f.Additions), int32(f.Deletions)
+		r.IsBinary, r.Diff, r.DiffTruncated = f.Binary, f.Diff, f.Truncated
+		r.Extension = strings.ToLower(path.Ext(r.Path))
+		if strings.ContainsRune(r.Extension, '/') || r.Extension == "." {
+			r.Extension = ""
+		}
+		p.rows = append(p.rows, r)
+	}
+	if _, err := p.pq.Write(p.rows); err != nil {
+		return fmt.Errorf("part %s: commit %s: %w", p.key, id, err)
+	}
+	for i := range p.rows {
+		p.pending += len(p.rows[i].Diff) + len(p.rows[i].Message) + 200
+	}
+	p.part.Rows += int64(len(p.rows))
+	p.commits++
+	p.part.Commits++
+	if p.pending >= p.limit {
+		if err := p.pq.Flush(); err != nil {
+			return fmt.Errorf("part %s: %w", p.key, err)
+		}
+		p.pending = 0
+	}
+	return nil
+}
+
+func (p *partWriter) close() (schema.Part, error) {
+	if err := p.pq.Close(); err != nil {
+		p.w.Abort()
+		return p.part, fmt.Errorf("part %s: %w", p.key, err)
+	}
+	if err := p.w.Close(); err != nil {
+		return p.part, fmt.Errorf("part %s: %w", p.key, err)
+	}
+	p.part.Bytes = p.cw.n
+	return p.part, nil
+}
+
+func (p *partWriter) abort() { p.w.Abort() }
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// utf8Field returns b as a string when it is valid UTF-8; otherwise a lossy
+// rendering plus the exact bytes, so nothing is lost.
+func utf8Field(b []byte) (string, []byte) {
+	if utf8.Valid(b) {
+		return string(b), nil
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD"), append([]byte(nil), b...)
+}
+
+// errNoCommits is returned by readers of a repository without scraped history.
+var errNoCommits = errors.New("no commits scraped")

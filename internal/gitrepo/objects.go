@@ -1,0 +1,341 @@
+package gitrepo
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// Hash is a binary SHA-1 object id.
+type Hash = plumbing.Hash
+
+// ZeroHash is the all-zero id, used for "no object".
+var ZeroHash Hash
+
+// ErrCorruptObject is wrapped by errors about objects that cannot be parsed.
+var ErrCorruptObject = errors.New("corrupt git object")
+
+// objectSource reads raw objects of one repository. Implementations are not safe
+// for concurrent use; open one per goroutine.
+type objectSource interface {
+	// read returns the object's raw content (without git's "type size\0" header).
+	// buf may be reused for the result.
+	read(h Hash, want plumbing.ObjectType, buf []byte) ([]byte, error)
+	Close() error
+}
+
+// Backend selects how objects are read.
+type Backend string
+
+const (
+	// BackendAuto uses git cat-file when a git binary is installed, go-git otherwise.
+	BackendAuto Backend = ""
+	// BackendGoGit reads packfiles in process with go-git.
+	BackendGoGit Backend = "go-git"
+	// BackendCatFile streams objects from `git cat-file --batch`.
+	BackendCatFile Backend = "cat-file"
+)
+
+// gitBinary is the git executable found on PATH, or "".
+var gitBinary = sync.OnceValue(func() string {
+	p, err := exec.LookPath("git")
+	if err != nil {
+		return ""
+	}
+	return p
+})
+
+// openSource opens an object source on the git directory dir.
+func openSource(ctx context.Context, dir string, b Backend) (objectSource, error) {
+	switch b {
+	case BackendAuto:
+		if gitBinary() != "" {
+			return openCatFile(ctx, dir)
+		}
+		return openGoGit(dir)
+	case BackendGoGit:
+		return openGoGit(dir)
+	case BackendCatFile:
+		return openCatFile(ctx, dir)
+	}
+	return nil, fmt.Errorf("unknown object backend %q", b)
+}
+
+// goGitSource reads objects through go-git's filesystem storage.
+type goGitSource struct {
+	st *filesystem.Storage
+}
+
+func openGoGit(dir string) (*goGitSource, error) {
+	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(256*cache.MiByte), filesystem.Options{KeepDescriptors: true})
+	// Fail early on a directory that is not a repository.
+	if _, err := git.Open(st, nil); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	return &goGitSource{st: st}, nil
+}
+
+func (s *goGitSource) read(h Hash, want plumbing.ObjectType, buf []byte) ([]byte, error) {
+	o, err := s.st.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return nil, fmt.Errorf("object %s: %w", h, err)
+	}
+	if want != plumbing.AnyObject && o.Type() != want {
+		return nil, fmt.Errorf("object %s: is a %s, want %s: %w", h, o.Type(), want, ErrCorruptObject)
+	}
+	r, err := o.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("object %s: %w", h, err)
+	}
+	defer r.Close()
+	n := int(o.Size())
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, fmt.Errorf("object %s: %w: %v", h, ErrCorruptObject, err)
+	}
+	return buf, nil
+}
+
+func (s *goGitSource) Close() error { return s.st.Close() }
+
+// catFileSource streams objects from one long-lived `git cat-file --batch` process.
+type catFileSource struct {
+	cmd    *exec.Cmd
+	in     *bufio.Writer
+	inC    io.Closer
+	out    *bufio.Reader
+	stderr *bytes.Buffer
+	hexbuf [41]byte
+}
+
+func openCatFile(ctx context.Context, dir string) (*catFileSource, error) {
+	bin := gitBinary()
+	if bin == "" {
+		return nil, errors.New("cat-file backend: git is not installed")
+	}
+	cmd := exec.CommandContext(ctx, bin, "--git-dir", dir, "-c", "core.deltaBaseCacheLimit=256m", "cat-file", "--batch")
+	cmd.Env = append(cmd.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr := &bytes.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start git cat-file in %s: %w", dir, err)
+	}
+	return &catFileSource{cmd: cmd, in: bufio.NewWriter(in), inC: in, out: bufio.NewReaderSize(out, 1<<20), stderr: stderr}, nil
+}
+
+func (s *catFileSource) read(h Hash, want plumbing.ObjectType, buf []byte) ([]byte, error) {
+	hex.Encode(s.hexbuf[:40], h[:])
+	s.hexbuf[40] = '\n'
+	if _, err := s.in.Write(s.hexbuf[:]); err != nil {
+		return nil, s.fail(h, err)
+	}
+	if err := s.in.Flush(); err != nil {
+		return nil, s.fail(h, err)
+	}
+	line, err := s.out.ReadSlice('\n')
+	if err != nil {
+		return nil, s.fail(h, err)
+	}
+	// "<sha> <type> <size>\n" or "<sha> missing\n"
+	f := strings.Fields(string(line))
+	if len(f) == 2 && f[1] == "missing" {
+		return nil, fmt.Errorf("object %s: %w", h, plumbing.ErrObjectNotFound)
+	}
+	if len(f) != 3 {
+		return nil, fmt.Errorf("object %s: unexpected cat-file header %q: %w", h, line, ErrCorruptObject)
+	}
+	n, err := strconv.Atoi(f[2])
+	if err != nil {
+		return nil, fmt.Errorf("object %s: bad size %q: %w", h, f[2], ErrCorruptObject)
+	}
+	if cap(buf) < n+1 {
+		buf = make([]byte, n+1)
+	}
+	buf = buf[:n+1]
+	if _, err := io.ReadFull(s.out, buf); err != nil {
+		return nil, s.fail(h, err)
+	}
+	typ, _ := plumbing.ParseObjectType(f[1])
+	if want != plumbing.AnyObject && typ != want {
+		return nil, fmt.Errorf("object %s: is a %s, want %s: %w", h, f[1], want, ErrCorruptObject)
+	}
+	return buf[:n], nil
+}
+
+func (s *catFileSource) fail(h Hash, err error) error {
+	if msg := strings.TrimSpace(s.stderr.String()); msg != "" {
+		return fmt.Errorf("object %s: git cat-file: %s: %w", h, msg, ErrCorruptObject)
+	}
+	return fmt.Errorf("object %s: git cat-file: %w", h, err)
+}
+
+func (s *catFileSource) Close() error {
+	s.inC.Close()
+	err := s.cmd.Wait()
+	if err != nil && strings.TrimSpace(s.stderr.String()) != "" {
+		return fmt.Errorf("git cat-file: %s", strings.TrimSpace(s.stderr.String()))
+	}
+	return nil
+}
+
+// Signature is an author or committer line.
+type Signature struct {
+	Name  []byte
+	Email []byte
+	// When is seconds since the epoch (UTC).
+	When int64
+}
+
+// rawCommit is the parsed form of a commit object.
+type rawCommit struct {
+	ID        Hash
+	Tree      Hash
+	Parents   []Hash
+	Author    Signature
+	Committer Signature
+	Message   []byte
+}
+
+func parseCommit(id Hash, data []byte) (*rawCommit, error) {
+	c := &rawCommit{ID: id}
+	rest := data
+	sawTree := false
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			return nil, fmt.Errorf("commit %s: header without newline: %w", id, ErrCorruptObject)
+		}
+		line := rest[:i]
+		rest = rest[i+1:]
+		if len(line) == 0 {
+			c.Message = rest
+			break
+		}
+		if line[0] == ' ' { // continuation of a multi-line header (gpgsig, mergetag)
+			continue
+		}
+		key, val, _ := bytes.Cut(line, []byte{' '})
+		switch string(key) {
+		case "tree":
+			h, ok := parseHex(val)
+			if !ok {
+				return nil, fmt.Errorf("commit %s: bad tree %q: %w", id, val, ErrCorruptObject)
+			}
+			c.Tree, sawTree = h, true
+		case "parent":
+			h, ok := parseHex(val)
+			if !ok {
+				return nil, fmt.Errorf("commit %s: bad parent %q: %w", id, val, ErrCorruptObject)
+			}
+			c.Parents = append(c.Parents, h)
+		case "author":
+			c.Author = parseSignature(val)
+		case "committer":
+			c.Committer = parseSignature(val)
+		}
+	}
+	if !sawTree {
+		return nil, fmt.Errorf("commit %s: no tree: %w", id, ErrCorruptObject)
+	}
+	return c, nil
+}
+
+func parseHex(b []byte) (Hash, bool) {
+	var h Hash
+	if len(b) != 40 {
+		return h, false
+	}
+	if _, err := hex.Decode(h[:], b); err != nil {
+		return h, false
+	}
+	return h, true
+}
+
+// parseSignature parses "Name <email> 1234567890 +0100" leniently: broken
+// signatures in old repositories keep whatever could be read.
+func parseSignature(b []byte) Signature {
+	var s Signature
+	lt := bytes.IndexByte(b, '<')
+	gt := bytes.LastIndexByte(b, '>')
+	if lt < 0 || gt < lt {
+		s.Name = bytes.TrimSpace(b)
+		return s
+	}
+	s.Name = bytes.TrimSpace(b[:lt])
+	s.Email = b[lt+1 : gt]
+	f := bytes.Fields(b[gt+1:])
+	if len(f) >= 1 {
+		if t, err := strconv.ParseInt(string(f[0]), 10, 64); err == nil {
+			s.When = t
+		}
+	}
+	return s
+}
+
+// treeEntry is one entry of a tree object.
+type treeEntry struct {
+	Name []byte
+	Mode uint32
+	Hash Hash
+}
+
+const (
+	modeTree    = 0o040000
+	modeGitlink = 0o160000
+)
+
+func (e treeEntry) isTree() bool { return e.Mode&0o170000 == modeTree }
+
+func parseTree(id Hash, data []byte) ([]treeEntry, error) {
+	var out []treeEntry
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp < 0 {
+			return nil, fmt.Errorf("tree %s: entry without mode: %w", id, ErrCorruptObject)
+		}
+		mode, err := strconv.ParseUint(string(data[:sp]), 8, 32)
+		if err != nil {
+			return nil, fmt.Errorf("tree %s: bad mode %q: %w", id, data[:sp], ErrCorruptObject)
+		}
+		data = data[sp+1:]
+		nul := bytes.IndexByte(data, 0)
+		if nul < 0 || len(data) < nul+1+20 {
+			return nil, fmt.Errorf("tree %s: truncated entry: %w", id, ErrCorruptObject)
+		}
+		e := treeEntry{Name: data[:nul], Mode: uint32(mode)}
+		copy(e.Hash[:], data[nul+1:nul+21])
+		out = append(out, e)
+		data = data[nul+21:]
+	}
+	return out, nil
+}
+
+func isNotFound(err error) bool {
+	return errors.Is(err, plumbing.ErrObjectNotFound)
+}

@@ -1,0 +1,282 @@
+package gitrepo
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// DiffOptions control how commits are diffed.
+type DiffOptions struct {
+	// Backend reads objects; default BackendAuto (git cat-file when git is installed).
+	Backend Backend
+	// MaxDiffBytes caps the unified diff kept per file; default 256 KiB.
+	MaxDiffBytes int
+	// MaxBlobBytes: blobs larger than this are not diffed (counts stay 0, diff
+	// flagged as truncated); default 32 MiB.
+	MaxBlobBytes int
+	// Context is the number of context lines in hunks; default 3.
+	Context int
+	// RenameLimit: inexact rename detection runs only when at most this many
+	// files were deleted and added in a commit; default 1000 (git's diff.renameLimit).
+	RenameLimit int
+	// Workers diffing commits in parallel; default GOMAXPROCS.
+	Workers int
+}
+
+func (o *DiffOptions) defaults() {
+	if o.MaxDiffBytes <= 0 {
+		o.MaxDiffBytes = 256 << 10
+	}
+	if o.MaxBlobBytes <= 0 {
+		o.MaxBlobBytes = 32 << 20
+	}
+	if o.Context <= 0 {
+		o.Context = 3
+	}
+	if o.RenameLimit <= 0 {
+		o.RenameLimit = 1000
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+}
+
+// CommitDiff is one commit and its file changes against its first parent.
+type CommitDiff struct {
+	ID        Hash
+	Parents   []Hash
+	Author    Signature
+	Committer Signature
+	Message   []byte
+	Files     []FileDiff // sorted by path
+}
+
+// FileDiff is the change of one file in one commit.
+type FileDiff struct {
+	Status           string // added, modified, deleted, renamed
+	OldPath, NewPath []byte // OldPath nil when added, NewPath nil when deleted
+	OldBlob, NewBlob Hash
+	OldMode, NewMode uint32
+	Additions        int
+	Deletions        int
+	Binary           bool
+	Diff             []byte // unified hunks, no header; nil for binary files
+	Truncated        bool   // Diff was cut at MaxDiffBytes, or the blob was too large to diff
+}
+
+// Path is the file's path after the change (before it, for a deletion).
+func (f *FileDiff) Path() []byte {
+	if f.NewPath != nil {
+		return f.NewPath
+	}
+	return f.OldPath
+}
+
+// DiffCommits diffs commits (in the given order) with opts.Workers goroutines and
+// calls emit for each, in order, from one goroutine. It stops at the first error.
+func DiffCommits(ctx context.Context, gitDir string, commits []Hash, opts DiffOptions, emit func(*CommitDiff) error) error {
+	opts.defaults()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	type result struct {
+		cd  *CommitDiff
+		err error
+	}
+	type job struct {
+		h  Hash
+		ch chan result
+	}
+	jobs := make(chan job)
+	queue := make(chan chan result, 16*opts.Workers)
+	var wg sync.WaitGroup
+	var openErr error
+	var openOnce sync.Once
+	for w := 0; w < opts.Workers; w++ {
+		src, err := openSource(ctx, gitDir, opts.Backend)
+		if err != nil {
+			openOnce.Do(func() { openErr = err })
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer src.Close()
+			cd := newCommitDiffer(src, opts)
+			for j := range jobs {
+				d, err := cd.diffCommit(j.h)
+				j.ch <- result{d, err}
+			}
+		}()
+	}
+	if openErr != nil {
+		cancel()
+		close(jobs)
+		wg.Wait()
+		return openErr
+	}
+	go func() {
+		defer close(queue)
+		for _, h := range commits {
+			ch := make(chan result, 1)
+			select {
+			case queue <- ch:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- job{h, ch}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var err error
+	for ch := range queue {
+		var r result
+		select {
+		case r = <-ch:
+		case <-ctx.Done():
+			r.err = ctx.Err()
+		}
+		if r.err == nil {
+			r.err = emit(r.cd)
+		}
+		if r.err != nil {
+			err = r.err
+			cancel()
+			break
+		}
+	}
+	cancel()
+	for range queue { // let the producer finish
+	}
+	close(jobs)
+	wg.Wait()
+	return err
+}
+
+// commitDiffer diffs single commits; one per goroutine.
+type commitDiffer struct {
+	src   objectSource
+	opts  DiffOptions
+	trees *treeReader
+	d     differ
+	bufA  []byte
+	bufB  []byte
+	cbuf  []byte
+}
+
+func newCommitDiffer(src objectSource, opts DiffOptions) *commitDiffer {
+	return &commitDiffer{src: src, opts: opts, trees: newTreeReader(src)}
+}
+
+func (c *commitDiffer) commit(h Hash) (*rawCommit, error) {
+	data, err := c.src.read(h, plumbing.CommitObject, c.cbuf)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", h, err)
+	}
+	c.cbuf = data
+	rc, err := parseCommit(h, data)
+	if err != nil {
+		return nil, err
+	}
+	// parseCommit aliases data; detach what we keep from the reused buffer.
+	rc.Message = append([]byte(nil), rc.Message...)
+	rc.Author.Name, rc.Author.Email = append([]byte(nil), rc.Author.Name...), append([]byte(nil), rc.Author.Email...)
+	rc.Committer.Name, rc.Committer.Email = append([]byte(nil), rc.Committer.Name...), append([]byte(nil), rc.Committer.Email...)
+	return rc, nil
+}
+
+func (c *commitDiffer) diffCommit(h Hash) (*CommitDiff, error) {
+	rc, err := c.commit(h)
+	if err != nil {
+		return nil, err
+	}
+	parentTree := ZeroHash
+	if len(rc.Parents) > 0 {
+		pc, err := c.commit(rc.Parents[0])
+		if err != nil {
+			if !isNotFound(err) {
+				return nil, err
+			}
+			// Shallow boundary: the parent is not here, diff against nothing.
+		} else {
+			parentTree = pc.Tree
+		}
+	}
+	c.trees.rotate()
+	changes, err := c.trees.diffTrees(parentTree, rc.Tree, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", h, err)
+	}
+	changes, err = detectRenames(changes, c.opts.RenameLimit, func(b Hash) ([]byte, error) {
+		data, err := c.src.read(b, plumbing.BlobObject, nil)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: %w", h, err)
+		}
+		return data, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(changes, func(i, j int) bool { return string(changes[i].path()) < string(changes[j].path()) })
+	cd := &CommitDiff{ID: h, Parents: rc.Parents, Author: rc.Author, Committer: rc.Committer, Message: rc.Message}
+	cd.Files = make([]FileDiff, 0, len(changes))
+	for i := range changes {
+		fd, err := c.diffFile(&changes[i])
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: file %q: %w", h, changes[i].path(), err)
+		}
+		cd.Files = append(cd.Files, fd)
+	}
+	return cd, nil
+}
+
+func (c *commitDiffer) blob(h Hash, mode uint32, buf *[]byte) ([]byte, bool, error) {
+	if h == ZeroHash {
+		return nil, false, nil
+	}
+	if mode&0o170000 == modeGitlink {
+		// A submodule: git shows its commit id as the content.
+		return []byte("Subproject commit " + h.String() + "\n"), false, nil
+	}
+	data, err := c.src.read(h, plumbing.BlobObject, *buf)
+	if err != nil {
+		return nil, false, err
+	}
+	*buf = data
+	return data, len(data) > c.opts.MaxBlobBytes, nil
+}
+
+func (c *commitDiffer) diffFile(ch *change) (FileDiff, error) {
+	fd := FileDiff{Status: ch.status, OldPath: ch.oldPath, NewPath: ch.newPath,
+		OldBlob: ch.oldHash, NewBlob: ch.newHash, OldMode: ch.oldMode, NewMode: ch.newMode}
+	if ch.oldHash == ch.newHash {
+		return fd, nil // mode change or pure rename
+	}
+	a, bigA, err := c.blob(ch.oldHash, ch.oldMode, &c.bufA)
+	if err != nil {
+		return fd, err
+	}
+	b, bigB, err := c.blob(ch.newHash, ch.newMode, &c.bufB)
+	if err != nil {
+		return fd, err
+	}
+	if isBinary(a) || isBinary(b) {
+		fd.Binary = true
+		return fd, nil
+	}
+	if bigA || bigB {
+		fd.Truncated = true
+		return fd, nil
+	}
+	r := c.d.diff(a, b, c.opts.Context, c.opts.MaxDiffBytes, nil)
+	fd.Additions, fd.Deletions, fd.Diff, fd.Truncated = r.Additions, r.Deletions, r.Unified, r.Truncated
+	return fd, nil
+}

@@ -1,0 +1,207 @@
+package gitrepo
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+)
+
+// buildHistory makes a repository exercising every kind of change the scraper
+// must handle.
+func buildHistory(t *testing.T) *gitfixture.Repo {
+	r := gitfixture.New(t)
+	body := func(n int, tag string) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "%s line %d with some text to make it long enough\n", tag, i)
+		}
+		return b.String()
+	}
+	r.Write(map[string]string{"README.md": "hello\n", "src/a.c": body(40, "a"), "src/b.c": body(30, "b"), "docs/x.txt": "x\n"})
+	r.Commit("initial import")
+	r.Write(map[string]string{"src/a.c": body(40, "a") + "int extra;\n"})
+	r.Commit("modify a")
+	os.MkdirAll(filepath.Join(r.Dir, "lib"), 0o755)
+	r.Git("mv", "src/b.c", "lib/b.c")
+	r.Commit("exact rename b")
+	r.Git("mv", "src/a.c", "lib/a2.c")
+	r.Write(map[string]string{"lib/a2.c": body(40, "a") + "int extra;\nint more;\n"})
+	r.Commit("rename a with edits")
+	r.Git("rm", "-q", "docs/x.txt")
+	r.Commit("delete x")
+	r.Write(map[string]string{"img.bin": "PNG\x00\x01\x02binary"})
+	r.Commit("add binary")
+	r.Commit("") // empty commit, empty message
+	// A side branch merged back: the merge is diffed against its first parent.
+	r.Git("checkout", "-q", "-b", "side")
+	r.Write(map[string]string{"side.txt": "side\n"})
+	r.Commit("side work")
+	r.Git("checkout", "-q", "main")
+	r.Write(map[string]string{"README.md": "hello\nworld\n"})
+	r.Commit("main work")
+	r.Tick()
+	r.Git("merge", "-q", "--no-ff", "-m", "merge side", "side")
+	// Non-UTF-8 path and message.
+	r.Write(map[string]string{"caf\xe9.txt": "latin-1 name\n"})
+	r.Tick()
+	r.Git("add", "-A")
+	// A legacy encoding header makes git store the message bytes as given.
+	r.Git("-c", "i18n.commitEncoding=ISO-8859-1", "commit", "-q", "-m", "message in latin-1: caf\xe9")
+	return r
+}
+
+type fileStat struct {
+	path, old  string
+	adds, dels int
+	binary     bool
+}
+
+// gitStats is `git log --numstat` for the same commits, diffing merges against
+// their first parent, as locus does.
+func gitStats(t *testing.T, r *gitfixture.Repo) map[string][]fileStat {
+	out := r.Git("-c", "core.quotepath=false", "log", "--numstat", "-z", "--diff-merges=first-parent", "-M", "--format=%x00C %H")
+	stats := map[string][]fileStat{}
+	var cur string
+	fields := strings.Split(out, "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := strings.TrimLeft(fields[i], "\n")
+		if strings.HasPrefix(f, "C ") {
+			cur = strings.TrimSpace(f[2:])
+			stats[cur] = stats[cur]
+			continue
+		}
+		if f == "" {
+			continue
+		}
+		parts := strings.SplitN(f, "\t", 3)
+		if len(parts) != 3 {
+			t.Fatalf("numstat line %q", f)
+		}
+		fs := fileStat{}
+		if parts[0] == "-" {
+			fs.binary = true
+		} else {
+			fmt.Sscan(parts[0], &fs.adds)
+			fmt.Sscan(parts[1], &fs.dels)
+		}
+		if parts[2] == "" { // rename: old and new paths follow as separate fields
+			fs.old, fs.path = fields[i+1], fields[i+2]
+			i += 2
+		} else {
+			fs.path = parts[2]
+		}
+		stats[cur] = append(stats[cur], fs)
+	}
+	for _, v := range stats {
+		sort.Slice(v, func(i, j int) bool { return v[i].path < v[j].path })
+	}
+	return stats
+}
+
+func TestScrapeMatchesGit(t *testing.T) {
+	r := buildHistory(t)
+	want := gitStats(t, r)
+	gitDir := filepath.Join(r.Dir, ".git")
+	head, _ := parseHex([]byte(r.Head()))
+	for _, backend := range []Backend{BackendGoGit, BackendCatFile} {
+		t.Run(string(backend), func(t *testing.T) {
+			commits, err := ListCommits(context.Background(), gitDir, backend, head, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(commits) != len(want) {
+				t.Fatalf("listed %d commits, git log has %d", len(commits), len(want))
+			}
+			seen := map[Hash]bool{}
+			var sawMerge, sawEmpty, sawRename, sawBinary, sawLatin1 bool
+			err = DiffCommits(context.Background(), gitDir, commits, DiffOptions{Backend: backend, Workers: 2}, func(cd *CommitDiff) error {
+				for _, p := range cd.Parents {
+					if !seen[p] {
+						t.Errorf("commit %s emitted before its parent %s", cd.ID, p)
+					}
+				}
+				seen[cd.ID] = true
+				var got []fileStat
+				for _, f := range cd.Files {
+					fs := fileStat{path: string(f.Path()), adds: f.Additions, dels: f.Deletions, binary: f.Binary}
+					if f.Status == "renamed" {
+						fs.old = string(f.OldPath)
+						sawRename = true
+					}
+					sawBinary = sawBinary || f.Binary
+					got = append(got, fs)
+				}
+				sawMerge = sawMerge || len(cd.Parents) > 1
+				sawEmpty = sawEmpty || len(cd.Files) == 0
+				sawLatin1 = sawLatin1 || strings.Contains(string(cd.Message), "caf\xe9")
+				w := want[cd.ID.String()]
+				if fmt.Sprint(got) != fmt.Sprint(w) {
+					t.Errorf("commit %s (%q):\n got %v\nwant %v", cd.ID, cd.Message, got, w)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sawMerge || !sawEmpty || !sawRename || !sawBinary || !sawLatin1 {
+				t.Errorf("fixture did not exercise everything: merge=%v empty=%v rename=%v binary=%v latin1=%v", sawMerge, sawEmpty, sawRename, sawBinary, sawLatin1)
+			}
+		})
+	}
+}
+
+func TestListCommitsIncremental(t *testing.T) {
+	r := buildHistory(t)
+	gitDir := filepath.Join(r.Dir, ".git")
+	old, _ := parseHex([]byte(r.Head()))
+	r.Write(map[string]string{"new.txt": "n\n"})
+	r.Commit("one more")
+	r.Write(map[string]string{"new.txt": "n\nm\n"})
+	r.Commit("and another")
+	head, _ := parseHex([]byte(r.Head()))
+	got, err := ListCommits(context.Background(), gitDir, BackendAuto, head, []Hash{old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[1] != head {
+		t.Fatalf("incremental walk = %v, want the 2 new commits ending at head", got)
+	}
+}
+
+func TestCorruptObjectIsAnError(t *testing.T) {
+	r := buildHistory(t)
+	gitDir := filepath.Join(r.Dir, ".git")
+	head, _ := parseHex([]byte(r.Head()))
+	// Corrupt one loose object (the fixture has no packs).
+	var victim string
+	filepath.Walk(filepath.Join(gitDir, "objects"), func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() && len(filepath.Base(filepath.Dir(p))) == 2 && victim == "" {
+			victim = p
+		}
+		return nil
+	})
+	if victim == "" {
+		t.Fatal("no loose object found")
+	}
+	os.Chmod(victim, 0o644)
+	if err := os.WriteFile(victim, []byte("not zlib at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, backend := range []Backend{BackendGoGit, BackendCatFile} {
+		commits, err := ListCommits(context.Background(), gitDir, backend, head, nil)
+		if err == nil {
+			err = DiffCommits(context.Background(), gitDir, commits, DiffOptions{Backend: backend}, func(*CommitDiff) error { return nil })
+		}
+		if err == nil {
+			t.Errorf("%s: a corrupt object went unnoticed", backend)
+			continue
+		}
+		t.Logf("%s: %v", backend, err)
+	}
+}

@@ -1,0 +1,287 @@
+// Package gitrepo clones and fetches repositories and reads their history:
+// commit walks, tree and line diffs, rename tracking.
+package gitrepo
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	"github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/plumbing/transport/server"
+)
+
+// ErrPermanent marks sync failures that retrying cannot fix (no such repository,
+// not a repository, authentication refused, unknown ref).
+var ErrPermanent = errors.New("permanent")
+
+// SyncOptions describe one clone-or-fetch.
+type SyncOptions struct {
+	// Dir is where the bare mirror clone lives; created on first sync.
+	Dir string
+	// URL: https://, http://, ssh://, git@host:path, file://, or a local path
+	// to a working copy or a bare repository.
+	URL string
+	// Ref to resolve after syncing: branch, tag, full ref name or commit id;
+	// default the remote's HEAD.
+	Ref string
+	// Progress receives the server's progress messages; may be nil.
+	Progress io.Writer
+	// Auth overrides credentials; default: $LOCUS_GIT_TOKEN as a bearer-style
+	// basic auth for http(s), ssh-agent for ssh.
+	Auth transport.AuthMethod
+}
+
+// SyncResult is what a sync found.
+type SyncResult struct {
+	Head    Hash // zero when Empty
+	Empty   bool // the remote has no commits
+	Shallow bool // the clone has shallow boundaries
+}
+
+var installFileTransport sync.Once
+
+// Sync clones opts.URL into opts.Dir as a bare mirror, or fetches into an
+// existing clone, and resolves opts.Ref. A first clone is made in a temporary
+// directory and renamed into place, so an interrupted clone leaves nothing half-made.
+func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
+	installFileTransport.Do(func() {
+		// go-git's file transport runs git-upload-pack; without git installed,
+		// serve local repositories in process instead.
+		if gitBinary() == "" {
+			client.InstallProtocol("file", server.NewClient(server.DefaultLoader))
+		}
+	})
+	u, err := normaliseURL(opts.URL)
+	if err != nil {
+		return SyncResult{}, err
+	}
+	auth := opts.Auth
+	if auth == nil && (strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) {
+		if tok := os.Getenv("LOCUS_GIT_TOKEN"); tok != "" {
+			auth = &http.BasicAuth{Username: "x-access-token", Password: tok}
+		}
+	}
+	var repo *git.Repository
+	if _, err := os.Stat(opts.Dir); errors.Is(err, os.ErrNotExist) {
+		repo, err = clone(ctx, opts.Dir, u, auth, opts.Progress)
+		if err != nil {
+			return SyncResult{}, err
+		}
+	} else {
+		repo, err = git.PlainOpen(opts.Dir)
+		if err != nil {
+			return SyncResult{}, fmt.Errorf("open clone %s: %w", opts.Dir, err)
+		}
+		if err := fetch(ctx, repo, u, auth, opts.Progress); err != nil {
+			return SyncResult{}, err
+		}
+	}
+	return resolve(repo, opts.Dir, opts.Ref)
+}
+
+// normaliseURL turns local paths into absolute file:// URLs and checks that a
+// local path is a git repository, so the error names the input.
+func normaliseURL(raw string) (string, error) {
+	if raw == "" {
+		return "", fmt.Errorf("repository URL is empty: %w", ErrPermanent)
+	}
+	if strings.Contains(raw, "://") {
+		pu, err := url.Parse(raw)
+		if err != nil {
+			return "", fmt.Errorf("repository URL %q: %v: %w", raw, err, ErrPermanent)
+		}
+		if pu.Scheme != "file" {
+			return raw, nil
+		}
+		raw = pu.Path
+	} else if isSCPLike(raw) {
+		return raw, nil
+	}
+	abs, err := filepath.Abs(raw)
+	if err != nil {
+		return "", fmt.Errorf("repository path %q: %w", raw, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("repository path %q: %v: %w", raw, err, ErrPermanent)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("repository path %q: not a directory: %w", raw, ErrPermanent)
+	}
+	if _, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{EnableDotGitCommonDir: true}); err != nil {
+		return "", fmt.Errorf("repository path %q: not a git repository (%v): %w", raw, err, ErrPermanent)
+	}
+	return "file://" + abs, nil
+}
+
+// isSCPLike reports whether s is ssh shorthand such as git@host:owner/repo.git.
+func isSCPLike(s string) bool {
+	at := strings.Index(s, "@")
+	colon := strings.Index(s, ":")
+	slash := strings.Index(s, "/")
+	return colon > 0 && (slash < 0 || colon < slash) && (at < 0 || at < colon)
+}
+
+func clone(ctx context.Context, dir, u string, auth transport.AuthMethod, progress io.Writer) (*git.Repository, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("clone %s: %w", u, err)
+	}
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	tmp := dir + ".tmp-" + hex.EncodeToString(rnd[:])
+	defer os.RemoveAll(tmp)
+	_, err := git.PlainCloneContext(ctx, tmp, true, &git.CloneOptions{
+		URL: u, Auth: auth, Mirror: true, Progress: progress, Tags: git.AllTags,
+	})
+	switch {
+	case errors.Is(err, transport.ErrEmptyRemoteRepository):
+		// Keep an empty clone with the remote configured; a later sync fetches.
+		os.RemoveAll(tmp)
+		r, ierr := git.PlainInit(tmp, true)
+		if ierr != nil {
+			return nil, fmt.Errorf("clone %s: init empty clone: %w", u, ierr)
+		}
+		if _, ierr := r.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{u}, Mirror: true,
+			Fetch: []config.RefSpec{"+refs/*:refs/*"}}); ierr != nil {
+			return nil, fmt.Errorf("clone %s: %w", u, ierr)
+		}
+	case err != nil:
+		return nil, classify(fmt.Errorf("clone %s: %w", u, err))
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return nil, fmt.Errorf("clone %s: move into place: %w", u, err)
+	}
+	r, err := git.PlainOpen(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open clone %s: %w", dir, err)
+	}
+	return r, nil
+}
+
+func fetch(ctx context.Context, repo *git.Repository, u string, auth transport.AuthMethod, progress io.Writer) error {
+	err := repo.FetchContext(ctx, &git.FetchOptions{
+		RemoteName: "origin", RemoteURL: u, Auth: auth, Progress: progress, Force: true, Prune: true,
+		RefSpecs: []config.RefSpec{"+refs/*:refs/*"}, Tags: git.AllTags,
+	})
+	switch {
+	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate), errors.Is(err, transport.ErrEmptyRemoteRepository):
+	default:
+		return classify(fmt.Errorf("fetch %s: %w", u, err))
+	}
+	return nil
+}
+
+// classify marks errors that retrying cannot fix.
+func classify(err error) error {
+	for _, perm := range []error{transport.ErrRepositoryNotFound, transport.ErrAuthenticationRequired,
+		transport.ErrAuthorizationFailed, transport.ErrInvalidAuthMethod, git.ErrRepositoryNotExists,
+		plumbing.ErrObjectNotFound, transport.ErrEmptyUploadPackRequest} {
+		if errors.Is(err, perm) {
+			return fmt.Errorf("%w (%w)", err, ErrPermanent)
+		}
+	}
+	msg := err.Error()
+	for _, s := range []string{"does not appear to be a git repository", "not a git repository", "repository not found",
+		"invalid pkt-len", "unsupported scheme", "malformed", "invalid"} {
+		if strings.Contains(msg, s) {
+			return fmt.Errorf("%w (%w)", err, ErrPermanent)
+		}
+	}
+	return err
+}
+
+// resolve finds the commit that ref names in the clone.
+func resolve(repo *git.Repository, dir, ref string) (SyncResult, error) {
+	var res SyncResult
+	if st, err := repo.Storer.Shallow(); err == nil && len(st) > 0 {
+		res.Shallow = true
+	}
+	refs, err := repo.References()
+	if err != nil {
+		return res, fmt.Errorf("clone %s: list refs: %w", dir, err)
+	}
+	any := false
+	refs.ForEach(func(r *plumbing.Reference) error {
+		if r.Type() == plumbing.HashReference {
+			any = true
+		}
+		return nil
+	})
+	if !any && ref == "" {
+		res.Empty = true
+		return res, nil
+	}
+	h, err := resolveRef(repo, ref)
+	if err != nil {
+		return res, fmt.Errorf("clone %s: ref %q: %w", dir, ref, err)
+	}
+	res.Head = h
+	return res, nil
+}
+
+func resolveRef(repo *git.Repository, ref string) (Hash, error) {
+	var candidates []plumbing.ReferenceName
+	if ref == "" {
+		candidates = []plumbing.ReferenceName{plumbing.HEAD}
+	} else {
+		if h, ok := parseHex([]byte(ref)); ok {
+			return peelToCommit(repo, h)
+		}
+		candidates = []plumbing.ReferenceName{plumbing.ReferenceName(ref), plumbing.NewBranchReferenceName(ref),
+			plumbing.NewTagReferenceName(ref), plumbing.NewRemoteReferenceName("origin", ref)}
+	}
+	for _, name := range candidates {
+		r, err := repo.Reference(name, true)
+		if err == nil {
+			return peelToCommit(repo, r.Hash())
+		}
+	}
+	if ref == "" {
+		// The remote HEAD points at a branch that does not exist; take the
+		// first of main/master if present.
+		for _, b := range []string{"main", "master"} {
+			if r, err := repo.Reference(plumbing.NewBranchReferenceName(b), true); err == nil {
+				return peelToCommit(repo, r.Hash())
+			}
+		}
+		return ZeroHash, fmt.Errorf("HEAD does not resolve to a commit: %w", ErrPermanent)
+	}
+	// An abbreviated commit id.
+	if h, err := repo.ResolveRevision(plumbing.Revision(ref)); err == nil {
+		return peelToCommit(repo, *h)
+	}
+	return ZeroHash, fmt.Errorf("no such branch, tag or commit: %w", ErrPermanent)
+}
+
+func peelToCommit(repo *git.Repository, h Hash) (Hash, error) {
+	for i := 0; i < 10; i++ {
+		o, err := repo.Object(plumbing.AnyObject, h)
+		if err != nil {
+			return ZeroHash, fmt.Errorf("object %s: %w (%w)", h, err, ErrPermanent)
+		}
+		switch v := o.(type) {
+		case *object.Commit:
+			return v.Hash, nil
+		case *object.Tag:
+			h = v.Target
+		default:
+			return ZeroHash, fmt.Errorf("object %s is a %s, not a commit: %w", h, o.Type(), ErrPermanent)
+		}
+	}
+	return ZeroHash, fmt.Errorf("tag chain from %s too long: %w", h, ErrPermanent)
+}

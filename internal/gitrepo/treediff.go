@@ -1,0 +1,312 @@
+package gitrepo
+
+import (
+	"bytes"
+	"hash/fnv"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// change is one file-level difference between two trees.
+type change struct {
+	status           string // added, modified, deleted, renamed
+	oldPath, newPath []byte
+	oldHash, newHash Hash
+	oldMode, newMode uint32
+}
+
+func (c *change) path() []byte {
+	if c.newPath != nil {
+		return c.newPath
+	}
+	return c.oldPath
+}
+
+// treeReader reads and parses trees, keeping the trees of the last commit
+// (the next commit usually shares most of them).
+type treeReader struct {
+	src  objectSource
+	buf  []byte
+	prev map[Hash][]treeEntry
+	cur  map[Hash][]treeEntry
+}
+
+func newTreeReader(src objectSource) *treeReader {
+	return &treeReader{src: src, prev: map[Hash][]treeEntry{}, cur: map[Hash][]treeEntry{}}
+}
+
+// rotate starts a new commit: trees read for the previous one stay available once more.
+func (t *treeReader) rotate() {
+	t.prev, t.cur = t.cur, t.prev
+	clear(t.cur)
+}
+
+func (t *treeReader) tree(h Hash) ([]treeEntry, error) {
+	if h == ZeroHash {
+		return nil, nil
+	}
+	if e, ok := t.cur[h]; ok {
+		return e, nil
+	}
+	if e, ok := t.prev[h]; ok {
+		t.cur[h] = e
+		return e, nil
+	}
+	data, err := t.src.read(h, plumbing.TreeObject, t.buf)
+	if err != nil {
+		return nil, err
+	}
+	t.buf = data
+	// parseTree keeps slices of data; copy so the buffer can be reused.
+	e, err := parseTree(h, bytes.Clone(data))
+	if err != nil {
+		return nil, err
+	}
+	t.cur[h] = e
+	return e, nil
+}
+
+// entryKey orders entries the way git sorts trees: a tree "a" sorts as "a/".
+func entryKey(e treeEntry) string {
+	if e.isTree() {
+		return string(e.Name) + "/"
+	}
+	return string(e.Name)
+}
+
+// diffTrees appends the file changes between trees a and b (ZeroHash = empty).
+func (t *treeReader) diffTrees(a, b Hash, prefix []byte, out []change) ([]change, error) {
+	if a == b {
+		return out, nil
+	}
+	ea, err := t.tree(a)
+	if err != nil {
+		return nil, err
+	}
+	eb, err := t.tree(b)
+	if err != nil {
+		return nil, err
+	}
+	i, j := 0, 0
+	for i < len(ea) || j < len(eb) {
+		var cmp int
+		switch {
+		case i == len(ea):
+			cmp = 1
+		case j == len(eb):
+			cmp = -1
+		default:
+			cmp = compareKeys(ea[i], eb[j])
+		}
+		switch {
+		case cmp < 0:
+			out, err = t.one(ea[i], prefix, true, out)
+			i++
+		case cmp > 0:
+			out, err = t.one(eb[j], prefix, false, out)
+			j++
+		default:
+			x, y := ea[i], eb[j]
+			i++
+			j++
+			if x.Hash == y.Hash && x.Mode == y.Mode {
+				continue
+			}
+			if x.isTree() {
+				out, err = t.diffTrees(x.Hash, y.Hash, joinPath(prefix, x.Name), out)
+			} else {
+				p := joinPath(prefix, x.Name)
+				out = append(out, change{status: "modified", oldPath: p, newPath: p,
+					oldHash: x.Hash, newHash: y.Hash, oldMode: x.Mode, newMode: y.Mode})
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// one records an entry present on one side only (deleted when old is true).
+func (t *treeReader) one(e treeEntry, prefix []byte, old bool, out []change) ([]change, error) {
+	p := joinPath(prefix, e.Name)
+	if e.isTree() {
+		if old {
+			return t.diffTrees(e.Hash, ZeroHash, p, out)
+		}
+		return t.diffTrees(ZeroHash, e.Hash, p, out)
+	}
+	if old {
+		return append(out, change{status: "deleted", oldPath: p, oldHash: e.Hash, oldMode: e.Mode}), nil
+	}
+	return append(out, change{status: "added", newPath: p, newHash: e.Hash, newMode: e.Mode}), nil
+}
+
+func compareKeys(a, b treeEntry) int {
+	if !a.isTree() && !b.isTree() {
+		return bytes.Compare(a.Name, b.Name)
+	}
+	return compareStrings(entryKey(a), entryKey(b))
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func joinPath(prefix, name []byte) []byte {
+	if len(prefix) == 0 {
+		return bytes.Clone(name)
+	}
+	p := make([]byte, 0, len(prefix)+1+len(name))
+	p = append(p, prefix...)
+	p = append(p, '/')
+	return append(p, name...)
+}
+
+// renameScore is git's default minimum similarity (50%) for an inexact rename.
+const renameScore = 50
+
+// detectRenames pairs deleted and added files: first identical blobs, then
+// (when there are at most limit files on each side) pairs whose content is at
+// least 50% similar, best scores first, as git log does by default.
+func detectRenames(changes []change, limit int, load func(Hash) ([]byte, error)) ([]change, error) {
+	var dels, adds []int
+	for i, c := range changes {
+		if c.oldMode&0o170000 == modeGitlink || c.newMode&0o170000 == modeGitlink {
+			continue
+		}
+		switch c.status {
+		case "deleted":
+			dels = append(dels, i)
+		case "added":
+			adds = append(adds, i)
+		}
+	}
+	if len(dels) == 0 || len(adds) == 0 {
+		return changes, nil
+	}
+	usedDel := make(map[int]bool)
+	usedAdd := make(map[int]bool)
+	pair := func(di, ai int) {
+		d, a := &changes[di], &changes[ai]
+		a.status = "renamed"
+		a.oldPath, a.oldHash, a.oldMode = d.oldPath, d.oldHash, d.oldMode
+		usedDel[di], usedAdd[ai] = true, true
+	}
+	// Exact renames, in path order on both sides.
+	byHash := make(map[Hash][]int)
+	for _, di := range dels {
+		byHash[changes[di].oldHash] = append(byHash[changes[di].oldHash], di)
+	}
+	for _, ai := range adds {
+		cands := byHash[changes[ai].newHash]
+		if len(cands) > 0 {
+			pair(cands[0], ai)
+			byHash[changes[ai].newHash] = cands[1:]
+		}
+	}
+	var restDel, restAdd []int
+	for _, di := range dels {
+		if !usedDel[di] {
+			restDel = append(restDel, di)
+		}
+	}
+	for _, ai := range adds {
+		if !usedAdd[ai] {
+			restAdd = append(restAdd, ai)
+		}
+	}
+	if len(restDel) > 0 && len(restAdd) > 0 && len(restDel) <= limit && len(restAdd) <= limit {
+		type sig struct {
+			size   int
+			chunks map[uint64]int
+		}
+		sigs := make(map[Hash]*sig)
+		signature := func(h Hash) (*sig, error) {
+			if s, ok := sigs[h]; ok {
+				return s, nil
+			}
+			data, err := load(h)
+			if err != nil {
+				return nil, err
+			}
+			s := &sig{size: len(data), chunks: chunkHashes(data)}
+			sigs[h] = s
+			return s, nil
+		}
+		type cand struct{ score, di, ai int }
+		var cands []cand
+		for _, di := range restDel {
+			sd, err := signature(changes[di].oldHash)
+			if err != nil {
+				return nil, err
+			}
+			if sd.size == 0 {
+				continue
+			}
+			for _, ai := range restAdd {
+				sa, err := signature(changes[ai].newHash)
+				if err != nil {
+					return nil, err
+				}
+				if sa.size == 0 {
+					continue
+				}
+				big, small := max(sd.size, sa.size), min(sd.size, sa.size)
+				if (big-small)*100 > big*(100-renameScore) {
+					continue // too different in size to reach the score
+				}
+				if sc := similarity(sd.chunks, sa.chunks, big); sc >= renameScore {
+					cands = append(cands, cand{sc, di, ai})
+				}
+			}
+		}
+		sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
+		for _, c := range cands {
+			if !usedDel[c.di] && !usedAdd[c.ai] {
+				pair(c.di, c.ai)
+			}
+		}
+	}
+	out := changes[:0]
+	for i, c := range changes {
+		if !usedDel[i] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// chunkHashes splits data into lines of at most 64 bytes (as git's similarity
+// estimator does) and counts the bytes of each distinct chunk.
+func chunkHashes(data []byte) map[uint64]int {
+	m := make(map[uint64]int)
+	for len(data) > 0 {
+		n := bytes.IndexByte(data, '\n') + 1
+		if n <= 0 || n > 64 {
+			n = min(64, len(data))
+		}
+		h := fnv.New64a()
+		h.Write(data[:n])
+		m[h.Sum64()] += n
+		data = data[n:]
+	}
+	return m
+}
+
+func similarity(a, b map[uint64]int, big int) int {
+	common := 0
+	for k, na := range a {
+		if nb, ok := b[k]; ok {
+			common += min(na, nb)
+		}
+	}
+	return common * 100 / big
+}

@@ -1,0 +1,140 @@
+package schema
+
+import "time"
+
+// RepoSpec names one repository to index.
+type RepoSpec struct {
+	// URL is where to clone from: https://…, ssh://…, git@host:path, file://…,
+	// or a local path to a working copy or a bare directory.
+	URL string `json:"url"`
+	// Name is the normalised owner/name; derived from URL when empty.
+	Name RepoName `json:"name,omitempty"`
+	// Ref is the branch, tag or commit to index; default: the remote's HEAD.
+	Ref string `json:"ref,omitempty"`
+}
+
+// IndexOptions tune one IndexRepo run.
+type IndexOptions struct {
+	// MaxDiffBytes caps the stored diff of one file in one commit; default 256 KiB.
+	MaxDiffBytes int `json:"max_diff_bytes,omitempty"`
+	// CommitsPerPart bounds the commits in one Parquet part; default 5000.
+	CommitsPerPart int `json:"commits_per_part,omitempty"`
+}
+
+// FleetOptions tune an IndexFleet run.
+type FleetOptions struct {
+	// Window is the most IndexRepo children in flight; default 50.
+	Window int `json:"window,omitempty"`
+	// ContinueAsNewAfter is how many children one run starts before it continues
+	// as new; default 500 (keeps each history far below Temporal's limits).
+	ContinueAsNewAfter int          `json:"continue_as_new_after,omitempty"`
+	Index              IndexOptions `json:"index"`
+}
+
+// IndexFleetInput is the IndexFleet workflow's argument. Repos and Next let a
+// continued run pick up where the previous one stopped.
+type IndexFleetInput struct {
+	Repos   []RepoSpec   `json:"repos"`
+	Options FleetOptions `json:"options"`
+	// Next is the index in Repos of the first repository not yet started.
+	Next int `json:"next,omitempty"`
+	// Carried totals and result parts of earlier runs of this fleet.
+	Done       int       `json:"done,omitempty"`
+	Failed     int       `json:"failed,omitempty"`
+	ResultKeys []string  `json:"result_keys,omitempty"`
+	StartedAt  time.Time `json:"started_at,omitempty"`
+}
+
+// FleetProgress is the answer to IndexFleet's "progress" query.
+type FleetProgress struct {
+	Total   int `json:"total"`
+	Done    int `json:"done"`
+	Failed  int `json:"failed"`
+	Running int `json:"running"`
+	Pending int `json:"pending"`
+}
+
+// RepoResult is the outcome of one repository in a fleet run.
+type RepoResult struct {
+	Repo       RepoName `json:"repo"`
+	URL        string   `json:"url"`
+	OK         bool     `json:"ok"`
+	Error      string   `json:"error,omitempty"`
+	Head       string   `json:"head,omitempty"`
+	NewCommits int      `json:"new_commits,omitempty"`
+	Rows       int64    `json:"rows,omitempty"`
+}
+
+// FleetSummary is written to runs/<workflow id>/summary.json when a fleet ends.
+type FleetSummary struct {
+	WorkflowID string       `json:"workflow_id"`
+	StartedAt  time.Time    `json:"started_at"`
+	FinishedAt time.Time    `json:"finished_at"`
+	Total      int          `json:"total"`
+	Done       int          `json:"done"`
+	Failed     int          `json:"failed"`
+	Results    []RepoResult `json:"results"`
+}
+
+// IndexRepoInput is the IndexRepo workflow's argument.
+type IndexRepoInput struct {
+	Repo    RepoSpec     `json:"repo"`
+	Options IndexOptions `json:"options"`
+}
+
+// SyncInput is the Sync activity's argument.
+type SyncInput struct {
+	Repo RepoSpec `json:"repo"`
+}
+
+// SyncResult tells where the clone lives and what was resolved.
+type SyncResult struct {
+	Repo RepoName `json:"repo"`
+	// HostQueue is the task queue of the host that holds the clone; every later
+	// step that reads the clone runs there.
+	HostQueue string `json:"host_queue"`
+	// Head is the commit the ref resolved to; "" for an empty repository.
+	Head    string `json:"head"`
+	Empty   bool   `json:"empty,omitempty"`
+	Shallow bool   `json:"shallow,omitempty"`
+}
+
+// ScrapeInput is the ScrapeCommits activity's argument.
+type ScrapeInput struct {
+	Repo    RepoName     `json:"repo"`
+	URL     string       `json:"url"`
+	Head    string       `json:"head"`
+	Options IndexOptions `json:"options"`
+}
+
+// ScrapeResult summarises what ScrapeCommits wrote.
+type ScrapeResult struct {
+	NewCommits int      `json:"new_commits"`
+	Rows       int64    `json:"rows"`
+	Parts      []string `json:"parts"` // keys of the parts written by this run
+}
+
+// Manifest says what is indexed for a repository; written last, replaced atomically.
+type Manifest struct {
+	Version   int            `json:"version"`
+	Repo      RepoName       `json:"repo"`
+	URL       string         `json:"url"`
+	Ref       string         `json:"ref,omitempty"`
+	Head      string         `json:"head"` // newest commit whose history is fully scraped
+	Commits   int            `json:"commits"`
+	Rows      int64          `json:"rows"`
+	Parts     []Part         `json:"parts"`              // every commits part, oldest first
+	FileIDs   string         `json:"file_ids,omitempty"` // key of the path → file id map at Head
+	IndexedAt time.Time      `json:"indexed_at"`
+	Versions  map[string]int `json:"versions"`
+}
+
+// Part describes one commits Parquet part.
+type Part struct {
+	Key     string `json:"key"`
+	First   string `json:"first"`
+	Last    string `json:"last"`
+	Commits int    `json:"commits"`
+	Rows    int64  `json:"rows"`
+	Bytes   int64  `json:"bytes"`
+}

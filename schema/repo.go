@@ -1,0 +1,87 @@
+package schema
+
+import (
+	"fmt"
+	"strings"
+)
+
+// RepoName is the normalised "owner/name" of a repository as used in blob keys,
+// workflow ids and Parquet rows. It never contains "..", a leading "/", a backslash,
+// or characters outside [A-Za-z0-9._-] in either part.
+type RepoName string
+
+// ParseRepoName validates s ("owner/name", or just "name") and returns it normalised
+// (lower-case, ".git" suffix removed). Anything that could escape a directory or a
+// blob prefix is rejected with an error naming the input.
+func ParseRepoName(s string) (RepoName, error) {
+	orig := s
+	s = strings.TrimSuffix(strings.TrimSpace(s), ".git")
+	if s == "" {
+		return "", fmt.Errorf("repository name %q: empty", orig)
+	}
+	parts := strings.Split(s, "/")
+	if len(parts) > 2 {
+		return "", fmt.Errorf("repository name %q: want owner/name", orig)
+	}
+	for _, p := range parts {
+		if p == "" || p == "." || p == ".." || strings.HasPrefix(p, ".") {
+			return "", fmt.Errorf("repository name %q: part %q is not allowed", orig, p)
+		}
+		if len(p) > 100 {
+			return "", fmt.Errorf("repository name %q: part longer than 100 characters", orig)
+		}
+		for _, r := range p {
+			ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.'
+			if !ok {
+				return "", fmt.Errorf("repository name %q: character %q is not allowed", orig, r)
+			}
+		}
+	}
+	return RepoName(strings.ToLower(strings.Join(parts, "/"))), nil
+}
+
+// String returns the name.
+func (r RepoName) String() string { return string(r) }
+
+// Prefix is the blob prefix of everything stored for the repository.
+func (r RepoName) Prefix() string { return "repos/" + string(r) + "/" }
+
+// ManifestKey is the key of the repository's manifest, written last by IndexRepo.
+func (r RepoName) ManifestKey() string { return r.Prefix() + "manifest.json" }
+
+// CommitsPrefix is the prefix of the commits table parts.
+func (r RepoName) CommitsPrefix() string { return r.Prefix() + "commits/" }
+
+// CommitsPartKey is the key of the part holding commits first..last (oldest to newest).
+func (r RepoName) CommitsPartKey(first, last string) string {
+	return r.CommitsPrefix() + "part-" + first + "-" + last + ".parquet"
+}
+
+// FileIDsKey is the key of the path → file id map as of the given scraped head
+// (gzip of lines "<file id> <Go-quoted path>", so any path bytes round-trip).
+func (r RepoName) FileIDsKey(head string) string {
+	return r.CommitsPrefix() + "fileids-" + head + ".txt.gz"
+}
+
+// RunPrefix is the prefix for the outputs of one workflow run (fleet summaries etc.).
+func RunPrefix(workflowID string) string {
+	return "runs/" + SafeKeySegment(workflowID) + "/"
+}
+
+// SafeKeySegment maps an arbitrary string (a workflow id) onto one blob key segment.
+func SafeKeySegment(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	out := b.String()
+	if out == "" || out == "." || out == ".." {
+		out = "_" + out
+	}
+	return out
+}

@@ -1,0 +1,64 @@
+// Package schema holds the data contracts shared by workflows, activities and engines:
+// Parquet row types, repository ids, blob key layout and workflow payloads.
+package schema
+
+// Versions of the stored formats; bump when a reader could misread older data.
+const (
+	// CommitsVersion is the version of the commits table layout.
+	CommitsVersion = 1
+	// ManifestVersion is the version of manifest.json.
+	ManifestVersion = 1
+)
+
+// Status values of a CommitFile row.
+const (
+	StatusAdded    = "added"
+	StatusModified = "modified"
+	StatusDeleted  = "deleted"
+	StatusRenamed  = "renamed"
+	// StatusEmpty marks the single row kept for a commit that changes no file
+	// (an empty commit, or a merge identical to its first parent), so that
+	// every reachable commit appears in the table.
+	StatusEmpty = "empty"
+)
+
+// CommitFile is one row of the commits table: one (commit, changed file) pair.
+// Merges are diffed against their first parent; root commits against the empty tree.
+//
+// Strings are valid UTF-8. Where git holds bytes that are not (a message in a legacy
+// encoding, a Latin-1 file name), the string column carries a lossy rendering and the
+// matching *_raw column carries the exact bytes; *_raw is empty otherwise.
+type CommitFile struct {
+	Repo         string `parquet:"repo,dict"`
+	CommitID     string `parquet:"commit_id,dict"`
+	ParentID     string `parquet:"parent_id,dict"` // first parent; "" for a root commit
+	NumParents   int32  `parquet:"num_parents"`
+	IsMerge      bool   `parquet:"is_merge"`
+	AuthorName   string `parquet:"author_name,dict"`
+	AuthorEmail  string `parquet:"author_email,dict"`
+	AuthorTime   int64  `parquet:"author_time,timestamp(millisecond)"` // unix milliseconds, UTC
+	CommitTime   int64  `parquet:"commit_time,timestamp(millisecond)"` // unix milliseconds, UTC
+	Message      string `parquet:"message,dict"`
+	MessageRaw   []byte `parquet:"message_raw,optional"`
+	Path         string `parquet:"path"` // "" only for StatusEmpty rows
+	PathRaw      []byte `parquet:"path_raw,optional"`
+	PreviousPath string `parquet:"previous_path"` // set for renames; equals Path otherwise ("" for added)
+	PrevPathRaw  []byte `parquet:"previous_path_raw,optional"`
+	FileID       string `parquet:"file_id,dict"` // identity of the file across renames
+	Status       string `parquet:"status,dict"`
+	OldBlobID    string `parquet:"old_blob_id"` // "" when added
+	NewBlobID    string `parquet:"new_blob_id"` // "" when deleted
+	OldMode      uint32 `parquet:"old_mode"`
+	NewMode      uint32 `parquet:"new_mode"`
+	Additions    int32  `parquet:"additions"`
+	Deletions    int32  `parquet:"deletions"`
+	IsBinary     bool   `parquet:"is_binary"`
+	// Diff is the unified diff of the file (3 lines of context, no header lines),
+	// stored as bytes because source files need not be UTF-8.
+	Diff          []byte `parquet:"diff,zstd"`
+	DiffTruncated bool   `parquet:"diff_truncated"` // Diff was cut at the size cap
+	Extension     string `parquet:"extension,dict"` // lower-case, with the dot: ".c"; "" if none
+	// ChangedFunctions holds graph node ids of the functions this change touches;
+	// filled by the code-graph stage.
+	ChangedFunctions []string `parquet:"changed_functions,list"`
+}
