@@ -109,9 +109,14 @@ type ScrapeInput struct {
 
 // ScrapeResult summarises what ScrapeCommits wrote.
 type ScrapeResult struct {
-	NewCommits int      `json:"new_commits"`
-	Rows       int64    `json:"rows"`
-	Parts      []string `json:"parts"` // keys of the parts written by this run
+	// BaseHead is the manifest head the scrape continued from ("" for a first run);
+	// publishing checks it is still current.
+	BaseHead   string `json:"base_head,omitempty"`
+	Head       string `json:"head"`
+	NewCommits int    `json:"new_commits"`
+	Rows       int64  `json:"rows"`
+	Parts      []Part `json:"parts"`    // the parts written by this run, oldest first
+	FileIDs    string `json:"file_ids"` // key of the path → file id map at Head
 }
 
 // Manifest says what is indexed for a repository; written last, replaced atomically.

@@ -1,0 +1,140 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/commits"
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/schema"
+)
+
+// Git holds what the git activities need: where clones live, the store, and
+// the task queue of this host.
+type Git struct {
+	// CloneDir holds bare clones, one per repository: <CloneDir>/<owner>/<name>.git.
+	CloneDir string
+	// HostQueue is this worker's per-host task queue.
+	HostQueue string
+	Bucket    *blob.Bucket
+	// Backend reads git objects; default gitrepo.BackendAuto.
+	Backend gitrepo.Backend
+}
+
+// clonePath is the clone of repo under CloneDir; the name is validated, so the
+// path cannot leave CloneDir.
+func (a *Git) clonePath(repo schema.RepoName) (string, error) {
+	name, err := schema.ParseRepoName(string(repo))
+	if err != nil {
+		return "", err
+	}
+	rel := filepath.FromSlash(string(name)) + ".git"
+	if !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("repository name %q escapes the clone directory", repo)
+	}
+	return filepath.Join(a.CloneDir, rel), nil
+}
+
+// Sync clones or fetches the repository on this host and resolves its ref.
+func (a *Git) Sync(ctx context.Context, in schema.SyncInput) (schema.SyncResult, error) {
+	dir, err := a.clonePath(in.Repo.Name)
+	if err != nil {
+		return schema.SyncResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	stop := heartbeatEvery(ctx, 10*time.Second, nil)
+	defer stop()
+	r, err := gitrepo.Sync(ctx, gitrepo.SyncOptions{Dir: dir, URL: in.Repo.URL, Ref: in.Repo.Ref,
+		Progress: &progressHeartbeat{ctx: ctx}})
+	if err != nil {
+		return schema.SyncResult{}, permanent(fmt.Errorf("sync %s: %w", in.Repo.Name, err))
+	}
+	out := schema.SyncResult{Repo: in.Repo.Name, HostQueue: a.HostQueue, Empty: r.Empty, Shallow: r.Shallow}
+	if !r.Empty {
+		out.Head = r.Head.String()
+	}
+	activity.GetLogger(ctx).Info("synced", "repo", in.Repo.Name, "head", out.Head, "empty", r.Empty, "shallow", r.Shallow)
+	return out, nil
+}
+
+// ScrapeCommits writes the commits new since the published manifest as Parquet parts.
+func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.ScrapeResult, error) {
+	dir, err := a.clonePath(in.Repo)
+	if err != nil {
+		return schema.ScrapeResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	prev, err := manifest.Read(ctx, a.Bucket, in.Repo)
+	if err != nil {
+		return schema.ScrapeResult{}, err
+	}
+	var done, total atomic.Int64
+	stop := heartbeatEvery(ctx, 5*time.Second, func() any { return fmt.Sprintf("%d/%d commits", done.Load(), total.Load()) })
+	defer stop()
+	res, err := commits.Scrape(ctx, commits.Config{
+		Bucket: a.Bucket, Repo: in.Repo, GitDir: dir, Head: in.Head, Prev: prev, Options: in.Options,
+		Diff:     gitrepo.DiffOptions{Backend: a.Backend},
+		Progress: func(d, t int) { done.Store(int64(d)); total.Store(int64(t)) },
+		Logger:   slog.Default(),
+	})
+	if err != nil {
+		return schema.ScrapeResult{}, permanent(err)
+	}
+	out := schema.ScrapeResult{Head: res.Head, NewCommits: res.NewCommits, Rows: res.Rows, Parts: res.Parts, FileIDs: res.FileIDsKey}
+	if prev != nil {
+		out.BaseHead = prev.Head
+	}
+	return out, nil
+}
+
+// heartbeatEvery records a heartbeat (with details from fn, if set) until stop is called.
+func heartbeatEvery(ctx context.Context, every time.Duration, fn func() any) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if fn != nil {
+					activity.RecordHeartbeat(ctx, fn())
+				} else {
+					activity.RecordHeartbeat(ctx)
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// progressHeartbeat turns git's sideband progress into heartbeats.
+type progressHeartbeat struct {
+	ctx  context.Context
+	last time.Time
+}
+
+var _ io.Writer = (*progressHeartbeat)(nil)
+
+func (p *progressHeartbeat) Write(b []byte) (int, error) {
+	if activity.IsActivity(p.ctx) && time.Since(p.last) > time.Second {
+		p.last = time.Now()
+		activity.RecordHeartbeat(p.ctx, strings.TrimSpace(string(b)))
+	}
+	return len(b), nil
+}

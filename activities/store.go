@@ -1,0 +1,103 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/schema"
+)
+
+// Store holds the object store for activities that only read and write it.
+type Store struct {
+	Bucket *blob.Bucket
+}
+
+// PublishInput is PublishManifest's argument.
+type PublishInput struct {
+	Repo      schema.RepoSpec     `json:"repo"`
+	Head      string              `json:"head"`
+	Scrape    schema.ScrapeResult `json:"scrape"`
+	IndexedAt time.Time           `json:"indexed_at"`
+}
+
+// PublishManifest writes the repository's manifest last, making the new parts visible.
+func (a *Store) PublishManifest(ctx context.Context, in PublishInput) (schema.Manifest, error) {
+	m, err := manifest.Publish(ctx, a.Bucket, manifest.Update{Repo: in.Repo, Head: in.Head, Scrape: in.Scrape, IndexedAt: in.IndexedAt})
+	if errors.Is(err, manifest.ErrStale) {
+		return schema.Manifest{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	if err != nil {
+		return schema.Manifest{}, err
+	}
+	m.Parts = nil // keep the payload small; the store has them
+	return *m, nil
+}
+
+// FleetResultsInput is WriteFleetResults's argument.
+type FleetResultsInput struct {
+	FleetID string              `json:"fleet_id"`
+	Seq     int                 `json:"seq"`
+	Results []schema.RepoResult `json:"results"`
+}
+
+// WriteFleetResults stores the results of one run of a fleet (between two
+// continue-as-new points) and returns the key.
+func (a *Store) WriteFleetResults(ctx context.Context, in FleetResultsInput) (string, error) {
+	key := fmt.Sprintf("%sresults-%05d.json", schema.RunPrefix(in.FleetID), in.Seq)
+	data, err := json.Marshal(in.Results)
+	if err != nil {
+		return "", err
+	}
+	if err := a.Bucket.WriteAll(ctx, key, data); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// FleetSummaryInput is WriteFleetSummary's argument.
+type FleetSummaryInput struct {
+	FleetID    string    `json:"fleet_id"`
+	ResultKeys []string  `json:"result_keys"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	Total      int       `json:"total"`
+}
+
+// WriteFleetSummary merges the result parts into runs/<fleet>/summary.json.
+func (a *Store) WriteFleetSummary(ctx context.Context, in FleetSummaryInput) (string, error) {
+	s := schema.FleetSummary{WorkflowID: in.FleetID, StartedAt: in.StartedAt, FinishedAt: in.FinishedAt, Total: in.Total}
+	for _, k := range in.ResultKeys {
+		data, err := a.Bucket.ReadAll(ctx, k)
+		if err != nil {
+			return "", err
+		}
+		var rs []schema.RepoResult
+		if err := json.Unmarshal(data, &rs); err != nil {
+			return "", fmt.Errorf("fleet results %s: %w", k, err)
+		}
+		s.Results = append(s.Results, rs...)
+	}
+	for _, r := range s.Results {
+		if r.OK {
+			s.Done++
+		} else {
+			s.Failed++
+		}
+	}
+	key := schema.RunPrefix(in.FleetID) + "summary.json"
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	if err := a.Bucket.WriteAll(ctx, key, data); err != nil {
+		return "", err
+	}
+	return key, nil
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/locus-dev/locus/internal/devserver"
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/workers"
+)
+
+func absPath(p string) (string, error) { return filepath.Abs(p) }
+
+func runStatus(ctx context.Context, args []string) error {
+	var g globals
+	fs := newFlags("status", &g)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	g.logger()
+	b, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	ms, err := manifest.List(ctx, b)
+	if err != nil {
+		return err
+	}
+	if g.json {
+		for i := range ms {
+			ms[i].Parts = nil
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(ms)
+	}
+	if len(ms) == 0 {
+		fmt.Fprintln(stdout, "nothing indexed yet; try: locus index .")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "REPO\tHEAD\tCOMMITS\tROWS\tPARTS\tINDEXED\tURL")
+	for _, m := range ms {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", m.Repo, short(m.Head), m.Commits, m.Rows, len(m.Parts),
+			m.IndexedAt.Local().Format(time.DateTime), m.URL)
+	}
+	return tw.Flush()
+}
+
+func runServer(ctx context.Context, args []string) error {
+	var g globals
+	fs := newFlags("server", &g)
+	addr := fs.String("address", "127.0.0.1:7233", "frontend listen address")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	log := g.logger()
+	dir := filepath.Join(g.dataDir, "temporal")
+	srv, err := devserver.Start(ctx, devserver.Options{DataDir: dir, Address: *addr, Namespace: g.namespace, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	fmt.Fprintf(os.Stderr, "Temporal server listening on %s (namespace %q, data in %s); Ctrl-C stops it\n", srv.Address(), srv.Namespace(), dir)
+	<-ctx.Done()
+	return nil
+}
+
+func runWorker(ctx context.Context, args []string) error {
+	var g globals
+	fs := newFlags("worker", &g)
+	backend := fs.String("git-backend", "", "how objects are read: cat-file, go-git, or empty for automatic")
+	conc := fs.Int("activities", 4, "concurrent activities per task queue")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	log := g.logger()
+	b, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	c, closeAll, err := g.connect(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	cfg := workers.Config{DataDir: g.dataDir, Bucket: b, Backend: gitrepo.Backend(*backend), MaxConcurrentActivities: *conc}
+	fmt.Fprintf(os.Stderr, "worker: queues locus-index and %s; Ctrl-C stops it\n", workers.HostQueue(g.dataDir))
+	return workers.Run(ctx, cfg, c)
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/schema"
+	"github.com/locus-dev/locus/workers"
+	"github.com/locus-dev/locus/workflows"
+)
+
+func runIndex(ctx context.Context, args []string) error {
+	var g globals
+	fs := newFlags("index", &g)
+	reposFile := fs.String("repos-file", "", "file with one repository spec per line (# comments allowed)")
+	window := fs.Int("window", workflows.DefaultWindow, "repositories indexed at once")
+	perRun := fs.Int("continue-as-new-after", workflows.DefaultContinueAsNewAfter, "children per fleet run before continuing as new")
+	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
+	id := fs.String("id", "", "fleet workflow id; default derived from the repositories and options, so re-running the same command resumes the same fleet")
+	maxDiff := fs.Int("max-diff-bytes", 256<<10, "cap on the stored diff of one file in one commit")
+	backend := fs.String("git-backend", "", "how objects are read: cat-file, go-git, or empty for automatic")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: locus index [flags] REPO...\n\nREPO is [owner/name=]URL-or-path[#ref], e.g. . or redis/redis=/srv/git/redis.git#7.2\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	log := g.logger()
+	specs, err := repoSpecs(fs.Args(), *reposFile)
+	if err != nil {
+		return err
+	}
+	if len(specs) == 0 {
+		fs.Usage()
+		return exitError{code: 2, msg: "no repositories given"}
+	}
+	in := schema.IndexFleetInput{Repos: specs, Options: schema.FleetOptions{
+		Window: *window, ContinueAsNewAfter: *perRun, Index: schema.IndexOptions{MaxDiffBytes: *maxDiff},
+	}}
+	if *id == "" {
+		*id = fleetID(in)
+	}
+	bucket, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer bucket.Close()
+	c, closeAll, err := g.connect(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	if !*noWorker {
+		ws, err := workers.Start(workers.Config{DataDir: g.dataDir, Bucket: bucket, Backend: gitrepo.Backend(*backend)}, c)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			for _, w := range ws {
+				w.Stop()
+			}
+		}()
+	}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: *id, TaskQueue: workflows.IndexQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+	}, workflows.IndexFleet, in)
+	if err != nil {
+		return fmt.Errorf("start fleet %s: %w", *id, err)
+	}
+	fmt.Fprintf(os.Stderr, "fleet %s: %d repositories (run %s)\n", *id, len(specs), run.GetRunID())
+	done := make(chan struct{})
+	go reportProgress(ctx, c, *id, done)
+	var res workflows.FleetResult
+	err = run.Get(ctx, &res)
+	close(done)
+	if ctx.Err() != nil {
+		return exitError{code: 130, msg: fmt.Sprintf("interrupted; fleet %s keeps its state in %s — run the same command again to continue", *id, g.dataDir)}
+	}
+	if err != nil {
+		return fmt.Errorf("fleet %s: %w", *id, err)
+	}
+	data, err := bucket.ReadAll(ctx, res.SummaryKey)
+	if err != nil {
+		return err
+	}
+	var sum schema.FleetSummary
+	if err := json.Unmarshal(data, &sum); err != nil {
+		return fmt.Errorf("summary %s: %w", res.SummaryKey, err)
+	}
+	if g.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(sum)
+	} else {
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "REPO\tSTATUS\tHEAD\tNEW COMMITS\tROWS\tERROR")
+		for _, r := range sum.Results {
+			status := "ok"
+			if !r.OK {
+				status = "failed"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", r.Repo, status, short(r.Head), r.NewCommits, r.Rows, oneLine(r.Error))
+		}
+		tw.Flush()
+		fmt.Fprintf(stdout, "%d done, %d failed in %s; summary: %s\n", sum.Done, sum.Failed,
+			sum.FinishedAt.Sub(sum.StartedAt).Round(time.Millisecond), res.SummaryKey)
+	}
+	if sum.Failed > 0 {
+		return exitError{code: 1, msg: fmt.Sprintf("%d of %d repositories failed", sum.Failed, sum.Total)}
+	}
+	return nil
+}
+
+// repoSpecs parses specs from arguments and a file, rejecting duplicates.
+func repoSpecs(args []string, file string) ([]schema.RepoSpec, error) {
+	lines := append([]string(nil), args...)
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			l := strings.TrimSpace(sc.Text())
+			if l != "" && !strings.HasPrefix(l, "#") {
+				lines = append(lines, l)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("read %s: %w", file, err)
+		}
+	}
+	seen := map[schema.RepoName]string{}
+	var out []schema.RepoSpec
+	for _, l := range lines {
+		s, err := schema.ParseRepoSpec(l)
+		if err != nil {
+			return nil, err
+		}
+		if prev, ok := seen[s.Name]; ok {
+			return nil, fmt.Errorf("repository %s given twice (%q and %q); name one of them: other/name=%s", s.Name, prev, l, s.URL)
+		}
+		seen[s.Name] = l
+		if !strings.Contains(s.URL, "://") && !strings.Contains(s.URL, "@") {
+			// Local paths are resolved here, where the user typed them.
+			if abs, err := absPath(s.URL); err == nil {
+				s.URL = abs
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func fleetID(in schema.IndexFleetInput) string {
+	data, _ := json.Marshal(in)
+	sum := sha1.Sum(data)
+	return "index-fleet-" + hex.EncodeToString(sum[:6])
+}
+
+// reportProgress prints the fleet's progress whenever it changes.
+func reportProgress(ctx context.Context, c client.Client, id string, done <-chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var last schema.FleetProgress
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		v, err := c.QueryWorkflow(ctx, id, "", workflows.ProgressQuery)
+		if err != nil {
+			continue
+		}
+		var p schema.FleetProgress
+		if v.Get(&p) != nil || p == last {
+			continue
+		}
+		last = p
+		fmt.Fprintf(os.Stderr, "progress: %d/%d done, %d failed, %d running, %d pending\n", p.Done, p.Total, p.Failed, p.Running, p.Pending)
+	}
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}

@@ -1,0 +1,213 @@
+// Command locus indexes fleets of git repositories for issue localization.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/devserver"
+)
+
+const usage = `locus indexes git repositories for issue localization.
+
+Usage:
+  locus index  [flags] REPO...   index repositories (REPO is [name=]url-or-path[#ref])
+  locus status [flags]           show what is indexed
+  locus server [flags]           run only the embedded Temporal server
+  locus worker [flags]           run workers against a Temporal server
+  locus bench  scrape [flags]    time commit scraping against git log
+
+Run "locus COMMAND -h" for the flags of a command. Every flag can also be set
+with an environment variable LOCUS_<FLAG> (dashes become underscores).
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	case "index":
+		err = runIndex(ctx, args)
+	case "status":
+		err = runStatus(ctx, args)
+	case "server":
+		err = runServer(ctx, args)
+	case "worker":
+		err = runWorker(ctx, args)
+	case "bench":
+		err = runBench(ctx, args)
+	case "-h", "--help", "help":
+		fmt.Print(usage)
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "locus: unknown command %q\n\n%s", cmd, usage)
+		os.Exit(2)
+	}
+	var ee exitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		if ee.msg != "" {
+			fmt.Fprintln(os.Stderr, "locus:", ee.msg)
+		}
+		os.Exit(ee.code)
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "locus:", err)
+		os.Exit(1)
+	}
+}
+
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
+// globals are the flags every command shares.
+type globals struct {
+	dataDir   string // default $LOCUS_HOME or ./.locus
+	temporal  string // Temporal frontend host:port; default "" = embedded server in the data dir
+	namespace string // default "default"
+	store     string // object store URL; default file://<data-dir>/store
+	logLevel  string // debug, info, warn, error; default info
+	json      bool   // machine-readable output
+}
+
+func newFlags(name string, g *globals) *flag.FlagSet {
+	fs := flag.NewFlagSet("locus "+name, flag.ContinueOnError)
+	home := os.Getenv("LOCUS_HOME")
+	if home == "" {
+		home = ".locus"
+	}
+	fs.StringVar(&g.dataDir, "data-dir", home, "data directory: clones, embedded Temporal database, default store (env LOCUS_HOME)")
+	fs.StringVar(&g.temporal, "temporal", "", "Temporal frontend host:port; empty runs an embedded server in the data dir")
+	fs.StringVar(&g.namespace, "namespace", "default", "Temporal namespace")
+	fs.StringVar(&g.store, "store", "", "object store URL: file:///dir or s3://bucket/prefix?endpoint=…&region=…&path_style=true (default file://<data-dir>/store)")
+	fs.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.BoolVar(&g.json, "json", false, "print machine-readable JSON")
+	return fs
+}
+
+// parse parses args, letting LOCUS_<NAME> environment variables fill flags
+// not given on the command line.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] {
+			return
+		}
+		env := "LOCUS_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok && err == nil {
+			if e := f.Value.Set(v); e != nil {
+				err = fmt.Errorf("%s=%q: %w", env, v, e)
+			}
+		}
+	})
+	return err
+}
+
+func (g *globals) logger() *slog.Logger {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(g.logLevel)); err != nil {
+		lvl = slog.LevelInfo
+	}
+	l := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	slog.SetDefault(l)
+	return l
+}
+
+func (g *globals) openStore(ctx context.Context) (*blob.Bucket, error) {
+	u := g.store
+	if u == "" {
+		abs, err := filepath.Abs(filepath.Join(g.dataDir, "store"))
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return nil, fmt.Errorf("create store %s: %w", abs, err)
+		}
+		u = "file://" + abs
+	}
+	b, err := blob.Open(ctx, u)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", u, err)
+	}
+	return b, nil
+}
+
+// connect dials the Temporal server, starting the embedded one when no
+// address is given. close stops both.
+func (g *globals) connect(ctx context.Context, log *slog.Logger) (client.Client, func(), error) {
+	addr := g.temporal
+	var srv *devserver.Server
+	if addr == "" {
+		var err error
+		srv, err = devserver.Start(ctx, devserver.Options{
+			DataDir: filepath.Join(g.dataDir, "temporal"), Address: "127.0.0.1:0", Namespace: g.namespace, Logger: log,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		addr = srv.Address()
+		log.Debug("embedded Temporal server", "address", addr, "data", filepath.Join(g.dataDir, "temporal"))
+	}
+	c, err := client.DialContext(ctx, client.Options{
+		HostPort: addr, Namespace: g.namespace,
+		Logger: tlog.NewStructuredLogger(slog.New(levelFloor{log.Handler(), slog.LevelWarn})),
+	})
+	if err != nil {
+		if srv != nil {
+			srv.Stop()
+		}
+		return nil, nil, fmt.Errorf("connect to Temporal at %s: %w", addr, err)
+	}
+	return c, func() {
+		c.Close()
+		if srv != nil {
+			srv.Stop()
+		}
+	}, nil
+}
+
+// levelFloor drops records below min: the SDK logs every worker start at info.
+type levelFloor struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h levelFloor) WithAttrs(a []slog.Attr) slog.Handler {
+	return levelFloor{h.Handler.WithAttrs(a), h.min}
+}
+
+func (h levelFloor) WithGroup(n string) slog.Handler { return levelFloor{h.Handler.WithGroup(n), h.min} }
+
+var stdout io.Writer = os.Stdout

@@ -1,0 +1,137 @@
+// Package manifest reads and publishes repos/<repo>/manifest.json, the record of what is indexed.
+package manifest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/schema"
+)
+
+// ErrStale is returned by Publish when the manifest moved since the scrape began.
+var ErrStale = errors.New("manifest changed since the scrape started")
+
+// Read returns the repository's manifest, or nil if nothing is published yet.
+func Read(ctx context.Context, b *blob.Bucket, repo schema.RepoName) (*schema.Manifest, error) {
+	key := repo.ManifestKey()
+	data, err := b.ReadAll(ctx, key)
+	if errors.Is(err, blob.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read manifest %s: %w", key, err)
+	}
+	var m schema.Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", key, err)
+	}
+	if m.Version > schema.ManifestVersion {
+		return nil, fmt.Errorf("manifest %s: version %d is newer than this locus understands (%d)", key, m.Version, schema.ManifestVersion)
+	}
+	return &m, nil
+}
+
+// Update describes what a successful IndexRepo adds.
+type Update struct {
+	Repo      schema.RepoSpec
+	Head      string // "" for an empty repository
+	Scrape    schema.ScrapeResult
+	IndexedAt time.Time
+}
+
+// Publish writes the new manifest (atomically replacing the old one) and then
+// removes commit parts and file-id maps that no manifest refers to any more:
+// leftovers of interrupted runs, or maps of older heads.
+func Publish(ctx context.Context, b *blob.Bucket, u Update) (*schema.Manifest, error) {
+	repo := u.Repo.Name
+	prev, err := Read(ctx, b, repo)
+	if err != nil {
+		return nil, err
+	}
+	prevHead := ""
+	if prev != nil {
+		prevHead = prev.Head
+	}
+	if u.Scrape.Head != "" && u.Scrape.BaseHead != prevHead {
+		return nil, fmt.Errorf("publish %s: scraped from %q but the manifest is at %q: %w", repo, u.Scrape.BaseHead, prevHead, ErrStale)
+	}
+	m := schema.Manifest{Version: schema.ManifestVersion, Repo: repo, URL: u.Repo.URL, Ref: u.Repo.Ref,
+		IndexedAt: u.IndexedAt.UTC(), Versions: map[string]int{"commits": schema.CommitsVersion}}
+	if prev != nil {
+		m.Head, m.Commits, m.Rows, m.Parts, m.FileIDs = prev.Head, prev.Commits, prev.Rows, prev.Parts, prev.FileIDs
+	}
+	if u.Scrape.Head != "" {
+		m.Head = u.Scrape.Head
+		m.FileIDs = u.Scrape.FileIDs
+		m.Commits += u.Scrape.NewCommits
+		for _, p := range u.Scrape.Parts {
+			m.Parts = append(m.Parts, p)
+			m.Rows += p.Rows
+		}
+	}
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := b.WriteAll(ctx, repo.ManifestKey(), append(data, '\n')); err != nil {
+		return nil, fmt.Errorf("publish %s: %w", repo, err)
+	}
+	if err := sweep(ctx, b, &m); err != nil {
+		return nil, fmt.Errorf("publish %s: %w", repo, err)
+	}
+	return &m, nil
+}
+
+// sweep deletes objects under the commits prefix that m does not reference.
+func sweep(ctx context.Context, b *blob.Bucket, m *schema.Manifest) error {
+	keep := map[string]bool{m.FileIDs: true}
+	for _, p := range m.Parts {
+		keep[p.Key] = true
+	}
+	objs, err := b.List(ctx, m.Repo.CommitsPrefix())
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if !keep[o.Key] {
+			if err := b.Delete(ctx, o.Key); err != nil && !errors.Is(err, blob.ErrNotFound) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// List returns every published manifest in the store, sorted by repository.
+func List(ctx context.Context, b *blob.Bucket) ([]schema.Manifest, error) {
+	objs, err := b.List(ctx, "repos/")
+	if err != nil {
+		return nil, err
+	}
+	var out []schema.Manifest
+	for _, o := range objs {
+		if !strings.HasSuffix(o.Key, "/manifest.json") {
+			continue
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(o.Key, "repos/"), "/manifest.json")
+		repo, err := schema.ParseRepoName(name)
+		if err != nil {
+			continue // not ours
+		}
+		m, err := Read(ctx, b, repo)
+		if err != nil {
+			return nil, err
+		}
+		if m != nil {
+			out = append(out, *m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Repo < out[j].Repo })
+	return out, nil
+}

@@ -1,0 +1,82 @@
+package schema
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+)
+
+// ParseRepoSpec parses a command-line repository spec "[name=]url[#ref]".
+// Without a name, one is derived from the URL: owner/name for remote URLs, the
+// directory name for local paths.
+func ParseRepoSpec(s string) (RepoSpec, error) {
+	var spec RepoSpec
+	rest := strings.TrimSpace(s)
+	if name, u, ok := strings.Cut(rest, "="); ok && !strings.Contains(name, ":") {
+		n, err := ParseRepoName(name)
+		if err != nil {
+			return spec, fmt.Errorf("repository spec %q: %w", s, err)
+		}
+		spec.Name, rest = n, u
+	}
+	if u, ref, ok := strings.Cut(rest, "#"); ok {
+		rest, spec.Ref = u, ref
+		if ref == "" {
+			return spec, fmt.Errorf("repository spec %q: empty ref after '#'", s)
+		}
+	}
+	if rest == "" {
+		return spec, fmt.Errorf("repository spec %q: no URL or path", s)
+	}
+	spec.URL = rest
+	if spec.Name == "" {
+		n, err := RepoNameFromURL(rest)
+		if err != nil {
+			return spec, fmt.Errorf("repository spec %q: %w (give a name: owner/name=%s)", s, err, rest)
+		}
+		spec.Name = n
+	}
+	return spec, nil
+}
+
+// RepoNameFromURL derives a repository name from a clone URL or a local path.
+func RepoNameFromURL(raw string) (RepoName, error) {
+	var p string
+	remote := true
+	switch {
+	case strings.Contains(raw, "://"):
+		u, err := url.Parse(raw)
+		if err != nil {
+			return "", fmt.Errorf("URL %q: %w", raw, err)
+		}
+		p = u.Path
+		remote = u.Scheme != "file"
+	case isSCP(raw):
+		_, p, _ = strings.Cut(raw, ":")
+	default:
+		abs, err := filepath.Abs(raw)
+		if err != nil {
+			return "", err
+		}
+		p = filepath.ToSlash(abs)
+		remote = false
+	}
+	p = strings.TrimSuffix(strings.Trim(p, "/"), "/.git")
+	p = strings.TrimSuffix(p, ".git")
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	var name string
+	switch {
+	case !remote || len(parts) < 2:
+		name = parts[len(parts)-1]
+	default:
+		name = parts[len(parts)-2] + "/" + parts[len(parts)-1]
+	}
+	return ParseRepoName(name)
+}
+
+func isSCP(s string) bool {
+	colon := strings.Index(s, ":")
+	slash := strings.Index(s, "/")
+	return colon > 1 && (slash < 0 || colon < slash)
+}

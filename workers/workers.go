@@ -1,0 +1,100 @@
+// Package workers runs locus's Temporal workers: which task queues, which registrations, which limits.
+package workers
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/locus-dev/locus/activities"
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/workflows"
+)
+
+// Config says what a worker process serves.
+type Config struct {
+	// DataDir holds the clones (DataDir/clones); required.
+	DataDir string
+	Bucket  *blob.Bucket
+	// Backend reads git objects; default auto (git cat-file if installed, else go-git).
+	Backend gitrepo.Backend
+	// MaxConcurrentActivities per task queue; default 2×GOMAXPROCS on the index
+	// queue and the host queue alike (the SDK default when 0 is much higher).
+	MaxConcurrentActivities int
+	// HostQueue overrides the per-host task queue name; default HostQueue(DataDir).
+	HostQueue string
+}
+
+// HostQueue names the task queue of this host and data directory: clones live
+// in the data directory, so two data directories on one host are two "hosts".
+func HostQueue(dataDir string) string {
+	host, _ := os.Hostname()
+	abs, _ := filepath.Abs(dataDir)
+	sum := sha1.Sum([]byte(abs))
+	host = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+			return r
+		}
+		return '-'
+	}, host)
+	return "locus-host-" + host + "-" + hex.EncodeToString(sum[:4])
+}
+
+// Run starts the workers and blocks until ctx is done.
+func Run(ctx context.Context, cfg Config, c client.Client) error {
+	ws, err := Start(cfg, c)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	for _, w := range ws {
+		w.Stop()
+	}
+	return nil
+}
+
+// Start starts the workers and returns them; the caller stops them.
+func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
+	if cfg.DataDir == "" || cfg.Bucket == nil {
+		return nil, fmt.Errorf("worker: data dir and store are required")
+	}
+	hostQueue := cfg.HostQueue
+	if hostQueue == "" {
+		hostQueue = HostQueue(cfg.DataDir)
+	}
+	conc := cfg.MaxConcurrentActivities
+	if conc <= 0 {
+		conc = 4
+	}
+	git := &activities.Git{CloneDir: filepath.Join(cfg.DataDir, "clones"), HostQueue: hostQueue, Bucket: cfg.Bucket, Backend: cfg.Backend}
+	store := &activities.Store{Bucket: cfg.Bucket}
+
+	index := worker.New(c, workflows.IndexQueue, worker.Options{MaxConcurrentActivityExecutionSize: conc})
+	index.RegisterWorkflow(workflows.IndexFleet)
+	index.RegisterWorkflow(workflows.IndexRepo)
+	index.RegisterActivity(git.Sync)
+	index.RegisterActivity(store)
+
+	host := worker.New(c, hostQueue, worker.Options{MaxConcurrentActivityExecutionSize: conc, DisableWorkflowWorker: true})
+	host.RegisterActivity(git.ScrapeCommits)
+
+	started := []worker.Worker{}
+	for _, w := range []worker.Worker{index, host} {
+		if err := w.Start(); err != nil {
+			for _, s := range started {
+				s.Stop()
+			}
+			return nil, fmt.Errorf("start worker: %w", err)
+		}
+		started = append(started, w)
+	}
+	return started, nil
+}

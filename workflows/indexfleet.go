@@ -1,0 +1,154 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/locus-dev/locus/activities"
+	"github.com/locus-dev/locus/schema"
+)
+
+// Fleet defaults.
+const (
+	DefaultWindow             = 50
+	DefaultContinueAsNewAfter = 500
+	maxErrorLen               = 2000
+)
+
+// FleetResult is what IndexFleet returns: totals and where the summary is.
+type FleetResult struct {
+	Total      int    `json:"total"`
+	Done       int    `json:"done"`
+	Failed     int    `json:"failed"`
+	SummaryKey string `json:"summary_key"`
+}
+
+// IndexFleet indexes many repositories with a bounded sliding window of
+// IndexRepo children. After ContinueAsNewAfter children it drains the window,
+// stores this run's results and continues as new, so the history stays small
+// for any fleet size. A failed repository is recorded and never fails the fleet.
+func IndexFleet(ctx workflow.Context, in schema.IndexFleetInput) (FleetResult, error) {
+	window := in.Options.Window
+	if window <= 0 {
+		window = DefaultWindow
+	}
+	perRun := in.Options.ContinueAsNewAfter
+	if perRun <= 0 {
+		perRun = DefaultContinueAsNewAfter
+	}
+	if in.StartedAt.IsZero() {
+		in.StartedAt = workflow.Now(ctx)
+	}
+	info := workflow.GetInfo(ctx)
+	fleetID := info.WorkflowExecution.ID
+
+	var results []schema.RepoResult
+	running := 0
+	next := in.Next
+	err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (schema.FleetProgress, error) {
+		done, failed := in.Done, in.Failed
+		for _, r := range results {
+			if r.OK {
+				done++
+			} else {
+				failed++
+			}
+		}
+		return schema.FleetProgress{Total: len(in.Repos), Done: done, Failed: failed, Running: running,
+			Pending: len(in.Repos) - next}, nil
+	})
+	if err != nil {
+		return FleetResult{}, err
+	}
+
+	childCtx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		TaskQueue:         IndexQueue,
+		ParentClosePolicy: 0, // terminate children with the fleet
+	})
+	sel := workflow.NewSelector(ctx)
+	start := func(spec schema.RepoSpec) {
+		cctx := workflow.WithWorkflowID(childCtx, RepoWorkflowID(string(spec.Name)))
+		fut := workflow.ExecuteChildWorkflow(cctx, IndexRepo, schema.IndexRepoInput{Repo: spec, Options: in.Options.Index})
+		running++
+		sel.AddFuture(fut, func(f workflow.Future) {
+			running--
+			var r schema.RepoResult
+			if err := f.Get(ctx, &r); err != nil {
+				r = schema.RepoResult{Repo: spec.Name, URL: spec.URL, Error: errorText(err)}
+			}
+			results = append(results, r)
+		})
+	}
+	started := 0
+	for next < len(in.Repos) && started < perRun {
+		for running < window && next < len(in.Repos) && started < perRun {
+			start(in.Repos[next])
+			next++
+			started++
+		}
+		sel.Select(ctx)
+	}
+	for running > 0 {
+		sel.Select(ctx)
+	}
+
+	actCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           IndexQueue,
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
+	})
+	if len(results) > 0 {
+		var key string
+		err := workflow.ExecuteActivity(actCtx, store.WriteFleetResults, activities.FleetResultsInput{
+			FleetID: fleetID, Seq: len(in.ResultKeys), Results: results,
+		}).Get(ctx, &key)
+		if err != nil {
+			return FleetResult{}, err
+		}
+		in.ResultKeys = append(in.ResultKeys, key)
+		for _, r := range results {
+			if r.OK {
+				in.Done++
+			} else {
+				in.Failed++
+			}
+		}
+		results = nil // now counted in in.Done/in.Failed
+	}
+	if next < len(in.Repos) {
+		in.Next = next
+		return FleetResult{}, workflow.NewContinueAsNewError(ctx, IndexFleet, in)
+	}
+	var summaryKey string
+	err = workflow.ExecuteActivity(actCtx, store.WriteFleetSummary, activities.FleetSummaryInput{
+		FleetID: fleetID, ResultKeys: in.ResultKeys, StartedAt: in.StartedAt, FinishedAt: workflow.Now(ctx),
+		Total: len(in.Repos),
+	}).Get(ctx, &summaryKey)
+	if err != nil {
+		return FleetResult{}, err
+	}
+	return FleetResult{Total: len(in.Repos), Done: in.Done, Failed: in.Failed, SummaryKey: summaryKey}, nil
+}
+
+// errorText flattens a child's failure to its root cause message, capped.
+func errorText(err error) string {
+	msg := err.Error()
+	for u := err; u != nil; {
+		var next error
+		switch e := u.(type) {
+		case interface{ Unwrap() error }:
+			next = e.Unwrap()
+		}
+		if next == nil {
+			msg = u.Error()
+			break
+		}
+		u = next
+	}
+	if len(msg) > maxErrorLen {
+		msg = msg[:maxErrorLen] + "…"
+	}
+	return msg
+}

@@ -1,0 +1,81 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/locus-dev/locus/activities"
+	"github.com/locus-dev/locus/schema"
+)
+
+// Activity method values; the struct receivers are never dereferenced here.
+var (
+	git   *activities.Git
+	store *activities.Store
+)
+
+// syncRetry retries an unreachable remote a few times; permanent failures
+// (no such repository, not a repository, bad ref) are non-retryable errors.
+var syncRetry = &temporal.RetryPolicy{
+	InitialInterval:    2 * time.Second,
+	BackoffCoefficient: 2,
+	MaximumInterval:    time.Minute,
+	MaximumAttempts:    4,
+}
+
+// IndexRepo syncs one repository and scrapes its new commits into the store,
+// then publishes the manifest. Every step is idempotent for (repo, commit).
+func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResult, error) {
+	res := schema.RepoResult{Repo: in.Repo.Name, URL: in.Repo.URL}
+	if _, err := schema.ParseRepoName(string(in.Repo.Name)); err != nil {
+		return res, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrTypeBadInput, nil)
+	}
+	syncCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           IndexQueue,
+		StartToCloseTimeout: 2 * time.Hour,
+		HeartbeatTimeout:    30 * time.Second,
+		RetryPolicy:         syncRetry,
+	})
+	var synced schema.SyncResult
+	if err := workflow.ExecuteActivity(syncCtx, git.Sync, schema.SyncInput{Repo: in.Repo}).Get(ctx, &synced); err != nil {
+		return res, err
+	}
+	res.Head = synced.Head
+
+	// The clone lives on the host that synced it: scrape there.
+	hostCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              synced.HostQueue,
+		ScheduleToStartTimeout: 10 * time.Minute,
+		StartToCloseTimeout:    6 * time.Hour,
+		HeartbeatTimeout:       30 * time.Second,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
+	})
+	var scraped schema.ScrapeResult
+	if !synced.Empty {
+		err := workflow.ExecuteActivity(hostCtx, git.ScrapeCommits, schema.ScrapeInput{
+			Repo: in.Repo.Name, URL: in.Repo.URL, Head: synced.Head, Options: in.Options,
+		}).Get(ctx, &scraped)
+		if err != nil {
+			return res, err
+		}
+	}
+	res.NewCommits = scraped.NewCommits
+
+	pubCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           IndexQueue,
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
+	})
+	var m schema.Manifest
+	err := workflow.ExecuteActivity(pubCtx, store.PublishManifest, activities.PublishInput{
+		Repo: in.Repo, Head: synced.Head, Scrape: scraped, IndexedAt: workflow.Now(ctx),
+	}).Get(ctx, &m)
+	if err != nil {
+		return res, err
+	}
+	res.OK = true
+	res.Rows = m.Rows
+	return res, nil
+}
