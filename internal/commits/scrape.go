@@ -3,7 +3,6 @@ package commits
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -305,5 +304,3 @@ func utf8Field(b []byte) (string, []byte) {
 	return strings.ToValidUTF8(string(b), "\uFFFD"), append([]byte(nil), b...)
 }
 
-// errNoCommits is returned by readers of a repository without scraped history.
-var errNoCommits = errors.New("no commits scraped")

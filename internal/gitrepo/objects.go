@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,6 +63,9 @@ var gitBinary = sync.OnceValue(func() string {
 
 // openSource opens an object source on the git directory dir.
 func openSource(ctx context.Context, dir string, b Backend) (objectSource, error) {
+	if err := checkGitDir(dir); err != nil {
+		return nil, err
+	}
 	switch b {
 	case BackendAuto:
 		if gitBinary() != "" {
@@ -338,4 +343,15 @@ func parseTree(id Hash, data []byte) ([]treeEntry, error) {
 
 func isNotFound(err error) bool {
 	return errors.Is(err, plumbing.ErrObjectNotFound)
+}
+
+// checkGitDir fails with a clear error when dir is not a git directory (bare
+// repository or .git), before any backend tries to read it.
+func checkGitDir(dir string) error {
+	for _, p := range []string{"HEAD", "objects"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			return fmt.Errorf("%s is not a git directory (no %s): %w", dir, p, ErrPermanent)
+		}
+	}
+	return nil
 }

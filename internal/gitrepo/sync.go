@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -87,7 +88,7 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 		if err != nil {
 			return SyncResult{}, fmt.Errorf("open clone %s: %w", opts.Dir, err)
 		}
-		if err := fetch(ctx, repo, u, auth, opts.Progress); err != nil {
+		if err := fetchInto(ctx, repo, opts.Dir, u, auth, opts.Progress); err != nil {
 			return SyncResult{}, err
 		}
 	}
@@ -137,6 +138,14 @@ func isSCPLike(s string) bool {
 	return colon > 0 && (slash < 0 || colon < slash) && (at < 0 || at < colon)
 }
 
+// remoteHead records what the remote's HEAD pointed at when last fetched, so
+// an empty ref follows the remote's current default branch or detached HEAD.
+const remoteHead = plumbing.ReferenceName("refs/locus/remote-head")
+
+var fetchSpecs = []config.RefSpec{"+refs/*:refs/*", config.RefSpec("+HEAD:" + remoteHead)}
+
+// clone is init + fetch rather than go-git's clone, which cannot mirror a
+// remote whose HEAD is detached.
 func clone(ctx context.Context, dir, u string, auth transport.AuthMethod, progress io.Writer) (*git.Repository, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, fmt.Errorf("clone %s: %w", u, err)
@@ -145,45 +154,62 @@ func clone(ctx context.Context, dir, u string, auth transport.AuthMethod, progre
 	rand.Read(rnd[:])
 	tmp := dir + ".tmp-" + hex.EncodeToString(rnd[:])
 	defer os.RemoveAll(tmp)
-	_, err := git.PlainCloneContext(ctx, tmp, true, &git.CloneOptions{
-		URL: u, Auth: auth, Mirror: true, Progress: progress, Tags: git.AllTags,
-	})
-	switch {
-	case errors.Is(err, transport.ErrEmptyRemoteRepository):
-		// Keep an empty clone with the remote configured; a later sync fetches.
-		os.RemoveAll(tmp)
-		r, ierr := git.PlainInit(tmp, true)
-		if ierr != nil {
-			return nil, fmt.Errorf("clone %s: init empty clone: %w", u, ierr)
-		}
-		if _, ierr := r.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{u}, Mirror: true,
-			Fetch: []config.RefSpec{"+refs/*:refs/*"}}); ierr != nil {
-			return nil, fmt.Errorf("clone %s: %w", u, ierr)
-		}
-	case err != nil:
-		return nil, classify(fmt.Errorf("clone %s: %w", u, err))
+	r, err := git.PlainInit(tmp, true)
+	if err != nil {
+		return nil, fmt.Errorf("clone %s: init: %w", u, err)
+	}
+	if _, err := r.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{u}, Mirror: true, Fetch: fetchSpecs}); err != nil {
+		return nil, fmt.Errorf("clone %s: %w", u, err)
+	}
+	if err := fetchInto(ctx, r, tmp, u, auth, progress); err != nil {
+		return nil, err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return nil, fmt.Errorf("clone %s: move into place: %w", u, err)
 	}
-	r, err := git.PlainOpen(dir)
+	r, err = git.PlainOpen(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open clone %s: %w", dir, err)
 	}
 	return r, nil
 }
 
+// fetchInto fetches every ref and the remote HEAD into the clone at dir.
+// go-git cannot fetch from a remote whose HEAD is detached (it insists on
+// mapping HEAD to a branch and fails with "reference not found"); a CI
+// checkout is the usual case. Then the git CLI does the fetch when installed.
+func fetchInto(ctx context.Context, repo *git.Repository, dir, u string, auth transport.AuthMethod, progress io.Writer) error {
+	err := fetch(ctx, repo, u, auth, progress)
+	// go-git wraps the cause in an UnexpectedError that does not unwrap.
+	if err == nil || !strings.Contains(err.Error(), plumbing.ErrReferenceNotFound.Error()) {
+		return err
+	}
+	if gitBinary() == "" {
+		return fmt.Errorf("%w; the remote's HEAD is detached, which go-git cannot fetch; install git or give a branch", err)
+	}
+	args := []string{"--git-dir", dir, "fetch", "--quiet", "--force", "--prune", "--tags", u}
+	for _, s := range fetchSpecs {
+		args = append(args, s.String())
+	}
+	cmd := exec.CommandContext(ctx, gitBinary(), args...)
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	if out, cerr := cmd.CombinedOutput(); cerr != nil {
+		return classify(fmt.Errorf("fetch %s: git fetch: %v: %s", u, cerr, strings.TrimSpace(string(out))))
+	}
+	return nil
+}
+
 func fetch(ctx context.Context, repo *git.Repository, u string, auth transport.AuthMethod, progress io.Writer) error {
 	err := repo.FetchContext(ctx, &git.FetchOptions{
 		RemoteName: "origin", RemoteURL: u, Auth: auth, Progress: progress, Force: true, Prune: true,
-		RefSpecs: []config.RefSpec{"+refs/*:refs/*"}, Tags: git.AllTags,
+		RefSpecs: fetchSpecs, Tags: git.AllTags,
 	})
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate), errors.Is(err, transport.ErrEmptyRemoteRepository):
+		return nil
 	default:
 		return classify(fmt.Errorf("fetch %s: %w", u, err))
 	}
-	return nil
 }
 
 // classify marks errors that retrying cannot fix.
@@ -237,7 +263,7 @@ func resolve(repo *git.Repository, dir, ref string) (SyncResult, error) {
 func resolveRef(repo *git.Repository, ref string) (Hash, error) {
 	var candidates []plumbing.ReferenceName
 	if ref == "" {
-		candidates = []plumbing.ReferenceName{plumbing.HEAD}
+		candidates = []plumbing.ReferenceName{remoteHead, plumbing.HEAD}
 	} else {
 		if h, ok := parseHex([]byte(ref)); ok {
 			return peelToCommit(repo, h)

@@ -1,0 +1,145 @@
+package gitrepo
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+)
+
+func syncTo(t *testing.T, dir, url, ref string) (SyncResult, error) {
+	t.Helper()
+	return Sync(context.Background(), SyncOptions{Dir: dir, URL: url, Ref: ref})
+}
+
+func TestSyncCloneAndFetch(t *testing.T) {
+	r := gitfixture.New(t)
+	r.Write(map[string]string{"a.txt": "a\n"})
+	first := r.Commit("one")
+	r.Git("tag", "-a", "v1", "-m", "release 1")
+	clone := filepath.Join(t.TempDir(), "clones", "acme", "a.git")
+	res, err := syncTo(t, clone, r.Dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Head.String() != first || res.Empty || res.Shallow {
+		t.Fatalf("first sync = %+v, want head %s", res, first)
+	}
+	r.Write(map[string]string{"a.txt": "a\nb\n"})
+	second := r.Commit("two")
+	if res, err = syncTo(t, clone, r.Dir, ""); err != nil || res.Head.String() != second {
+		t.Fatalf("fetch: %+v %v, want head %s", res, err, second)
+	}
+	// Tags (annotated, peeled), branches, full and abbreviated commit ids.
+	for ref, want := range map[string]string{"v1": first, "refs/tags/v1": first, "main": second, first: first, first[:10]: first} {
+		res, err := syncTo(t, clone, r.Dir, ref)
+		if err != nil || res.Head.String() != want {
+			t.Errorf("ref %q: %v %v, want %s", ref, res.Head, err, want)
+		}
+	}
+	if _, err := syncTo(t, clone, r.Dir, "no-such-branch"); !errors.Is(err, ErrPermanent) {
+		t.Errorf("unknown ref: err = %v, want ErrPermanent", err)
+	}
+}
+
+func TestSyncBareAndDetached(t *testing.T) {
+	r := gitfixture.New(t)
+	r.Write(map[string]string{"a.txt": "a\n"})
+	r.Commit("one")
+	r.Write(map[string]string{"a.txt": "b\n"})
+	head := r.Commit("two")
+	bare := filepath.Join(t.TempDir(), "src.git")
+	r.Git("clone", "-q", "--bare", r.Dir, bare)
+	// A detached HEAD in the source working copy.
+	r.Git("checkout", "-q", "--detach", "HEAD~1")
+	for name, url := range map[string]string{"bare": bare, "file-url": "file://" + bare, "detached": r.Dir} {
+		res, err := syncTo(t, filepath.Join(t.TempDir(), "c.git"), url, "")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want := head
+		if name == "detached" {
+			want = strings.TrimSpace(r.Git("rev-parse", "HEAD"))
+		}
+		if res.Head.String() != want {
+			t.Errorf("%s: head %s, want %s", name, res.Head, want)
+		}
+	}
+}
+
+func TestSyncEmptyRepository(t *testing.T) {
+	r := gitfixture.New(t)
+	clone := filepath.Join(t.TempDir(), "e.git")
+	res, err := syncTo(t, clone, r.Dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Empty {
+		t.Fatalf("empty repository: %+v", res)
+	}
+	// The first commit arrives with the next sync.
+	r.Write(map[string]string{"a.txt": "a\n"})
+	head := r.Commit("first")
+	res, err = syncTo(t, clone, r.Dir, "")
+	if err != nil || res.Empty || res.Head.String() != head {
+		t.Fatalf("after first commit: %+v %v", res, err)
+	}
+}
+
+func TestSyncShallowSource(t *testing.T) {
+	r := gitfixture.New(t)
+	for i := 0; i < 4; i++ {
+		r.Write(map[string]string{"a.txt": strings.Repeat("a\n", i+1)})
+		r.Commit("c")
+	}
+	shallow := filepath.Join(t.TempDir(), "shallow")
+	r.Git("clone", "-q", "--depth", "2", "file://"+r.Dir, shallow)
+	res, err := syncTo(t, filepath.Join(t.TempDir(), "s.git"), shallow, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Head.String() != r.Head() {
+		t.Fatalf("head %s, want %s", res.Head, r.Head())
+	}
+	// The source itself is shallow: reading it lists only what it has.
+	commits, err := ListCommits(context.Background(), filepath.Join(shallow, ".git"), BackendAuto, res.Head, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(commits) != 2 {
+		t.Fatalf("shallow source lists %d commits, want 2", len(commits))
+	}
+	err = DiffCommits(context.Background(), filepath.Join(shallow, ".git"), commits, DiffOptions{}, func(*CommitDiff) error { return nil })
+	if err != nil {
+		t.Fatalf("diffing a shallow history: %v", err)
+	}
+}
+
+func TestSyncBadInput(t *testing.T) {
+	notRepo := t.TempDir()
+	os.WriteFile(filepath.Join(notRepo, "x"), []byte("x"), 0o644)
+	file := filepath.Join(notRepo, "x")
+	for name, url := range map[string]string{
+		"not a repository": notRepo,
+		"missing path":     filepath.Join(notRepo, "missing"),
+		"a file":           file,
+		"empty":            "",
+		"unreachable":      "http://127.0.0.1:1/nothing.git",
+	} {
+		_, err := syncTo(t, filepath.Join(t.TempDir(), "c.git"), url, "")
+		if err == nil {
+			t.Errorf("%s: no error", name)
+			continue
+		}
+		if url != "" && !strings.Contains(err.Error(), url) && !strings.Contains(err.Error(), strings.TrimPrefix(url, "http://")) {
+			t.Errorf("%s: error %q does not name the input", name, err)
+		}
+		if permanent := errors.Is(err, ErrPermanent); permanent == (name == "unreachable") {
+			t.Errorf("%s: permanent=%v: %v", name, permanent, err)
+		}
+	}
+}
