@@ -208,6 +208,8 @@ func (h levelFloor) WithAttrs(a []slog.Attr) slog.Handler {
 	return levelFloor{h.Handler.WithAttrs(a), h.min}
 }
 
-func (h levelFloor) WithGroup(n string) slog.Handler { return levelFloor{h.Handler.WithGroup(n), h.min} }
+func (h levelFloor) WithGroup(n string) slog.Handler {
+	return levelFloor{h.Handler.WithGroup(n), h.min}
+}
 
 var stdout io.Writer = os.Stdout

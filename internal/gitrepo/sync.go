@@ -311,3 +311,17 @@ func peelToCommit(repo *git.Repository, h Hash) (Hash, error) {
 	}
 	return ZeroHash, fmt.Errorf("tag chain from %s too long: %w", h, ErrPermanent)
 }
+
+// Resolve returns the commit that ref names in the git directory (or working
+// copy) dir, without fetching; "" means HEAD.
+func Resolve(dir, ref string) (Hash, error) {
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if err != nil {
+		return ZeroHash, fmt.Errorf("open %s: %w", dir, err)
+	}
+	h, err := resolveRef(repo, ref)
+	if err != nil {
+		return ZeroHash, fmt.Errorf("%s: ref %q: %w", dir, ref, err)
+	}
+	return h, nil
+}
