@@ -303,4 +303,3 @@ func utf8Field(b []byte) (string, []byte) {
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD"), append([]byte(nil), b...)
 }
-

@@ -11,8 +11,8 @@ import (
 	_ "go.temporal.io/sdk/client"
 	_ "go.temporal.io/sdk/testsuite"
 	_ "go.temporal.io/sdk/worker"
-	_ "go.temporal.io/server/temporal"
-	_ "go.temporal.io/server/temporaltest"
 	_ "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	_ "go.temporal.io/server/schema/sqlite"
+	_ "go.temporal.io/server/temporal"
+	_ "go.temporal.io/server/temporaltest"
 )

@@ -1,0 +1,197 @@
+package fileblob_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/blob/drivertest"
+	"github.com/locus-dev/locus/internal/blob/fileblob"
+)
+
+// noTempFiles fails the test if a writer left anything in the temp directory.
+func noTempFiles(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(dir, fileblob.TempDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		t.Errorf("leftover temp file %s", e.Name())
+	}
+}
+
+func TestConformance(t *testing.T) {
+	drivertest.RunConformanceTests(t, func(t *testing.T) *blob.Bucket {
+		dir := t.TempDir()
+		b, err := blob.OpenFile(dir, fileblob.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			noTempFiles(t, dir)
+			b.Close()
+		})
+		return b
+	})
+}
+
+func TestCancelWithoutCloseRemovesTemp(t *testing.T) {
+	dir := t.TempDir()
+	b, err := blob.OpenFile(dir, fileblob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	w, err := b.NewWriter(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("data")); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // and never Close: the driver cleans up on its own
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		entries, _ := os.ReadDir(filepath.Join(dir, fileblob.TempDir))
+		if len(entries) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("temp file still present after cancel: %v", entries)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := w.Close(); !errors.Is(err, context.Canceled) {
+		t.Errorf("Close after cancel = %v", err)
+	}
+}
+
+func TestSymlinksCannotEscape(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
+		t.Skipf("symlinks unsupported: %v", err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(dir, "secretlink")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "inside"), []byte("ok"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("inside", filepath.Join(dir, "innerlink")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := blob.OpenFile(dir, fileblob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := t.Context()
+
+	for _, key := range []string{"out/secret", "secretlink"} {
+		if data, err := b.ReadAll(ctx, key); err == nil {
+			t.Errorf("ReadAll(%q) escaped the root: %q", key, data)
+		}
+		if _, err := b.Attributes(ctx, key); err == nil {
+			t.Errorf("Attributes(%q) escaped the root", key)
+		}
+	}
+	if err := b.WriteAll(ctx, "out/planted", []byte("x")); err == nil {
+		t.Error("WriteAll through an escaping symlink succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(outside, "planted")); err == nil {
+		t.Error("a file was written outside the root")
+	}
+	// Links that stay inside the root are ordinary objects.
+	if data, err := b.ReadAll(ctx, "innerlink"); err != nil || string(data) != "ok" {
+		t.Errorf("ReadAll(innerlink) = %q, %v", data, err)
+	}
+	objs, err := b.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range objs {
+		keys = append(keys, o.Key)
+	}
+	if len(keys) != 2 || keys[0] != "innerlink" || keys[1] != "inside" {
+		t.Errorf("List = %q, want [innerlink inside]", keys)
+	}
+	noTempFiles(t, dir)
+}
+
+func TestReservedTempDir(t *testing.T) {
+	b, err := blob.OpenFile(t.TempDir(), fileblob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	err = b.WriteAll(t.Context(), fileblob.TempDir+"/x", []byte("x"))
+	if !errors.Is(err, blob.ErrInvalidKey) {
+		t.Errorf("write into %s: %v, want ErrInvalidKey", fileblob.TempDir, err)
+	}
+}
+
+func TestStaleTempFilesRemovedOnOpen(t *testing.T) {
+	dir := t.TempDir()
+	b, err := blob.OpenFile(dir, fileblob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	stale := filepath.Join(dir, fileblob.TempDir, "crashed.tmp")
+	fresh := filepath.Join(dir, fileblob.TempDir, "inflight.tmp")
+	for _, p := range []string{stale, fresh} {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	b, err = blob.OpenFile(dir, fileblob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale temp file kept: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("recent temp file (maybe another writer's) removed: %v", err)
+	}
+}
+
+func TestDeletePrunesEmptyDirs(t *testing.T) {
+	dir := t.TempDir()
+	b, err := blob.OpenFile(dir, fileblob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := t.Context()
+	for _, k := range []string{"a/b/c/d", "a/x"} {
+		if err := b.WriteAll(ctx, k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Delete(ctx, "a/b/c/d"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a", "b")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("empty directory a/b kept: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a")); err != nil {
+		t.Errorf("non-empty directory a removed: %v", err)
+	}
+}
