@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"time"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -132,23 +133,34 @@ func IndexFleet(ctx workflow.Context, in schema.IndexFleetInput) (FleetResult, e
 	return FleetResult{Total: len(in.Repos), Done: in.Done, Failed: in.Failed, SummaryKey: summaryKey}, nil
 }
 
-// errorText flattens a child's failure to its root cause message, capped.
+// errorText is what the failing step reported, capped: the child and activity
+// wrappers are peeled off, and of an application error only its message is
+// kept, since its causes are the wrapped errors that message already spells out
+// (their innermost is a sentinel such as "permanent" that says little alone).
 func errorText(err error) string {
-	msg := err.Error()
-	for u := err; u != nil; {
+	for {
 		var next error
-		switch e := u.(type) {
-		case interface{ Unwrap() error }:
+		switch e := err.(type) {
+		case *temporal.ChildWorkflowExecutionError:
+			next = e.Unwrap()
+		case *temporal.ActivityError:
 			next = e.Unwrap()
 		}
 		if next == nil {
-			msg = u.Error()
 			break
 		}
-		u = next
+		err = next
+	}
+	msg := err.Error()
+	if ae, ok := err.(*temporal.ApplicationError); ok && ae.Message() != "" {
+		msg = ae.Message()
 	}
 	if len(msg) > maxErrorLen {
-		msg = msg[:maxErrorLen] + "…"
+		cut := maxErrorLen
+		for cut > 0 && !utf8.RuneStart(msg[cut]) { // never split a character
+			cut--
+		}
+		msg = msg[:cut] + "…"
 	}
 	return msg
 }
