@@ -101,3 +101,26 @@ func (a *Store) WriteFleetSummary(ctx context.Context, in FleetSummaryInput) (st
 	}
 	return key, nil
 }
+
+// LoadReposInput is LoadFleetRepos's argument.
+type LoadReposInput struct {
+	Key    string `json:"key"`
+	Offset int    `json:"offset"`
+	Limit  int    `json:"limit"`
+}
+
+// LoadFleetRepos returns entries [Offset, Offset+Limit) of a stored fleet list.
+func (a *Store) LoadFleetRepos(ctx context.Context, in LoadReposInput) ([]schema.RepoSpec, error) {
+	data, err := a.Bucket.ReadAll(ctx, in.Key)
+	if err != nil {
+		return nil, err
+	}
+	var all []schema.RepoSpec
+	if err := json.Unmarshal(data, &all); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("fleet list %s: %v", in.Key, err), ErrTypeBadInput, err)
+	}
+	if in.Offset < 0 || in.Offset > len(all) {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("fleet list %s: offset %d out of range (%d entries)", in.Key, in.Offset, len(all)), ErrTypeBadInput, nil)
+	}
+	return all[in.Offset:min(in.Offset+in.Limit, len(all))], nil
+}

@@ -31,10 +31,15 @@ type FleetOptions struct {
 	Index              IndexOptions `json:"index"`
 }
 
-// IndexFleetInput is the IndexFleet workflow's argument. Repos and Next let a
-// continued run pick up where the previous one stopped.
+// IndexFleetInput is the IndexFleet workflow's argument. Next and the carried
+// totals let a continued run pick up where the previous one stopped.
 type IndexFleetInput struct {
-	Repos   []RepoSpec   `json:"repos"`
+	// Repos lists a small fleet inline. A large one is stored as a JSON array of
+	// RepoSpec at ReposKey with Total entries, and each run loads its slice.
+	Repos    []RepoSpec `json:"repos,omitempty"`
+	ReposKey string     `json:"repos_key,omitempty"`
+	Total    int        `json:"total,omitempty"`
+
 	Options FleetOptions `json:"options"`
 	// Next is the index in Repos of the first repository not yet started.
 	Next int `json:"next,omitempty"`

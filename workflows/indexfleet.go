@@ -44,6 +44,29 @@ func IndexFleet(ctx workflow.Context, in schema.IndexFleetInput) (FleetResult, e
 	}
 	info := workflow.GetInfo(ctx)
 	fleetID := info.WorkflowExecution.ID
+	actCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           IndexQueue,
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
+	})
+
+	// This run's slice of the fleet: inline for small fleets, loaded from the
+	// store for large ones so that no payload or history grows with the fleet.
+	total := len(in.Repos)
+	var batch []schema.RepoSpec
+	if in.ReposKey != "" {
+		total = in.Total
+		if n := min(perRun, total-in.Next); n > 0 {
+			err := workflow.ExecuteActivity(actCtx, store.LoadFleetRepos, activities.LoadReposInput{
+				Key: in.ReposKey, Offset: in.Next, Limit: n,
+			}).Get(ctx, &batch)
+			if err != nil {
+				return FleetResult{}, err
+			}
+		}
+	} else {
+		batch = in.Repos[min(in.Next, total):min(in.Next+perRun, total)]
+	}
 
 	var results []schema.RepoResult
 	running := 0
@@ -57,8 +80,8 @@ func IndexFleet(ctx workflow.Context, in schema.IndexFleetInput) (FleetResult, e
 				failed++
 			}
 		}
-		return schema.FleetProgress{Total: len(in.Repos), Done: done, Failed: failed, Running: running,
-			Pending: len(in.Repos) - next}, nil
+		return schema.FleetProgress{Total: total, Done: done, Failed: failed, Running: running,
+			Pending: total - next}, nil
 	})
 	if err != nil {
 		return FleetResult{}, err
@@ -82,24 +105,17 @@ func IndexFleet(ctx workflow.Context, in schema.IndexFleetInput) (FleetResult, e
 			results = append(results, r)
 		})
 	}
-	started := 0
-	for next < len(in.Repos) && started < perRun {
-		for running < window && next < len(in.Repos) && started < perRun {
-			start(in.Repos[next])
+	for i := 0; i < len(batch); {
+		for running < window && i < len(batch) {
+			start(batch[i])
+			i++
 			next++
-			started++
 		}
 		sel.Select(ctx)
 	}
 	for running > 0 {
 		sel.Select(ctx)
 	}
-
-	actCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           IndexQueue,
-		StartToCloseTimeout: 5 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
-	})
 	if len(results) > 0 {
 		var key string
 		err := workflow.ExecuteActivity(actCtx, store.WriteFleetResults, activities.FleetResultsInput{
@@ -118,19 +134,19 @@ func IndexFleet(ctx workflow.Context, in schema.IndexFleetInput) (FleetResult, e
 		}
 		results = nil // now counted in in.Done/in.Failed
 	}
-	if next < len(in.Repos) {
+	if next < total {
 		in.Next = next
 		return FleetResult{}, workflow.NewContinueAsNewError(ctx, IndexFleet, in)
 	}
 	var summaryKey string
 	err = workflow.ExecuteActivity(actCtx, store.WriteFleetSummary, activities.FleetSummaryInput{
 		FleetID: fleetID, ResultKeys: in.ResultKeys, StartedAt: in.StartedAt, FinishedAt: workflow.Now(ctx),
-		Total: len(in.Repos),
+		Total: total,
 	}).Get(ctx, &summaryKey)
 	if err != nil {
 		return FleetResult{}, err
 	}
-	return FleetResult{Total: len(in.Repos), Done: in.Done, Failed: in.Failed, SummaryKey: summaryKey}, nil
+	return FleetResult{Total: total, Done: in.Done, Failed: in.Failed, SummaryKey: summaryKey}, nil
 }
 
 // errorText is what the failing step reported, capped: the child and activity

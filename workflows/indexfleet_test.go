@@ -162,7 +162,7 @@ func runChain(t *testing.T, in schema.IndexFleetInput, childTime func(schema.Rep
 	t.Helper()
 	var runs []*fleetRun
 	for i := 0; ; i++ {
-		if i > len(in.Repos)+1 {
+		if i > len(in.Repos)+in.Total+1 {
 			t.Fatalf("IndexFleet continued as new %d times for %d repositories", i, len(in.Repos))
 		}
 		r := newFleetRun(t, childTime)
@@ -332,6 +332,58 @@ func TestIndexFleetSummaryAfterContinueAsNew(t *testing.T) {
 	startedAt = s.StartedAt
 	if startedAt.IsZero() || !s.FinishedAt.After(startedAt) {
 		t.Errorf("summary times %v → %v", s.StartedAt, s.FinishedAt)
+	}
+}
+
+// TestIndexFleetStoredList: a large fleet's list lives in the store and each
+// run loads only its own slice.
+func TestIndexFleetStoredList(t *testing.T) {
+	all := repos(7, 3)
+	const key = "runs/" + testFleetID + "/repos.json"
+	in := schema.IndexFleetInput{ReposKey: key, Total: len(all), Options: schema.FleetOptions{Window: 2, ContinueAsNewAfter: 3}}
+	var loads []activities.LoadReposInput
+	var mu sync.Mutex
+	var runs []*fleetRun
+	for i := 0; ; i++ {
+		if i > 5 {
+			t.Fatal("too many runs")
+		}
+		r := newFleetRun(t, nil)
+		r.env.OnActivity(store.LoadFleetRepos, mock.Anything, mock.Anything).Return(
+			func(_ context.Context, li activities.LoadReposInput) ([]schema.RepoSpec, error) {
+				mu.Lock()
+				loads = append(loads, li)
+				mu.Unlock()
+				if li.Key != key {
+					t.Errorf("loaded %q, want %q", li.Key, key)
+				}
+				return all[li.Offset:min(li.Offset+li.Limit, len(all))], nil
+			})
+		runs = append(runs, r)
+		next, res := r.execute(t, in)
+		if next == nil {
+			want := FleetResult{Total: 7, Done: 6, Failed: 1, SummaryKey: "runs/" + testFleetID + "/summary.json"}
+			if res != want {
+				t.Errorf("result %+v, want %+v", res, want)
+			}
+			break
+		}
+		if len(next.Repos) != 0 || next.ReposKey != key || next.Total != 7 {
+			t.Errorf("continued with %d inline repos, key %q, total %d", len(next.Repos), next.ReposKey, next.Total)
+		}
+		in = *next
+	}
+	want := []activities.LoadReposInput{{key, 0, 3}, {key, 3, 3}, {key, 6, 1}}
+	if !slices.Equal(loads, want) {
+		t.Errorf("loads %v, want %v", loads, want)
+	}
+	var started []schema.RepoName
+	for _, r := range runs {
+		started = append(started, r.started...)
+	}
+	slices.Sort(started)
+	if len(started) != 7 || len(slices.Compact(started)) != 7 {
+		t.Errorf("started %v, want each of the 7 repositories once", started)
 	}
 }
 

@@ -21,6 +21,10 @@ import (
 	"github.com/locus-dev/locus/workflows"
 )
 
+// inlineRepos is the largest fleet passed inline in the workflow input
+// (about 100 KB); larger lists are stored and passed by key.
+const inlineRepos = 1000
+
 func runIndex(ctx context.Context, args []string) error {
 	var g globals
 	fs := newFlags("index", &g)
@@ -58,6 +62,18 @@ func runIndex(ctx context.Context, args []string) error {
 		return err
 	}
 	defer bucket.Close()
+	if len(in.Repos) > inlineRepos {
+		// Large fleets travel as a blob key, never as a payload.
+		key := schema.RunPrefix(*id) + "repos.json"
+		data, err := json.Marshal(in.Repos)
+		if err != nil {
+			return err
+		}
+		if err := bucket.WriteAll(ctx, key, data); err != nil {
+			return err
+		}
+		in.ReposKey, in.Total, in.Repos = key, len(in.Repos), nil
+	}
 	c, closeAll, err := g.connect(ctx, log)
 	if err != nil {
 		return err
