@@ -1,0 +1,94 @@
+package schema
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseRepoName(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		bad      bool
+	}{
+		{in: "redis/redis", want: "redis/redis"},
+		{in: "FasterXML/jackson-core", want: "fasterxml/jackson-core"},
+		{in: "psf/requests.git", want: "psf/requests"},
+		{in: "locus", want: "locus"},
+		{in: "a_b/c.d-e", want: "a_b/c.d-e"},
+		{in: "", bad: true},
+		{in: "../etc", bad: true},
+		{in: "a/..", bad: true},
+		{in: "/abs/path", bad: true},
+		{in: "a//b", bad: true},
+		{in: "a/b/c", bad: true},
+		{in: ".hidden/x", bad: true},
+		{in: `a\b`, bad: true},
+		{in: "a b/c", bad: true},
+		{in: "a/b\x00", bad: true},
+		{in: "ünïcode/x", bad: true},
+		{in: strings.Repeat("x", 101), bad: true},
+	} {
+		got, err := ParseRepoName(tc.in)
+		if tc.bad {
+			if err == nil {
+				t.Errorf("ParseRepoName(%q) = %q, want an error", tc.in, got)
+			} else if !strings.Contains(err.Error(), "repository name") {
+				t.Errorf("ParseRepoName(%q) error %q does not say what is wrong", tc.in, err)
+			}
+			continue
+		}
+		if err != nil || string(got) != tc.want {
+			t.Errorf("ParseRepoName(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+		// A valid name can never leave the directory it is joined to.
+		if !filepath.IsLocal(filepath.FromSlash(string(got))) {
+			t.Errorf("%q is not a local path", got)
+		}
+	}
+}
+
+func TestParseRepoSpec(t *testing.T) {
+	for _, tc := range []struct {
+		in             string
+		name, url, ref string
+		bad            bool
+	}{
+		{in: "https://github.com/redis/redis.git", name: "redis/redis", url: "https://github.com/redis/redis.git"},
+		{in: "git@github.com:psf/requests.git#v2.31.0", name: "psf/requests", url: "git@github.com:psf/requests.git", ref: "v2.31.0"},
+		{in: "ssh://git@host:2222/team/svc.git", name: "team/svc", url: "ssh://git@host:2222/team/svc.git"},
+		{in: "redis/redis=/srv/mirror/redis+redis/repo#7.2", name: "redis/redis", url: "/srv/mirror/redis+redis/repo", ref: "7.2"},
+		{in: "/srv/git/widgets.git", name: "widgets", url: "/srv/git/widgets.git"},
+		{in: "/srv/git/widgets/.git", name: "widgets", url: "/srv/git/widgets/.git"},
+		{in: "file:///srv/git/widgets", name: "widgets", url: "file:///srv/git/widgets"},
+		{in: "../evil=/srv/x", bad: true},
+		{in: "/srv/odd dir/x y", bad: true},
+		{in: "x=", bad: true},
+		{in: "https://example.com/a/b#", bad: true},
+	} {
+		got, err := ParseRepoSpec(tc.in)
+		if tc.bad {
+			if err == nil {
+				t.Errorf("ParseRepoSpec(%q) = %+v, want an error", tc.in, got)
+			} else if !strings.Contains(err.Error(), tc.in) {
+				t.Errorf("ParseRepoSpec(%q): error %q does not name the input", tc.in, err)
+			}
+			continue
+		}
+		if err != nil || string(got.Name) != tc.name || got.URL != tc.url || got.Ref != tc.ref {
+			t.Errorf("ParseRepoSpec(%q) = %+v, %v; want name %q url %q ref %q", tc.in, got, err, tc.name, tc.url, tc.ref)
+		}
+	}
+}
+
+func TestKeysStayUnderTheRepoPrefix(t *testing.T) {
+	r := RepoName("redis/redis")
+	for _, k := range []string{r.ManifestKey(), r.CommitsPartKey("a", "b"), r.FileIDsKey("c")} {
+		if !strings.HasPrefix(k, "repos/redis/redis/") {
+			t.Errorf("key %q outside the repository prefix", k)
+		}
+	}
+	if got := SafeKeySegment("../../x y"); strings.Contains(got, "/") || got == ".." {
+		t.Errorf("SafeKeySegment = %q", got)
+	}
+}
