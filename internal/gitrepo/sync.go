@@ -79,7 +79,7 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 	}
 	var repo *git.Repository
 	if _, err := os.Stat(opts.Dir); errors.Is(err, os.ErrNotExist) {
-		repo, err = clone(ctx, opts.Dir, u, auth, opts.Progress)
+		repo, err = clone(ctx, opts.Dir, u, opts.Ref, auth, opts.Progress)
 		if err != nil {
 			return SyncResult{}, err
 		}
@@ -88,7 +88,7 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 		if err != nil {
 			return SyncResult{}, fmt.Errorf("open clone %s: %w", opts.Dir, err)
 		}
-		if err := fetchInto(ctx, repo, opts.Dir, u, auth, opts.Progress); err != nil {
+		if err := fetchInto(ctx, repo, opts.Dir, u, opts.Ref, auth, opts.Progress); err != nil {
 			return SyncResult{}, err
 		}
 	}
@@ -142,13 +142,29 @@ func isSCPLike(s string) bool {
 // an empty ref follows the remote's current default branch or detached HEAD.
 const remoteHead = plumbing.ReferenceName("refs/locus/remote-head")
 
-var fetchSpecs = []config.RefSpec{"+refs/*:refs/*", config.RefSpec("+HEAD:" + remoteHead)}
+// refSpecs says what a sync fetches: branches, tags and the remote HEAD, plus
+// ref itself when it is a full ref name elsewhere (refs/pull/1/head). Not
+// refs/*: hosting services keep thousands of pull-request refs there, whose
+// objects nobody indexes and which mirrors often lack.
+func refSpecs(ref string) []config.RefSpec {
+	specs := []config.RefSpec{"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", config.RefSpec("+HEAD:" + remoteHead)}
+	if strings.HasPrefix(ref, "refs/") && !strings.HasPrefix(ref, "refs/heads/") && !strings.HasPrefix(ref, "refs/tags/") {
+		specs = append(specs, config.RefSpec("+"+ref+":"+ref))
+	}
+	return specs
+}
 
 // clone is init + fetch rather than go-git's clone, which cannot mirror a
 // remote whose HEAD is detached.
-func clone(ctx context.Context, dir, u string, auth transport.AuthMethod, progress io.Writer) (*git.Repository, error) {
+func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, progress io.Writer) (*git.Repository, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, fmt.Errorf("clone %s: %w", u, err)
+	}
+	// Leftovers of clones killed before they could clean up (kill -9).
+	if stale, _ := filepath.Glob(dir + ".tmp-*"); len(stale) > 0 {
+		for _, d := range stale {
+			os.RemoveAll(d)
+		}
 	}
 	var rnd [6]byte
 	rand.Read(rnd[:])
@@ -158,10 +174,10 @@ func clone(ctx context.Context, dir, u string, auth transport.AuthMethod, progre
 	if err != nil {
 		return nil, fmt.Errorf("clone %s: init: %w", u, err)
 	}
-	if _, err := r.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{u}, Mirror: true, Fetch: fetchSpecs}); err != nil {
+	if _, err := r.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{u}, Fetch: refSpecs("")}); err != nil {
 		return nil, fmt.Errorf("clone %s: %w", u, err)
 	}
-	if err := fetchInto(ctx, r, tmp, u, auth, progress); err != nil {
+	if err := fetchInto(ctx, r, tmp, u, ref, auth, progress); err != nil {
 		return nil, err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
@@ -178,8 +194,8 @@ func clone(ctx context.Context, dir, u string, auth transport.AuthMethod, progre
 // go-git cannot fetch from a remote whose HEAD is detached (it insists on
 // mapping HEAD to a branch and fails with "reference not found"); a CI
 // checkout is the usual case. Then the git CLI does the fetch when installed.
-func fetchInto(ctx context.Context, repo *git.Repository, dir, u string, auth transport.AuthMethod, progress io.Writer) error {
-	err := fetch(ctx, repo, u, auth, progress)
+func fetchInto(ctx context.Context, repo *git.Repository, dir, u, ref string, auth transport.AuthMethod, progress io.Writer) error {
+	err := fetch(ctx, repo, u, ref, auth, progress)
 	// go-git wraps the cause in an UnexpectedError that does not unwrap.
 	if err == nil || !strings.Contains(err.Error(), plumbing.ErrReferenceNotFound.Error()) {
 		return err
@@ -188,7 +204,7 @@ func fetchInto(ctx context.Context, repo *git.Repository, dir, u string, auth tr
 		return fmt.Errorf("%w; the remote's HEAD is detached, which go-git cannot fetch; install git or give a branch", err)
 	}
 	args := []string{"--git-dir", dir, "fetch", "--quiet", "--force", "--prune", "--tags", u}
-	for _, s := range fetchSpecs {
+	for _, s := range refSpecs(ref) {
 		args = append(args, s.String())
 	}
 	cmd := exec.CommandContext(ctx, gitBinary(), args...)
@@ -199,10 +215,10 @@ func fetchInto(ctx context.Context, repo *git.Repository, dir, u string, auth tr
 	return nil
 }
 
-func fetch(ctx context.Context, repo *git.Repository, u string, auth transport.AuthMethod, progress io.Writer) error {
+func fetch(ctx context.Context, repo *git.Repository, u, ref string, auth transport.AuthMethod, progress io.Writer) error {
 	err := repo.FetchContext(ctx, &git.FetchOptions{
 		RemoteName: "origin", RemoteURL: u, Auth: auth, Progress: progress, Force: true, Prune: true,
-		RefSpecs: fetchSpecs, Tags: git.AllTags,
+		RefSpecs: refSpecs(ref), Tags: git.AllTags,
 	})
 	switch {
 	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate), errors.Is(err, transport.ErrEmptyRemoteRepository):
@@ -223,7 +239,7 @@ func classify(err error) error {
 	}
 	msg := err.Error()
 	for _, s := range []string{"does not appear to be a git repository", "not a git repository", "repository not found",
-		"invalid pkt-len", "unsupported scheme", "malformed", "invalid"} {
+		"invalid pkt-len", "unsupported scheme", "malformed", "invalid", "corruption", "corrupt"} {
 		if strings.Contains(msg, s) {
 			return fmt.Errorf("%w (%w)", err, ErrPermanent)
 		}

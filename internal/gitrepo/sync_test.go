@@ -41,6 +41,17 @@ func TestSyncCloneAndFetch(t *testing.T) {
 			t.Errorf("ref %q: %v %v, want %s", ref, res.Head, err, want)
 		}
 	}
+	// Pull-request refs are not fetched unless asked for by full name.
+	r.Git("update-ref", "refs/pull/1/head", first)
+	if _, err := syncTo(t, clone, r.Dir, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(clone, "refs", "pull")); !os.IsNotExist(err) {
+		t.Errorf("refs/pull fetched by default (stat: %v)", err)
+	}
+	if res, err := syncTo(t, clone, r.Dir, "refs/pull/1/head"); err != nil || res.Head.String() != first {
+		t.Errorf("refs/pull/1/head: %v %v, want %s", res.Head, err, first)
+	}
 	if _, err := syncTo(t, clone, r.Dir, "no-such-branch"); !errors.Is(err, ErrPermanent) {
 		t.Errorf("unknown ref: err = %v, want ErrPermanent", err)
 	}
