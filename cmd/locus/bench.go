@@ -43,6 +43,7 @@ func runBench(ctx context.Context, args []string) error {
 	ref := fs.String("ref", "", "ref to scrape up to; default HEAD")
 	backends := fs.String("backends", "cat-file,go-git", "object backends to time, comma-separated")
 	child := fs.String("child", "", "internal: run one scrape with this backend and print JSON")
+	workers := fs.Int("workers", 0, "goroutines diffing commits; default GOMAXPROCS")
 	out := fs.String("out", "", "directory for the Parquet output; default a temporary directory, removed afterwards")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
@@ -60,7 +61,7 @@ func runBench(ctx context.Context, args []string) error {
 	}
 	g.logger()
 	if *child != "" {
-		return benchChild(ctx, gitDir, head.String(), gitrepo.Backend(*child), *out)
+		return benchChild(ctx, gitDir, head.String(), gitrepo.DiffOptions{Backend: gitrepo.Backend(*child), Workers: *workers}, *out)
 	}
 	var runs []benchRun
 	for _, b := range strings.Split(*backends, ",") {
@@ -74,7 +75,8 @@ func runBench(ctx context.Context, args []string) error {
 			dir = filepath.Join(dir, b)
 		}
 		self, _ := os.Executable()
-		cmd := exec.CommandContext(ctx, self, "bench", "scrape", "--repo", gitDir, "--ref", head.String(), "--child", b, "--out", dir, "--log-level", "warn")
+		cmd := exec.CommandContext(ctx, self, "bench", "scrape", "--repo", gitDir, "--ref", head.String(), "--child", b, "--out", dir,
+			"--workers", strconv.Itoa(*workers), "--log-level", "warn")
 		cmd.Stderr = os.Stderr
 		var run benchRun
 		data, rss, err := measure(cmd)
@@ -131,7 +133,7 @@ func runBench(ctx context.Context, args []string) error {
 }
 
 // benchChild scrapes the whole history into a file store and prints a benchRun.
-func benchChild(ctx context.Context, gitDir, head string, backend gitrepo.Backend, out string) error {
+func benchChild(ctx context.Context, gitDir, head string, diff gitrepo.DiffOptions, out string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -142,7 +144,7 @@ func benchChild(ctx context.Context, gitDir, head string, backend gitrepo.Backen
 	defer b.Close()
 	start := time.Now()
 	res, err := commits.Scrape(ctx, commits.Config{Bucket: b, Repo: schema.RepoName("bench/" + filepath.Base(strings.TrimSuffix(gitDir, "/.git"))),
-		GitDir: gitDir, Head: head, Diff: gitrepo.DiffOptions{Backend: backend}})
+		GitDir: gitDir, Head: head, Diff: diff})
 	if err != nil {
 		return err
 	}
@@ -151,7 +153,11 @@ func benchChild(ctx context.Context, gitDir, head string, backend gitrepo.Backen
 	for _, p := range res.Parts {
 		bytes += p.Bytes
 	}
-	return json.NewEncoder(stdout).Encode(benchRun{Tool: "locus scrape (" + string(backend) + ")", Seconds: secs,
+	tool := fmt.Sprintf("locus scrape (%s, %d workers)", diff.Backend, diff.Workers)
+	if diff.Workers <= 0 {
+		tool = fmt.Sprintf("locus scrape (%s)", diff.Backend)
+	}
+	return json.NewEncoder(stdout).Encode(benchRun{Tool: tool, Seconds: secs,
 		Commits: res.NewCommits, Rows: res.Rows, Bytes: bytes})
 }
 

@@ -86,7 +86,7 @@ type goGitSource struct {
 }
 
 func openGoGit(dir string) (*goGitSource, error) {
-	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(256*cache.MiByte), filesystem.Options{KeepDescriptors: true})
+	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(96*cache.MiByte), filesystem.Options{KeepDescriptors: true})
 	// Fail early on a directory that is not a repository.
 	if _, err := git.Open(st, nil); err != nil {
 		st.Close()
