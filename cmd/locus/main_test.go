@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/schema"
+)
+
+// capture runs fn with stdout redirected to a buffer.
+func capture(t *testing.T, fn func() error) (string, error) {
+	t.Helper()
+	var buf bytes.Buffer
+	old := stdout
+	stdout = &buf
+	defer func() { stdout = old }()
+	err := fn()
+	return buf.String(), err
+}
+
+func TestIndexThenStatus(t *testing.T) {
+	r := gitfixture.New(t)
+	r.Write(map[string]string{"a.go": "package a\n"})
+	r.Commit("one")
+	r.Write(map[string]string{"a.go": "package a\n\nfunc A() {}\n"})
+	head := r.Commit("two")
+	data := t.TempDir()
+	ctx := context.Background()
+
+	out, err := capture(t, func() error {
+		return runIndex(ctx, []string{"--data-dir", data, "--log-level", "warn", "--json", "acme/widgets=" + r.Dir, "bogus=" + t.TempDir()})
+	})
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != 1 || !strings.Contains(ee.msg, "1 of 2") {
+		t.Fatalf("index with one bad repository: err = %v, want exit 1 naming 1 of 2 failed", err)
+	}
+	var sum schema.FleetSummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, out)
+	}
+	if sum.Done != 1 || sum.Failed != 1 {
+		t.Fatalf("summary %+v", sum)
+	}
+
+	out, err = capture(t, func() error { return runStatus(ctx, []string{"--data-dir", data, "--json"}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []schema.Manifest
+	if err := json.Unmarshal([]byte(out), &ms); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	if len(ms) != 1 || ms[0].Repo != "acme/widgets" || ms[0].Head != head || ms[0].Commits != 2 {
+		t.Fatalf("status = %+v", ms)
+	}
+	// The same command again resumes nothing and scrapes nothing new.
+	out, err = capture(t, func() error {
+		return runIndex(ctx, []string{"--data-dir", data, "--log-level", "warn", "acme/widgets=" + r.Dir})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "acme/widgets") || !strings.Contains(out, "1 done, 0 failed") {
+		t.Fatalf("second run output:\n%s", out)
+	}
+}
+
+func TestRepoSpecs(t *testing.T) {
+	dir := t.TempDir()
+	list := filepath.Join(dir, "fleet.txt")
+	os.WriteFile(list, []byte("# comment\n\nacme/a=/src/a\nhttps://example.com/acme/b.git\n"), 0o644)
+	specs, err := repoSpecs([]string{"/src/c"}, list)
+	if err != nil || len(specs) != 3 || specs[1].Name != "acme/a" || specs[2].Name != "acme/b" {
+		t.Fatalf("specs = %+v, %v", specs, err)
+	}
+	if _, err := repoSpecs([]string{"/x/same", "/y/same"}, ""); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("duplicate names: err = %v", err)
+	}
+	if _, err := repoSpecs([]string{"../../etc/passwd=/x"}, ""); err == nil {
+		t.Fatal("an escaping name was accepted")
+	}
+}
+
+func TestEnvironmentFillsFlags(t *testing.T) {
+	var g globals
+	fs := newFlags("status", &g)
+	t.Setenv("LOCUS_NAMESPACE", "from-env")
+	t.Setenv("LOCUS_LOG_LEVEL", "debug")
+	if err := parse(fs, []string{"--log-level", "warn"}); err != nil {
+		t.Fatal(err)
+	}
+	if g.namespace != "from-env" || g.logLevel != "warn" {
+		t.Fatalf("namespace %q (want from env), log level %q (want the flag)", g.namespace, g.logLevel)
+	}
+}
+
+func TestFleetIDIsStable(t *testing.T) {
+	in := schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: "a/b", URL: "/x"}}}
+	if fleetID(in) != fleetID(in) || fleetID(in) == fleetID(schema.IndexFleetInput{}) {
+		t.Fatal("fleet ids must be deterministic and depend on the input")
+	}
+}
