@@ -373,7 +373,7 @@ func TestIndexFleetStoredList(t *testing.T) {
 		}
 		in = *next
 	}
-	want := []activities.LoadReposInput{{key, 0, 3}, {key, 3, 3}, {key, 6, 1}}
+	want := []activities.LoadReposInput{{Key: key, Offset: 0, Limit: 3}, {Key: key, Offset: 3, Limit: 3}, {Key: key, Offset: 6, Limit: 1}}
 	if !slices.Equal(loads, want) {
 		t.Errorf("loads %v, want %v", loads, want)
 	}
