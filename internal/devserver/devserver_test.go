@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +29,8 @@ import (
 	persistencesql "go.temporal.io/server/common/persistence/sql"
 	"go.temporal.io/server/common/persistence/sql/sqlplugin"
 	"go.temporal.io/server/common/resolver"
+
+	"github.com/locus-dev/locus/internal/testutil/testlog"
 )
 
 const taskQueue = "devserver-test"
@@ -61,39 +62,12 @@ func SignalWorkflow(ctx workflow.Context, name string) (string, error) {
 	return greeting + suffix, nil
 }
 
-// testLogger sends server logs to t.Log until the test ends; the server may
-// log from its goroutines after that, which t.Log does not allow.
-func testLogger(t *testing.T) *slog.Logger {
-	w := &testWriter{t: t}
-	t.Cleanup(func() {
-		w.mu.Lock()
-		w.done = true
-		w.mu.Unlock()
-	})
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type testWriter struct {
-	mu   sync.Mutex
-	t    *testing.T
-	done bool
-}
-
-func (w *testWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
 func startServer(t *testing.T, dir string) *Server {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	begin := time.Now()
-	s, err := Start(ctx, Options{DataDir: dir, Address: "127.0.0.1:0", Logger: testLogger(t)})
+	s, err := Start(ctx, Options{DataDir: dir, Address: "127.0.0.1:0", Logger: testlog.New(t, slog.LevelDebug)})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -257,7 +231,7 @@ func TestRestartKeepsState(t *testing.T) {
 	dir := t.TempDir()
 	const id = "restart-1"
 
-	a, err := Start(context.Background(), Options{DataDir: dir, Address: "127.0.0.1:0", Logger: testLogger(t)})
+	a, err := Start(context.Background(), Options{DataDir: dir, Address: "127.0.0.1:0", Logger: testlog.New(t, slog.LevelDebug)})
 	if err != nil {
 		t.Fatalf("Start A: %v", err)
 	}
@@ -357,7 +331,7 @@ func TestKilledServerKeepsState(t *testing.T) {
 	}
 
 	// While the child lives, the data dir is locked.
-	_, err = Start(context.Background(), Options{DataDir: dir, Address: "127.0.0.1:0", Logger: testLogger(t)})
+	_, err = Start(context.Background(), Options{DataDir: dir, Address: "127.0.0.1:0", Logger: testlog.New(t, slog.LevelDebug)})
 	if !errors.Is(err, ErrDataDirLocked) || !strings.Contains(err.Error(), "--temporal "+addr) {
 		t.Errorf("Start on a dir locked by another process: err = %v, want ErrDataDirLocked naming --temporal %s", err, addr)
 	}
@@ -400,7 +374,7 @@ func TestLockedDataDir(t *testing.T) {
 	a := startServer(t, dir)
 
 	begin := time.Now()
-	_, err := Start(context.Background(), Options{DataDir: dir, Address: "127.0.0.1:0", Logger: testLogger(t)})
+	_, err := Start(context.Background(), Options{DataDir: dir, Address: "127.0.0.1:0", Logger: testlog.New(t, slog.LevelDebug)})
 	if err == nil {
 		t.Fatal("second Start on a locked data dir succeeded")
 	}
@@ -417,7 +391,7 @@ func TestLockedDataDir(t *testing.T) {
 	}
 
 	// Another data dir, but the frontend address is taken.
-	_, err = Start(context.Background(), Options{DataDir: t.TempDir(), Address: a.Address(), Logger: testLogger(t)})
+	_, err = Start(context.Background(), Options{DataDir: t.TempDir(), Address: a.Address(), Logger: testlog.New(t, slog.LevelDebug)})
 	if err == nil || !strings.Contains(err.Error(), "--temporal "+a.Address()) {
 		t.Errorf("Start on a taken address: err = %v, want it to suggest --temporal %s", err, a.Address())
 	}
@@ -443,7 +417,7 @@ func TestInternalPortTaken(t *testing.T) {
 	t.Cleanup(func() { pickPorts = freePorts })
 
 	dir := t.TempDir()
-	_, err = Start(context.Background(), Options{DataDir: dir, Address: "127.0.0.1:0", Logger: testLogger(t)})
+	_, err = Start(context.Background(), Options{DataDir: dir, Address: "127.0.0.1:0", Logger: testlog.New(t, slog.LevelDebug)})
 	if err == nil || !strings.Contains(err.Error(), "address already in use") {
 		t.Fatalf("Start with a taken history port: err = %v, want one saying the address is in use", err)
 	}
@@ -469,7 +443,7 @@ func TestSchemaVersionMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = db.Close()
-	_, err = Start(context.Background(), Options{DataDir: dir, Address: "127.0.0.1:0", Logger: testLogger(t)})
+	_, err = Start(context.Background(), Options{DataDir: dir, Address: "127.0.0.1:0", Logger: testlog.New(t, slog.LevelDebug)})
 	if err == nil || !strings.Contains(err.Error(), "schema 0.1") {
 		t.Errorf("Start on a database with another schema version: err = %v, want it to name schema 0.1", err)
 	}

@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +29,7 @@ import (
 	"github.com/locus-dev/locus/internal/devserver"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/testlog"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
 	"github.com/locus-dev/locus/workflows"
@@ -137,7 +137,7 @@ func TestIndexFleetSurvivesServerRestart(t *testing.T) {
 
 	a := startServer(t, serverDir)
 	ca, err := client.Dial(client.Options{HostPort: a.Address(), Namespace: a.Namespace(),
-		Logger: sdklog.NewStructuredLogger(testLogger(t, slog.LevelWarn))})
+		Logger: sdklog.NewStructuredLogger(testlog.New(t, slog.LevelWarn))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,7 +498,7 @@ func startServer(t *testing.T, dir string) *devserver.Server {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	begin := time.Now()
-	s, err := devserver.Start(ctx, devserver.Options{DataDir: dir, Address: "127.0.0.1:0", Logger: testLogger(t, slog.LevelWarn)})
+	s, err := devserver.Start(ctx, devserver.Options{DataDir: dir, Address: "127.0.0.1:0", Logger: testlog.New(t, slog.LevelWarn)})
 	if err != nil {
 		t.Fatalf("start server: %v", err)
 	}
@@ -514,7 +514,7 @@ func startServer(t *testing.T, dir string) *devserver.Server {
 func dial(t *testing.T, s *devserver.Server) client.Client {
 	t.Helper()
 	c, err := client.Dial(client.Options{HostPort: s.Address(), Namespace: s.Namespace(),
-		Logger: sdklog.NewStructuredLogger(testLogger(t, slog.LevelWarn))})
+		Logger: sdklog.NewStructuredLogger(testlog.New(t, slog.LevelWarn))})
 	if err != nil {
 		t.Fatalf("dial %s: %v", s.Address(), err)
 	}
@@ -533,31 +533,4 @@ func startWorkers(t *testing.T, c client.Client, dataDir string, b *blob.Bucket)
 			w.Stop()
 		}
 	})
-}
-
-// testLogger sends logs at level and above to t.Log until the test ends; the
-// server and the SDK may log from their goroutines after that, which t.Log forbids.
-func testLogger(t *testing.T, level slog.Level) *slog.Logger {
-	w := &testWriter{t: t}
-	t.Cleanup(func() {
-		w.mu.Lock()
-		w.done = true
-		w.mu.Unlock()
-	})
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
-}
-
-type testWriter struct {
-	mu   sync.Mutex
-	t    *testing.T
-	done bool
-}
-
-func (w *testWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
 }
