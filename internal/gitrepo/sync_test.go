@@ -3,9 +3,15 @@ package gitrepo
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
@@ -152,5 +158,56 @@ func TestSyncBadInput(t *testing.T) {
 		if permanent := errors.Is(err, ErrPermanent); permanent == (name == "unreachable") {
 			t.Errorf("%s: permanent=%v: %v", name, permanent, err)
 		}
+	}
+}
+
+// TestSyncOverHTTP clones and fetches over git's smart HTTP protocol, served by
+// the real git-http-backend behind net/http/cgi, with a token sent as basic auth.
+func TestSyncOverHTTP(t *testing.T) {
+	out, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	backend := filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
+	if _, err := os.Stat(backend); err != nil {
+		t.Skipf("git-http-backend not found at %s", backend)
+	}
+	r := gitfixture.New(t)
+	r.Write(map[string]string{"a.txt": "a\n"})
+	r.Commit("one")
+	root := t.TempDir()
+	r.Git("clone", "-q", "--bare", r.Dir, filepath.Join(root, "acme.git"))
+	var gotAuth atomic.Value
+	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}, Stderr: io.Discard}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if _, pass, ok := req.BasicAuth(); ok {
+			gotAuth.Store(pass)
+		}
+		h.ServeHTTP(w, req)
+	}))
+	defer srv.Close()
+	t.Setenv("LOCUS_GIT_TOKEN", "s3cret")
+
+	clone := filepath.Join(t.TempDir(), "c.git")
+	res, err := syncTo(t, clone, srv.URL+"/acme.git", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Head.String() != r.Head() {
+		t.Fatalf("head %s, want %s", res.Head, r.Head())
+	}
+	if gotAuth.Load() != "s3cret" {
+		t.Errorf("token not sent as basic auth: %v", gotAuth.Load())
+	}
+	// A new commit on the server arrives with the next sync.
+	r.Write(map[string]string{"a.txt": "a\nb\n"})
+	r.Commit("two")
+	r.Git("push", "-q", filepath.Join(root, "acme.git"), "main")
+	if res, err = syncTo(t, clone, srv.URL+"/acme.git", ""); err != nil || res.Head.String() != r.Head() {
+		t.Fatalf("fetch over http: %v %v, want %s", res.Head, err, r.Head())
+	}
+	// A repository the server does not have is a permanent error.
+	if _, err := syncTo(t, filepath.Join(t.TempDir(), "d.git"), srv.URL+"/missing.git", ""); !errors.Is(err, ErrPermanent) {
+		t.Errorf("missing repository over http: err = %v, want ErrPermanent", err)
 	}
 }
