@@ -3,6 +3,7 @@ package commits
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -150,22 +151,11 @@ func Scrape(ctx context.Context, cfg Config) (*Result, error) {
 
 func parseHash(s string) (gitrepo.Hash, error) {
 	var h gitrepo.Hash
-	if len(s) != 40 {
-		return h, fmt.Errorf("commit id %q: want 40 hex digits", s)
+	if len(s) != 2*len(h) || strings.ToLower(s) != s {
+		return h, fmt.Errorf("commit id %q: want 40 lower-case hex digits", s)
 	}
-	for i := 0; i < 20; i++ {
-		var b byte
-		for _, c := range []byte(s[2*i : 2*i+2]) {
-			switch {
-			case c >= '0' && c <= '9':
-				b = b<<4 | (c - '0')
-			case c >= 'a' && c <= 'f':
-				b = b<<4 | (c - 'a' + 10)
-			default:
-				return h, fmt.Errorf("commit id %q: not lower-case hex", s)
-			}
-		}
-		h[i] = b
+	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
+		return h, fmt.Errorf("commit id %q: %w", s, err)
 	}
 	return h, nil
 }
@@ -246,9 +236,8 @@ func (p *partWriter) writeCommit(repo schema.RepoName, cd *gitrepo.CommitDiff, i
 		r.OldMode, r.NewMode = f.OldMode, f.NewMode
 		r.Additions, r.Deletions = int32(f.Additions), int32(f.Deletions)
 		r.IsBinary, r.Diff, r.DiffTruncated = f.Binary, f.Diff, f.Truncated
-		r.Extension = strings.ToLower(path.Ext(r.Path))
-		if strings.ContainsRune(r.Extension, '/') || r.Extension == "." {
-			r.Extension = ""
+		if ext := strings.ToLower(path.Ext(r.Path)); ext != "." {
+			r.Extension = ext
 		}
 		p.rows = append(p.rows, r)
 	}

@@ -336,7 +336,6 @@ func (d *differ) unified(context, maxBytes int, out []byte) ([]byte, bool) {
 		b0 := first.b0 - (first.a0 - a0)
 		a1 := min(last.a1+context, na)
 		b1 := last.b1 + (a1 - last.a1)
-		mark := len(out)
 		out = appendRange(append(out, "@@ -"...), a0, a1-a0)
 		out = appendRange(append(out, " +"...), b0, b1-b0)
 		out = append(out, " @@\n"...)
@@ -356,7 +355,7 @@ func (d *differ) unified(context, maxBytes int, out []byte) ([]byte, bool) {
 			out = appendLine(out, ' ', d.linesA[ai])
 		}
 		if maxBytes > 0 && len(out) > maxBytes {
-			return cutAtLine(out, max(maxBytes, mark)), true
+			return cutAtLine(out, maxBytes), true
 		}
 		gi = gj + 1
 	}

@@ -96,11 +96,10 @@ func DiffCommits(ctx context.Context, gitDir string, commits []Hash, opts DiffOp
 	queue := make(chan chan result, 16*opts.Workers)
 	var wg sync.WaitGroup
 	var openErr error
-	var openOnce sync.Once
 	for w := 0; w < opts.Workers; w++ {
 		src, err := openSource(ctx, gitDir, opts.Backend)
 		if err != nil {
-			openOnce.Do(func() { openErr = err })
+			openErr = err
 			break
 		}
 		wg.Add(1)
