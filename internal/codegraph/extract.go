@@ -1,0 +1,82 @@
+// Package codegraph builds per-repository code graphs (directories, files, classes,
+// functions; contains/imports/invokes/inherits edges) with tree-sitter.
+package codegraph
+
+import "context"
+
+// Kinds of definitions an extractor reports.
+const (
+	KindClass    = "class"
+	KindFunction = "function"
+)
+
+// Def is a class or function defined in a file.
+type Def struct {
+	// Name is qualified within the file, LocAgent style: "func", "Class",
+	// "Class.method", "outer.inner", "Outer.Inner.method".
+	Name string
+	Kind string // KindClass or KindFunction
+	// StartLine and EndLine are 1-based and inclusive; they include decorators
+	// and leading annotations that tree-sitter puts inside the definition.
+	StartLine, EndLine int
+	// StartByte and EndByte delimit the definition's source in the file.
+	StartByte, EndByte int
+}
+
+// Import is one import statement's target, unresolved.
+type Import struct {
+	// Module as written, in the language's own syntax: "os.path", ".utils",
+	// "../lib/x", "github.com/a/b/pkg", "com.fasterxml.jackson.core.JsonParser".
+	Module string
+	// Names imported from it ("" entries not allowed); empty when the module
+	// itself is imported. "*" for a wildcard import.
+	Names []string
+	// Alias the module is bound to in the file, if any ("np" in import numpy as np).
+	Alias string
+	Line  int
+}
+
+// Call is a reference from a definition to a callee, unresolved.
+type Call struct {
+	// From is the qualified name of the innermost enclosing Def; "" for
+	// module-level code.
+	From string
+	// Callee as written, reduced to a dotted chain: "foo", "self.bar",
+	// "os.path.join", "Foo.create", "new Foo" is reported as "Foo".
+	Callee string
+	Line   int
+}
+
+// Inherit is a base class, interface or embedded type of a class.
+type Inherit struct {
+	Class string // qualified name of the class
+	Base  string // as written, dotted: "Base", "abc.ABC", "pkg.Type"
+}
+
+// FileResult is what an extractor finds in one file.
+type FileResult struct {
+	// Package is the file's declared package or namespace where the language
+	// has one (Java "com.acme.util", Go "util"); "" otherwise.
+	Package  string
+	Defs     []Def
+	Imports  []Import
+	Calls    []Call
+	Inherits []Inherit
+	// ErrorNodes counts tree-sitter ERROR and MISSING nodes: syntax errors
+	// keep what parses.
+	ErrorNodes int
+}
+
+// Language extracts definitions and references from one language's files.
+// Implementations live one per file (lang_<name>.go) and must be safe for
+// concurrent use (create a parser per call).
+type Language interface {
+	// Name is the language's id as stored on nodes: "python", "java",
+	// "javascript", "typescript", "go".
+	Name() string
+	// Extensions are the lower-case file extensions it handles, with the dot.
+	Extensions() []string
+	// Extract parses src (the content of path, repository-relative). It must
+	// not panic on any input, and must close every tree-sitter tree it opens.
+	Extract(ctx context.Context, path string, src []byte) (*FileResult, error)
+}

@@ -1,0 +1,103 @@
+package codegraph
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	sitter "github.com/smacker/go-tree-sitter"
+)
+
+var (
+	regMu  sync.RWMutex
+	byName = map[string]Language{}
+	byExt  = map[string]Language{}
+)
+
+// register adds a language; each lang_<name>.go calls it from init.
+func register(l Language) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := byName[l.Name()]; dup {
+		panic("codegraph: language registered twice: " + l.Name())
+	}
+	byName[l.Name()] = l
+	for _, e := range l.Extensions() {
+		byExt[e] = l
+	}
+}
+
+// Languages returns the registered languages sorted by name.
+func Languages() []Language {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	out := make([]Language, 0, len(byName))
+	for _, l := range byName {
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// LanguageFor returns the language of a path by its extension, or nil.
+func LanguageFor(path string) Language {
+	i := strings.LastIndexByte(path, '.')
+	if i < 0 || strings.LastIndexByte(path, '/') > i {
+		return nil
+	}
+	regMu.RLock()
+	defer regMu.RUnlock()
+	return byExt[strings.ToLower(path[i:])]
+}
+
+// parse runs tree-sitter and hands the root to fn, closing the tree after.
+func parse(ctx context.Context, lang *sitter.Language, path string, src []byte, fn func(root *sitter.Node) error) error {
+	p := sitter.NewParser()
+	defer p.Close()
+	p.SetLanguage(lang)
+	tree, err := p.ParseCtx(ctx, nil, src)
+	if err != nil {
+		return fmt.Errorf("parse %s: %w", path, err)
+	}
+	if tree == nil {
+		return fmt.Errorf("parse %s: no tree", path)
+	}
+	defer tree.Close()
+	return fn(tree.RootNode())
+}
+
+// countErrors counts ERROR and MISSING nodes below n.
+func countErrors(n *sitter.Node) int {
+	if n == nil || !n.HasError() {
+		return 0
+	}
+	c := 0
+	if n.IsError() || n.IsMissing() {
+		c++
+	}
+	for i := 0; i < int(n.ChildCount()); i++ {
+		c += countErrors(n.Child(i))
+	}
+	return c
+}
+
+// text is the source of n.
+func text(n *sitter.Node, src []byte) string {
+	if n == nil {
+		return ""
+	}
+	return string(src[n.StartByte():n.EndByte()])
+}
+
+// lines returns n's 1-based inclusive line span.
+func lines(n *sitter.Node) (int, int) {
+	return int(n.StartPoint().Row) + 1, int(n.EndPoint().Row) + 1
+}
+
+// defOf builds a Def spanning n.
+func defOf(name, kind string, n *sitter.Node) Def {
+	s, e := lines(n)
+	return Def{Name: name, Kind: kind, StartLine: s, EndLine: e, StartByte: int(n.StartByte()), EndByte: int(n.EndByte())}
+}
