@@ -42,6 +42,9 @@ func render(r *FileResult) string {
 	}
 	sort.Strings(lines)
 	lines = dedupe(lines)
+	if r.Package != "" {
+		lines = append([]string{"package " + r.Package}, lines...)
+	}
 	lines = append(lines, fmt.Sprintf("errors %d", r.ErrorNodes))
 	return strings.Join(lines, "\n") + "\n"
 }
