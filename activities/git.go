@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/commits"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
@@ -137,4 +138,35 @@ func (p *progressHeartbeat) Write(b []byte) (int, error) {
 		activity.RecordHeartbeat(p.ctx, strings.TrimSpace(string(b)))
 	}
 	return len(b), nil
+}
+
+// BuildGraph builds the code graph of the synced head and stores its tables;
+// PublishManifest makes it visible. A graph already published for the head is
+// reused.
+func (a *Git) BuildGraph(ctx context.Context, in schema.BuildGraphInput) (schema.GraphInfo, error) {
+	dir, err := a.clonePath(in.Repo)
+	if err != nil {
+		return schema.GraphInfo{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	if m, err := manifest.Read(ctx, a.Bucket, in.Repo); err != nil {
+		return schema.GraphInfo{}, err
+	} else if m != nil && m.Graph != nil && m.Graph.Commit == in.Head {
+		return *m.Graph, nil
+	}
+	head, ok := gitrepo.ParseHash(in.Head)
+	if !ok {
+		return schema.GraphInfo{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("head %q is not a commit id", in.Head), ErrTypeBadInput, nil)
+	}
+	stop := heartbeatEvery(ctx, 5*time.Second, nil)
+	defer stop()
+	g, err := codegraph.BuildCommit(ctx, dir, a.Backend, head, codegraph.Options{PrimaryLanguageOnly: in.Options.PrimaryLanguageOnly})
+	if err != nil {
+		return schema.GraphInfo{}, permanent(fmt.Errorf("build graph %s@%s: %w", in.Repo, in.Head, err))
+	}
+	info, err := codegraph.Write(ctx, a.Bucket, in.Repo, in.Head, g)
+	if err != nil {
+		return schema.GraphInfo{}, err
+	}
+	activity.GetLogger(ctx).Info("graph built", "repo", in.Repo, "nodes", info.Nodes, "edges", info.Edges, "files", info.Files)
+	return info, nil
 }

@@ -19,6 +19,9 @@ type IndexOptions struct {
 	MaxDiffBytes int `json:"max_diff_bytes,omitempty"`
 	// CommitsPerPart bounds the commits in one Parquet part; default 5000.
 	CommitsPerPart int `json:"commits_per_part,omitempty"`
+	// PrimaryLanguageOnly builds the code graph of the repository's main
+	// language only (the SpIDER paper's setting); default all languages.
+	PrimaryLanguageOnly bool `json:"primary_language_only,omitempty"`
 }
 
 // FleetOptions tune an IndexFleet run.
@@ -135,6 +138,7 @@ type Manifest struct {
 	Rows      int64          `json:"rows"`
 	Parts     []Part         `json:"parts"`              // every commits part, oldest first
 	FileIDs   string         `json:"file_ids,omitempty"` // key of the path → file id map at Head
+	Graph     *GraphInfo     `json:"graph,omitempty"`    // code graph at Head
 	IndexedAt time.Time      `json:"indexed_at"`
 	Versions  map[string]int `json:"versions"`
 }
@@ -147,4 +151,11 @@ type Part struct {
 	Commits int    `json:"commits"`
 	Rows    int64  `json:"rows"`
 	Bytes   int64  `json:"bytes"`
+}
+
+// BuildGraphInput is the BuildGraph activity's argument.
+type BuildGraphInput struct {
+	Repo    RepoName     `json:"repo"`
+	Head    string       `json:"head"`
+	Options IndexOptions `json:"options"`
 }

@@ -85,6 +85,7 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 
 	host := worker.New(c, hostQueue, worker.Options{MaxConcurrentActivityExecutionSize: conc, DisableWorkflowWorker: true})
 	host.RegisterActivity(git.ScrapeCommits)
+	host.RegisterActivity(git.BuildGraph)
 
 	started := []worker.Worker{}
 	for _, w := range []worker.Worker{index, host} {

@@ -63,6 +63,20 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 	}
 	res.NewCommits = scraped.NewCommits
 
+	// The code graph of the head, on the host with the clone. Histories
+	// recorded before this step existed replay without it.
+	var graph *schema.GraphInfo
+	if v := workflow.GetVersion(ctx, "build-graph", workflow.DefaultVersion, 1); v >= 1 && !synced.Empty {
+		var info schema.GraphInfo
+		err := workflow.ExecuteActivity(hostCtx, git.BuildGraph, schema.BuildGraphInput{
+			Repo: in.Repo.Name, Head: synced.Head, Options: in.Options,
+		}).Get(ctx, &info)
+		if err != nil {
+			return res, err
+		}
+		graph = &info
+	}
+
 	pubCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           IndexQueue,
 		StartToCloseTimeout: 10 * time.Minute,
@@ -70,7 +84,7 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 	})
 	var m schema.Manifest
 	err := workflow.ExecuteActivity(pubCtx, store.PublishManifest, activities.PublishInput{
-		Repo: in.Repo, Head: synced.Head, Scrape: scraped, IndexedAt: workflow.Now(ctx),
+		Repo: in.Repo, Head: synced.Head, Scrape: scraped, Graph: graph, IndexedAt: workflow.Now(ctx),
 	}).Get(ctx, &m)
 	if err != nil {
 		return res, err

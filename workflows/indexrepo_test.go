@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -89,6 +90,16 @@ func TestIndexRepoScrapesOnSyncHostQueue(t *testing.T) {
 			}
 			return scraped, nil
 		}).Once()
+	var graphQueue string
+	graph := schema.GraphInfo{Commit: testHead, NodesKey: "n", EdgesKey: "e", Nodes: 9, Edges: 8}
+	env.OnActivity(git.BuildGraph, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in schema.BuildGraphInput) (schema.GraphInfo, error) {
+			graphQueue = activity.GetInfo(ctx).TaskQueue
+			if want := (schema.BuildGraphInput{Repo: acme.Name, Head: testHead, Options: opts}); in != want {
+				t.Errorf("BuildGraph input = %+v, want %+v", in, want)
+			}
+			return graph, nil
+		}).Once()
 	var published activities.PublishInput
 	env.OnActivity(store.PublishManifest, mock.Anything, mock.Anything).Return(publishEcho(t, &published)).Once()
 
@@ -101,8 +112,11 @@ func TestIndexRepoScrapesOnSyncHostQueue(t *testing.T) {
 		t.Fatalf("workflow error: %v", err)
 	}
 	env.AssertExpectations(t)
-	if scrapeQueue != testHostQueue {
-		t.Errorf("ScrapeCommits ran on task queue %q, want the host queue from Sync %q", scrapeQueue, testHostQueue)
+	if scrapeQueue != testHostQueue || graphQueue != testHostQueue {
+		t.Errorf("ScrapeCommits ran on %q and BuildGraph on %q, want the host queue from Sync %q", scrapeQueue, graphQueue, testHostQueue)
+	}
+	if published.Graph == nil || !reflect.DeepEqual(*published.Graph, graph) {
+		t.Errorf("PublishManifest got graph %+v, want %+v", published.Graph, graph)
 	}
 	if published.Head != testHead || published.Repo != acme || published.Scrape.NewCommits != 3 ||
 		len(published.Scrape.Parts) != 1 || published.Scrape.FileIDs != "ids" || published.IndexedAt.IsZero() {
@@ -126,6 +140,11 @@ func TestIndexRepoEmptyRepositorySkipsScrape(t *testing.T) {
 		func(context.Context, schema.ScrapeInput) (schema.ScrapeResult, error) {
 			t.Error("ScrapeCommits called for an empty repository")
 			return schema.ScrapeResult{}, nil
+		}).Maybe()
+	env.OnActivity(git.BuildGraph, mock.Anything, mock.Anything).Return(
+		func(context.Context, schema.BuildGraphInput) (schema.GraphInfo, error) {
+			t.Error("BuildGraph called for an empty repository")
+			return schema.GraphInfo{}, nil
 		}).Maybe()
 	var published activities.PublishInput
 	env.OnActivity(store.PublishManifest, mock.Anything, mock.Anything).Return(publishEcho(t, &published)).Once()
@@ -184,6 +203,7 @@ func TestIndexRepoSyncFailures(t *testing.T) {
 				})
 			env.OnActivity(git.ScrapeCommits, mock.Anything, mock.Anything).Return(
 				schema.ScrapeResult{Head: testHead, NewCommits: 1, Rows: 1}, nil).Maybe()
+			env.OnActivity(git.BuildGraph, mock.Anything, mock.Anything).Return(schema.GraphInfo{Commit: testHead}, nil).Maybe()
 			var published activities.PublishInput
 			env.OnActivity(store.PublishManifest, mock.Anything, mock.Anything).Return(publishEcho(t, &published)).Maybe()
 

@@ -355,3 +355,6 @@ func checkGitDir(dir string) error {
 	}
 	return nil
 }
+
+// ParseHash parses a 40-digit hex commit id.
+func ParseHash(s string) (Hash, bool) { return parseHex([]byte(s)) }

@@ -39,9 +39,11 @@ func Read(ctx context.Context, b *blob.Bucket, repo schema.RepoName) (*schema.Ma
 
 // Update describes what a successful IndexRepo adds.
 type Update struct {
-	Repo      schema.RepoSpec
-	Head      string // "" for an empty repository
-	Scrape    schema.ScrapeResult
+	Repo   schema.RepoSpec
+	Head   string // "" for an empty repository
+	Scrape schema.ScrapeResult
+	// Graph is the code graph built at Head; nil keeps the previous one.
+	Graph     *schema.GraphInfo
 	IndexedAt time.Time
 }
 
@@ -64,7 +66,11 @@ func Publish(ctx context.Context, b *blob.Bucket, u Update) (*schema.Manifest, e
 	m := schema.Manifest{Version: schema.ManifestVersion, Repo: repo, URL: u.Repo.URL, Ref: u.Repo.Ref,
 		IndexedAt: u.IndexedAt.UTC(), Versions: map[string]int{"commits": schema.CommitsVersion}}
 	if prev != nil {
-		m.Head, m.Commits, m.Rows, m.Parts, m.FileIDs = prev.Head, prev.Commits, prev.Rows, prev.Parts, prev.FileIDs
+		m.Head, m.Commits, m.Rows, m.Parts, m.FileIDs, m.Graph = prev.Head, prev.Commits, prev.Rows, prev.Parts, prev.FileIDs, prev.Graph
+	}
+	if u.Graph != nil {
+		m.Graph = u.Graph
+		m.Versions["graph"] = schema.GraphVersion
 	}
 	if u.Scrape.Head != "" {
 		m.Head = u.Scrape.Head
@@ -88,20 +94,25 @@ func Publish(ctx context.Context, b *blob.Bucket, u Update) (*schema.Manifest, e
 	return &m, nil
 }
 
-// sweep deletes objects under the commits prefix that m does not reference.
+// sweep deletes commit parts, file-id maps and graphs that m does not reference.
 func sweep(ctx context.Context, b *blob.Bucket, m *schema.Manifest) error {
 	keep := map[string]bool{m.FileIDs: true}
 	for _, p := range m.Parts {
 		keep[p.Key] = true
 	}
-	objs, err := b.List(ctx, m.Repo.CommitsPrefix())
-	if err != nil {
-		return err
+	if m.Graph != nil {
+		keep[m.Graph.NodesKey], keep[m.Graph.EdgesKey], keep[m.Graph.ReportKey] = true, true, true
 	}
-	for _, o := range objs {
-		if !keep[o.Key] {
-			if err := b.Delete(ctx, o.Key); err != nil && !errors.Is(err, blob.ErrNotFound) {
-				return err
+	for _, prefix := range []string{m.Repo.CommitsPrefix(), m.Repo.Prefix() + "graph/"} {
+		objs, err := b.List(ctx, prefix)
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			if !keep[o.Key] {
+				if err := b.Delete(ctx, o.Key); err != nil && !errors.Is(err, blob.ErrNotFound) {
+					return err
+				}
 			}
 		}
 	}

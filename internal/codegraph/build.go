@@ -1,0 +1,327 @@
+package codegraph
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// File is one entry of the snapshot to build from.
+type File struct {
+	Path string // repository-relative, slash-separated
+	// Regular is false for symlinks and submodules: they are never followed.
+	Regular bool
+	// Read returns the content. Builders call it from one goroutine.
+	Read func() ([]byte, error)
+}
+
+// DefaultExclude lists directory names skipped wherever they occur:
+// dependencies and build outputs.
+var DefaultExclude = []string{".git", "node_modules", "vendor", "third_party", "bower_components",
+	"build", "dist", "out", "target", "__pycache__", ".venv", "venv", ".tox", "site-packages"}
+
+// Options tune Build.
+type Options struct {
+	// MaxFileBytes: larger files are skipped ("too large"); default 1 MiB.
+	MaxFileBytes int
+	// Exclude: directory names skipped anywhere in the tree; default DefaultExclude.
+	Exclude []string
+	// PrimaryLanguageOnly keeps only the language with the most parsed bytes,
+	// as the SpIDER paper does; default every supported language.
+	PrimaryLanguageOnly bool
+	// Workers parsing in parallel; default GOMAXPROCS.
+	Workers int
+}
+
+func (o *Options) defaults() {
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = 1 << 20
+	}
+	if o.Exclude == nil {
+		o.Exclude = DefaultExclude
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+}
+
+// parsed is one file that went through an extractor.
+type parsed struct {
+	path string
+	lang Language
+	src  []byte
+	res  *FileResult
+}
+
+// Build parses the files and returns the graph with every edge it could resolve.
+func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
+	opts.defaults()
+	g := &Graph{Stats: Stats{FilesByLang: map[string]int{}, Edges: map[string]int{}, Unresolved: map[string]int{}}}
+	excluded := map[string]bool{}
+	for _, e := range opts.Exclude {
+		excluded[e] = true
+	}
+
+	type job struct {
+		i int
+		p parsed
+	}
+	var out []*parsed
+	jobs := make(chan *job)
+	var wg sync.WaitGroup
+	var firstErr error
+	var mu sync.Mutex
+	for w := 0; w < opts.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				res, err := j.p.lang.Extract(ctx, j.p.path, j.p.src)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("%s: %w", j.p.path, err)
+				}
+				if err == nil {
+					p := j.p
+					p.res = res
+					out[j.i] = &p
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, f := range files {
+		if reason := skipPath(f, excluded); reason != "" {
+			if reason != "-" {
+				g.Stats.Skipped = append(g.Stats.Skipped, Skipped{f.Path, reason})
+			}
+			continue
+		}
+		lang := LanguageFor(f.Path)
+		data, err := f.Read()
+		if err != nil {
+			close(jobs)
+			wg.Wait()
+			return nil, fmt.Errorf("read %s: %w", f.Path, err)
+		}
+		if reason := skipContent(data, opts.MaxFileBytes); reason != "" {
+			g.Stats.Skipped = append(g.Stats.Skipped, Skipped{f.Path, reason})
+			continue
+		}
+		mu.Lock()
+		out = append(out, nil)
+		j := &job{i: len(out) - 1, p: parsed{path: f.Path, lang: lang, src: bytes.Clone(data)}}
+		mu.Unlock()
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			close(jobs)
+			wg.Wait()
+			return nil, ctx.Err()
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	var all []*parsed
+	for _, p := range out {
+		if p != nil {
+			all = append(all, p)
+		}
+	}
+	if opts.PrimaryLanguageOnly {
+		all = keepPrimary(all, &g.Stats)
+	}
+	b := newBuilder(g, all)
+	b.buildNodes()
+	b.resolve()
+	b.finish()
+	return g, nil
+}
+
+// skipPath returns why a file is not parsed: "-" for files that are simply not
+// source in a supported language (not reported), a reason otherwise.
+func skipPath(f File, excluded map[string]bool) string {
+	segs := strings.Split(f.Path, "/")
+	for _, s := range segs[:len(segs)-1] {
+		if excluded[s] {
+			return "-"
+		}
+	}
+	if LanguageFor(f.Path) == nil {
+		return "-"
+	}
+	if !f.Regular {
+		return "symlink or submodule (not followed)"
+	}
+	if !isLocalPath(f.Path) {
+		return "path escapes the repository"
+	}
+	return ""
+}
+
+func isLocalPath(p string) bool {
+	if p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, "\\") {
+		return false
+	}
+	for _, s := range strings.Split(p, "/") {
+		if s == "" || s == "." || s == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// skipContent returns why content is not parsed: too large, binary, minified
+// or generated.
+func skipContent(data []byte, max int) string {
+	if len(data) > max {
+		return fmt.Sprintf("too large (%d bytes > %d)", len(data), max)
+	}
+	head := data
+	if len(head) > 8000 {
+		head = head[:8000]
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		return "binary"
+	}
+	if isMinified(data) {
+		return "minified"
+	}
+	if isGenerated(data) {
+		return "generated"
+	}
+	return ""
+}
+
+// isMinified: long lines that no person writes.
+func isMinified(data []byte) bool {
+	if len(data) < 2000 {
+		return false
+	}
+	n := bytes.Count(data, []byte("\n")) + 1
+	if len(data)/n > 300 {
+		return true
+	}
+	longest := 0
+	for rest := data; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			i = len(rest)
+		}
+		longest = max(longest, i)
+		if i == len(rest) {
+			break
+		}
+		rest = rest[i+1:]
+	}
+	return longest > 10000
+}
+
+// isGenerated looks for the markers generators put at the top of a file.
+func isGenerated(data []byte) bool {
+	head := data
+	if len(head) > 1024 {
+		head = head[:1024]
+	}
+	h := string(head)
+	return strings.Contains(h, "Code generated") && strings.Contains(h, "DO NOT EDIT") ||
+		strings.Contains(h, "@generated") || strings.Contains(h, "<auto-generated")
+}
+
+func keepPrimary(all []*parsed, st *Stats) []*parsed {
+	bytesBy := map[string]int{}
+	for _, p := range all {
+		bytesBy[p.lang.Name()] += len(p.src)
+	}
+	best := ""
+	for l, n := range bytesBy {
+		if n > bytesBy[best] || n == bytesBy[best] && l < best {
+			best = l
+		}
+	}
+	var out []*parsed
+	for _, p := range all {
+		if p.lang.Name() == best {
+			out = append(out, p)
+		} else {
+			st.Skipped = append(st.Skipped, Skipped{p.path, "not the primary language (" + best + ")"})
+		}
+	}
+	return out
+}
+
+func contentHash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:16])
+}
+
+// validUTF8 keeps node code storable as a Parquet string.
+func validUTF8(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// EntityID is the id of a class or function: "<file path>:<qualified name>".
+func EntityID(file, name string) string { return file + ":" + name }
+
+// splitQual splits a qualified name at dots outside brackets and parentheses
+// ("C.m(a.B)" → C, m(a.B); "A.[Symbol.iterator]" → A, [Symbol.iterator]).
+func splitQual(name string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(name); i++ {
+		switch name[i] {
+		case '(', '[', '<':
+			depth++
+		case ')', ']', '>':
+			depth--
+		case '.':
+			if depth == 0 {
+				parts = append(parts, name[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, name[start:])
+}
+
+// baseName strips an overload signature and a duplicate suffix: "m(int)#2" → "m".
+func baseName(seg string) string {
+	if i := strings.IndexByte(seg, '#'); i >= 0 {
+		seg = seg[:i]
+	}
+	if i := strings.IndexByte(seg, '('); i > 0 {
+		seg = seg[:i]
+	}
+	return seg
+}
+
+func dirOf(p string) string {
+	d := path.Dir(p)
+	if d == "." {
+		return RootID
+	}
+	return d
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

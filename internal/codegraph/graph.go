@@ -1,0 +1,55 @@
+package codegraph
+
+import "github.com/locus-dev/locus/schema"
+
+// Node types.
+const (
+	TypeDirectory = "directory"
+	TypeFile      = "file"
+	TypeClass     = "class"
+	TypeFunction  = "function"
+)
+
+// Edge types.
+const (
+	EdgeContains = "contains"
+	EdgeImports  = "imports"
+	EdgeInvokes  = "invokes"
+	EdgeInherits = "inherits"
+)
+
+// RootID is the id of the repository's root directory node.
+const RootID = "/"
+
+// Node is a directory, file, class or function (a row of nodes.parquet).
+type Node = schema.GraphNode
+
+// Edge is a directed relation between two nodes (a row of edges.parquet).
+type Edge = schema.GraphEdge
+
+// Skipped is a file the builder did not parse, and why.
+type Skipped struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Stats summarise a build.
+type Stats struct {
+	Files        int            `json:"files"` // files parsed
+	Bytes        int64          `json:"bytes"` // bytes parsed
+	FilesByLang  map[string]int `json:"files_by_language"`
+	Nodes        int            `json:"nodes"`
+	Edges        map[string]int `json:"edges"`            // by type
+	Unresolved   map[string]int `json:"unresolved"`       // references with no target, by edge type
+	External     int            `json:"external_imports"` // imports of modules outside the repository
+	ErrorNodes   int            `json:"error_nodes"`      // tree-sitter error nodes over all files
+	FilesWithErr int            `json:"files_with_errors"`
+	Skipped      []Skipped      `json:"skipped"`
+}
+
+// Graph is the code graph of one repository snapshot.
+type Graph struct {
+	Nodes []Node
+	Edges []Edge
+	Stats Stats
+}

@@ -1,0 +1,615 @@
+package codegraph
+
+import (
+	"bytes"
+	"path"
+	"sort"
+	"strings"
+)
+
+// builder turns parsed files into nodes and resolved edges.
+type builder struct {
+	g     *Graph
+	files []*parsed
+	nodes map[string]*Node
+	edges map[Edge]bool
+
+	byPath  map[string]*parsed
+	defs    map[string]map[string]bool // file → qualified names
+	kinds   map[string]string          // entity id → kind
+	byBase  map[string][]string        // file + ":" + qualified base name → ids (overloads)
+	simple  map[string][]string        // last name segment → entity ids, repository-wide
+	classes map[string][]string        // last segment → class ids, repository-wide
+
+	pyModules map[string][]string // dotted module → files
+	javaFQN   map[string]string   // fully qualified class → entity id
+	javaPkg   map[string][]string // package → files
+	dirFiles  map[string][]string // directory → parsed files in it
+	bindings  map[string]map[string][]string
+	bases     map[string][]string // class id → resolved base class ids
+}
+
+func newBuilder(g *Graph, files []*parsed) *builder {
+	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+	return &builder{g: g, files: files, nodes: map[string]*Node{}, edges: map[Edge]bool{},
+		byPath: map[string]*parsed{}, defs: map[string]map[string]bool{}, kinds: map[string]string{},
+		byBase: map[string][]string{}, simple: map[string][]string{}, classes: map[string][]string{},
+		pyModules: map[string][]string{}, javaFQN: map[string]string{}, javaPkg: map[string][]string{},
+		dirFiles: map[string][]string{}, bindings: map[string]map[string][]string{}, bases: map[string][]string{}}
+}
+
+func (b *builder) addNode(n Node) {
+	if _, ok := b.nodes[n.ID]; !ok {
+		b.nodes[n.ID] = &n
+	}
+}
+
+func (b *builder) edge(src, dst, typ string) {
+	if src == dst || src == "" || dst == "" {
+		return
+	}
+	b.edges[Edge{Src: src, Dst: dst, Type: typ}] = true
+}
+
+// nodes creates directory, file and entity nodes and the contains hierarchy.
+func (b *builder) buildNodes() {
+	st := &b.g.Stats
+	for _, p := range b.files {
+		st.Files++
+		st.Bytes += int64(len(p.src))
+		st.FilesByLang[p.lang.Name()]++
+		st.ErrorNodes += p.res.ErrorNodes
+		if p.res.ErrorNodes > 0 {
+			st.FilesWithErr++
+		}
+		b.byPath[p.path] = p
+		b.dirFiles[dirOf(p.path)] = append(b.dirFiles[dirOf(p.path)], p.path)
+		if len(p.res.Defs) == 0 {
+			continue // a file gets a node only if it defines something
+		}
+		lang := p.lang.Name()
+		nl := bytes.Count(p.src, []byte("\n"))
+		if len(p.src) > 0 && p.src[len(p.src)-1] != '\n' {
+			nl++
+		}
+		code := validUTF8(p.src)
+		b.addNode(Node{ID: p.path, Type: TypeFile, Language: lang, Path: p.path, StartLine: 1, EndLine: int32(max(nl, 1)),
+			ContentHash: contentHash(code), Code: code})
+		// Directories up to the root.
+		child := p.path
+		for d := dirOf(p.path); ; d = dirOf(d) {
+			b.addNode(Node{ID: d, Type: TypeDirectory, Path: d})
+			b.edge(d, child, EdgeContains)
+			if d == RootID {
+				break
+			}
+			child = d
+		}
+		names := map[string]bool{}
+		for _, d := range p.res.Defs {
+			names[d.Name] = true
+		}
+		b.defs[p.path] = names
+		for _, d := range p.res.Defs {
+			id := EntityID(p.path, d.Name)
+			typ := TypeFunction
+			if d.Kind == KindClass {
+				typ = TypeClass
+			}
+			c := validUTF8(p.src[d.StartByte:d.EndByte])
+			b.addNode(Node{ID: id, Type: typ, Language: lang, Path: p.path, Name: d.Name,
+				StartLine: int32(d.StartLine), EndLine: int32(d.EndLine), ContentHash: contentHash(c), Code: c})
+			b.kinds[id] = typ
+			parts := splitQual(d.Name)
+			parent := p.path
+			for k := len(parts) - 1; k > 0; k-- {
+				if q := strings.Join(parts[:k], "."); names[q] {
+					parent = EntityID(p.path, q)
+					break
+				}
+			}
+			b.edge(parent, id, EdgeContains)
+			base := make([]string, len(parts))
+			for i, s := range parts {
+				base[i] = baseName(s)
+			}
+			key := p.path + ":" + strings.Join(base, ".")
+			b.byBase[key] = append(b.byBase[key], id)
+			last := base[len(base)-1]
+			b.simple[last] = append(b.simple[last], id)
+			if typ == TypeClass {
+				b.classes[last] = append(b.classes[last], id)
+			}
+		}
+	}
+	b.indexModules()
+}
+
+// indexModules prepares the per-language lookups used to resolve imports.
+func (b *builder) indexModules() {
+	for _, p := range b.files {
+		switch p.lang.Name() {
+		case "python":
+			mod := strings.TrimSuffix(p.path, ".py")
+			mod = strings.TrimSuffix(mod, "/__init__")
+			segs := strings.Split(mod, "/")
+			for i := range segs {
+				dotted := strings.Join(segs[i:], ".")
+				b.pyModules[dotted] = append(b.pyModules[dotted], p.path)
+			}
+		case "java":
+			pkg := p.res.Package
+			b.javaPkg[pkg] = append(b.javaPkg[pkg], p.path)
+			for _, d := range p.res.Defs {
+				if d.Kind == KindClass && !strings.Contains(d.Name, "$") {
+					fqn := d.Name
+					if pkg != "" {
+						fqn = pkg + "." + d.Name
+					}
+					b.javaFQN[fqn] = EntityID(p.path, d.Name)
+				}
+			}
+		}
+	}
+}
+
+// lookup finds entities named qual (qualified, overloads and duplicates
+// merged) in file.
+func (b *builder) lookup(file, qual string) []string {
+	parts := splitQual(qual)
+	for i, s := range parts {
+		parts[i] = baseName(s)
+	}
+	return b.byBase[file+":"+strings.Join(parts, ".")]
+}
+
+// bind records that, in file, name refers to targets (entities or files).
+func (b *builder) bind(file, name string, targets ...string) {
+	if name == "" || len(targets) == 0 {
+		return
+	}
+	m := b.bindings[file]
+	if m == nil {
+		m = map[string][]string{}
+		b.bindings[file] = m
+	}
+	m[name] = append(m[name], targets...)
+}
+
+// resolve adds imports, invokes and inherits edges.
+func (b *builder) resolve() {
+	st := &b.g.Stats
+	for _, p := range b.files {
+		for _, im := range p.res.Imports {
+			targets, external := b.resolveImport(p, im)
+			switch {
+			case len(targets) > 0:
+				src := p.path
+				if _, ok := b.nodes[src]; !ok {
+					src = dirOf(p.path) // a file without definitions has no node
+					if _, ok := b.nodes[src]; !ok {
+						continue
+					}
+				}
+				for _, t := range targets {
+					if _, ok := b.nodes[t]; ok {
+						b.edge(src, t, EdgeImports)
+					}
+				}
+			case external:
+				st.External++
+			default:
+				st.Unresolved[EdgeImports]++
+			}
+		}
+	}
+	for _, p := range b.files {
+		for _, in := range p.res.Inherits {
+			from := EntityID(p.path, in.Class)
+			if _, ok := b.nodes[from]; !ok {
+				continue
+			}
+			ts := b.resolveName(p, in.Class, in.Base, true)
+			if len(ts) == 0 {
+				st.Unresolved[EdgeInherits]++
+			}
+			for _, t := range ts {
+				if t != from {
+					b.edge(from, t, EdgeInherits)
+					b.bases[from] = append(b.bases[from], t)
+				}
+			}
+		}
+	}
+	for _, p := range b.files {
+		for _, c := range p.res.Calls {
+			from := p.path
+			if c.From != "" {
+				from = EntityID(p.path, c.From)
+			}
+			if _, ok := b.nodes[from]; !ok {
+				continue
+			}
+			ts := b.resolveCall(p, c)
+			if len(ts) == 0 {
+				st.Unresolved[EdgeInvokes]++
+			}
+			for _, t := range ts {
+				b.edge(from, t, EdgeInvokes)
+			}
+		}
+	}
+}
+
+// resolveImport returns the nodes an import names, binding the names it
+// introduces. external is true for modules that are not in the repository.
+func (b *builder) resolveImport(p *parsed, im Import) (targets []string, external bool) {
+	var files []string
+	switch p.lang.Name() {
+	case "python":
+		files = b.pyModuleFiles(p.path, im.Module)
+	case "java":
+		if fqn, ok := b.javaFQN[im.Module]; ok {
+			if len(im.Names) == 0 {
+				b.bind(p.path, lastDot(im.Module), fqn)
+				return []string{fqn}, false
+			}
+			files = []string{fileOf(fqn)}
+			for _, n := range im.Names {
+				ts := b.lookup(fileOf(fqn), nameOf(fqn)+"."+n)
+				b.bind(p.path, n, ts...)
+				targets = append(targets, ts...)
+			}
+			if len(targets) == 0 {
+				targets = []string{fqn}
+			}
+			return targets, false
+		}
+		if fs := b.javaPkg[im.Module]; len(fs) > 0 && len(im.Names) == 1 && im.Names[0] == "*" {
+			for _, f := range fs {
+				for n := range b.defs[f] {
+					b.bind(p.path, n, EntityID(f, n))
+				}
+			}
+			return nil, false
+		}
+		return nil, !strings.HasPrefix(im.Module, p.res.Package)
+	case "go":
+		dir := b.goDir(im.Module)
+		if dir == "" {
+			return nil, true
+		}
+		alias := im.Alias
+		if alias == "" {
+			alias = path.Base(im.Module)
+		}
+		b.bind(p.path, alias, b.dirFiles[dir]...)
+		return []string{dir}, false
+	case "javascript", "typescript":
+		if !strings.HasPrefix(im.Module, ".") && !strings.HasPrefix(im.Module, "/") {
+			return nil, true
+		}
+		if f := b.jsFile(p.path, im.Module); f != "" {
+			files = []string{f}
+		}
+	}
+	if len(files) == 0 {
+		return nil, p.lang.Name() == "python" && !strings.HasPrefix(im.Module, ".")
+	}
+	f := files[0]
+	if im.Alias != "" {
+		b.bind(p.path, im.Alias, f)
+	} else if len(im.Names) == 0 {
+		b.bind(p.path, im.Module, f)
+	}
+	for _, n := range im.Names {
+		if n == "*" {
+			for d := range b.defs[f] {
+				if !strings.Contains(d, ".") {
+					b.bind(p.path, d, EntityID(f, d))
+				}
+			}
+			continue
+		}
+		if ts := b.lookup(f, n); len(ts) > 0 {
+			b.bind(p.path, n, ts...)
+			targets = append(targets, ts...)
+			continue
+		}
+		if p.lang.Name() == "python" {
+			if sub := b.pyModuleFiles(p.path, joinModule(im.Module, n)); len(sub) > 0 {
+				b.bind(p.path, n, sub[0])
+				targets = append(targets, sub[0])
+				continue
+			}
+		}
+		b.bind(p.path, n, f)
+	}
+	if len(targets) == 0 {
+		targets = []string{f}
+	}
+	return targets, false
+}
+
+func joinModule(mod, name string) string {
+	if strings.HasSuffix(mod, ".") {
+		return mod + name
+	}
+	return mod + "." + name
+}
+
+func lastDot(s string) string {
+	if i := strings.LastIndexByte(s, '.'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func fileOf(id string) string { f, _, _ := strings.Cut(id, ":"); return f }
+func nameOf(id string) string { _, n, _ := strings.Cut(id, ":"); return n }
+
+// pyModuleFiles resolves a Python module (absolute or relative to from).
+func (b *builder) pyModuleFiles(from, mod string) []string {
+	if strings.HasPrefix(mod, ".") {
+		dots := len(mod) - len(strings.TrimLeft(mod, "."))
+		dir := path.Dir(from)
+		for i := 1; i < dots; i++ {
+			dir = path.Dir(dir)
+		}
+		rest := strings.ReplaceAll(mod[dots:], ".", "/")
+		base := rest
+		if dir != "." {
+			base = path.Join(dir, rest)
+		}
+		for _, c := range []string{base + ".py", path.Join(base, "__init__.py")} {
+			if _, ok := b.byPath[c]; ok {
+				return []string{c}
+			}
+		}
+		return nil
+	}
+	fs := b.pyModules[mod]
+	if len(fs) == 0 {
+		return nil
+	}
+	// Prefer the file whose whole path is the module (from the root).
+	want := strings.ReplaceAll(mod, ".", "/")
+	for _, f := range fs {
+		if f == want+".py" || f == want+"/__init__.py" {
+			return []string{f}
+		}
+	}
+	if len(fs) == 1 {
+		return fs
+	}
+	return nil // ambiguous suffix match: do not guess
+}
+
+// goDir maps a Go import path onto a directory of the repository: the longest
+// directory whose path is a suffix of the import path.
+func (b *builder) goDir(imp string) string {
+	best := ""
+	for d := range b.dirFiles {
+		if d == RootID {
+			continue
+		}
+		if (imp == d || strings.HasSuffix(imp, "/"+d)) && len(d) > len(best) {
+			if p := b.byPath[b.dirFiles[d][0]]; p.lang.Name() == "go" {
+				best = d
+			}
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	if _, ok := b.nodes[best]; !ok {
+		return ""
+	}
+	return best
+}
+
+// jsFile resolves a relative JS/TS module specifier.
+func (b *builder) jsFile(from, spec string) string {
+	base := path.Join(path.Dir(from), spec)
+	exts := []string{"", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts"}
+	for _, e := range exts {
+		if _, ok := b.byPath[base+e]; ok {
+			return base + e
+		}
+	}
+	for _, e := range exts[1:] {
+		if _, ok := b.byPath[base+"/index"+e]; ok {
+			return base + "/index" + e
+		}
+	}
+	// "./x.js" written for a TypeScript source x.ts.
+	if ext := path.Ext(base); ext != "" {
+		stem := strings.TrimSuffix(base, ext)
+		for _, e := range exts[1:] {
+			if _, ok := b.byPath[stem+e]; ok {
+				return stem + e
+			}
+		}
+	}
+	return ""
+}
+
+// enclosing lists the qualified names enclosing def (itself first), then "".
+func enclosing(def string) []string {
+	parts := splitQual(def)
+	var out []string
+	for k := len(parts); k > 0; k-- {
+		out = append(out, strings.Join(parts[:k], "."))
+	}
+	return out
+}
+
+// enclosingClass is the innermost class (or the definition's own class) around def.
+func (b *builder) enclosingClass(file, def string) string {
+	for _, q := range enclosing(def) {
+		if b.kinds[EntityID(file, q)] == TypeClass {
+			return q
+		}
+	}
+	return ""
+}
+
+var selfNames = map[string]bool{"self": true, "this": true, "cls": true}
+
+// resolveCall applies the scope preference: same class, enclosing scopes and
+// the same file, imported names, the same package, then a repository-wide
+// unique name.
+func (b *builder) resolveCall(p *parsed, c Call) []string {
+	parts := splitQual(c.Callee)
+	if len(parts) == 0 || parts[0] == "" {
+		return nil
+	}
+	if len(parts) >= 2 && (selfNames[parts[0]] || parts[0] == "super") {
+		if cls := b.enclosingClass(p.path, c.From); cls != "" {
+			rest := strings.Join(parts[1:], ".")
+			if parts[0] != "super" {
+				if ts := b.lookup(p.path, cls+"."+rest); len(ts) > 0 {
+					return ts
+				}
+			}
+			if ts := b.inBases(EntityID(p.path, cls), rest, 0); len(ts) > 0 {
+				return ts
+			}
+		}
+		return b.unique(parts[len(parts)-1], false)
+	}
+	return b.resolveName(p, c.From, c.Callee, false)
+}
+
+// resolveName resolves a (possibly dotted) name used inside from.
+func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []string {
+	parts := splitQual(name)
+	keep := func(ts []string) []string {
+		if !classesOnly {
+			return ts
+		}
+		var out []string
+		for _, t := range ts {
+			if b.kinds[t] == TypeClass {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	// Enclosing scopes, innermost first, then the file's top level.
+	if from != "" {
+		for _, q := range enclosing(from) {
+			if ts := keep(b.lookup(p.path, q+"."+name)); len(ts) > 0 {
+				return ts
+			}
+		}
+	}
+	if ts := keep(b.lookup(p.path, name)); len(ts) > 0 {
+		return ts
+	}
+	// Imported names and modules: the longest bound prefix.
+	for k := len(parts); k > 0; k-- {
+		targets := b.bindings[p.path][strings.Join(parts[:k], ".")]
+		if len(targets) == 0 {
+			continue
+		}
+		rest := strings.Join(parts[k:], ".")
+		var out []string
+		for _, t := range targets {
+			if rest == "" {
+				out = append(out, t)
+				continue
+			}
+			if strings.Contains(t, ":") {
+				out = append(out, b.lookup(fileOf(t), nameOf(t)+"."+rest)...)
+			} else {
+				out = append(out, b.lookup(t, rest)...)
+			}
+		}
+		if out = keep(out); len(out) > 0 {
+			return out
+		}
+	}
+	// The same package: Go directories, Java packages.
+	var peers []string
+	switch p.lang.Name() {
+	case "go":
+		peers = b.dirFiles[dirOf(p.path)]
+	case "java":
+		peers = b.javaPkg[p.res.Package]
+	}
+	for _, f := range peers {
+		if f == p.path {
+			continue
+		}
+		if ts := keep(b.lookup(f, name)); len(ts) > 0 {
+			return ts
+		}
+	}
+	return b.unique(baseName(parts[len(parts)-1]), classesOnly)
+}
+
+// unique returns the one entity with that simple name in the repository.
+func (b *builder) unique(name string, classesOnly bool) []string {
+	ids := b.simple[name]
+	if classesOnly {
+		ids = b.classes[name]
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	// Overloads of one method count as one name.
+	first := ids[0]
+	for _, id := range ids[1:] {
+		if fileOf(id) != fileOf(first) || strings.Join(baseParts(nameOf(id)), ".") != strings.Join(baseParts(nameOf(first)), ".") {
+			return nil
+		}
+	}
+	return ids
+}
+
+func baseParts(q string) []string {
+	parts := splitQual(q)
+	for i, s := range parts {
+		parts[i] = baseName(s)
+	}
+	return parts
+}
+
+// inBases looks for member in the classes cls inherits from (resolved edges).
+func (b *builder) inBases(cls, member string, depth int) []string {
+	if depth > 8 {
+		return nil
+	}
+	for _, base := range b.bases[cls] {
+		if ts := b.lookup(fileOf(base), nameOf(base)+"."+member); len(ts) > 0 {
+			return ts
+		}
+		if ts := b.inBases(base, member, depth+1); len(ts) > 0 {
+			return ts
+		}
+	}
+	return nil
+}
+
+// finish writes nodes and edges into the graph in a stable order.
+func (b *builder) finish() {
+	for _, id := range sortedKeys(b.nodes) {
+		b.g.Nodes = append(b.g.Nodes, *b.nodes[id])
+	}
+	for e := range b.edges {
+		b.g.Edges = append(b.g.Edges, e)
+		b.g.Stats.Edges[e.Type]++
+	}
+	sort.Slice(b.g.Edges, func(i, j int) bool {
+		x, y := b.g.Edges[i], b.g.Edges[j]
+		if x.Src != y.Src {
+			return x.Src < y.Src
+		}
+		if x.Type != y.Type {
+			return x.Type < y.Type
+		}
+		return x.Dst < y.Dst
+	})
+	b.g.Stats.Nodes = len(b.g.Nodes)
+}

@@ -1,0 +1,99 @@
+package codegraph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/schema"
+)
+
+// Write stores the graph of commit as nodes.parquet, edges.parquet and
+// report.json under the repository's graph prefix. Each object is replaced
+// atomically; the manifest, written later, makes them visible.
+func Write(ctx context.Context, b *blob.Bucket, repo schema.RepoName, commit string, g *Graph) (schema.GraphInfo, error) {
+	prefix := repo.GraphPrefix(commit)
+	info := schema.GraphInfo{Commit: commit, NodesKey: prefix + "nodes.parquet", EdgesKey: prefix + "edges.parquet",
+		ReportKey: prefix + "report.json", Nodes: len(g.Nodes), Edges: len(g.Edges), Files: g.Stats.Files,
+		Languages: g.Stats.FilesByLang, Unresolved: g.Stats.Unresolved}
+	if err := writeParquet(ctx, b, info.NodesKey, g.Nodes); err != nil {
+		return info, err
+	}
+	if err := writeParquet(ctx, b, info.EdgesKey, g.Edges); err != nil {
+		return info, err
+	}
+	rep, err := json.MarshalIndent(g.Stats, "", "  ")
+	if err != nil {
+		return info, err
+	}
+	if err := b.WriteAll(ctx, info.ReportKey, rep); err != nil {
+		return info, err
+	}
+	return info, nil
+}
+
+func writeParquet[T any](ctx context.Context, b *blob.Bucket, key string, rows []T) error {
+	w, err := b.NewWriter(ctx, key)
+	if err != nil {
+		return err
+	}
+	pw := parquet.NewGenericWriter[T](w, parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
+		parquet.KeyValueMetadata("locus.graph_version", fmt.Sprint(schema.GraphVersion)))
+	for i := 0; i < len(rows); i += 4096 {
+		if _, err := pw.Write(rows[i:min(i+4096, len(rows))]); err != nil {
+			w.Abort()
+			return fmt.Errorf("write %s: %w", key, err)
+		}
+	}
+	if err := pw.Close(); err != nil {
+		w.Abort()
+		return fmt.Errorf("write %s: %w", key, err)
+	}
+	return w.Close()
+}
+
+// Read loads a stored graph (nodes and edges; Stats only in part).
+func Read(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*Graph, error) {
+	g := &Graph{}
+	var err error
+	if g.Nodes, err = readParquet[Node](ctx, b, info.NodesKey); err != nil {
+		return nil, err
+	}
+	if g.Edges, err = readParquet[Edge](ctx, b, info.EdgesKey); err != nil {
+		return nil, err
+	}
+	g.Stats.Nodes = len(g.Nodes)
+	return g, nil
+}
+
+func readParquet[T any](ctx context.Context, b *blob.Bucket, key string) ([]T, error) {
+	ra, err := b.OpenReaderAt(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer ra.Close()
+	f, err := parquet.OpenFile(ra, ra.Size())
+	if err != nil {
+		return nil, fmt.Errorf("graph table %s: %w", key, err)
+	}
+	r := parquet.NewGenericReader[T](f)
+	defer r.Close()
+	out := make([]T, 0, f.NumRows())
+	buf := make([]T, 1024)
+	for {
+		n, err := r.Read(buf)
+		out = append(out, buf[:n]...)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("graph table %s: %w", key, err)
+		}
+	}
+}

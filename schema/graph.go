@@ -1,0 +1,44 @@
+package schema
+
+// GraphVersion is the version of the graph tables' layout.
+const GraphVersion = 1
+
+// GraphNode is one row of repos/<repo>/graph/<commit>/nodes.parquet.
+// Ids follow LocAgent: directories and files are repository-relative paths
+// (the root directory is "/"), classes and functions "<file>:<qualified name>".
+type GraphNode struct {
+	ID       string `parquet:"id"`
+	Type     string `parquet:"type,dict"` // directory, file, class, function
+	Language string `parquet:"language,dict"`
+	// Path is the file (or directory) the node lives in.
+	Path string `parquet:"path,dict"`
+	// Name is the qualified name within the file ("Class.method") for classes and functions.
+	Name        string `parquet:"name"`
+	StartLine   int32  `parquet:"start_line"` // 1-based, inclusive
+	EndLine     int32  `parquet:"end_line"`
+	ContentHash string `parquet:"content_hash"` // sha-256 of Code, 32 hex digits
+	Code        string `parquet:"code,zstd"`
+}
+
+// GraphEdge is one row of repos/<repo>/graph/<commit>/edges.parquet.
+type GraphEdge struct {
+	Src  string `parquet:"src,dict"`
+	Dst  string `parquet:"dst,dict"`
+	Type string `parquet:"type,dict"` // contains, imports, invokes, inherits
+}
+
+// GraphPrefix is where the graph of one commit is stored.
+func (r RepoName) GraphPrefix(commit string) string { return r.Prefix() + "graph/" + commit + "/" }
+
+// GraphInfo is what the manifest records about the published graph.
+type GraphInfo struct {
+	Commit     string         `json:"commit"`
+	NodesKey   string         `json:"nodes_key"`
+	EdgesKey   string         `json:"edges_key"`
+	ReportKey  string         `json:"report_key"`
+	Nodes      int            `json:"nodes"`
+	Edges      int            `json:"edges"`
+	Files      int            `json:"files"`
+	Languages  map[string]int `json:"languages"` // parsed files by language
+	Unresolved map[string]int `json:"unresolved,omitempty"`
+}
