@@ -2,10 +2,13 @@ package codegraph
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/locus-dev/locus/internal/gitrepo"
 )
 
 // FilePatch is the part of a unified diff that touches one existing file.
@@ -170,6 +173,58 @@ func goldFromFilePatches(byFile map[string][]span, fps []FilePatch) []string {
 				set[id] = true
 			}
 		}
+	}
+	out := make([]string, 0, len(set))
+	for id := range set {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fileSpans extracts the function spans of one file version; nil when the
+// language is unsupported or the file would be skipped by Build.
+func fileSpans(ctx context.Context, path string, src []byte) []span {
+	lang := LanguageFor(path)
+	if lang == nil || src == nil || skipContent(src, 1<<20) != "" {
+		return nil
+	}
+	res, err := lang.Extract(ctx, path, src)
+	if err != nil {
+		return nil
+	}
+	var out []span
+	for _, d := range res.Defs {
+		if d.Kind == KindFunction {
+			out = append(out, span{EntityID(path, d.Name), d.StartLine, d.EndLine})
+		}
+	}
+	return out
+}
+
+// ChangedFunctions maps one file change onto functions: deleted lines and
+// insertions onto the old version's functions, added lines onto the new
+// version's, each charged to the innermost function around it. It is the
+// gitrepo.DiffOptions.Functions hook.
+func ChangedFunctions(lc *gitrepo.LineChanges) []string {
+	ctx := context.Background()
+	set := map[string]bool{}
+	if lc.OldPath != "" {
+		old := fileSpans(ctx, lc.OldPath, lc.Old)
+		for _, id := range goldFromFilePatches(map[string][]span{lc.OldPath: old},
+			[]FilePatch{{OldPath: lc.OldPath, Touched: lc.Deleted, Inserts: lc.InsertedAfter}}) {
+			set[id] = true
+		}
+	}
+	if lc.NewPath != "" {
+		nw := fileSpans(ctx, lc.NewPath, lc.New)
+		for _, id := range goldFromFilePatches(map[string][]span{lc.NewPath: nw},
+			[]FilePatch{{OldPath: lc.NewPath, Touched: lc.Added}}) {
+			set[id] = true
+		}
+	}
+	if len(set) == 0 {
+		return nil
 	}
 	out := make([]string, 0, len(set))
 	for id := range set {

@@ -15,6 +15,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/schema"
 )
@@ -32,6 +33,9 @@ type Config struct {
 	Diff    gitrepo.DiffOptions
 	// RowGroupBytes bounds the uncompressed bytes buffered per row group; default 32 MiB.
 	RowGroupBytes int
+	// NoFunctions leaves changed_functions empty (skips parsing both versions
+	// of every changed source file); default false.
+	NoFunctions bool
 	// Progress, if set, is called after each commit with (done, total).
 	Progress func(done, total int)
 	Logger   *slog.Logger // default slog.Default()
@@ -69,6 +73,9 @@ func Scrape(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.RowGroupBytes <= 0 {
 		cfg.RowGroupBytes = defaultRowGroupBytes
+	}
+	if cfg.Diff.Functions == nil && !cfg.NoFunctions {
+		cfg.Diff.Functions = codegraph.ChangedFunctions
 	}
 	head, err := parseHash(cfg.Head)
 	if err != nil {
@@ -236,6 +243,7 @@ func (p *partWriter) writeCommit(repo schema.RepoName, cd *gitrepo.CommitDiff, i
 		r.OldMode, r.NewMode = f.OldMode, f.NewMode
 		r.Additions, r.Deletions = int32(f.Additions), int32(f.Deletions)
 		r.IsBinary, r.Diff, r.DiffTruncated = f.Binary, f.Diff, f.Truncated
+		r.ChangedFunctions = f.ChangedFunctions
 		if ext := strings.ToLower(path.Ext(r.Path)); ext != "." {
 			r.Extension = ext
 		}

@@ -391,3 +391,40 @@ func appendLine(out []byte, prefix byte, line []byte) []byte {
 	}
 	return out
 }
+
+// lineChanges lists the changed lines of the last diff.
+func (d *differ) lineChanges() LineChanges {
+	var lc LineChanges
+	for i, c := range d.changedA {
+		if c {
+			lc.Deleted = append(lc.Deleted, i+1)
+		}
+	}
+	for j, c := range d.changedB {
+		if c {
+			lc.Added = append(lc.Added, j+1)
+		}
+	}
+	// Pure insertions: runs of added lines with no deleted line beside them.
+	i, j := 0, 0
+	for i < len(d.a) || j < len(d.b) {
+		switch {
+		case i < len(d.a) && d.changedA[i]:
+			for i < len(d.a) && d.changedA[i] {
+				i++
+			}
+			for j < len(d.b) && d.changedB[j] {
+				j++
+			}
+		case j < len(d.b) && d.changedB[j]:
+			lc.InsertedAfter = append(lc.InsertedAfter, i)
+			for j < len(d.b) && d.changedB[j] {
+				j++
+			}
+		default:
+			i++
+			j++
+		}
+	}
+	return lc
+}

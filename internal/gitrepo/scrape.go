@@ -26,6 +26,21 @@ type DiffOptions struct {
 	RenameLimit int
 	// Workers diffing commits in parallel; default GOMAXPROCS.
 	Workers int
+	// Functions, if set, names the functions a file change touches (filled
+	// into FileDiff.ChangedFunctions). It is called from several goroutines.
+	Functions func(*LineChanges) []string
+}
+
+// LineChanges describes one text file change line by line, for mapping
+// changes onto functions.
+type LineChanges struct {
+	OldPath, NewPath string // "" for the side that does not exist
+	Old, New         []byte
+	Deleted          []int // 1-based old lines removed or replaced
+	Added            []int // 1-based new lines added or replacing
+	// InsertedAfter are old positions k where lines were inserted between old
+	// line k and k+1 without replacing anything.
+	InsertedAfter []int
 }
 
 func (o *DiffOptions) defaults() {
@@ -67,6 +82,9 @@ type FileDiff struct {
 	Binary           bool
 	Diff             []byte // unified hunks, no header; nil for binary files
 	Truncated        bool   // Diff was cut at MaxDiffBytes, or the blob was too large to diff
+	// ChangedFunctions are ids ("path:Qualified.name") of the functions the
+	// change touches in the old and new versions, when DiffOptions.Functions is set.
+	ChangedFunctions []string
 }
 
 // Path is the file's path after the change (before it, for a deletion).
@@ -277,5 +295,10 @@ func (c *commitDiffer) diffFile(ch *change) (FileDiff, error) {
 	}
 	r := c.d.diff(a, b, c.opts.Context, c.opts.MaxDiffBytes, nil)
 	fd.Additions, fd.Deletions, fd.Diff, fd.Truncated = r.Additions, r.Deletions, r.Unified, r.Truncated
+	if c.opts.Functions != nil && ch.oldMode&0o170000 != modeGitlink && ch.newMode&0o170000 != modeGitlink {
+		lc := c.d.lineChanges()
+		lc.OldPath, lc.NewPath, lc.Old, lc.New = string(ch.oldPath), string(ch.newPath), a, b
+		fd.ChangedFunctions = c.opts.Functions(&lc)
+	}
 	return fd, nil
 }

@@ -1,0 +1,102 @@
+package codegraph
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestGoldFromPatch(t *testing.T) {
+	g := &Graph{Nodes: []Node{
+		{ID: "pkg/m.py", Type: TypeFile, Path: "pkg/m.py", StartLine: 1, EndLine: 40},
+		{ID: "pkg/m.py:C", Type: TypeClass, Path: "pkg/m.py", StartLine: 1, EndLine: 20},
+		{ID: "pkg/m.py:C.a", Type: TypeFunction, Path: "pkg/m.py", StartLine: 3, EndLine: 8},
+		{ID: "pkg/m.py:C.b", Type: TypeFunction, Path: "pkg/m.py", StartLine: 10, EndLine: 20},
+		{ID: "pkg/m.py:C.b.inner", Type: TypeFunction, Path: "pkg/m.py", StartLine: 12, EndLine: 14},
+		{ID: "pkg/m.py:f", Type: TypeFunction, Path: "pkg/m.py", StartLine: 25, EndLine: 30},
+		{ID: "pkg/n.py:g", Type: TypeFunction, Path: "pkg/n.py", StartLine: 1, EndLine: 5},
+	}}
+	for _, tc := range []struct {
+		name  string
+		patch string
+		want  []string
+	}{
+		{"replace a line in a method", `diff --git a/pkg/m.py b/pkg/m.py
+--- a/pkg/m.py
++++ b/pkg/m.py
+@@ -4,3 +4,3 @@ class C:
+     x = 1
+-    y = 2
++    y = 3
+     z = 4
+`, []string{"pkg/m.py:C.a"}},
+		{"a line in a nested function goes to the innermost", `--- a/pkg/m.py
++++ b/pkg/m.py
+@@ -12,3 +12,3 @@
+ def inner():
+-    return 1
++    return 2
+ x
+`, []string{"pkg/m.py:C.b.inner"}},
+		{"insertion strictly inside a function", `--- a/pkg/m.py
++++ b/pkg/m.py
+@@ -26,2 +26,3 @@
+     a
++    b
+     c
+`, []string{"pkg/m.py:f"}},
+		{"insertion after a function's last line is not inside", `--- a/pkg/m.py
++++ b/pkg/m.py
+@@ -30,0 +31,2 @@
++def new():
++    pass
+`, nil},
+		{"class-level lines outside methods are no function", `--- a/pkg/m.py
++++ b/pkg/m.py
+@@ -1,2 +1,2 @@
+-class C:
++class C(Base):
+     """doc"""
+`, nil},
+		{"two files, a new file ignored", `--- a/pkg/n.py
++++ b/pkg/n.py
+@@ -2 +2 @@
+-    old
++    new
+--- /dev/null
++++ b/pkg/new.py
+@@ -0,0 +1,2 @@
++def x():
++    pass
+--- a/pkg/m.py
++++ b/pkg/m.py
+@@ -9,3 +9,4 @@
+ 
+ def b(self):
+-    pass
++    more
++    lines
+`, []string{"pkg/m.py:C.b", "pkg/n.py:g"}},
+		{"a deleted line that starts with dashes", `--- a/pkg/m.py
++++ b/pkg/m.py
+@@ -27,1 +27,1 @@
+---- comment
++++ comment
+`, []string{"pkg/m.py:f"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := GoldFromPatch(g, tc.patch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) == 0 && len(tc.want) == 0 {
+				return
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if _, err := GoldFromPatch(g, "--- a/x\n+++ b/x\n@@ -a,b +c,d @@\n"); err == nil {
+		t.Error("a malformed hunk header was accepted")
+	}
+}
