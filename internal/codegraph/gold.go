@@ -19,6 +19,13 @@ type FilePatch struct {
 	// Inserts are old-side positions k where lines are inserted between line k
 	// and line k+1 (k = 0: before the first line).
 	Inserts []int
+	hunks   []hunk
+}
+
+// hunk keeps a hunk's old-side text so it can be realigned.
+type hunk struct {
+	oldStart int
+	lines    []string // with their ' ', '-', '+' prefix
 }
 
 // ParsePatch reads a unified diff (git format or plain) into per-file edits
@@ -26,29 +33,30 @@ type FilePatch struct {
 func ParsePatch(patch string) ([]FilePatch, error) {
 	var out []FilePatch
 	var cur *FilePatch
-	oldLine, oldLeft, newLeft := 0, 0, 0
+	var h *hunk
+	oldLeft, newLeft := 0, 0
 	sc := bufio.NewScanner(strings.NewReader(patch))
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for n := 1; sc.Scan(); n++ {
 		l := sc.Text()
 		switch {
 		case oldLeft > 0 || newLeft > 0:
-			if cur == nil {
-				return nil, fmt.Errorf("patch line %d: hunk without a file", n)
-			}
 			switch {
 			case strings.HasPrefix(l, "-"):
-				cur.Touched = append(cur.Touched, oldLine)
-				oldLine++
 				oldLeft--
 			case strings.HasPrefix(l, "+"):
-				cur.Inserts = append(cur.Inserts, oldLine-1)
 				newLeft--
 			case strings.HasPrefix(l, `\`):
+				continue
 			default: // context (" " or an empty line some tools emit)
-				oldLine++
+				if l == "" {
+					l = " "
+				}
 				oldLeft--
 				newLeft--
+			}
+			if h != nil {
+				h.lines = append(h.lines, l)
 			}
 		case strings.HasPrefix(l, "--- "):
 			p := strings.TrimPrefix(l, "--- ")
@@ -62,30 +70,86 @@ func ParsePatch(patch string) ([]FilePatch, error) {
 			out = append(out, FilePatch{OldPath: strings.TrimPrefix(p, "a/")})
 			cur = &out[len(out)-1]
 		case strings.HasPrefix(l, "@@ "):
-			if cur == nil {
-				// The file is new: skip its hunk body by counts.
-				_, on, _, nn, err := parseHunk(l)
-				if err != nil {
-					return nil, fmt.Errorf("patch line %d: %w", n, err)
-				}
-				oldLeft, newLeft, oldLine = on, nn, 0
-				cur = &FilePatch{} // a sink, not added to out
-				continue
-			}
 			os, on, _, nn, err := parseHunk(l)
 			if err != nil {
 				return nil, fmt.Errorf("patch line %d: %w", n, err)
 			}
-			oldLine, oldLeft, newLeft = os, on, nn
-			if on == 0 {
-				oldLine = os + 1 // "-k,0": the insertion follows line k
+			oldLeft, newLeft, h = on, nn, nil
+			if cur != nil { // else: a new file's hunk, skipped by its counts
+				if on == 0 {
+					os++ // "-k,0": the insertion follows line k
+				}
+				cur.hunks = append(cur.hunks, hunk{oldStart: os})
+				h = &cur.hunks[len(cur.hunks)-1]
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
+	for i := range out {
+		out[i].locate(nil)
+	}
 	return out, nil
+}
+
+// locate computes Touched and Inserts. With the file's old lines, a hunk whose
+// text is not at its stated line is moved to the nearest place it matches, as
+// patch(1) applies hunks at an offset.
+func (fp *FilePatch) locate(file []string) {
+	fp.Touched, fp.Inserts = nil, nil
+	for _, h := range fp.hunks {
+		start := h.oldStart
+		if file != nil {
+			start = alignHunk(h, file)
+		}
+		line := start
+		for _, l := range h.lines {
+			switch l[0] {
+			case '-':
+				fp.Touched = append(fp.Touched, line)
+				line++
+			case '+':
+				fp.Inserts = append(fp.Inserts, line-1)
+			default:
+				line++
+			}
+		}
+	}
+}
+
+// alignHunk returns the old start line where the hunk's old text matches the
+// file, searching outwards from the stated line; the stated line if none does.
+func alignHunk(h hunk, file []string) int {
+	var old []string
+	for _, l := range h.lines {
+		if l[0] != '+' {
+			old = append(old, l[1:])
+		}
+	}
+	matches := func(start int) bool {
+		if start < 1 || start-1+len(old) > len(file) {
+			return false
+		}
+		for i, o := range old {
+			if strings.TrimRight(file[start-1+i], "\r") != strings.TrimRight(o, "\r") {
+				return false
+			}
+		}
+		return true
+	}
+	if len(old) == 0 || matches(h.oldStart) {
+		return h.oldStart
+	}
+	for d := 1; d <= len(file); d++ {
+		if matches(h.oldStart - d) {
+			return h.oldStart - d
+		}
+		if matches(h.oldStart + d) {
+			return h.oldStart + d
+		}
+	}
+	return h.oldStart
 }
 
 // parseHunk reads "@@ -a,b +c,d @@".
@@ -133,11 +197,13 @@ func functionsByFile(nodes []Node) map[string][]span {
 	return m
 }
 
-// innermost is the narrowest function containing line l.
-func innermost(fs []span, contains func(span) bool) string {
+// outermost is the widest function matching contains: a change inside a
+// nested function is a change of the function (or method) that contains it,
+// as SWE-bench-style gold sets count it.
+func outermost(fs []span, contains func(span) bool) string {
 	best := -1
 	for i, f := range fs {
-		if contains(f) && (best < 0 || f.end-f.start < fs[best].end-fs[best].start) {
+		if contains(f) && (best < 0 || f.end-f.start > fs[best].end-fs[best].start) {
 			best = i
 		}
 	}
@@ -148,13 +214,26 @@ func innermost(fs []span, contains func(span) bool) string {
 }
 
 // GoldFromPatch returns the functions of the graph (the code at the patch's
-// base) whose existing lines the patch changes: each deleted or replaced line
-// is charged to the innermost function containing it, and lines inserted
-// strictly inside a function's body to that function. Sorted ids.
+// base) whose existing lines the patch changes (hunks are matched against the
+// file's text and moved when the patch was made at an offset): each deleted or replaced line
+// is charged to the outermost function containing it (nested functions count
+// as part of their enclosing function or method), and lines inserted strictly
+// inside a function's body to that function. Sorted ids.
 func GoldFromPatch(g *Graph, patch string) ([]string, error) {
 	fps, err := ParsePatch(patch)
 	if err != nil {
 		return nil, err
+	}
+	files := map[string][]string{}
+	for _, n := range g.Nodes {
+		if n.Type == TypeFile {
+			files[n.ID] = strings.Split(n.Code, "\n")
+		}
+	}
+	for i := range fps {
+		if f, ok := files[fps[i].OldPath]; ok {
+			fps[i].locate(f)
+		}
 	}
 	return goldFromFilePatches(functionsByFile(g.Nodes), fps), nil
 }
@@ -164,12 +243,12 @@ func goldFromFilePatches(byFile map[string][]span, fps []FilePatch) []string {
 	for _, fp := range fps {
 		fs := byFile[fp.OldPath]
 		for _, l := range fp.Touched {
-			if id := innermost(fs, func(s span) bool { return s.start <= l && l <= s.end }); id != "" {
+			if id := outermost(fs, func(s span) bool { return s.start <= l && l <= s.end }); id != "" {
 				set[id] = true
 			}
 		}
 		for _, k := range fp.Inserts {
-			if id := innermost(fs, func(s span) bool { return s.start <= k && k+1 <= s.end }); id != "" {
+			if id := outermost(fs, func(s span) bool { return s.start <= k && k+1 <= s.end }); id != "" {
 				set[id] = true
 			}
 		}
@@ -204,7 +283,7 @@ func fileSpans(ctx context.Context, path string, src []byte) []span {
 
 // ChangedFunctions maps one file change onto functions: deleted lines and
 // insertions onto the old version's functions, added lines onto the new
-// version's, each charged to the innermost function around it. It is the
+// version's, each charged to the outermost function around it. It is the
 // gitrepo.DiffOptions.Functions hook.
 func ChangedFunctions(lc *gitrepo.LineChanges) []string {
 	ctx := context.Background()

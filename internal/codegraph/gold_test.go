@@ -29,14 +29,14 @@ func TestGoldFromPatch(t *testing.T) {
 +    y = 3
      z = 4
 `, []string{"pkg/m.py:C.a"}},
-		{"a line in a nested function goes to the innermost", `--- a/pkg/m.py
+		{"a line in a nested function belongs to its enclosing method", `--- a/pkg/m.py
 +++ b/pkg/m.py
 @@ -12,3 +12,3 @@
  def inner():
 -    return 1
 +    return 2
  x
-`, []string{"pkg/m.py:C.b.inner"}},
+`, []string{"pkg/m.py:C.b"}},
 		{"insertion strictly inside a function", `--- a/pkg/m.py
 +++ b/pkg/m.py
 @@ -26,2 +26,3 @@

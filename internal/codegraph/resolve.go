@@ -26,7 +26,9 @@ type builder struct {
 	javaPkg   map[string][]string // package → files
 	dirFiles  map[string][]string // directory → parsed files in it
 	bindings  map[string]map[string][]string
-	bases     map[string][]string // class id → resolved base class ids
+	bases     map[string][]string            // class id → resolved base class ids
+	reexports map[string]map[string][]string // first-pass bindings, for re-exports
+	externals map[string]map[string]bool     // file → names bound to modules outside the repository
 }
 
 func newBuilder(g *Graph, files []*parsed) *builder {
@@ -35,7 +37,8 @@ func newBuilder(g *Graph, files []*parsed) *builder {
 		byPath: map[string]*parsed{}, defs: map[string]map[string]bool{}, kinds: map[string]string{},
 		byBase: map[string][]string{}, simple: map[string][]string{}, classes: map[string][]string{},
 		pyModules: map[string][]string{}, javaFQN: map[string]string{}, javaPkg: map[string][]string{},
-		dirFiles: map[string][]string{}, bindings: map[string]map[string][]string{}, bases: map[string][]string{}}
+		dirFiles: map[string][]string{}, bindings: map[string]map[string][]string{}, bases: map[string][]string{},
+		externals: map[string]map[string]bool{}}
 }
 
 func (b *builder) addNode(n Node) {
@@ -45,7 +48,7 @@ func (b *builder) addNode(n Node) {
 }
 
 func (b *builder) edge(src, dst, typ string) {
-	if src == dst || src == "" || dst == "" {
+	if src == dst || src == "" || dst == "" || b.nodes[src] == nil || b.nodes[dst] == nil {
 		return
 	}
 	b.edges[Edge{Src: src, Dst: dst, Type: typ}] = true
@@ -79,7 +82,7 @@ func (b *builder) buildNodes() {
 		child := p.path
 		for d := dirOf(p.path); ; d = dirOf(d) {
 			b.addNode(Node{ID: d, Type: TypeDirectory, Path: d})
-			b.edge(d, child, EdgeContains)
+			b.edges[Edge{Src: d, Dst: child, Type: EdgeContains}] = true
 			if d == RootID {
 				break
 			}
@@ -96,7 +99,7 @@ func (b *builder) buildNodes() {
 			if d.Kind == KindClass {
 				typ = TypeClass
 			}
-			c := validUTF8(p.src[d.StartByte:d.EndByte])
+			c := validUTF8(lineSlice(p.src, d.StartByte, d.EndByte))
 			b.addNode(Node{ID: id, Type: typ, Language: lang, Path: p.path, Name: d.Name,
 				StartLine: int32(d.StartLine), EndLine: int32(d.EndLine), ContentHash: contentHash(c), Code: c})
 			b.kinds[id] = typ
@@ -108,7 +111,7 @@ func (b *builder) buildNodes() {
 					break
 				}
 			}
-			b.edge(parent, id, EdgeContains)
+			b.edges[Edge{Src: parent, Dst: id, Type: EdgeContains}] = true
 			base := make([]string, len(parts))
 			for i, s := range parts {
 				base[i] = baseName(s)
@@ -179,27 +182,31 @@ func (b *builder) bind(file, name string, targets ...string) {
 // resolve adds imports, invokes and inherits edges.
 func (b *builder) resolve() {
 	st := &b.g.Stats
-	for _, p := range b.files {
-		for _, im := range p.res.Imports {
-			targets, external := b.resolveImport(p, im)
-			switch {
-			case len(targets) > 0:
-				src := p.path
-				if _, ok := b.nodes[src]; !ok {
-					src = dirOf(p.path) // a file without definitions has no node
-					if _, ok := b.nodes[src]; !ok {
-						continue
-					}
+	// Two passes: the first binds every file's imported names, so that the
+	// second can follow re-exports (a package __init__ importing from its
+	// modules) whatever the order of files.
+	for pass := 0; pass < 2; pass++ {
+		if pass == 1 {
+			b.reexports, b.bindings, b.externals = b.bindings, map[string]map[string][]string{}, map[string]map[string]bool{}
+		}
+		for _, p := range b.files {
+			for _, im := range p.res.Imports {
+				targets, external := b.resolveImport(p, im)
+				if pass == 0 {
+					continue
 				}
-				for _, t := range targets {
-					if _, ok := b.nodes[t]; ok {
-						b.edge(src, t, EdgeImports)
+				switch {
+				case len(targets) > 0:
+					// A file without definitions has no node and no edges.
+					for _, t := range targets {
+						b.edge(p.path, t, EdgeImports)
 					}
+				case external:
+					st.External++
+					b.markExternal(p.path, im)
+				default:
+					st.Unresolved[EdgeImports]++
 				}
-			case external:
-				st.External++
-			default:
-				st.Unresolved[EdgeImports]++
 			}
 		}
 	}
@@ -211,7 +218,11 @@ func (b *builder) resolve() {
 			}
 			ts := b.resolveName(p, in.Class, in.Base, true)
 			if len(ts) == 0 {
-				st.Unresolved[EdgeInherits]++
+				if b.externals[p.path][splitQual(in.Base)[0]] {
+					st.ExternalBases++
+				} else {
+					st.Unresolved[EdgeInherits]++
+				}
 			}
 			for _, t := range ts {
 				if t != from {
@@ -232,7 +243,11 @@ func (b *builder) resolve() {
 			}
 			ts := b.resolveCall(p, c)
 			if len(ts) == 0 {
-				st.Unresolved[EdgeInvokes]++
+				if b.externals[p.path][splitQual(c.Callee)[0]] {
+					st.ExternalCalls++
+				} else {
+					st.Unresolved[EdgeInvokes]++
+				}
 			}
 			for _, t := range ts {
 				b.edge(from, t, EdgeInvokes)
@@ -312,6 +327,11 @@ func (b *builder) resolveImport(p *parsed, im Import) (targets []string, externa
 			continue
 		}
 		if ts := b.lookup(f, n); len(ts) > 0 {
+			b.bind(p.path, n, ts...)
+			targets = append(targets, ts...)
+			continue
+		}
+		if ts := b.reexports[f][n]; len(ts) > 0 {
 			b.bind(p.path, n, ts...)
 			targets = append(targets, ts...)
 			continue
@@ -612,4 +632,41 @@ func (b *builder) finish() {
 		return x.Dst < y.Dst
 	})
 	b.g.Stats.Nodes = len(b.g.Nodes)
+}
+
+// lineSlice widens [start, end) to whole lines (without the last newline), so
+// a node's code is exactly the source lines StartLine..EndLine, indentation
+// included.
+func lineSlice(src []byte, start, end int) []byte {
+	if end > start && src[end-1] == '\n' {
+		end-- // a span that ends with its newline ends on that line
+	}
+	for start > 0 && src[start-1] != '\n' {
+		start--
+	}
+	for end < len(src) && src[end] != '\n' {
+		end++
+	}
+	return src[start:end]
+}
+
+// markExternal remembers the names an external import binds in file, so calls
+// through them count as external rather than unresolved.
+func (b *builder) markExternal(file string, im Import) {
+	m := b.externals[file]
+	if m == nil {
+		m = map[string]bool{}
+		b.externals[file] = m
+	}
+	switch {
+	case im.Alias != "":
+		m[im.Alias] = true
+	case len(im.Names) > 0:
+		for _, n := range im.Names {
+			m[n] = true
+		}
+	default:
+		m[splitQual(im.Module)[0]] = true
+		m[path.Base(im.Module)] = true
+	}
 }

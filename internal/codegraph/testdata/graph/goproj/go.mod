@@ -1,0 +1,3 @@
+module example.com/goproj
+
+go 1.22
