@@ -228,3 +228,39 @@ func TestScrapeNotARepository(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+func TestChangedFunctions(t *testing.T) {
+	r := gitfixture.New(t)
+	r.Write(map[string]string{"pkg/m.py": "def a():\n    return 1\n\n\ndef b():\n    return 2\n", "notes.txt": "x\n"})
+	r.Commit("add")
+	r.Write(map[string]string{"pkg/m.py": "def a():\n    return 1\n\n\ndef b():\n    return 3\n", "notes.txt": "y\n"})
+	r.Commit("edit b")
+	os.MkdirAll(filepath.Join(r.Dir, "lib"), 0o755)
+	r.Git("mv", "pkg/m.py", "lib/m.py")
+	r.Write(map[string]string{"lib/m.py": "def a():\n    return 10\n\n\ndef b():\n    return 3\n"})
+	r.Commit("move and edit a")
+	r.Git("rm", "-q", "lib/m.py")
+	r.Commit("delete")
+
+	b := newBucket(t)
+	_, m := scrapeAndPublish(t, b, r, schema.IndexOptions{})
+	got := map[string]string{}
+	for _, row := range readRows(t, b, m) {
+		if row.Extension == ".py" {
+			got[strings.TrimSpace(row.Message)] = strings.Join(row.ChangedFunctions, " ")
+		} else if len(row.ChangedFunctions) != 0 {
+			t.Errorf("%s: a text file has changed functions %v", row.Path, row.ChangedFunctions)
+		}
+	}
+	want := map[string]string{
+		"add":             "pkg/m.py:a pkg/m.py:b",
+		"edit b":          "pkg/m.py:b",
+		"move and edit a": "lib/m.py:a pkg/m.py:a",
+		"delete":          "lib/m.py:a lib/m.py:b",
+	}
+	for msg, w := range want {
+		if got[msg] != w {
+			t.Errorf("%s: changed functions %q, want %q", msg, got[msg], w)
+		}
+	}
+}
