@@ -34,8 +34,11 @@ type benchRun struct {
 }
 
 func runBench(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "graph" {
+		return runBenchGraph(ctx, args[1:])
+	}
 	if len(args) == 0 || args[0] != "scrape" {
-		return exitError{code: 2, msg: "usage: locus bench scrape --repo DIR [--ref REF] [--backends cat-file,go-git]"}
+		return exitError{code: 2, msg: "usage: locus bench scrape --repo DIR [--ref REF] [--backends cat-file,go-git]\n       locus bench graph --repo DIR [--ref REF]"}
 	}
 	var g globals
 	fs := newFlags("bench scrape", &g)

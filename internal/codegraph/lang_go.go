@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	sitter "github.com/smacker/go-tree-sitter"
 	tsgo "github.com/smacker/go-tree-sitter/golang"
 )
 
@@ -19,10 +18,10 @@ func (goLang) Extensions() []string { return []string{".go"} }
 
 func (goLang) Extract(ctx context.Context, path string, src []byte) (*FileResult, error) {
 	res := &FileResult{}
-	err := parse(ctx, tsgo.GetLanguage(), path, src, func(root *sitter.Node) error {
-		res.ErrorNodes = countErrors(root)
+	err := parseTree(ctx, tsgo.GetLanguage(), path, src, func(root *fnode) error {
+		res.ErrorNodes = errorsIn(root)
 		w := &goWalker{src: src, res: res, names: map[string]int{}}
-		c := sitter.NewTreeCursor(root)
+		c := newCursor(root)
 		defer c.Close()
 		w.walk(c, "")
 		return nil
@@ -49,27 +48,27 @@ func (w *goWalker) unique(name string) string {
 	return name
 }
 
-func (w *goWalker) def(name, kind string, n *sitter.Node) string {
+func (w *goWalker) def(name, kind string, n *fnode) string {
 	q := w.unique(name)
-	w.res.Defs = append(w.res.Defs, defOf(q, kind, n))
+	w.res.Defs = append(w.res.Defs, defAt(q, kind, n))
 	return q
 }
 
 // walk visits the cursor's node and its subtree; scope is the qualified name
 // of the innermost enclosing definition. Function literals are not
 // definitions: their calls belong to the function around them.
-func (w *goWalker) walk(c *sitter.TreeCursor, scope string) {
+func (w *goWalker) walk(c *fcursor, scope string) {
 	n := c.CurrentNode()
 	if n == nil {
 		return
 	}
 	switch n.Type() {
 	case "function_declaration":
-		if name := text(n.ChildByFieldName("name"), w.src); name != "" {
+		if name := textOf(n.ChildByFieldName("name"), w.src); name != "" {
 			scope = w.def(goQualify(scope, name), KindFunction, n)
 		}
 	case "method_declaration":
-		if name := text(n.ChildByFieldName("name"), w.src); name != "" {
+		if name := textOf(n.ChildByFieldName("name"), w.src); name != "" {
 			// Methods are top-level; a receiver that does not parse leaves
 			// the bare method name rather than dropping the definition.
 			if recv := goReceiver(n.ChildByFieldName("receiver"), w.src); recv != "" {
@@ -80,7 +79,7 @@ func (w *goWalker) walk(c *sitter.TreeCursor, scope string) {
 	case "type_spec":
 		// Aliases (type A = B, node type_alias) name no new type and are
 		// skipped, as TypeScript type aliases are.
-		if name := text(n.ChildByFieldName("name"), w.src); name != "" {
+		if name := textOf(n.ChildByFieldName("name"), w.src); name != "" {
 			span := n
 			// A lone spec spans its declaration, "type" keyword included,
 			// as a function's span includes "func".
@@ -120,20 +119,20 @@ func (w *goWalker) walk(c *sitter.TreeCursor, scope string) {
 	}
 }
 
-func (w *goWalker) call(from, callee string, n *sitter.Node) {
+func (w *goWalker) call(from, callee string, n *fnode) {
 	w.res.Calls = append(w.res.Calls, Call{From: from, Callee: callee, Line: int(n.StartPoint().Row) + 1})
 }
 
 // typeBody records what a named struct or interface type embeds, and an
 // interface's method specs as functions. Only the type's own body counts:
 // fields of anonymous struct types nested in it embed into those.
-func (w *goWalker) typeBody(t *sitter.Node, class string) {
+func (w *goWalker) typeBody(t *fnode, class string) {
 	if t == nil {
 		return
 	}
 	switch t.Type() {
 	case "struct_type":
-		var list *sitter.Node
+		var list *fnode
 		for i := 0; i < int(t.NamedChildCount()); i++ {
 			if ch := t.NamedChild(i); ch != nil && ch.Type() == "field_declaration_list" {
 				list = ch
@@ -159,7 +158,7 @@ func (w *goWalker) typeBody(t *sitter.Node, class string) {
 			}
 			switch el.Type() {
 			case "method_elem", "method_spec": // method_spec in older grammars
-				if name := text(el.ChildByFieldName("name"), w.src); name != "" {
+				if name := textOf(el.ChildByFieldName("name"), w.src); name != "" {
 					w.def(class+"."+name, KindFunction, el)
 				}
 			case "type_elem", "constraint_elem", "interface_type_name":
@@ -179,9 +178,9 @@ func (w *goWalker) typeBody(t *sitter.Node, class string) {
 	}
 }
 
-func (w *goWalker) importSpec(n *sitter.Node) {
+func (w *goWalker) importSpec(n *fnode) {
 	p := n.ChildByFieldName("path")
-	raw := text(p, w.src)
+	raw := textOf(p, w.src)
 	mod, err := strconv.Unquote(raw)
 	if err != nil {
 		// Invalid escapes or a missing closing quote: keep what is there.
@@ -191,13 +190,13 @@ func (w *goWalker) importSpec(n *sitter.Node) {
 		return
 	}
 	// Alias is the name as written, blank and dot imports included.
-	alias := text(n.ChildByFieldName("name"), w.src)
+	alias := textOf(n.ChildByFieldName("name"), w.src)
 	w.res.Imports = append(w.res.Imports, Import{Module: mod, Alias: alias, Line: int(n.StartPoint().Row) + 1})
 }
 
 // goReceiver is a method's receiver type name without "*", parentheses or
 // type parameters: (s *Stack[T]) → Stack.
-func goReceiver(params *sitter.Node, src []byte) string {
+func goReceiver(params *fnode, src []byte) string {
 	if params == nil {
 		return ""
 	}
@@ -223,13 +222,13 @@ func goReceiver(params *sitter.Node, src []byte) string {
 // goTypeName is the dotted name of a type as written, without "*" or type
 // arguments: T, pkg.T, *pkg.T, List[int] → T, pkg.T, pkg.T, List; "" for
 // type literals.
-func goTypeName(t *sitter.Node, src []byte) string {
+func goTypeName(t *fnode, src []byte) string {
 	for t != nil {
 		switch t.Type() {
 		case "type_identifier":
-			return text(t, src)
+			return textOf(t, src)
 		case "qualified_type":
-			pkg, name := text(t.ChildByFieldName("package"), src), text(t.ChildByFieldName("name"), src)
+			pkg, name := textOf(t.ChildByFieldName("package"), src), textOf(t.ChildByFieldName("name"), src)
 			if pkg == "" || name == "" {
 				return ""
 			}
@@ -251,17 +250,17 @@ func goTypeName(t *sitter.Node, src []byte) string {
 // (b, M, Run), to be matched by method name; calls of a call, an index or a
 // function literal (f()(), fns[0](), func(){}()) name no callee and are
 // skipped.
-func goCallee(n *sitter.Node, src []byte) string {
+func goCallee(n *fnode, src []byte) string {
 	var parts []string
 	for n != nil {
 		switch n.Type() {
 		case "identifier":
-			if name := text(n, src); name != "" {
+			if name := textOf(n, src); name != "" {
 				parts = append(parts, name)
 			}
 			n = nil
 		case "selector_expression":
-			field := text(n.ChildByFieldName("field"), src)
+			field := textOf(n.ChildByFieldName("field"), src)
 			if field == "" {
 				return ""
 			}

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	sitter "github.com/smacker/go-tree-sitter"
 	tspython "github.com/smacker/go-tree-sitter/python"
 )
 
@@ -19,10 +18,10 @@ func (pythonLang) Extensions() []string { return []string{".py"} }
 
 func (pythonLang) Extract(ctx context.Context, path string, src []byte) (*FileResult, error) {
 	res := &FileResult{}
-	err := parse(ctx, tspython.GetLanguage(), path, src, func(root *sitter.Node) error {
-		res.ErrorNodes = countErrors(root)
+	err := parseTree(ctx, tspython.GetLanguage(), path, src, func(root *fnode) error {
+		res.ErrorNodes = errorsIn(root)
 		w := &pyWalker{src: src, res: res, names: pyNames{}}
-		c := sitter.NewTreeCursor(root)
+		c := newCursor(root)
 		defer c.Close()
 		w.walk(c, "")
 		return nil
@@ -45,7 +44,7 @@ type pyWalker struct {
 // outside the def/class node, and run in the enclosing scope) belong to the
 // enclosing scope, while calls in default values and annotations belong to
 // the function itself.
-func (w *pyWalker) walk(c *sitter.TreeCursor, scope string) {
+func (w *pyWalker) walk(c *fcursor, scope string) {
 	n := c.CurrentNode()
 	if n == nil {
 		return
@@ -54,13 +53,13 @@ func (w *pyWalker) walk(c *sitter.TreeCursor, scope string) {
 	case "function_definition", "class_definition":
 		// The function_definition node, not the decorated_definition around
 		// it, so that spans start at def/class as Python's ast lineno does.
-		if name := text(n.ChildByFieldName("name"), w.src); name != "" {
+		if name := textOf(n.ChildByFieldName("name"), w.src); name != "" {
 			kind := KindFunction
 			if n.Type() == "class_definition" {
 				kind = KindClass
 			}
 			q := w.names.add(pyQualify(scope, name))
-			w.res.Defs = append(w.res.Defs, defOf(q, kind, n))
+			w.res.Defs = append(w.res.Defs, defAt(q, kind, n))
 			if kind == KindClass {
 				w.bases(n.ChildByFieldName("superclasses"), q)
 			}
@@ -91,7 +90,7 @@ func (w *pyWalker) walk(c *sitter.TreeCursor, scope string) {
 // bases records a class's bases: positional arguments that are dotted names,
 // with subscripts reduced to what they subscript (Generic[T] → Generic).
 // Keyword arguments (metaclass=…), splats and computed bases are skipped.
-func (w *pyWalker) bases(args *sitter.Node, class string) {
+func (w *pyWalker) bases(args *fnode, class string) {
 	if args == nil {
 		return
 	}
@@ -107,7 +106,7 @@ func (w *pyWalker) bases(args *sitter.Node, class string) {
 }
 
 // importStatement: import a.b, c as d → one Import per name.
-func (w *pyWalker) importStatement(n *sitter.Node) {
+func (w *pyWalker) importStatement(n *fnode) {
 	line := int(n.StartPoint().Row) + 1
 	for i := 0; i < int(n.NamedChildCount()); i++ {
 		ch := n.NamedChild(i)
@@ -120,7 +119,7 @@ func (w *pyWalker) importStatement(n *sitter.Node) {
 			mod = pyDotted(ch, w.src)
 		case "aliased_import":
 			mod = pyDotted(ch.ChildByFieldName("name"), w.src)
-			alias = text(ch.ChildByFieldName("alias"), w.src)
+			alias = textOf(ch.ChildByFieldName("alias"), w.src)
 		}
 		if mod != "" {
 			w.res.Imports = append(w.res.Imports, Import{Module: mod, Alias: alias, Line: line})
@@ -131,7 +130,7 @@ func (w *pyWalker) importStatement(n *sitter.Node) {
 // importFrom: from .m import a, b as c → Module ".m", Names [a b]; the names
 // are the ones the module defines, not the local aliases, because they are
 // what a resolver looks up in the module.
-func (w *pyWalker) importFrom(n *sitter.Node) {
+func (w *pyWalker) importFrom(n *fnode) {
 	var mod string
 	if n.Type() == "future_import_statement" {
 		mod = "__future__"
@@ -146,7 +145,7 @@ func (w *pyWalker) importFrom(n *sitter.Node) {
 				switch ch.Type() {
 				case "import_prefix":
 					// Dots only: "from . . x" is legal and means "..x".
-					mod += strings.Repeat(".", strings.Count(text(ch, w.src), "."))
+					mod += strings.Repeat(".", strings.Count(textOf(ch, w.src), "."))
 				case "dotted_name":
 					mod += pyDotted(ch, w.src)
 				}
@@ -184,12 +183,12 @@ func (w *pyWalker) importFrom(n *sitter.Node) {
 
 // pyDotted joins a dotted_name's identifiers, dropping any whitespace or
 // comments between them.
-func pyDotted(n *sitter.Node, src []byte) string {
+func pyDotted(n *fnode, src []byte) string {
 	if n == nil {
 		return ""
 	}
 	if n.Type() == "identifier" {
-		return text(n, src)
+		return textOf(n, src)
 	}
 	if n.Type() != "dotted_name" {
 		return ""
@@ -200,7 +199,7 @@ func pyDotted(n *sitter.Node, src []byte) string {
 		if ch == nil || ch.Type() != "identifier" {
 			continue
 		}
-		if t := text(ch, src); t != "" {
+		if t := textOf(ch, src); t != "" {
 			parts = append(parts, t)
 		}
 	}
@@ -209,7 +208,7 @@ func pyDotted(n *sitter.Node, src []byte) string {
 
 // pyChain is the dotted name of an identifier or attribute chain
 // (os.path.join), or "" when the expression is anything else.
-func pyChain(n *sitter.Node, src []byte) string {
+func pyChain(n *fnode, src []byte) string {
 	chain, complete := pyTrailing(n, src)
 	if !complete {
 		return ""
@@ -223,25 +222,25 @@ func pyChain(n *sitter.Node, src []byte) string {
 // them by method name, while the receiver expression could not be resolved
 // anyway. Calls of a call or subscript with no trailing attribute (f()(),
 // x[0]()) name no callee and are skipped.
-func pyCallee(n *sitter.Node, src []byte) string {
+func pyCallee(n *fnode, src []byte) string {
 	chain, _ := pyTrailing(n, src)
 	return chain
 }
 
 // pyTrailing returns the attribute chain at the end of n and whether it
 // reaches down to a plain identifier.
-func pyTrailing(n *sitter.Node, src []byte) (string, bool) {
+func pyTrailing(n *fnode, src []byte) (string, bool) {
 	var parts []string
 	for n != nil {
 		switch n.Type() {
 		case "identifier":
-			name := text(n, src)
+			name := textOf(n, src)
 			if name == "" {
 				return pyJoinReversed(parts), false
 			}
 			return pyJoinReversed(append(parts, name)), true
 		case "attribute":
-			attr := text(n.ChildByFieldName("attribute"), src)
+			attr := textOf(n.ChildByFieldName("attribute"), src)
 			if attr == "" {
 				return "", false
 			}

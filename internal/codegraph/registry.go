@@ -52,6 +52,56 @@ func LanguageFor(path string) Language {
 	return byExt[strings.ToLower(path[i:])]
 }
 
+// parseTree parses src and hands the root of its flattened tree to fn.
+func parseTree(ctx context.Context, lang *sitter.Language, path string, src []byte, fn func(root *fnode) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t, err := parseFlat(lang, path, src)
+	if err != nil {
+		return err
+	}
+	return fn(t.node(0))
+}
+
+// errorsIn counts ERROR and MISSING nodes below n (a flattened tree).
+func errorsIn(n *fnode) int {
+	if n == nil || !n.HasError() && !n.IsMissing() {
+		return 0
+	}
+	c := 0
+	// Preorder: the subtree of n is the run of nodes after it whose parent
+	// chain reaches n; counting flags over it needs no recursion.
+	for i := n.i; i < int32(len(n.t.nodes)); i++ {
+		if i != n.i && !n.t.within(i, n.i) {
+			break
+		}
+		if f := n.t.nodes[i].flags; f&(2|4) != 0 {
+			c++
+		}
+	}
+	return c
+}
+
+// textOf is the source of n.
+func textOf(n *fnode, src []byte) string {
+	if n == nil {
+		return ""
+	}
+	return string(src[n.StartByte():n.EndByte()])
+}
+
+// spanOf returns n's 1-based inclusive line span.
+func spanOf(n *fnode) (int, int) {
+	return int(n.StartPoint().Row) + 1, int(n.EndPoint().Row) + 1
+}
+
+// defAt builds a Def spanning n.
+func defAt(name, kind string, n *fnode) Def {
+	s, e := spanOf(n)
+	return Def{Name: name, Kind: kind, StartLine: s, EndLine: e, StartByte: int(n.StartByte()), EndByte: int(n.EndByte())}
+}
+
 // parse runs tree-sitter and hands the root to fn, closing the tree after.
 func parse(ctx context.Context, lang *sitter.Language, path string, src []byte, fn func(root *sitter.Node) error) error {
 	p := sitter.NewParser()
@@ -68,36 +118,6 @@ func parse(ctx context.Context, lang *sitter.Language, path string, src []byte, 
 	return fn(tree.RootNode())
 }
 
-// countErrors counts ERROR and MISSING nodes below n.
-func countErrors(n *sitter.Node) int {
-	if n == nil || !n.HasError() {
-		return 0
-	}
-	c := 0
-	if n.IsError() || n.IsMissing() {
-		c++
-	}
-	for i := 0; i < int(n.ChildCount()); i++ {
-		c += countErrors(n.Child(i))
-	}
-	return c
-}
 
-// text is the source of n.
-func text(n *sitter.Node, src []byte) string {
-	if n == nil {
-		return ""
-	}
-	return string(src[n.StartByte():n.EndByte()])
-}
 
-// lines returns n's 1-based inclusive line span.
-func lines(n *sitter.Node) (int, int) {
-	return int(n.StartPoint().Row) + 1, int(n.EndPoint().Row) + 1
-}
 
-// defOf builds a Def spanning n.
-func defOf(name, kind string, n *sitter.Node) Def {
-	s, e := lines(n)
-	return Def{Name: name, Kind: kind, StartLine: s, EndLine: e, StartByte: int(n.StartByte()), EndByte: int(n.EndByte())}
-}

@@ -1,0 +1,346 @@
+package codegraph
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <stdbool.h>
+#include <string.h>
+
+// Declarations matching tree-sitter's api.h as vendored by
+// github.com/smacker/go-tree-sitter (the pinned version); the symbols are
+// defined in that package's C code, which the Go build links in.
+typedef struct TSLanguage TSLanguage;
+typedef struct TSParser TSParser;
+typedef struct TSTree TSTree;
+typedef uint16_t TSSymbol;
+typedef uint16_t TSFieldId;
+typedef struct { uint32_t row; uint32_t column; } TSPoint;
+typedef struct { uint32_t context[4]; const void *id; const TSTree *tree; } TSNode;
+typedef struct { const void *tree; const void *id; uint32_t context[3]; } TSTreeCursor;
+
+TSParser *ts_parser_new(void);
+void ts_parser_delete(TSParser *);
+bool ts_parser_set_language(TSParser *, const TSLanguage *);
+TSTree *ts_parser_parse_string(TSParser *, const TSTree *, const char *, uint32_t);
+void ts_tree_delete(TSTree *);
+TSNode ts_tree_root_node(const TSTree *);
+TSTreeCursor ts_tree_cursor_new(TSNode);
+void ts_tree_cursor_delete(TSTreeCursor *);
+TSNode ts_tree_cursor_current_node(const TSTreeCursor *);
+TSFieldId ts_tree_cursor_current_field_id(const TSTreeCursor *);
+bool ts_tree_cursor_goto_first_child(TSTreeCursor *);
+bool ts_tree_cursor_goto_next_sibling(TSTreeCursor *);
+bool ts_tree_cursor_goto_parent(TSTreeCursor *);
+TSSymbol ts_node_symbol(TSNode);
+bool ts_node_is_named(TSNode);
+bool ts_node_is_missing(TSNode);
+bool ts_node_is_error(TSNode);
+bool ts_node_has_error(TSNode);
+uint32_t ts_node_start_byte(TSNode);
+uint32_t ts_node_end_byte(TSNode);
+TSPoint ts_node_start_point(TSNode);
+TSPoint ts_node_end_point(TSNode);
+uint32_t ts_language_symbol_count(const TSLanguage *);
+const char *ts_language_symbol_name(const TSLanguage *, TSSymbol);
+uint32_t ts_language_field_count(const TSLanguage *);
+const char *ts_language_field_name_for_id(const TSLanguage *, TSFieldId);
+
+typedef struct {
+	uint32_t start_byte, end_byte, start_row, end_row;
+	int32_t parent, first_child, next_sibling;
+	uint32_t child_count;
+	uint16_t symbol, field;
+	uint8_t flags; // 1 named, 2 missing, 4 error, 8 has_error
+} flat_node;
+
+enum { FLAT_NAMED = 1, FLAT_MISSING = 2, FLAT_ERROR = 4, FLAT_HAS_ERROR = 8 };
+
+// flat_parse parses src and writes every node of the tree in preorder into a
+// malloc'd array (*out, *n). Returns false when parsing fails.
+static bool flat_parse(const TSLanguage *lang, const char *src, uint32_t len, flat_node **out, int64_t *n) {
+	TSParser *p = ts_parser_new();
+	if (!ts_parser_set_language(p, lang)) { ts_parser_delete(p); return false; }
+	TSTree *tree = ts_parser_parse_string(p, NULL, src, len);
+	ts_parser_delete(p);
+	if (!tree) return false;
+	int64_t cap = 1024, cnt = 0;
+	flat_node *a = malloc(cap * sizeof(flat_node));
+	int32_t *stack = malloc(64 * sizeof(int32_t)); // open ancestors
+	int32_t *last = malloc(64 * sizeof(int32_t));  // last child seen per ancestor
+	int64_t scap = 64, depth = 0;
+	TSTreeCursor c = ts_tree_cursor_new(ts_tree_root_node(tree));
+	for (;;) {
+		TSNode node = ts_tree_cursor_current_node(&c);
+		if (cnt == cap) { cap *= 2; a = realloc(a, cap * sizeof(flat_node)); }
+		flat_node *f = &a[cnt];
+		f->start_byte = ts_node_start_byte(node);
+		f->end_byte = ts_node_end_byte(node);
+		f->start_row = ts_node_start_point(node).row;
+		f->end_row = ts_node_end_point(node).row;
+		f->symbol = ts_node_symbol(node);
+		f->field = ts_tree_cursor_current_field_id(&c);
+		f->flags = (ts_node_is_named(node) ? FLAT_NAMED : 0) | (ts_node_is_missing(node) ? FLAT_MISSING : 0) |
+			(ts_node_is_error(node) ? FLAT_ERROR : 0) | (ts_node_has_error(node) ? FLAT_HAS_ERROR : 0);
+		f->first_child = -1; f->next_sibling = -1; f->child_count = 0;
+		f->parent = depth > 0 ? stack[depth-1] : -1;
+		if (depth > 0) {
+			int32_t par = stack[depth-1];
+			if (last[depth-1] >= 0) a[last[depth-1]].next_sibling = (int32_t)cnt; else a[par].first_child = (int32_t)cnt;
+			last[depth-1] = (int32_t)cnt;
+			a[par].child_count++;
+		}
+		int32_t self = (int32_t)cnt++;
+		if (ts_tree_cursor_goto_first_child(&c)) {
+			if (depth == scap) { scap *= 2; stack = realloc(stack, scap * sizeof(int32_t)); last = realloc(last, scap * sizeof(int32_t)); }
+			stack[depth] = self; last[depth] = -1; depth++;
+			continue;
+		}
+		while (!ts_tree_cursor_goto_next_sibling(&c)) {
+			if (!ts_tree_cursor_goto_parent(&c)) goto done;
+			depth--;
+		}
+	}
+done:
+	ts_tree_cursor_delete(&c);
+	ts_tree_delete(tree);
+	free(stack); free(last);
+	*out = a; *n = cnt;
+	return true;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+
+	sitter "github.com/smacker/go-tree-sitter"
+)
+
+// flatTree is a whole syntax tree copied out of tree-sitter in one call:
+// walking it costs no cgo calls, which is most of what walking the C tree
+// node by node costs.
+type flatTree struct {
+	nodes []flatNode
+	src   []byte
+	names *symbolNames
+	// children, in order, per node: kids[kidStart[i]:kidStart[i+1]]
+	kids, named          []int32
+	kidStart, namedStart []int32
+}
+
+type flatNode struct {
+	startByte, endByte, startRow, endRow uint32
+	parent, firstChild, nextSibling      int32
+	childCount                           uint32
+	symbol, field                        uint16
+	flags                                uint8
+}
+
+// symbolNames caches a grammar's symbol and field names.
+type symbolNames struct {
+	symbols []string
+	fields  []string
+	fieldID map[string]uint16
+}
+
+var namesCache sync.Map // *sitter.Language → *symbolNames
+
+func languagePtr(l *sitter.Language) *C.TSLanguage {
+	// sitter.Language holds the C pointer as its only field.
+	return (*C.TSLanguage)(*(*unsafe.Pointer)(unsafe.Pointer(l)))
+}
+
+func namesOf(l *sitter.Language) *symbolNames {
+	if v, ok := namesCache.Load(l); ok {
+		return v.(*symbolNames)
+	}
+	lp := languagePtr(l)
+	n := &symbolNames{fieldID: map[string]uint16{}}
+	for i := C.uint32_t(0); i < C.ts_language_symbol_count(lp); i++ {
+		n.symbols = append(n.symbols, C.GoString(C.ts_language_symbol_name(lp, C.TSSymbol(i))))
+	}
+	n.fields = append(n.fields, "")
+	for i := C.uint32_t(1); i <= C.ts_language_field_count(lp); i++ {
+		name := C.GoString(C.ts_language_field_name_for_id(lp, C.TSFieldId(i)))
+		n.fields = append(n.fields, name)
+		n.fieldID[name] = uint16(i)
+	}
+	v, _ := namesCache.LoadOrStore(l, n)
+	return v.(*symbolNames)
+}
+
+// parseFlat parses src with lang and returns the flattened tree.
+func parseFlat(lang *sitter.Language, path string, src []byte) (*flatTree, error) {
+	names := namesOf(lang)
+	var cs *C.char
+	if len(src) > 0 {
+		cs = (*C.char)(C.CBytes(src))
+		defer C.free(unsafe.Pointer(cs))
+	}
+	var out *C.flat_node
+	var n C.int64_t
+	if !C.flat_parse(languagePtr(lang), cs, C.uint32_t(len(src)), &out, &n) {
+		return nil, fmt.Errorf("parse %s: tree-sitter returned no tree", path)
+	}
+	defer C.free(unsafe.Pointer(out))
+	cn := unsafe.Slice(out, int(n))
+	t := &flatTree{nodes: make([]flatNode, len(cn)), src: src, names: names}
+	for i := range cn {
+		c := &cn[i]
+		t.nodes[i] = flatNode{uint32(c.start_byte), uint32(c.end_byte), uint32(c.start_row), uint32(c.end_row),
+			int32(c.parent), int32(c.first_child), int32(c.next_sibling), uint32(c.child_count),
+			uint16(c.symbol), uint16(c.field), uint8(c.flags)}
+	}
+	t.index()
+	return t, nil
+}
+
+// index builds the child lists once, so Child and NamedChild are O(1).
+func (t *flatTree) index() {
+	t.kids = make([]int32, 0, len(t.nodes))
+	t.named = make([]int32, 0, len(t.nodes))
+	t.kidStart = make([]int32, len(t.nodes)+1)
+	t.namedStart = make([]int32, len(t.nodes)+1)
+	for i := range t.nodes {
+		t.kidStart[i] = int32(len(t.kids))
+		t.namedStart[i] = int32(len(t.named))
+		for c := t.nodes[i].firstChild; c >= 0; c = t.nodes[c].nextSibling {
+			t.kids = append(t.kids, c)
+			if t.nodes[c].flags&1 != 0 {
+				t.named = append(t.named, c)
+			}
+		}
+	}
+	t.kidStart[len(t.nodes)] = int32(len(t.kids))
+	t.namedStart[len(t.nodes)] = int32(len(t.named))
+}
+
+// fnode is a node of a flatTree, with the methods of the tree-sitter
+// bindings' Node that the extractors use. A nil *fnode is "no node".
+type fnode struct {
+	t *flatTree
+	i int32
+}
+
+func (t *flatTree) node(i int32) *fnode {
+	if i < 0 || int(i) >= len(t.nodes) {
+		return nil
+	}
+	return &fnode{t, i}
+}
+
+func (n *fnode) f() *flatNode { return &n.t.nodes[n.i] }
+
+// Type is the node's grammar type ("function_definition").
+func (n *fnode) Type() string {
+	if s := n.f().symbol; int(s) < len(n.t.names.symbols) {
+		return n.t.names.symbols[s]
+	} else if s == 0xFFFF { // ts_builtin_sym_error
+		return "ERROR"
+	}
+	return "_ERROR" // ts_builtin_sym_error_repeat
+}
+func (n *fnode) StartByte() uint32 { return n.f().startByte }
+func (n *fnode) EndByte() uint32   { return n.f().endByte }
+
+// StartPoint and EndPoint carry the row only (columns are not kept).
+func (n *fnode) StartPoint() sitter.Point { return sitter.Point{Row: n.f().startRow} }
+func (n *fnode) EndPoint() sitter.Point   { return sitter.Point{Row: n.f().endRow} }
+func (n *fnode) IsNamed() bool            { return n.f().flags&1 != 0 }
+func (n *fnode) IsMissing() bool          { return n.f().flags&2 != 0 }
+func (n *fnode) IsError() bool            { return n.f().flags&4 != 0 }
+func (n *fnode) HasError() bool           { return n.f().flags&8 != 0 }
+func (n *fnode) Parent() *fnode           { return n.t.node(n.f().parent) }
+func (n *fnode) Equal(o *fnode) bool      { return o != nil && n.t == o.t && n.i == o.i }
+func (n *fnode) ChildCount() uint32       { return uint32(n.t.kidStart[n.i+1] - n.t.kidStart[n.i]) }
+func (n *fnode) NamedChildCount() uint32  { return uint32(n.t.namedStart[n.i+1] - n.t.namedStart[n.i]) }
+
+func (n *fnode) Child(i int) *fnode {
+	if i < 0 || uint32(i) >= n.ChildCount() {
+		return nil
+	}
+	return n.t.node(n.t.kids[n.t.kidStart[n.i]+int32(i)])
+}
+
+func (n *fnode) NamedChild(i int) *fnode {
+	if i < 0 || uint32(i) >= n.NamedChildCount() {
+		return nil
+	}
+	return n.t.node(n.t.named[n.t.namedStart[n.i]+int32(i)])
+}
+
+// ChildByFieldName is the first child in the named field.
+func (n *fnode) ChildByFieldName(name string) *fnode {
+	id, ok := n.t.names.fieldID[name]
+	if !ok {
+		return nil
+	}
+	for _, c := range n.t.kids[n.t.kidStart[n.i]:n.t.kidStart[n.i+1]] {
+		if n.t.nodes[c].field == id {
+			return n.t.node(c)
+		}
+	}
+	return nil
+}
+
+// FieldNameForChild is the field of the i-th child, "" if none.
+func (n *fnode) FieldNameForChild(i int) string {
+	c := n.Child(i)
+	if c == nil {
+		return ""
+	}
+	return n.t.names.fields[c.f().field]
+}
+
+// fcursor walks a flatTree like the bindings' TreeCursor.
+type fcursor struct {
+	t    *flatTree
+	i    int32
+	root int32
+}
+
+func newCursor(n *fnode) *fcursor           { return &fcursor{n.t, n.i, n.i} }
+func (c *fcursor) Close()                   {}
+func (c *fcursor) CurrentNode() *fnode      { return c.t.node(c.i) }
+func (c *fcursor) CurrentFieldName() string { return c.t.names.fields[c.t.nodes[c.i].field] }
+func (c *fcursor) GoToFirstChild() bool {
+	if fc := c.t.nodes[c.i].firstChild; fc >= 0 {
+		c.i = fc
+		return true
+	}
+	return false
+}
+
+func (c *fcursor) GoToNextSibling() bool {
+	if c.i == c.root {
+		return false
+	}
+	if s := c.t.nodes[c.i].nextSibling; s >= 0 {
+		c.i = s
+		return true
+	}
+	return false
+}
+
+func (c *fcursor) GoToParent() bool {
+	if c.i == c.root {
+		return false
+	}
+	c.i = c.t.nodes[c.i].parent
+	return true
+}
+
+// within reports whether node i lies in the subtree of node anc.
+func (t *flatTree) within(i, anc int32) bool {
+	for ; i >= 0; i = t.nodes[i].parent {
+		if i == anc {
+			return true
+		}
+	}
+	return false
+}
+
+// Reset moves the cursor to n, which becomes its root.
+func (c *fcursor) Reset(n *fnode) { c.t, c.i, c.root = n.t, n.i, n.i }
