@@ -332,15 +332,5 @@ func (c *fcursor) GoToParent() bool {
 	return true
 }
 
-// within reports whether node i lies in the subtree of node anc.
-func (t *flatTree) within(i, anc int32) bool {
-	for ; i >= 0; i = t.nodes[i].parent {
-		if i == anc {
-			return true
-		}
-	}
-	return false
-}
-
 // Reset moves the cursor to n, which becomes its root.
 func (c *fcursor) Reset(n *fnode) { c.t, c.i, c.root = n.t, n.i, n.i }

@@ -64,19 +64,23 @@ func parseTree(ctx context.Context, lang *sitter.Language, path string, src []by
 	return fn(t.node(0))
 }
 
-// errorsIn counts ERROR and MISSING nodes below n (a flattened tree).
+// errorsIn counts ERROR and MISSING nodes in n's subtree.
 func errorsIn(n *fnode) int {
 	if n == nil || !n.HasError() && !n.IsMissing() {
 		return 0
 	}
-	c := 0
-	// Preorder: the subtree of n is the run of nodes after it whose parent
-	// chain reaches n; counting flags over it needs no recursion.
-	for i := n.i; i < int32(len(n.t.nodes)); i++ {
-		if i != n.i && !n.t.within(i, n.i) {
+	// Preorder keeps a subtree contiguous: it ends where the next sibling of
+	// n, or of its nearest ancestor that has one, begins.
+	end := int32(len(n.t.nodes))
+	for a := n.i; a >= 0; a = n.t.nodes[a].parent {
+		if s := n.t.nodes[a].nextSibling; s >= 0 {
+			end = s
 			break
 		}
-		if f := n.t.nodes[i].flags; f&(2|4) != 0 {
+	}
+	c := 0
+	for _, f := range n.t.nodes[n.i:end] {
+		if f.flags&(2|4) != 0 {
 			c++
 		}
 	}
@@ -117,7 +121,3 @@ func parse(ctx context.Context, lang *sitter.Language, path string, src []byte, 
 	defer tree.Close()
 	return fn(tree.RootNode())
 }
-
-
-
-
