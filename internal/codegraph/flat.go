@@ -145,7 +145,7 @@ type symbolNames struct {
 	fieldID map[string]uint16
 }
 
-var namesCache sync.Map // *sitter.Language → *symbolNames
+var namesCache sync.Map // C grammar address → *symbolNames
 
 func languagePtr(l *sitter.Language) *C.TSLanguage {
 	// sitter.Language holds the C pointer as its only field.
@@ -153,10 +153,11 @@ func languagePtr(l *sitter.Language) *C.TSLanguage {
 }
 
 func namesOf(l *sitter.Language) *symbolNames {
-	if v, ok := namesCache.Load(l); ok {
+	// Keyed by the C grammar: GetLanguage returns a new wrapper every call.
+	lp := languagePtr(l)
+	if v, ok := namesCache.Load(uintptr(unsafe.Pointer(lp))); ok {
 		return v.(*symbolNames)
 	}
-	lp := languagePtr(l)
 	n := &symbolNames{fieldID: map[string]uint16{}}
 	for i := C.uint32_t(0); i < C.ts_language_symbol_count(lp); i++ {
 		n.symbols = append(n.symbols, C.GoString(C.ts_language_symbol_name(lp, C.TSSymbol(i))))
@@ -167,7 +168,7 @@ func namesOf(l *sitter.Language) *symbolNames {
 		n.fields = append(n.fields, name)
 		n.fieldID[name] = uint16(i)
 	}
-	v, _ := namesCache.LoadOrStore(l, n)
+	v, _ := namesCache.LoadOrStore(uintptr(unsafe.Pointer(lp)), n)
 	return v.(*symbolNames)
 }
 

@@ -15,11 +15,14 @@ type builder struct {
 	edges map[Edge]bool
 
 	byPath  map[string]*parsed
-	defs    map[string]map[string]bool // file → qualified names
-	kinds   map[string]string          // entity id → kind
-	byBase  map[string][]string        // file + ":" + qualified base name → ids (overloads)
-	simple  map[string][]string        // last name segment → entity ids, repository-wide
-	classes map[string][]string        // last segment → class ids, repository-wide
+	defs    map[string]map[string]bool     // file → qualified names
+	kinds   map[string]string              // entity id → kind
+	byBase  map[string]map[string][]string // file → qualified base name → ids (overloads)
+	pkgDefs map[string]map[string][]string // "go:<dir>" or "java:<package>" → qualified base name → ids
+	wild    map[string][]string            // file → pkgDefs keys its wildcard imports open
+	goDirs  map[string]string              // Go import path → directory ("" outside the repository)
+	simple  map[string][]string            // last name segment → entity ids, repository-wide
+	classes map[string][]string            // last segment → class ids, repository-wide
 
 	pyModules map[string][]string // dotted module → files
 	javaFQN   map[string]string   // fully qualified class → entity id
@@ -35,7 +38,7 @@ func newBuilder(g *Graph, files []*parsed) *builder {
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	return &builder{g: g, files: files, nodes: map[string]*Node{}, edges: map[Edge]bool{},
 		byPath: map[string]*parsed{}, defs: map[string]map[string]bool{}, kinds: map[string]string{},
-		byBase: map[string][]string{}, simple: map[string][]string{}, classes: map[string][]string{},
+		byBase: map[string]map[string][]string{}, pkgDefs: map[string]map[string][]string{}, wild: map[string][]string{}, goDirs: map[string]string{}, simple: map[string][]string{}, classes: map[string][]string{},
 		pyModules: map[string][]string{}, javaFQN: map[string]string{}, javaPkg: map[string][]string{},
 		dirFiles: map[string][]string{}, bindings: map[string]map[string][]string{}, bases: map[string][]string{},
 		externals: map[string]map[string]bool{}}
@@ -116,8 +119,17 @@ func (b *builder) buildNodes() {
 			for i, s := range parts {
 				base[i] = baseName(s)
 			}
-			key := p.path + ":" + strings.Join(base, ".")
-			b.byBase[key] = append(b.byBase[key], id)
+			key := strings.Join(base, ".")
+			if b.byBase[p.path] == nil {
+				b.byBase[p.path] = map[string][]string{}
+			}
+			b.byBase[p.path][key] = append(b.byBase[p.path][key], id)
+			if pk := packageKey(p); pk != "" {
+				if b.pkgDefs[pk] == nil {
+					b.pkgDefs[pk] = map[string][]string{}
+				}
+				b.pkgDefs[pk][key] = append(b.pkgDefs[pk][key], id)
+			}
 			last := base[len(base)-1]
 			b.simple[last] = append(b.simple[last], id)
 			if typ == TypeClass {
@@ -159,11 +171,32 @@ func (b *builder) indexModules() {
 // lookup finds entities named qual (qualified, overloads and duplicates
 // merged) in file.
 func (b *builder) lookup(file, qual string) []string {
-	parts := splitQual(qual)
+	return b.byBase[file][normQual(qual)]
+}
+
+// normQual drops overload signatures and duplicate suffixes from every
+// segment of a qualified name.
+func normQual(q string) string {
+	if !strings.ContainsAny(q, "(#") {
+		return q
+	}
+	parts := splitQual(q)
 	for i, s := range parts {
 		parts[i] = baseName(s)
 	}
-	return b.byBase[file+":"+strings.Join(parts, ".")]
+	return strings.Join(parts, ".")
+}
+
+// packageKey names the package scope a file shares names with: its
+// directory in Go, its declared package in Java; "" elsewhere.
+func packageKey(p *parsed) string {
+	switch p.lang.Name() {
+	case "go":
+		return "go:" + dirOf(p.path)
+	case "java":
+		return "java:" + p.res.Package
+	}
+	return ""
 }
 
 // bind records that, in file, name refers to targets (entities or files).
@@ -281,11 +314,7 @@ func (b *builder) resolveImport(p *parsed, im Import) (targets []string, externa
 			return targets, false
 		}
 		if fs := b.javaPkg[im.Module]; len(fs) > 0 && len(im.Names) == 1 && im.Names[0] == "*" {
-			for _, f := range fs {
-				for n := range b.defs[f] {
-					b.bind(p.path, n, EntityID(f, n))
-				}
-			}
+			b.wild[p.path] = append(b.wild[p.path], "java:"+im.Module)
 			return nil, false
 		}
 		return nil, !strings.HasPrefix(im.Module, p.res.Package)
@@ -405,26 +434,25 @@ func (b *builder) pyModuleFiles(from, mod string) []string {
 	return nil // ambiguous suffix match: do not guess
 }
 
-// goDir maps a Go import path onto a directory of the repository: the longest
-// directory whose path is a suffix of the import path.
+// goDir maps a Go import path onto a directory of the repository: the
+// longest directory path that is a suffix of the import path.
 func (b *builder) goDir(imp string) string {
+	if d, ok := b.goDirs[imp]; ok {
+		return d
+	}
 	best := ""
-	for d := range b.dirFiles {
-		if d == RootID {
-			continue
+	for cand := imp; cand != ""; {
+		if fs := b.dirFiles[cand]; len(fs) > 0 && b.byPath[fs[0]].lang.Name() == "go" && b.nodes[cand] != nil {
+			best = cand
+			break
 		}
-		if (imp == d || strings.HasSuffix(imp, "/"+d)) && len(d) > len(best) {
-			if p := b.byPath[b.dirFiles[d][0]]; p.lang.Name() == "go" {
-				best = d
-			}
+		k := strings.IndexByte(cand, '/')
+		if k < 0 {
+			break
 		}
+		cand = cand[k+1:]
 	}
-	if best == "" {
-		return ""
-	}
-	if _, ok := b.nodes[best]; !ok {
-		return ""
-	}
+	b.goDirs[imp] = best
 	return best
 }
 
@@ -550,19 +578,15 @@ func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []
 			return out
 		}
 	}
-	// The same package: Go directories, Java packages.
-	var peers []string
-	switch p.lang.Name() {
-	case "go":
-		peers = b.dirFiles[dirOf(p.path)]
-	case "java":
-		peers = b.javaPkg[p.res.Package]
+	// The same package (Go directory, Java package), then packages opened by
+	// wildcard imports.
+	keys := b.wild[p.path]
+	if pk := packageKey(p); pk != "" {
+		keys = append([]string{pk}, keys...)
 	}
-	for _, f := range peers {
-		if f == p.path {
-			continue
-		}
-		if ts := keep(b.lookup(f, name)); len(ts) > 0 {
+	nq := normQual(name)
+	for _, k := range keys {
+		if ts := keep(b.pkgDefs[k][nq]); len(ts) > 0 {
 			return ts
 		}
 	}
