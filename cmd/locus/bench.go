@@ -47,6 +47,7 @@ func runBench(ctx context.Context, args []string) error {
 	backends := fs.String("backends", "cat-file,go-git", "object backends to time, comma-separated")
 	child := fs.String("child", "", "internal: run one scrape with this backend and print JSON")
 	workers := fs.Int("workers", 0, "goroutines diffing commits; default GOMAXPROCS")
+	functions := fs.String("functions", "on", "changed-functions mapping: on, off, or both (times each backend with and without it)")
 	out := fs.String("out", "", "directory for the Parquet output; default a temporary directory, removed afterwards")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
@@ -64,10 +65,15 @@ func runBench(ctx context.Context, args []string) error {
 	}
 	g.logger()
 	if *child != "" {
-		return benchChild(ctx, gitDir, head.String(), gitrepo.DiffOptions{Backend: gitrepo.Backend(*child), Workers: *workers}, *out)
+		return benchChild(ctx, gitDir, head.String(), gitrepo.DiffOptions{Backend: gitrepo.Backend(*child), Workers: *workers}, *functions == "off", *out)
 	}
 	var runs []benchRun
-	for _, b := range strings.Split(*backends, ",") {
+	modes := []string{*functions}
+	if *functions == "both" {
+		modes = []string{"on", "off"}
+	}
+	for _, combo := range crossModes(strings.Split(*backends, ","), modes) {
+		b, mode := combo[0], combo[1]
 		dir := *out
 		if dir == "" {
 			if dir, err = os.MkdirTemp("", "locus-bench-"); err != nil {
@@ -75,11 +81,11 @@ func runBench(ctx context.Context, args []string) error {
 			}
 			defer os.RemoveAll(dir)
 		} else {
-			dir = filepath.Join(dir, b)
+			dir = filepath.Join(dir, b+"-functions-"+mode)
 		}
 		self, _ := os.Executable()
 		cmd := exec.CommandContext(ctx, self, "bench", "scrape", "--repo", gitDir, "--ref", head.String(), "--child", b, "--out", dir,
-			"--workers", strconv.Itoa(*workers), "--log-level", "warn")
+			"--workers", strconv.Itoa(*workers), "--functions", mode, "--log-level", "warn")
 		cmd.Stderr = os.Stderr
 		var run benchRun
 		data, rss, err := measure(cmd)
@@ -136,7 +142,7 @@ func runBench(ctx context.Context, args []string) error {
 }
 
 // benchChild scrapes the whole history into a file store and prints a benchRun.
-func benchChild(ctx context.Context, gitDir, head string, diff gitrepo.DiffOptions, out string) error {
+func benchChild(ctx context.Context, gitDir, head string, diff gitrepo.DiffOptions, noFunctions bool, out string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -147,7 +153,7 @@ func benchChild(ctx context.Context, gitDir, head string, diff gitrepo.DiffOptio
 	defer b.Close()
 	start := time.Now()
 	res, err := commits.Scrape(ctx, commits.Config{Bucket: b, Repo: schema.RepoName("bench/" + filepath.Base(strings.TrimSuffix(gitDir, "/.git"))),
-		GitDir: gitDir, Head: head, Diff: diff})
+		GitDir: gitDir, Head: head, Diff: diff, NoFunctions: noFunctions})
 	if err != nil {
 		return err
 	}
@@ -156,10 +162,14 @@ func benchChild(ctx context.Context, gitDir, head string, diff gitrepo.DiffOptio
 	for _, p := range res.Parts {
 		bytes += p.Bytes
 	}
-	tool := fmt.Sprintf("locus scrape (%s, %d workers)", diff.Backend, diff.Workers)
-	if diff.Workers <= 0 {
-		tool = fmt.Sprintf("locus scrape (%s)", diff.Backend)
+	tool := fmt.Sprintf("locus scrape (%s", diff.Backend)
+	if diff.Workers > 0 {
+		tool += fmt.Sprintf(", %d workers", diff.Workers)
 	}
+	if noFunctions {
+		tool += ", no functions"
+	}
+	tool += ")"
 	return json.NewEncoder(stdout).Encode(benchRun{Tool: tool, Seconds: secs,
 		Commits: res.NewCommits, Rows: res.Rows, Bytes: bytes})
 }
@@ -228,4 +238,15 @@ func gitDirOf(dir string) (string, error) {
 		return "", fmt.Errorf("%s is not a git repository", dir)
 	}
 	return abs, nil
+}
+
+// crossModes pairs every backend with every functions mode.
+func crossModes(backends, modes []string) [][2]string {
+	var out [][2]string
+	for _, b := range backends {
+		for _, m := range modes {
+			out = append(out, [2]string{b, m})
+		}
+	}
+	return out
 }

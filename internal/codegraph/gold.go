@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/locus-dev/locus/internal/gitrepo"
 )
@@ -281,22 +282,70 @@ func fileSpans(ctx context.Context, path string, src []byte) []span {
 	return out
 }
 
-// ChangedFunctions maps one file change onto functions: deleted lines and
-// insertions onto the old version's functions, added lines onto the new
-// version's, each charged to the outermost function around it. It is the
-// gitrepo.DiffOptions.Functions hook.
-func ChangedFunctions(lc *gitrepo.LineChanges) []string {
-	ctx := context.Background()
+// FunctionMapper maps file changes onto functions (the gitrepo
+// DiffOptions.Functions hook). It remembers the function spans of recent file
+// versions by (path, blob), since the new version of a file in one commit is
+// usually the old version in the next commit that touches it. Safe for
+// concurrent use.
+type FunctionMapper struct {
+	mu    sync.Mutex
+	cache map[spanKey][]span
+	order []spanKey // insertion order, for eviction
+	max   int
+}
+
+type spanKey struct {
+	path string
+	blob gitrepo.Hash
+}
+
+// NewFunctionMapper keeps the spans of up to size file versions (default 50,000).
+func NewFunctionMapper(size int) *FunctionMapper {
+	if size <= 0 {
+		size = 50000
+	}
+	return &FunctionMapper{cache: map[spanKey][]span{}, max: size}
+}
+
+func (m *FunctionMapper) spans(path string, blob gitrepo.Hash, src []byte) []span {
+	if LanguageFor(path) == nil || src == nil {
+		return nil
+	}
+	k := spanKey{path, blob}
+	m.mu.Lock()
+	s, ok := m.cache[k]
+	m.mu.Unlock()
+	if ok {
+		return s
+	}
+	s = fileSpans(context.Background(), path, src)
+	m.mu.Lock()
+	if _, ok := m.cache[k]; !ok {
+		m.cache[k] = s
+		m.order = append(m.order, k)
+		if len(m.order) > m.max {
+			delete(m.cache, m.order[0])
+			m.order = m.order[1:]
+		}
+	}
+	m.mu.Unlock()
+	return s
+}
+
+// Map maps one file change: deleted lines and insertions onto the old
+// version's functions, added lines onto the new version's, each charged to
+// the outermost function around it.
+func (m *FunctionMapper) Map(lc *gitrepo.LineChanges) []string {
 	set := map[string]bool{}
 	if lc.OldPath != "" {
-		old := fileSpans(ctx, lc.OldPath, lc.Old)
+		old := m.spans(lc.OldPath, lc.OldBlob, lc.Old)
 		for _, id := range goldFromFilePatches(map[string][]span{lc.OldPath: old},
 			[]FilePatch{{OldPath: lc.OldPath, Touched: lc.Deleted, Inserts: lc.InsertedAfter}}) {
 			set[id] = true
 		}
 	}
 	if lc.NewPath != "" {
-		nw := fileSpans(ctx, lc.NewPath, lc.New)
+		nw := m.spans(lc.NewPath, lc.NewBlob, lc.New)
 		for _, id := range goldFromFilePatches(map[string][]span{lc.NewPath: nw},
 			[]FilePatch{{OldPath: lc.NewPath, Touched: lc.Added}}) {
 			set[id] = true

@@ -75,7 +75,7 @@ func Scrape(ctx context.Context, cfg Config) (*Result, error) {
 		cfg.RowGroupBytes = defaultRowGroupBytes
 	}
 	if cfg.Diff.Functions == nil && !cfg.NoFunctions {
-		cfg.Diff.Functions = codegraph.ChangedFunctions
+		cfg.Diff.Functions = codegraph.NewFunctionMapper(0).Map
 	}
 	head, err := parseHash(cfg.Head)
 	if err != nil {

@@ -35,6 +35,7 @@ type DiffOptions struct {
 // changes onto functions.
 type LineChanges struct {
 	OldPath, NewPath string // "" for the side that does not exist
+	OldBlob, NewBlob Hash   // content ids, for caching per version
 	Old, New         []byte
 	Deleted          []int // 1-based old lines removed or replaced
 	Added            []int // 1-based new lines added or replacing
@@ -298,6 +299,7 @@ func (c *commitDiffer) diffFile(ch *change) (FileDiff, error) {
 	if c.opts.Functions != nil && ch.oldMode&0o170000 != modeGitlink && ch.newMode&0o170000 != modeGitlink {
 		lc := c.d.lineChanges()
 		lc.OldPath, lc.NewPath, lc.Old, lc.New = string(ch.oldPath), string(ch.newPath), a, b
+		lc.OldBlob, lc.NewBlob = ch.oldHash, ch.newHash
 		fd.ChangedFunctions = c.opts.Functions(&lc)
 	}
 	return fd, nil
