@@ -35,6 +35,7 @@ func runIndex(ctx context.Context, args []string) error {
 	id := fs.String("id", "", "fleet workflow id; default derived from the repositories and options, so re-running the same command resumes the same fleet")
 	maxDiff := fs.Int("max-diff-bytes", 256<<10, "cap on the stored diff of one file in one commit")
 	backend := fs.String("git-backend", "", "how objects are read: cat-file, go-git, or empty for automatic")
+	primary := fs.Bool("primary-language-only", false, "build the code graph of the repository's main language only (the SpIDER paper's setting)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: locus index [flags] REPO...\n\nREPO is [owner/name=]URL-or-path[#ref], e.g. . or redis/redis=/srv/git/redis.git#7.2\n\n")
 		fs.PrintDefaults()
@@ -52,7 +53,7 @@ func runIndex(ctx context.Context, args []string) error {
 		return exitError{code: 2, msg: "no repositories given"}
 	}
 	in := schema.IndexFleetInput{Repos: specs, Options: schema.FleetOptions{
-		Window: *window, ContinueAsNewAfter: *perRun, Index: schema.IndexOptions{MaxDiffBytes: *maxDiff},
+		Window: *window, ContinueAsNewAfter: *perRun, Index: schema.IndexOptions{MaxDiffBytes: *maxDiff, PrimaryLanguageOnly: *primary},
 	}}
 	if *id == "" {
 		*id = fleetID(in)

@@ -300,7 +300,8 @@ func splitQual(name string) []string {
 
 // baseName strips an overload signature and a duplicate suffix: "m(int)#2" → "m".
 func baseName(seg string) string {
-	if i := strings.IndexByte(seg, '#'); i >= 0 {
+	// "#2" after at least one character; a leading '#' is a JS private name.
+	if i := strings.LastIndexByte(seg, '#'); i > 0 && isDigits(seg[i+1:]) {
 		seg = seg[:i]
 	}
 	if i := strings.IndexByte(seg, '('); i > 0 {
@@ -324,4 +325,16 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
