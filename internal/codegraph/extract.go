@@ -16,8 +16,9 @@ type Def struct {
 	// "Class.method", "outer.inner", "Outer.Inner.method".
 	Name string
 	Kind string // KindClass or KindFunction
-	// StartLine and EndLine are 1-based and inclusive; they include decorators
-	// and leading annotations that tree-sitter puts inside the definition.
+	// StartLine and EndLine are 1-based and inclusive. Whether decorators and
+	// annotations are inside is per language (NAMING.md): Python's are not
+	// (as Python's ast), Java's annotations are.
 	StartLine, EndLine int
 	// StartByte and EndByte delimit the definition's source in the file.
 	StartByte, EndByte int

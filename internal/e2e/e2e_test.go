@@ -26,6 +26,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/blob/fileblob"
+	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/devserver"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
@@ -303,6 +304,14 @@ func checkIndexed(ctx context.Context, t *testing.T, b *blob.Bucket, name schema
 	if n := commitCount(t, repo); m.Commits != n {
 		t.Errorf("%s manifest has %d commits, git rev-list --count HEAD says %d", name, m.Commits, n)
 	}
+	// The code graph of the head is published with it and readable.
+	if m.Graph == nil || m.Graph.Commit != m.Head || m.Graph.Nodes == 0 {
+		t.Errorf("%s: manifest graph %+v, want one at the head with nodes", name, m.Graph)
+	} else if g, err := codegraph.Read(ctx, b, *m.Graph); err != nil {
+		t.Errorf("%s: read stored graph: %v", name, err)
+	} else if len(g.Nodes) != m.Graph.Nodes || len(g.Edges) != m.Graph.Edges {
+		t.Errorf("%s: stored graph has %d nodes, %d edges; manifest says %d, %d", name, len(g.Nodes), len(g.Edges), m.Graph.Nodes, m.Graph.Edges)
+	}
 	rows := readRows(ctx, t, b, m)
 	if int64(len(rows)) != m.Rows {
 		t.Errorf("%s: %d rows in the parts, manifest says %d", name, len(rows), m.Rows)
@@ -400,12 +409,6 @@ func checkMerge(ctx context.Context, t *testing.T, b *blob.Bucket, name schema.R
 // indexed and one that failed.
 func recordHistories(ctx context.Context, t *testing.T, c client.Client, run fleetRun) {
 	t.Helper()
-	old, _ := filepath.Glob(filepath.Join(historiesDir, "*.json"))
-	for _, f := range old {
-		if err := os.Remove(f); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if err := os.MkdirAll(historiesDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
