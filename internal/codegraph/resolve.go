@@ -690,7 +690,8 @@ func (b *builder) markExternal(file string, im Import) {
 			m[n] = true
 		}
 	default:
-		m[splitQual(im.Module)[0]] = true
-		m[path.Base(im.Module)] = true
+		m[splitQual(im.Module)[0]] = true // python "os.path" binds os
+		m[path.Base(im.Module)] = true    // go "net/http" binds http
+		m[lastDot(im.Module)] = true      // java "java.util.List" binds List
 	}
 }
