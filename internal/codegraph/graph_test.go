@@ -165,3 +165,23 @@ func TestBuildSkipsWhatItShould(t *testing.T) {
 		t.Errorf("syntax errors: %d error nodes in %d files, want >0 in 1", g.Stats.ErrorNodes, g.Stats.FilesWithErr)
 	}
 }
+
+func TestPrimaryLanguageOnly(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.py"), []byte("def a():\n    pass\n\n\ndef b():\n    pass\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "b.py"), []byte("def c():\n    return 1\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "tool.go"), []byte("package tool\n\nfunc T() {}\n"), 0o644)
+	all := buildDir(t, dir, Options{})
+	primary := buildDir(t, dir, Options{PrimaryLanguageOnly: true})
+	if all.Stats.FilesByLang["go"] != 1 || all.Stats.FilesByLang["python"] != 2 {
+		t.Fatalf("default build languages %v, want both", all.Stats.FilesByLang)
+	}
+	if primary.Stats.FilesByLang["go"] != 0 || primary.Stats.FilesByLang["python"] != 2 {
+		t.Fatalf("primary-language build languages %v, want python only", primary.Stats.FilesByLang)
+	}
+	for _, n := range primary.Nodes {
+		if n.Language == "go" {
+			t.Errorf("node %s of a secondary language kept", n.ID)
+		}
+	}
+}
