@@ -88,21 +88,7 @@ func TestExtractGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 				checkSpans(t, src, res)
-				got := render(res)
-				golden := path + ".golden"
-				if *update {
-					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run go test ./internal/codegraph -run TestExtractGolden -update)", err)
-				}
-				if got != string(want) {
-					t.Errorf("%s differs from %s (-update rewrites it):\n%s", name, golden, lineDiff(string(want), got))
-				}
+				checkGolden(t, path+".golden", render(res), "TestExtractGolden")
 			})
 		}
 	}
@@ -127,6 +113,24 @@ func checkSpans(t *testing.T, src []byte, r *FileResult) {
 		if startLine != d.StartLine || endLine != d.EndLine {
 			t.Errorf("%s: lines %d-%d, but its bytes span lines %d-%d", d.Name, d.StartLine, d.EndLine, startLine, endLine)
 		}
+	}
+}
+
+// checkGolden compares got with the golden file, or rewrites it with -update.
+func checkGolden(t *testing.T, golden, got, testName string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/codegraph -run %s -update)", err, testName)
+	}
+	if got != string(want) {
+		t.Errorf("differs from %s (-update rewrites it):\n%s", golden, lineDiff(string(want), got))
 	}
 }
 

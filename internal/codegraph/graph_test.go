@@ -58,21 +58,7 @@ func TestGraphGolden(t *testing.T) {
 			dir := filepath.Join("testdata", "graph", e.Name())
 			g := buildDir(t, dir, Options{})
 			checkNodeCode(t, dir, g)
-			got := renderGraph(g)
-			golden := dir + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./internal/codegraph -run TestGraphGolden -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("graph of %s differs from %s (-update rewrites it):\n%s", dir, golden, lineDiff(string(want), got))
-			}
+			checkGolden(t, dir+".golden", renderGraph(g), "TestGraphGolden")
 		})
 	}
 }
