@@ -32,6 +32,10 @@ type Import struct {
 	// Names imported from it ("" entries not allowed); empty when the module
 	// itself is imported. "*" for a wildcard import.
 	Names []string
+	// Locals are the names each of Names is bound to in the file, where it
+	// differs ("z" for `from x import y as z`, "Layout" for a JS default
+	// import); nil or "" entries mean the name itself.
+	Locals []string
 	// Alias the module is bound to in the file, if any ("np" in import numpy as np).
 	Alias string
 	Line  int

@@ -23,7 +23,14 @@ func render(r *FileResult) string {
 	for _, im := range r.Imports {
 		s := "import " + im.Module
 		if len(im.Names) > 0 {
-			s += " [" + strings.Join(im.Names, ",") + "]"
+			names := make([]string, len(im.Names))
+			for i, n := range im.Names {
+				names[i] = n
+				if i < len(im.Locals) && im.Locals[i] != "" && im.Locals[i] != n {
+					names[i] += "→" + im.Locals[i]
+				}
+			}
+			s += " [" + strings.Join(names, ",") + "]"
 		}
 		if im.Alias != "" {
 			s += " as " + im.Alias

@@ -149,12 +149,18 @@ func (x *jsExtractor) inherit(class, base string) {
 }
 
 func (x *jsExtractor) addImport(module string, names []string, alias string, n *fnode) {
+	x.addImportLocals(module, names, nil, alias, n)
+}
+
+// addImportLocals records an import whose names are bound under other local
+// names (locals[i] for names[i], "" for the same name).
+func (x *jsExtractor) addImportLocals(module string, names, locals []string, alias string, n *fnode) {
 	module = strings.ToValidUTF8(module, "\uFFFD")
 	if module == "" {
 		return
 	}
 	line, _ := spanOf(n)
-	x.res.Imports = append(x.res.Imports, Import{Module: module, Names: names, Alias: jsCleanName(alias), Line: line})
+	x.res.Imports = append(x.res.Imports, Import{Module: module, Names: names, Locals: locals, Alias: jsCleanName(alias), Line: line})
 }
 
 func (x *jsExtractor) textOf(n *fnode) string { return textOf(n, x.src) }
@@ -585,7 +591,7 @@ func (x *jsExtractor) importStatement(n *fnode) {
 	if src := n.ChildByFieldName("source"); src != nil {
 		module, _ = x.stringValue(src)
 	}
-	var names []string
+	var names, locals []string
 	alias := ""
 	for _, c := range jsNamed(n) {
 		switch c.Type() {
@@ -604,8 +610,10 @@ func (x *jsExtractor) importStatement(n *fnode) {
 				switch s.Type() {
 				case "identifier": // default import
 					names = append(names, "default")
+					locals = append(locals, x.textOf(s))
 				case "namespace_import":
 					names = append(names, "*")
+					locals = append(locals, "")
 					for _, id := range jsNamed(s) {
 						if id.Type() == "identifier" {
 							alias = x.textOf(id)
@@ -618,13 +626,14 @@ func (x *jsExtractor) importStatement(n *fnode) {
 						}
 						if nm := x.specifierName(sp.ChildByFieldName("name")); nm != "" {
 							names = append(names, nm)
+							locals = append(locals, x.specifierName(sp.ChildByFieldName("alias")))
 						}
 					}
 				}
 			}
 		}
 	}
-	x.addImport(module, names, alias, n)
+	x.addImportLocals(module, names, locals, alias, n)
 }
 
 func (x *jsExtractor) specifierName(n *fnode) string {

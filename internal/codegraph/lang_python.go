@@ -163,7 +163,7 @@ func (w *pyWalker) importFrom(n *fnode) {
 		if ch == nil {
 			continue
 		}
-		var name string
+		var name, local string
 		switch ch.Type() {
 		case "wildcard_import":
 			name = "*"
@@ -173,9 +173,11 @@ func (w *pyWalker) importFrom(n *fnode) {
 			}
 		case "aliased_import":
 			name = pyDotted(ch.ChildByFieldName("name"), w.src)
+			local = textOf(ch.ChildByFieldName("alias"), w.src)
 		}
 		if name != "" {
 			im.Names = append(im.Names, name)
+			im.Locals = append(im.Locals, local)
 		}
 	}
 	w.res.Imports = append(w.res.Imports, im)

@@ -31,7 +31,7 @@ class A(B):
 	wantImports := []Import{
 		{Module: "os.path", Alias: "p", Line: 1},
 		{Module: "sys", Line: 1},
-		{Module: ".x", Names: []string{"y", "z"}, Line: 2},
+		{Module: ".x", Names: []string{"y", "z"}, Locals: []string{"", "w"}, Line: 2},
 	}
 	if !reflect.DeepEqual(res.Imports, wantImports) {
 		t.Errorf("imports:\n got %+v\nwant %+v", res.Imports, wantImports)

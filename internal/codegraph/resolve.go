@@ -346,7 +346,7 @@ func (b *builder) resolveImport(p *parsed, im Import) (targets []string, externa
 	} else if len(im.Names) == 0 {
 		b.bind(p.path, im.Module, f)
 	}
-	for _, n := range im.Names {
+	for i, n := range im.Names {
 		if n == "*" {
 			for d := range b.defs[f] {
 				if !strings.Contains(d, ".") {
@@ -355,24 +355,28 @@ func (b *builder) resolveImport(p *parsed, im Import) (targets []string, externa
 			}
 			continue
 		}
-		if ts := b.lookup(f, n); len(ts) > 0 {
-			b.bind(p.path, n, ts...)
+		local := n
+		if i < len(im.Locals) && im.Locals[i] != "" {
+			local = im.Locals[i]
+		}
+		ts := b.lookup(f, n)
+		if len(ts) == 0 {
+			ts = b.reexports[f][n]
+		}
+		if len(ts) == 0 && n == "default" {
+			// `export default function format` is named format: a default
+			// import bound to that name means it.
+			ts = b.lookup(f, local)
+		}
+		if len(ts) == 0 && p.lang.Name() == "python" {
+			ts = b.pyModuleFiles(p.path, joinModule(im.Module, n))
+		}
+		if len(ts) > 0 {
+			b.bind(p.path, local, ts...)
 			targets = append(targets, ts...)
 			continue
 		}
-		if ts := b.reexports[f][n]; len(ts) > 0 {
-			b.bind(p.path, n, ts...)
-			targets = append(targets, ts...)
-			continue
-		}
-		if p.lang.Name() == "python" {
-			if sub := b.pyModuleFiles(p.path, joinModule(im.Module, n)); len(sub) > 0 {
-				b.bind(p.path, n, sub[0])
-				targets = append(targets, sub[0])
-				continue
-			}
-		}
-		b.bind(p.path, n, f)
+		b.bind(p.path, local, f)
 	}
 	if len(targets) == 0 {
 		targets = []string{f}
