@@ -1,0 +1,141 @@
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/schema"
+)
+
+// cacheRow is one cached vector: repos/<repo>/embeddings/<model>/<shard>.parquet.
+type cacheRow struct {
+	ContentHash string    `parquet:"content_hash"`
+	Vector      []float32 `parquet:"vector,list"`
+}
+
+// Cache keeps vectors by (model, content hash) in the object store, so
+// re-indexing embeds only code that changed. Shards are the first hex digit
+// of the content hash.
+type Cache struct {
+	Bucket *blob.Bucket
+	Repo   schema.RepoName
+	Model  string
+}
+
+func (c *Cache) key(shard string) string {
+	return c.Repo.Prefix() + "embeddings/" + schema.SafeKeySegment(c.Model) + "/" + shard + ".parquet"
+}
+
+func shardOf(hash string) string {
+	if hash == "" {
+		return "_"
+	}
+	return hash[:1]
+}
+
+func (c *Cache) readShard(ctx context.Context, shard string) (map[string][]float32, error) {
+	key := c.key(shard)
+	ra, err := c.Bucket.OpenReaderAt(ctx, key)
+	if errors.Is(err, blob.ErrNotFound) {
+		return map[string][]float32{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer ra.Close()
+	rows, err := parquet.Read[cacheRow](ra, ra.Size())
+	if err != nil {
+		return nil, fmt.Errorf("embedding cache %s: %w", key, err)
+	}
+	out := make(map[string][]float32, len(rows))
+	for _, r := range rows {
+		out[r.ContentHash] = r.Vector
+	}
+	return out, nil
+}
+
+func (c *Cache) writeShard(ctx context.Context, shard string, m map[string][]float32) error {
+	hashes := make([]string, 0, len(m))
+	for h := range m {
+		hashes = append(hashes, h)
+	}
+	sort.Strings(hashes)
+	rows := make([]cacheRow, len(hashes))
+	for i, h := range hashes {
+		rows[i] = cacheRow{h, m[h]}
+	}
+	key := c.key(shard)
+	w, err := c.Bucket.NewWriter(ctx, key)
+	if err != nil {
+		return err
+	}
+	if err := parquet.Write(w, rows, parquet.Compression(&zstd.Codec{})); err != nil {
+		w.Abort()
+		return fmt.Errorf("embedding cache %s: %w", key, err)
+	}
+	return w.Close()
+}
+
+// Item is one text to embed, identified by the hash of its content.
+type Item struct {
+	Hash string
+	Text string
+}
+
+// EmbedCached returns a vector for every item, embedding only hashes the
+// cache does not have and storing those. It reports how many were embedded.
+func EmbedCached(ctx context.Context, e Embedder, c *Cache, items []Item) (map[string][]float32, int, error) {
+	byShard := map[string][]Item{}
+	for _, it := range items {
+		byShard[shardOf(it.Hash)] = append(byShard[shardOf(it.Hash)], it)
+	}
+	out := make(map[string][]float32, len(items))
+	embedded := 0
+	shards := make([]string, 0, len(byShard))
+	for s := range byShard {
+		shards = append(shards, s)
+	}
+	sort.Strings(shards)
+	for _, s := range shards {
+		cached, err := c.readShard(ctx, s)
+		if err != nil {
+			return nil, 0, err
+		}
+		var missing []Item
+		seen := map[string]bool{}
+		for _, it := range byShard[s] {
+			if v, ok := cached[it.Hash]; ok && len(v) == e.Dim() {
+				out[it.Hash] = v
+			} else if !seen[it.Hash] {
+				seen[it.Hash] = true
+				missing = append(missing, it)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		texts := make([]string, len(missing))
+		for i, it := range missing {
+			texts[i] = it.Text
+		}
+		vecs, err := e.Embed(ctx, texts)
+		if err != nil {
+			return nil, 0, err
+		}
+		for i, it := range missing {
+			cached[it.Hash] = vecs[i]
+			out[it.Hash] = vecs[i]
+		}
+		embedded += len(missing)
+		if err := c.writeShard(ctx, s, cached); err != nil {
+			return nil, 0, err
+		}
+	}
+	return out, embedded, nil
+}

@@ -1,0 +1,53 @@
+package embed
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/blob/fileblob"
+)
+
+// counting wraps an embedder and counts the texts it embeds.
+type counting struct {
+	Embedder
+	n atomic.Int32
+}
+
+func (c *counting) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.n.Add(int32(len(texts)))
+	return c.Embedder.Embed(ctx, texts)
+}
+
+func TestEmbedCachedEmbedsOnlyNewContent(t *testing.T) {
+	b, err := blob.OpenFile(t.TempDir(), fileblob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	e := &counting{Embedder: &Lexical{Dims: 16}}
+	c := &Cache{Bucket: b, Repo: "acme/one", Model: e.Name()}
+	items := []Item{{"a1", "def a(): pass"}, {"b2", "def b(): pass"}, {"c3", "def c(): pass"}, {"a1", "def a(): pass"}}
+	got, n, err := EmbedCached(ctx, e, c, items)
+	if err != nil || n != 3 || len(got) != 3 {
+		t.Fatalf("first run: %d embedded, %d vectors, %v", n, len(got), err)
+	}
+	// One function changed, one is new: only those two are embedded.
+	items = []Item{{"a1", "def a(): pass"}, {"b9", "def b(): return 1"}, {"c3", "def c(): pass"}, {"d4", "def d(): pass"}}
+	got2, n, err := EmbedCached(ctx, e, c, items)
+	if err != nil || n != 2 || e.n.Load() != 5 {
+		t.Fatalf("second run: %d embedded (total %d), %v; want 2 (total 5)", n, e.n.Load(), err)
+	}
+	if Cosine(got["a1"], got2["a1"]) < 0.999999 {
+		t.Error("a cached vector changed")
+	}
+	// A corrupt shard is an error naming it, not a silent re-embed.
+	objs, _ := b.List(ctx, "repos/acme/one/embeddings/")
+	data, _ := b.ReadAll(ctx, objs[0].Key)
+	b.WriteAll(ctx, objs[0].Key, data[:len(data)/2])
+	if _, _, err := EmbedCached(ctx, e, c, items); err == nil || !strings.Contains(err.Error(), objs[0].Key) {
+		t.Fatalf("corrupt shard: err = %v", err)
+	}
+}
