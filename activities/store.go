@@ -25,12 +25,13 @@ type PublishInput struct {
 	Head      string              `json:"head"`
 	Scrape    schema.ScrapeResult `json:"scrape"`
 	Graph     *schema.GraphInfo   `json:"graph,omitempty"`
+	Search    *schema.SearchInfo  `json:"search,omitempty"`
 	IndexedAt time.Time           `json:"indexed_at"`
 }
 
 // PublishManifest writes the repository's manifest last, making the new parts visible.
 func (a *Store) PublishManifest(ctx context.Context, in PublishInput) (schema.Manifest, error) {
-	m, err := manifest.Publish(ctx, a.Bucket, manifest.Update{Repo: in.Repo, Head: in.Head, Scrape: in.Scrape, Graph: in.Graph, IndexedAt: in.IndexedAt})
+	m, err := manifest.Publish(ctx, a.Bucket, manifest.Update{Repo: in.Repo, Head: in.Head, Scrape: in.Scrape, Graph: in.Graph, Search: in.Search, IndexedAt: in.IndexedAt})
 	if errors.Is(err, manifest.ErrStale) {
 		return schema.Manifest{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}

@@ -42,3 +42,19 @@ type GraphInfo struct {
 	Languages  map[string]int `json:"languages"` // parsed files by language
 	Unresolved map[string]int `json:"unresolved,omitempty"`
 }
+
+// SearchInfo is what the manifest records about the retrieval indexes.
+type SearchInfo struct {
+	Commit    string `json:"commit"`
+	Model     string `json:"model"` // embedding model of the stored vectors
+	Dim       int    `json:"dim"`
+	Functions int    `json:"functions"`
+	Embedded  int    `json:"embedded"`   // functions embedded by the last run (others came from the cache)
+	SparseKey string `json:"sparse_key"` // BM25 index over function documents
+}
+
+// IndexSearchInput is the IndexSearch activity's argument.
+type IndexSearchInput struct {
+	Repo  RepoName  `json:"repo"`
+	Graph GraphInfo `json:"graph"`
+}

@@ -139,6 +139,7 @@ type Manifest struct {
 	Parts     []Part         `json:"parts"`              // every commits part, oldest first
 	FileIDs   string         `json:"file_ids,omitempty"` // key of the path → file id map at Head
 	Graph     *GraphInfo     `json:"graph,omitempty"`    // code graph at Head
+	Search    *SearchInfo    `json:"search,omitempty"`   // retrieval indexes built from Graph
 	IndexedAt time.Time      `json:"indexed_at"`
 	Versions  map[string]int `json:"versions"`
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/locus-dev/locus/activities"
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/workflows"
 )
 
@@ -31,6 +32,11 @@ type Config struct {
 	MaxConcurrentActivities int
 	// HostQueue overrides the per-host task queue name; default HostQueue(DataDir).
 	HostQueue string
+	// Search are the retrieval backends; zero values get the local defaults
+	// (lexical embedder, local vector index, heuristic selector).
+	Search search.Deps
+	// EmbedConcurrency bounds IndexSearch activities per worker; default 2.
+	EmbedConcurrency int
 }
 
 // HostQueue names the task queue of this host and data directory: clones live
@@ -87,8 +93,17 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	host.RegisterActivity(git.ScrapeCommits)
 	host.RegisterActivity(git.BuildGraph)
 
+	econc := cfg.EmbedConcurrency
+	if econc <= 0 {
+		econc = 2
+	}
+	sd := cfg.Search
+	sd.Bucket = cfg.Bucket
+	emb := worker.New(c, workflows.EmbedQueue, worker.Options{MaxConcurrentActivityExecutionSize: econc, DisableWorkflowWorker: true})
+	emb.RegisterActivity(&activities.Search{Deps: sd})
+
 	started := []worker.Worker{}
-	for _, w := range []worker.Worker{index, host} {
+	for _, w := range []worker.Worker{index, host, emb} {
 		if err := w.Start(); err != nil {
 			for _, s := range started {
 				s.Stop()

@@ -12,8 +12,9 @@ import (
 
 // Activity method values; the struct receivers are never dereferenced here.
 var (
-	git   *activities.Git
-	store *activities.Store
+	git    *activities.Git
+	store  *activities.Store
+	search *activities.Search
 )
 
 // syncRetry retries an unreachable remote a few times; permanent failures
@@ -77,6 +78,24 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 		graph = &info
 	}
 
+	// Retrieval indexes (embeddings, vectors, BM25) on the embedding queue,
+	// whose concurrency matches the embedding servers.
+	var searchInfo *schema.SearchInfo
+	if v := workflow.GetVersion(ctx, "search-index", workflow.DefaultVersion, 1); v >= 1 && graph != nil {
+		embedCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			TaskQueue:           EmbedQueue,
+			StartToCloseTimeout: 2 * time.Hour,
+			HeartbeatTimeout:    time.Minute,
+			RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, BackoffCoefficient: 2,
+				MaximumInterval: 5 * time.Minute, MaximumAttempts: 8, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
+		})
+		var si schema.SearchInfo
+		if err := workflow.ExecuteActivity(embedCtx, search.IndexSearch, schema.IndexSearchInput{Repo: in.Repo.Name, Graph: *graph}).Get(ctx, &si); err != nil {
+			return res, err
+		}
+		searchInfo = &si
+	}
+
 	pubCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           IndexQueue,
 		StartToCloseTimeout: 10 * time.Minute,
@@ -84,7 +103,7 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 	})
 	var m schema.Manifest
 	err := workflow.ExecuteActivity(pubCtx, store.PublishManifest, activities.PublishInput{
-		Repo: in.Repo, Head: synced.Head, Scrape: scraped, Graph: graph, IndexedAt: workflow.Now(ctx),
+		Repo: in.Repo, Head: synced.Head, Scrape: scraped, Graph: graph, Search: searchInfo, IndexedAt: workflow.Now(ctx),
 	}).Get(ctx, &m)
 	if err != nil {
 		return res, err

@@ -32,6 +32,7 @@ func newRepoEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env := newTestSuite(t).NewTestWorkflowEnvironment()
 	env.RegisterActivity(&activities.Git{})
 	env.RegisterActivity(&activities.Store{})
+	env.RegisterActivity(&activities.Search{})
 	return env
 }
 
@@ -100,6 +101,16 @@ func TestIndexRepoScrapesOnSyncHostQueue(t *testing.T) {
 			}
 			return graph, nil
 		}).Once()
+	var searchQueue string
+	searched := schema.SearchInfo{Commit: testHead, Model: "lexical-hash-512", Functions: 4, SparseKey: "s"}
+	env.OnActivity(search.IndexSearch, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in schema.IndexSearchInput) (schema.SearchInfo, error) {
+			searchQueue = activity.GetInfo(ctx).TaskQueue
+			if in.Repo != acme.Name || in.Graph.Commit != testHead {
+				t.Errorf("IndexSearch input = %+v", in)
+			}
+			return searched, nil
+		}).Once()
 	var published activities.PublishInput
 	env.OnActivity(store.PublishManifest, mock.Anything, mock.Anything).Return(publishEcho(t, &published)).Once()
 
@@ -114,6 +125,12 @@ func TestIndexRepoScrapesOnSyncHostQueue(t *testing.T) {
 	env.AssertExpectations(t)
 	if scrapeQueue != testHostQueue || graphQueue != testHostQueue {
 		t.Errorf("ScrapeCommits ran on %q and BuildGraph on %q, want the host queue from Sync %q", scrapeQueue, graphQueue, testHostQueue)
+	}
+	if searchQueue != EmbedQueue {
+		t.Errorf("IndexSearch ran on %q, want %q", searchQueue, EmbedQueue)
+	}
+	if published.Search == nil || *published.Search != searched {
+		t.Errorf("PublishManifest got search %+v, want %+v", published.Search, searched)
 	}
 	if published.Graph == nil || !reflect.DeepEqual(*published.Graph, graph) {
 		t.Errorf("PublishManifest got graph %+v, want %+v", published.Graph, graph)
@@ -204,6 +221,7 @@ func TestIndexRepoSyncFailures(t *testing.T) {
 			env.OnActivity(git.ScrapeCommits, mock.Anything, mock.Anything).Return(
 				schema.ScrapeResult{Head: testHead, NewCommits: 1, Rows: 1}, nil).Maybe()
 			env.OnActivity(git.BuildGraph, mock.Anything, mock.Anything).Return(schema.GraphInfo{Commit: testHead}, nil).Maybe()
+			env.OnActivity(search.IndexSearch, mock.Anything, mock.Anything).Return(schema.SearchInfo{Commit: testHead}, nil).Maybe()
 			var published activities.PublishInput
 			env.OnActivity(store.PublishManifest, mock.Anything, mock.Anything).Return(publishEcho(t, &published)).Maybe()
 

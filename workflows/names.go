@@ -5,6 +5,9 @@ package workflows
 const (
 	// IndexQueue carries workflows and CPU/git activities that may run on any host.
 	IndexQueue = "locus-index"
+	// EmbedQueue carries embedding and vector upserts; its workers' concurrency
+	// is matched to the embedding servers.
+	EmbedQueue = "locus-embed"
 )
 
 // Query names.

@@ -26,6 +26,7 @@ const usage = `locus indexes git repositories for issue localization.
 Usage:
   locus index  [flags] REPO...   index repositories (REPO is [name=]url-or-path[#ref])
   locus status [flags]           show what is indexed
+  locus localize [flags] ISSUE   rank the functions an issue is likely to need changed
   locus server [flags]           run only the embedded Temporal server
   locus worker [flags]           run workers against a Temporal server
   locus bench  scrape [flags]    time commit scraping against git log
@@ -47,6 +48,8 @@ func main() {
 		err = runIndex(ctx, args)
 	case "status":
 		err = runStatus(ctx, args)
+	case "localize":
+		err = runLocalize(ctx, args)
 	case "server":
 		err = runServer(ctx, args)
 	case "worker":

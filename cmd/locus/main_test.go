@@ -60,6 +60,26 @@ func TestIndexThenStatus(t *testing.T) {
 	if len(ms) != 1 || ms[0].Repo != "acme/widgets" || ms[0].Head != head || ms[0].Commits != 2 {
 		t.Fatalf("status = %+v", ms)
 	}
+	// The index answers queries: the function the issue names ranks first.
+	out, err = capture(t, func() error {
+		return runLocalize(ctx, []string{"--data-dir", data, "--json", "--repo", "acme/widgets", "--k", "3", "the A function in a.go"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var loc struct {
+		Method   string `json:"method"`
+		Selector string `json:"selector"`
+		Items    []struct {
+			ID string `json:"id"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(out), &loc); err != nil {
+		t.Fatalf("localize --json: %v\n%s", err, out)
+	}
+	if loc.Method != "spider" || len(loc.Items) == 0 || loc.Items[0].ID != "a.go:A" || !strings.Contains(loc.Selector, "heuristic") {
+		t.Fatalf("localize = %+v", loc)
+	}
 	// The same command again resumes nothing and scrapes nothing new.
 	out, err = capture(t, func() error {
 		return runIndex(ctx, []string{"--data-dir", data, "--log-level", "warn", "acme/widgets=" + r.Dir})

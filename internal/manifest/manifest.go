@@ -43,7 +43,9 @@ type Update struct {
 	Head   string // "" for an empty repository
 	Scrape schema.ScrapeResult
 	// Graph is the code graph built at Head; nil keeps the previous one.
-	Graph     *schema.GraphInfo
+	Graph *schema.GraphInfo
+	// Search describes the retrieval indexes built from Graph; nil keeps the previous.
+	Search    *schema.SearchInfo
 	IndexedAt time.Time
 }
 
@@ -66,11 +68,14 @@ func Publish(ctx context.Context, b *blob.Bucket, u Update) (*schema.Manifest, e
 	m := schema.Manifest{Version: schema.ManifestVersion, Repo: repo, URL: u.Repo.URL, Ref: u.Repo.Ref,
 		IndexedAt: u.IndexedAt.UTC(), Versions: map[string]int{"commits": schema.CommitsVersion}}
 	if prev != nil {
-		m.Head, m.Commits, m.Rows, m.Parts, m.FileIDs, m.Graph = prev.Head, prev.Commits, prev.Rows, prev.Parts, prev.FileIDs, prev.Graph
+		m.Head, m.Commits, m.Rows, m.Parts, m.FileIDs, m.Graph, m.Search = prev.Head, prev.Commits, prev.Rows, prev.Parts, prev.FileIDs, prev.Graph, prev.Search
 	}
 	if u.Graph != nil {
 		m.Graph = u.Graph
 		m.Versions["graph"] = schema.GraphVersion
+	}
+	if u.Search != nil {
+		m.Search = u.Search
 	}
 	if u.Scrape.Head != "" {
 		m.Head = u.Scrape.Head
@@ -103,7 +108,10 @@ func sweep(ctx context.Context, b *blob.Bucket, m *schema.Manifest) error {
 	if m.Graph != nil {
 		keep[m.Graph.NodesKey], keep[m.Graph.EdgesKey], keep[m.Graph.ReportKey] = true, true, true
 	}
-	for _, prefix := range []string{m.Repo.CommitsPrefix(), m.Repo.Prefix() + "graph/"} {
+	if m.Search != nil {
+		keep[m.Search.SparseKey] = true
+	}
+	for _, prefix := range []string{m.Repo.CommitsPrefix(), m.Repo.Prefix() + "graph/", m.Repo.Prefix() + "sparse/"} {
 		objs, err := b.List(ctx, prefix)
 		if err != nil {
 			return err

@@ -1,0 +1,288 @@
+// Package search indexes a repository's functions for retrieval (embeddings,
+// vectors, BM25) and answers localization queries with SR, DER, SpISR and SpIDER.
+package search
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/embed"
+	"github.com/locus-dev/locus/internal/llm"
+	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/sparse"
+	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/internal/vectors"
+	"github.com/locus-dev/locus/schema"
+)
+
+// Deps are the backends indexing and queries use.
+type Deps struct {
+	Bucket   *blob.Bucket
+	Embedder embed.Embedder // default: embed.Lexical (named as lexical in every output)
+	Vectors  vectors.Index  // default: vectors.NewLocal on Bucket for the embedder's model
+	Selector llm.Selector   // default: llm.Heuristic (no LLM)
+	// QueryInstruction prefixes queries for instruction-tuned embedders; default none.
+	QueryInstruction string
+}
+
+func (d *Deps) defaults() {
+	if d.Embedder == nil {
+		d.Embedder = &embed.Lexical{}
+	}
+	if d.Vectors == nil {
+		d.Vectors = vectors.NewLocal(d.Bucket, d.Embedder.Name(), d.Embedder.Dim())
+	}
+	if d.Selector == nil {
+		d.Selector = llm.Heuristic{}
+	}
+}
+
+// SparseKey is where the BM25 index over a commit's function documents lives.
+func SparseKey(repo schema.RepoName, commit string) string {
+	return repo.Prefix() + "sparse/" + commit + "/functions.bm25"
+}
+
+// document is what gets embedded and BM25-indexed for a function node.
+func document(n codegraph.Node, classes map[string]bool) string {
+	class := ""
+	if i := strings.LastIndexByte(n.Name, '.'); i > 0 && classes[codegraph.EntityID(n.Path, n.Name[:i])] {
+		class = n.Name[:i]
+	}
+	return embed.Document(n.Path, class, n.Code)
+}
+
+// IndexResult says what IndexRepo did.
+type IndexResult struct {
+	Functions int    `json:"functions"`
+	Embedded  int    `json:"embedded"` // not found in the embedding cache
+	Deleted   int    `json:"deleted"`  // vectors of functions that vanished
+	Model     string `json:"model"`
+	SparseKey string `json:"sparse_key"`
+}
+
+// IndexRepo embeds the functions of the published graph (only content not
+// embedded before), upserts their vectors, deletes vectors of functions that
+// no longer exist, and writes the BM25 index.
+func IndexRepo(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) (*IndexResult, error) {
+	d.defaults()
+	g, err := codegraph.Read(ctx, d.Bucket, info)
+	if err != nil {
+		return nil, fmt.Errorf("index %s: %w", repo, err)
+	}
+	classes := map[string]bool{}
+	for _, n := range g.Nodes {
+		if n.Type == codegraph.TypeClass {
+			classes[n.ID] = true
+		}
+	}
+	var items []embed.Item
+	var fns []codegraph.Node
+	bm := sparse.NewBuilder(sparse.DefaultConfig())
+	for _, n := range g.Nodes {
+		if n.Type != codegraph.TypeFunction {
+			continue
+		}
+		doc := document(n, classes)
+		fns = append(fns, n)
+		items = append(items, embed.Item{Hash: n.ContentHash + ":" + contentKey(doc), Text: doc})
+		if err := bm.Add(n.ID, doc); err != nil {
+			return nil, fmt.Errorf("index %s: %w", repo, err)
+		}
+	}
+	res := &IndexResult{Functions: len(fns), Model: d.Embedder.Name(), SparseKey: SparseKey(repo, info.Commit)}
+	vecs, embedded, err := embed.EmbedCached(ctx, d.Embedder, &embed.Cache{Bucket: d.Bucket, Repo: repo, Model: d.Embedder.Name()}, items)
+	if err != nil {
+		return nil, fmt.Errorf("index %s: embed: %w", repo, err)
+	}
+	res.Embedded = embedded
+	recs := make([]vectors.Record, len(fns))
+	keep := map[string]bool{}
+	for i, n := range fns {
+		recs[i] = vectors.Record{NodeID: n.ID, Commit: info.Commit, ContentHash: n.ContentHash, Vector: vecs[items[i].Hash]}
+		keep[n.ID] = true
+	}
+	if err := d.Vectors.Upsert(ctx, string(repo), recs); err != nil {
+		return nil, fmt.Errorf("index %s: upsert: %w", repo, err)
+	}
+	have, err := d.Vectors.IDs(ctx, string(repo))
+	if err != nil {
+		return nil, err
+	}
+	var gone []string
+	for id := range have {
+		if !keep[id] {
+			gone = append(gone, id)
+		}
+	}
+	if err := d.Vectors.Delete(ctx, string(repo), gone); err != nil {
+		return nil, fmt.Errorf("index %s: delete: %w", repo, err)
+	}
+	res.Deleted = len(gone)
+	ix, err := bm.Build()
+	if err != nil {
+		return nil, err
+	}
+	if err := sparse.Write(ctx, d.Bucket, res.SparseKey, ix); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// contentKey distinguishes documents of equal code under different paths
+// (the path is part of the embedded text).
+func contentKey(doc string) string {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(doc); i++ {
+		h ^= uint64(doc[i])
+		h *= 1099511628211
+	}
+	return fmt.Sprintf("%016x", h)
+}
+
+// Methods.
+const (
+	MethodSR     = "sr"     // BM25
+	MethodDER    = "der"    // dense retrieval
+	MethodSpISR  = "spisr"  // BM25 + graph expansion
+	MethodSpIDER = "spider" // dense + graph expansion
+)
+
+// Params of one query.
+type Params struct {
+	// Method: sr, der, spisr or spider; default spider.
+	Method string
+	spider.Params
+}
+
+// Result of one query.
+type Result struct {
+	Repo     string        `json:"repo"`
+	Commit   string        `json:"commit"`
+	Method   string        `json:"method"`
+	Embedder string        `json:"embedder,omitempty"`
+	Selector string        `json:"selector,omitempty"`
+	Items    []spider.Item `json:"items"`
+	// LLM usage over all centers.
+	LLMCalls         int           `json:"llm_calls"`
+	PromptTokens     int           `json:"prompt_tokens"`
+	CompletionTokens int           `json:"completion_tokens"`
+	SelectLatency    time.Duration `json:"select_latency"`
+	Latency          time.Duration `json:"latency"`
+	// Failed lists centers whose selection failed (kept without neighbours).
+	Failed []string `json:"failed,omitempty"`
+}
+
+// Localize answers one issue against the published index of repo.
+func Localize(ctx context.Context, d Deps, repo schema.RepoName, issue string, p Params) (*Result, error) {
+	d.defaults()
+	start := time.Now()
+	if p.Method == "" {
+		p.Method = MethodSpIDER
+	}
+	p.Params = p.Params.WithDefaults()
+	m, err := manifest.Read(ctx, d.Bucket, repo)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil || m.Graph == nil {
+		return nil, fmt.Errorf("localize %s: not indexed (run locus index first)", repo)
+	}
+	res := &Result{Repo: string(repo), Commit: m.Graph.Commit, Method: p.Method}
+	var ranking []spider.Scored
+	switch p.Method {
+	case MethodSR, MethodSpISR:
+		ix, err := sparse.Load(ctx, d.Bucket, SparseKey(repo, m.Graph.Commit))
+		if err != nil {
+			return nil, fmt.Errorf("localize %s: %w", repo, err)
+		}
+		for _, h := range ix.Search(issue, p.N) {
+			ranking = append(ranking, spider.Scored{ID: h.DocID, Score: h.Score})
+		}
+	case MethodDER, MethodSpIDER:
+		res.Embedder = d.Embedder.Name()
+		q, err := d.Embedder.Embed(ctx, []string{embed.Query(d.QueryInstruction, issue)})
+		if err != nil {
+			return nil, fmt.Errorf("localize %s: embed query: %w", repo, err)
+		}
+		hits, err := d.Vectors.Search(ctx, string(repo), q[0], p.N)
+		if err != nil {
+			return nil, fmt.Errorf("localize %s: %w", repo, err)
+		}
+		for _, h := range hits {
+			ranking = append(ranking, spider.Scored{ID: h.NodeID, Score: h.Score})
+		}
+	default:
+		return nil, fmt.Errorf("unknown method %q (want sr, der, spisr or spider)", p.Method)
+	}
+	if p.Method == MethodSR || p.Method == MethodDER {
+		for i, s := range spider.TopK(ranking, p.K) {
+			res.Items = append(res.Items, spider.Item{ID: s.ID, Score: s.Score, Rank: i + 1, Reason: spider.ReasonSemantic})
+		}
+		res.Latency = time.Since(start)
+		return res, nil
+	}
+	g, err := codegraph.Read(ctx, d.Bucket, *m.Graph)
+	if err != nil {
+		return nil, err
+	}
+	sg, code, err := spiderGraph(g)
+	if err != nil {
+		return nil, err
+	}
+	exp, err := spider.Expand(sg, ranking, p.Params)
+	if err != nil {
+		return nil, err
+	}
+	res.Selector = d.Selector.Name()
+	selected := map[string]spider.Selection{}
+	for _, c := range exp.Centers {
+		if len(c.Candidates) == 0 {
+			continue
+		}
+		cands := make([]llm.Candidate, len(c.Candidates))
+		for i, cd := range c.Candidates {
+			cands[i] = llm.Candidate{ID: cd.ID, Code: code[cd.ID]}
+		}
+		sel, err := d.Selector.Select(ctx, issue, llm.Candidate{ID: c.ID, Code: code[c.ID]}, cands)
+		res.LLMCalls += sel.Calls
+		res.PromptTokens += sel.PromptTokens
+		res.CompletionTokens += sel.CompletionTokens
+		res.SelectLatency += sel.Latency
+		if err != nil {
+			res.Failed = append(res.Failed, c.ID)
+			continue
+		}
+		selected[c.ID] = spider.Selection{IDs: sel.IDs, Selector: sel.Model}
+	}
+	asm, err := exp.Assemble(selected)
+	if err != nil {
+		return nil, err
+	}
+	res.Items = asm.Items
+	res.Latency = time.Since(start)
+	return res, nil
+}
+
+// spiderGraph converts a stored graph for expansion and indexes code by id.
+func spiderGraph(g *codegraph.Graph) (*spider.Graph, map[string]string, error) {
+	nodes := make([]spider.Node, len(g.Nodes))
+	code := make(map[string]string, len(g.Nodes))
+	for i, n := range g.Nodes {
+		nodes[i] = spider.Node{ID: n.ID, Type: n.Type}
+		if n.Type == codegraph.TypeFunction {
+			code[n.ID] = n.Code
+		}
+	}
+	edges := make([]spider.Edge, 0, len(g.Edges))
+	for _, e := range g.Edges {
+		if e.Type == codegraph.EdgeContains {
+			edges = append(edges, spider.Edge{Src: e.Src, Dst: e.Dst, Type: e.Type})
+		}
+	}
+	sg, err := spider.NewGraph(nodes, edges)
+	return sg, code, err
+}
