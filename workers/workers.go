@@ -16,6 +16,7 @@ import (
 	"github.com/locus-dev/locus/activities"
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/llm"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/workflows"
 )
@@ -37,6 +38,13 @@ type Config struct {
 	Search search.Deps
 	// EmbedConcurrency bounds IndexSearch activities per worker; default 2.
 	EmbedConcurrency int
+	// LLM selects neighbours: openai://…, anthropic://… (see llm.Open); empty
+	// uses the deterministic heuristic. Answers are cached in the store by
+	// prompt hash. Ignored when Search.Selector is set.
+	LLM string
+	// LLMConcurrency bounds selection calls per worker (the rate limit the
+	// LLM servers accept); default 4.
+	LLMConcurrency int
 }
 
 // HostQueue names the task queue of this host and data directory: clones live
@@ -99,11 +107,28 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	}
 	sd := cfg.Search
 	sd.Bucket = cfg.Bucket
+	if sd.Selector == nil && cfg.LLM != "" {
+		chat, err := llm.Open(cfg.LLM)
+		if err != nil {
+			return nil, fmt.Errorf("worker: %w", err)
+		}
+		sd.Selector = &llm.LLMSelector{Chat: llm.WithCache(chat, &search.LLMCache{Bucket: cfg.Bucket})}
+	}
+	searchActs := &activities.Search{Deps: sd}
 	emb := worker.New(c, workflows.EmbedQueue, worker.Options{MaxConcurrentActivityExecutionSize: econc, DisableWorkflowWorker: true})
-	emb.RegisterActivity(&activities.Search{Deps: sd})
+	emb.RegisterActivity(searchActs.IndexSearch)
+	index.RegisterWorkflow(workflows.Localize)
+	index.RegisterActivity(searchActs.Retrieve)
+
+	lconc := cfg.LLMConcurrency
+	if lconc <= 0 {
+		lconc = 4
+	}
+	llmw := worker.New(c, workflows.LLMQueue, worker.Options{MaxConcurrentActivityExecutionSize: lconc, DisableWorkflowWorker: true})
+	llmw.RegisterActivity(&activities.LLM{Deps: sd})
 
 	started := []worker.Worker{}
-	for _, w := range []worker.Worker{index, host, emb} {
+	for _, w := range []worker.Worker{index, host, emb, llmw} {
 		if err := w.Start(); err != nil {
 			for _, s := range started {
 				s.Stop()

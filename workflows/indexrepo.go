@@ -12,9 +12,9 @@ import (
 
 // Activity method values; the struct receivers are never dereferenced here.
 var (
-	git    *activities.Git
-	store  *activities.Store
-	search *activities.Search
+	git        *activities.Git
+	store      *activities.Store
+	searchActs *activities.Search
 )
 
 // syncRetry retries an unreachable remote a few times; permanent failures
@@ -90,7 +90,7 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 				MaximumInterval: 5 * time.Minute, MaximumAttempts: 8, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
 		})
 		var si schema.SearchInfo
-		if err := workflow.ExecuteActivity(embedCtx, search.IndexSearch, schema.IndexSearchInput{Repo: in.Repo.Name, Graph: *graph}).Get(ctx, &si); err != nil {
+		if err := workflow.ExecuteActivity(embedCtx, searchActs.IndexSearch, schema.IndexSearchInput{Repo: in.Repo.Name, Graph: *graph}).Get(ctx, &si); err != nil {
 			return res, err
 		}
 		searchInfo = &si

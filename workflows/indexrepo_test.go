@@ -103,7 +103,7 @@ func TestIndexRepoScrapesOnSyncHostQueue(t *testing.T) {
 		}).Once()
 	var searchQueue string
 	searched := schema.SearchInfo{Commit: testHead, Model: "lexical-hash-512", Functions: 4, SparseKey: "s"}
-	env.OnActivity(search.IndexSearch, mock.Anything, mock.Anything).Return(
+	env.OnActivity(searchActs.IndexSearch, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in schema.IndexSearchInput) (schema.SearchInfo, error) {
 			searchQueue = activity.GetInfo(ctx).TaskQueue
 			if in.Repo != acme.Name || in.Graph.Commit != testHead {
@@ -221,7 +221,7 @@ func TestIndexRepoSyncFailures(t *testing.T) {
 			env.OnActivity(git.ScrapeCommits, mock.Anything, mock.Anything).Return(
 				schema.ScrapeResult{Head: testHead, NewCommits: 1, Rows: 1}, nil).Maybe()
 			env.OnActivity(git.BuildGraph, mock.Anything, mock.Anything).Return(schema.GraphInfo{Commit: testHead}, nil).Maybe()
-			env.OnActivity(search.IndexSearch, mock.Anything, mock.Anything).Return(schema.SearchInfo{Commit: testHead}, nil).Maybe()
+			env.OnActivity(searchActs.IndexSearch, mock.Anything, mock.Anything).Return(schema.SearchInfo{Commit: testHead}, nil).Maybe()
 			var published activities.PublishInput
 			env.OnActivity(store.PublishManifest, mock.Anything, mock.Anything).Return(publishEcho(t, &published)).Maybe()
 

@@ -9,10 +9,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/locus-dev/locus/internal/llm"
+	"go.temporal.io/sdk/client"
+
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/schema"
+	"github.com/locus-dev/locus/workers"
+	"github.com/locus-dev/locus/workflows"
 )
 
 func runLocalize(ctx context.Context, args []string) error {
@@ -25,7 +28,8 @@ func runLocalize(ctx context.Context, args []string) error {
 	n := fs.Int("n", 500, "pool N the neighbours must come from")
 	c := fs.Int("c", 5, "centers C expanded along the graph")
 	depth := fs.Int("depth", 4, "BFS depth d from each center")
-	llmURL := fs.String("llm", "", "neighbour selector: openai://…?model=…, anthropic://…?model=…; empty: the deterministic heuristic (no LLM)")
+	llmURL := fs.String("llm", "", "neighbour selector for this process's worker: openai://…?model=…, anthropic://…?model=…; empty: the deterministic heuristic (no LLM)")
+	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: locus localize --repo R [flags] (--issue-file F | \"issue text\")\n\n")
 		fs.PrintDefaults()
@@ -33,7 +37,6 @@ func runLocalize(ctx context.Context, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	g.logger()
 	issue := strings.Join(fs.Args(), " ")
 	if *issueFile != "" {
 		var data []byte
@@ -56,24 +59,43 @@ func runLocalize(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	sel, err := llm.OpenSelector(*llmURL, 0)
-	if err != nil {
-		return err
-	}
+	log := g.logger()
 	b, err := g.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	res, err := search.Localize(ctx, search.Deps{Bucket: b, Selector: sel}, repo, issue,
-		search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}})
+	cl, closeAll, err := g.connect(ctx, log)
 	if err != nil {
 		return err
 	}
+	defer closeAll()
+	if !*noWorker {
+		ws, err := workers.Start(workers.Config{DataDir: g.dataDir, Bucket: b, LLM: *llmURL}, cl)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			for _, w := range ws {
+				w.Stop()
+			}
+		}()
+	}
+	run, err := cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: workflows.IndexQueue}, workflows.Localize,
+		workflows.LocalizeInput{Repo: repo, Issue: issue,
+			Params: search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}}})
+	if err != nil {
+		return fmt.Errorf("start localize: %w", err)
+	}
+	var out workflows.LocalizeResult
+	if err := run.Get(ctx, &out); err != nil {
+		return fmt.Errorf("localize %s: %w", repo, err)
+	}
+	res := &out.Result
 	if g.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return enc.Encode(out)
 	}
 	fmt.Fprintf(stdout, "%s at %s, method %s", res.Repo, short(res.Commit), res.Method)
 	if res.Embedder != "" {
@@ -89,6 +111,9 @@ func runLocalize(ctx context.Context, args []string) error {
 		fmt.Fprintf(tw, "%d\t%s\t%.4f\t%s\n", i+1, it.ID, it.Score, it.Why())
 	}
 	tw.Flush()
-	fmt.Fprintf(stdout, "LLM calls %d, tokens %d+%d, latency %s\n", res.LLMCalls, res.PromptTokens, res.CompletionTokens, res.Latency.Round(1e6))
+	fmt.Fprintf(stdout, "LLM calls %d (%d from cache), tokens %d+%d, latency %s\n", res.LLMCalls, out.CachedCalls, res.PromptTokens, res.CompletionTokens, res.Latency.Round(1e6))
+	if len(res.Failed) > 0 {
+		fmt.Fprintf(stdout, "selection failed for centers %v (kept without neighbours)\n", res.Failed)
+	}
 	return nil
 }

@@ -29,7 +29,7 @@ func TestIndexThenStatus(t *testing.T) {
 	r := gitfixture.New(t)
 	r.Write(map[string]string{"a.go": "package a\n"})
 	r.Commit("one")
-	r.Write(map[string]string{"a.go": "package a\n\nfunc A() {}\n"})
+	r.Write(map[string]string{"a.go": "package a\n\nfunc A() {}\n\nfunc B() { A() }\n"})
 	head := r.Commit("two")
 	data := t.TempDir()
 	ctx := context.Background()
@@ -62,7 +62,7 @@ func TestIndexThenStatus(t *testing.T) {
 	}
 	// The index answers queries: the function the issue names ranks first.
 	out, err = capture(t, func() error {
-		return runLocalize(ctx, []string{"--data-dir", data, "--json", "--repo", "acme/widgets", "--k", "3", "the A function in a.go"})
+		return runLocalize(ctx, []string{"--data-dir", data, "--json", "--repo", "acme/widgets", "--k", "3", "--c", "1", "the A function in a.go"})
 	})
 	if err != nil {
 		t.Fatal(err)

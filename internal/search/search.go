@@ -4,6 +4,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -176,10 +177,22 @@ type Result struct {
 	Failed []string `json:"failed,omitempty"`
 }
 
-// Localize answers one issue against the published index of repo.
-func Localize(ctx context.Context, d Deps, repo schema.RepoName, issue string, p Params) (*Result, error) {
+// Retrieval is steps 1–3 of a query: the ranking and, for the graph methods,
+// the expansion whose centers need neighbour selection. It is small enough
+// to pass between workflow steps (ids and scores, no code).
+type Retrieval struct {
+	Repo      string            `json:"repo"`
+	Commit    string            `json:"commit"`
+	Method    string            `json:"method"`
+	Embedder  string            `json:"embedder,omitempty"`
+	TopK      []spider.Scored   `json:"top_k"`
+	Expansion *spider.Expansion `json:"expansion,omitempty"`
+}
+
+// Retrieve ranks the functions of repo for issue and, for SpISR and SpIDER,
+// expands the top centers along the code graph.
+func Retrieve(ctx context.Context, d Deps, repo schema.RepoName, issue string, p Params) (*Retrieval, error) {
 	d.defaults()
-	start := time.Now()
 	if p.Method == "" {
 		p.Method = MethodSpIDER
 	}
@@ -189,9 +202,9 @@ func Localize(ctx context.Context, d Deps, repo schema.RepoName, issue string, p
 		return nil, err
 	}
 	if m == nil || m.Graph == nil {
-		return nil, fmt.Errorf("localize %s: not indexed (run locus index first)", repo)
+		return nil, fmt.Errorf("localize %s: %w (run locus index first)", repo, ErrNotIndexed)
 	}
-	res := &Result{Repo: string(repo), Commit: m.Graph.Commit, Method: p.Method}
+	r := &Retrieval{Repo: string(repo), Commit: m.Graph.Commit, Method: p.Method}
 	var ranking []spider.Scored
 	switch p.Method {
 	case MethodSR, MethodSpISR:
@@ -203,7 +216,7 @@ func Localize(ctx context.Context, d Deps, repo schema.RepoName, issue string, p
 			ranking = append(ranking, spider.Scored{ID: h.DocID, Score: h.Score})
 		}
 	case MethodDER, MethodSpIDER:
-		res.Embedder = d.Embedder.Name()
+		r.Embedder = d.Embedder.Name()
 		q, err := d.Embedder.Embed(ctx, []string{embed.Query(d.QueryInstruction, issue)})
 		if err != nil {
 			return nil, fmt.Errorf("localize %s: embed query: %w", repo, err)
@@ -216,20 +229,17 @@ func Localize(ctx context.Context, d Deps, repo schema.RepoName, issue string, p
 			ranking = append(ranking, spider.Scored{ID: h.NodeID, Score: h.Score})
 		}
 	default:
-		return nil, fmt.Errorf("unknown method %q (want sr, der, spisr or spider)", p.Method)
+		return nil, fmt.Errorf("unknown method %q (want sr, der, spisr or spider): %w", p.Method, ErrBadQuery)
 	}
+	r.TopK = spider.TopK(ranking, p.K)
 	if p.Method == MethodSR || p.Method == MethodDER {
-		for i, s := range spider.TopK(ranking, p.K) {
-			res.Items = append(res.Items, spider.Item{ID: s.ID, Score: s.Score, Rank: i + 1, Reason: spider.ReasonSemantic})
-		}
-		res.Latency = time.Since(start)
-		return res, nil
+		return r, nil
 	}
 	g, err := codegraph.Read(ctx, d.Bucket, *m.Graph)
 	if err != nil {
 		return nil, err
 	}
-	sg, code, err := spiderGraph(g)
+	sg, _, err := spiderGraph(g)
 	if err != nil {
 		return nil, err
 	}
@@ -237,32 +247,110 @@ func Localize(ctx context.Context, d Deps, repo schema.RepoName, issue string, p
 	if err != nil {
 		return nil, err
 	}
-	res.Selector = d.Selector.Name()
-	selected := map[string]spider.Selection{}
-	for _, c := range exp.Centers {
-		if len(c.Candidates) == 0 {
-			continue
-		}
-		cands := make([]llm.Candidate, len(c.Candidates))
-		for i, cd := range c.Candidates {
-			cands[i] = llm.Candidate{ID: cd.ID, Code: code[cd.ID]}
-		}
-		sel, err := d.Selector.Select(ctx, issue, llm.Candidate{ID: c.ID, Code: code[c.ID]}, cands)
-		res.LLMCalls += sel.Calls
-		res.PromptTokens += sel.PromptTokens
-		res.CompletionTokens += sel.CompletionTokens
-		res.SelectLatency += sel.Latency
-		if err != nil {
-			res.Failed = append(res.Failed, c.ID)
-			continue
-		}
-		selected[c.ID] = spider.Selection{IDs: sel.IDs, Selector: sel.Model}
-	}
-	asm, err := exp.Assemble(selected)
+	r.Expansion = &exp
+	return r, nil
+}
+
+// Errors of bad queries, for callers that must not retry them.
+var (
+	ErrNotIndexed = errors.New("not indexed")
+	ErrBadQuery   = errors.New("bad query")
+)
+
+// Code returns the code of the given function ids at the repository's
+// published graph commit.
+func Code(ctx context.Context, d Deps, repo schema.RepoName, commit string, ids []string) (map[string]string, error) {
+	d.defaults()
+	m, err := manifest.Read(ctx, d.Bucket, repo)
 	if err != nil {
 		return nil, err
 	}
-	res.Items = asm.Items
+	if m == nil || m.Graph == nil || m.Graph.Commit != commit {
+		return nil, fmt.Errorf("code of %s@%s: the published graph is at another commit: %w", repo, commit, ErrNotIndexed)
+	}
+	g, err := codegraph.Read(ctx, d.Bucket, *m.Graph)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	out := map[string]string{}
+	for _, n := range g.Nodes {
+		if want[n.ID] {
+			out[n.ID] = n.Code
+		}
+	}
+	return out, nil
+}
+
+// SelectCenter asks the selector which candidates of one center to promote.
+func SelectCenter(ctx context.Context, d Deps, repo schema.RepoName, commit, issue, center string, candidates []string) (llm.Selection, error) {
+	d.defaults()
+	code, err := Code(ctx, d, repo, commit, append([]string{center}, candidates...))
+	if err != nil {
+		return llm.Selection{}, err
+	}
+	cands := make([]llm.Candidate, len(candidates))
+	for i, id := range candidates {
+		cands[i] = llm.Candidate{ID: id, Code: code[id]}
+	}
+	return d.Selector.Select(ctx, issue, llm.Candidate{ID: center, Code: code[center]}, cands)
+}
+
+// Finish turns a retrieval and the selections into the result list.
+func Finish(r *Retrieval, selected map[string]spider.Selection) ([]spider.Item, error) {
+	if r.Expansion == nil {
+		items := make([]spider.Item, len(r.TopK))
+		for i, s := range r.TopK {
+			items[i] = spider.Item{ID: s.ID, Score: s.Score, Rank: i + 1, Reason: spider.ReasonSemantic}
+		}
+		return items, nil
+	}
+	asm, err := r.Expansion.Assemble(selected)
+	if err != nil {
+		return nil, err
+	}
+	return asm.Items, nil
+}
+
+// Localize answers one issue against the published index of repo in this
+// process (the Localize workflow runs the same steps durably).
+func Localize(ctx context.Context, d Deps, repo schema.RepoName, issue string, p Params) (*Result, error) {
+	d.defaults()
+	start := time.Now()
+	r, err := Retrieve(ctx, d, repo, issue, p)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Repo: r.Repo, Commit: r.Commit, Method: r.Method, Embedder: r.Embedder}
+	selected := map[string]spider.Selection{}
+	if r.Expansion != nil {
+		res.Selector = d.Selector.Name()
+		for _, c := range r.Expansion.Centers {
+			if len(c.Candidates) == 0 {
+				continue
+			}
+			ids := make([]string, len(c.Candidates))
+			for i, cd := range c.Candidates {
+				ids[i] = cd.ID
+			}
+			sel, err := SelectCenter(ctx, d, repo, r.Commit, issue, c.ID, ids)
+			res.LLMCalls += sel.Calls
+			res.PromptTokens += sel.PromptTokens
+			res.CompletionTokens += sel.CompletionTokens
+			res.SelectLatency += sel.Latency
+			if err != nil {
+				res.Failed = append(res.Failed, c.ID)
+				continue
+			}
+			selected[c.ID] = spider.Selection{IDs: sel.IDs, Selector: sel.Model}
+		}
+	}
+	if res.Items, err = Finish(r, selected); err != nil {
+		return nil, err
+	}
 	res.Latency = time.Since(start)
 	return res, nil
 }

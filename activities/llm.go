@@ -1,0 +1,86 @@
+package activities
+
+import (
+	"context"
+	"errors"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/locus-dev/locus/internal/llm"
+	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/schema"
+)
+
+// Error types of LLM failures, for retry policies.
+const (
+	// ErrTypeLLMRetryable: 429, 5xx, timeouts; retried with the server's Retry-After.
+	ErrTypeLLMRetryable = "LLMRetryable"
+	// ErrTypeInvalidOutput: unusable answers after one repair; each counts as a failed attempt.
+	ErrTypeInvalidOutput = "InvalidOutput"
+)
+
+// LLM runs neighbour selection. Its Deps.Selector should wrap its chat in the
+// store-backed cache, so retries and replays are not billed twice.
+type LLM struct {
+	Deps search.Deps
+}
+
+// SelectInput is SelectNeighbors's argument: ids only, the code is read from the store.
+type SelectInput struct {
+	Repo       schema.RepoName `json:"repo"`
+	Commit     string          `json:"commit"`
+	Issue      string          `json:"issue"`
+	Center     string          `json:"center"`
+	Candidates []string        `json:"candidates"`
+}
+
+// SelectOutput is what one center's selection produced.
+type SelectOutput struct {
+	IDs              []string `json:"ids"`
+	Selector         string   `json:"selector"`
+	Calls            int      `json:"calls"`
+	CachedCalls      int      `json:"cached_calls"`
+	PromptTokens     int      `json:"prompt_tokens"`
+	CompletionTokens int      `json:"completion_tokens"`
+	LatencyMs        int64    `json:"latency_ms"`
+}
+
+// SelectNeighbors asks the selector which candidates of one center to promote.
+func (a *LLM) SelectNeighbors(ctx context.Context, in SelectInput) (SelectOutput, error) {
+	sel, err := search.SelectCenter(ctx, a.Deps, in.Repo, in.Commit, in.Issue, in.Center, in.Candidates)
+	out := SelectOutput{IDs: sel.IDs, Selector: sel.Model, Calls: sel.Calls, CachedCalls: sel.CachedCalls,
+		PromptTokens: sel.PromptTokens, CompletionTokens: sel.CompletionTokens, LatencyMs: sel.Latency.Milliseconds()}
+	if err == nil {
+		return out, nil
+	}
+	switch {
+	case errors.Is(err, search.ErrNotIndexed):
+		return out, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	case errors.Is(err, llm.ErrInvalidOutput):
+		return out, temporal.NewApplicationError(err.Error(), ErrTypeInvalidOutput, err)
+	case llm.IsRetryable(err):
+		return out, temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeLLMRetryable,
+			temporal.ApplicationErrorOptions{Cause: err, NextRetryDelay: llm.RetryAfter(err)})
+	default:
+		return out, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+}
+
+// RetrieveInput is Retrieve's argument.
+type RetrieveInput struct {
+	Repo   schema.RepoName `json:"repo"`
+	Issue  string          `json:"issue"`
+	Params search.Params   `json:"params"`
+}
+
+// Retrieve ranks and expands (steps 1–3 of SpIDER).
+func (a *Search) Retrieve(ctx context.Context, in RetrieveInput) (search.Retrieval, error) {
+	r, err := search.Retrieve(ctx, a.Deps, in.Repo, in.Issue, in.Params)
+	if err != nil {
+		if errors.Is(err, search.ErrNotIndexed) || errors.Is(err, search.ErrBadQuery) {
+			return search.Retrieval{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		}
+		return search.Retrieval{}, err
+	}
+	return *r, nil
+}
