@@ -368,12 +368,14 @@ func TestOpen(t *testing.T) {
 		"":                                  "missing scheme",
 		"openai://":                         "missing model",
 		"mystery://h?model=m":               "unsupported scheme",
-		"bedrock://us-east-1?model=x":       "bedrockruntime",
 		"openai+http://?model=m":            "needs a host",
 		"openai://user:secret@h?model=m":    "credentials",
 		"openai://?model=m&timeout=forever": "timeout",
 		"openai://?model=m&json_mode=maybe": "json_mode",
 		"anthropic://?model=m&max_tokens=0": "max_tokens",
+	}
+	if c, err := llm.Open("bedrock://anthropic.claude-v1?region=us-east-1"); err != nil || c.Name() != "anthropic.claude-v1" {
+		t.Errorf("Open(bedrock://…) = %v, %v; want a Converse client for the model", c, err)
 	}
 	for u, want := range bad {
 		_, err := llm.Open(u)

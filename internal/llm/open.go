@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"os"
@@ -17,7 +18,7 @@ import (
 //	ollama://host:11434?model=M                    same as openai+http (default host localhost:11434)
 //	anthropic://?model=claude-sonnet-4-5           Anthropic Messages over HTTPS (host defaults to api.anthropic.com)
 //	anthropic+http://host:port?model=M             Anthropic Messages over plain HTTP (proxies, tests)
-//	bedrock://...                                  not supported yet (needs the bedrockruntime module)
+//	bedrock://MODEL-ID?region=R                    Amazon Bedrock Converse (AWS default credentials)
 //
 // Query parameters (model is required, the rest optional):
 //
@@ -139,7 +140,13 @@ func Open(rawURL string) (Chat, error) {
 		}
 		return NewAnthropic(cfg)
 	case "bedrock":
-		return fail("Bedrock Converse is not supported yet (it needs github.com/aws/aws-sdk-go-v2/service/bedrockruntime)")
+		// bedrock://<model id>?region=us-east-1[&endpoint=https://…]; credentials
+		// from the AWS default chain.
+		id := u.Host + u.Path
+		if model != "" {
+			id = model
+		}
+		return NewBedrock(context.Background(), BedrockConfig{ModelID: strings.TrimPrefix(id, "/"), Region: q.Get("region"), Endpoint: q.Get("endpoint")})
 	default:
 		return fail("unsupported scheme %q (want openai, openai+http, vllm, ollama, anthropic or anthropic+http)", u.Scheme)
 	}
