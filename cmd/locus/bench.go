@@ -37,6 +37,9 @@ func runBench(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "graph" {
 		return runBenchGraph(ctx, args[1:])
 	}
+	if len(args) > 0 && args[0] == "search" {
+		return runBenchSearch(ctx, args[1:])
+	}
 	if len(args) == 0 || args[0] != "scrape" {
 		return exitError{code: 2, msg: "usage: locus bench scrape --repo DIR [--ref REF] [--backends cat-file,go-git]\n       locus bench graph --repo DIR [--ref REF]"}
 	}

@@ -3,6 +3,5 @@ package deps
 
 import (
 	_ "github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-	_ "github.com/blevesearch/bleve/v2"
 	_ "github.com/milvus-io/milvus/client/v2/milvusclient"
 )

@@ -47,8 +47,9 @@ func SparseKey(repo schema.RepoName, commit string) string {
 	return repo.Prefix() + "sparse/" + commit + "/functions.bm25"
 }
 
-// document is what gets embedded and BM25-indexed for a function node.
-func document(n codegraph.Node, classes map[string]bool) string {
+// Document is what gets embedded and BM25-indexed for a function node;
+// classes holds the ids of class nodes.
+func Document(n codegraph.Node, classes map[string]bool) string {
 	class := ""
 	if i := strings.LastIndexByte(n.Name, '.'); i > 0 && classes[codegraph.EntityID(n.Path, n.Name[:i])] {
 		class = n.Name[:i]
@@ -87,7 +88,7 @@ func IndexRepo(ctx context.Context, d Deps, repo schema.RepoName, info schema.Gr
 		if n.Type != codegraph.TypeFunction {
 			continue
 		}
-		doc := document(n, classes)
+		doc := Document(n, classes)
 		fns = append(fns, n)
 		items = append(items, embed.Item{Hash: n.ContentHash + ":" + contentKey(doc), Text: doc})
 		if err := bm.Add(n.ID, doc); err != nil {
