@@ -78,6 +78,7 @@ func runWorker(ctx context.Context, args []string) error {
 	fs := newFlags("worker", &g)
 	backend := fs.String("git-backend", "", "how objects are read: cat-file, go-git, or empty for automatic")
 	conc := fs.Int("activities", 4, "concurrent activities per task queue")
+	workerFlags(fs, &g)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -92,7 +93,11 @@ func runWorker(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeAll()
-	cfg := workers.Config{DataDir: g.dataDir, Bucket: b, Backend: gitrepo.Backend(*backend), MaxConcurrentActivities: *conc}
+	cfg, err := g.workerConfig(ctx, b)
+	if err != nil {
+		return err
+	}
+	cfg.Backend, cfg.MaxConcurrentActivities = gitrepo.Backend(*backend), *conc
 	fmt.Fprintf(os.Stderr, "worker: queues locus-index and %s; Ctrl-C stops it\n", workers.HostQueue(g.dataDir))
 	return workers.Run(ctx, cfg, c)
 }

@@ -35,6 +35,7 @@ func runIndex(ctx context.Context, args []string) error {
 	id := fs.String("id", "", "fleet workflow id; default derived from the repositories and options, so re-running the same command resumes the same fleet")
 	maxDiff := fs.Int("max-diff-bytes", 256<<10, "cap on the stored diff of one file in one commit")
 	backend := fs.String("git-backend", "", "how objects are read: cat-file, go-git, or empty for automatic")
+	workerFlags(fs, &g)
 	primary := fs.Bool("primary-language-only", false, "build the code graph of the repository's main language only (the SpIDER paper's setting)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: locus index [flags] REPO...\n\nREPO is [owner/name=]URL-or-path[#ref], e.g. . or redis/redis=/srv/git/redis.git#7.2\n\n")
@@ -81,7 +82,12 @@ func runIndex(ctx context.Context, args []string) error {
 	}
 	defer closeAll()
 	if !*noWorker {
-		ws, err := workers.Start(workers.Config{DataDir: g.dataDir, Bucket: bucket, Backend: gitrepo.Backend(*backend)}, c)
+		wc, err := g.workerConfig(ctx, bucket)
+		if err != nil {
+			return err
+		}
+		wc.Backend = gitrepo.Backend(*backend)
+		ws, err := workers.Start(wc, c)
 		if err != nil {
 			return err
 		}

@@ -28,7 +28,7 @@ func runLocalize(ctx context.Context, args []string) error {
 	n := fs.Int("n", 500, "pool N the neighbours must come from")
 	c := fs.Int("c", 5, "centers C expanded along the graph")
 	depth := fs.Int("depth", 4, "BFS depth d from each center")
-	llmURL := fs.String("llm", "", "neighbour selector for this process's worker: openai://…?model=…, anthropic://…?model=…; empty: the deterministic heuristic (no LLM)")
+	workerFlags(fs, &g)
 	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: locus localize --repo R [flags] (--issue-file F | \"issue text\")\n\n")
@@ -71,7 +71,11 @@ func runLocalize(ctx context.Context, args []string) error {
 	}
 	defer closeAll()
 	if !*noWorker {
-		ws, err := workers.Start(workers.Config{DataDir: g.dataDir, Bucket: b, LLM: *llmURL}, cl)
+		wc, err := g.workerConfig(ctx, b)
+		if err != nil {
+			return err
+		}
+		ws, err := workers.Start(wc, cl)
 		if err != nil {
 			return err
 		}

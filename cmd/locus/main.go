@@ -19,6 +19,9 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/devserver"
+	"github.com/locus-dev/locus/internal/embed"
+	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/workers"
 )
 
 const usage = `locus indexes git repositories for issue localization.
@@ -94,6 +97,23 @@ type globals struct {
 	store     string // object store URL; default file://<data-dir>/store
 	logLevel  string // debug, info, warn, error; default info
 	json      bool   // machine-readable output
+	embedder  string // embedding model URL (see embed.Open); default the local lexical embedder
+	llm       string // neighbour selector URL (see llm.Open); default the heuristic
+}
+
+// workerFlags adds the flags of commands that run workers in this process.
+func workerFlags(fs *flag.FlagSet, g *globals) {
+	fs.StringVar(&g.embedder, "embedder", "", "embedding model: openai://host?model=M&dim=D, openai+http://…, tei://…, bedrock://MODEL?dim=D; empty: local lexical embedder (no model)")
+	fs.StringVar(&g.llm, "llm", "", "neighbour selector: openai://…?model=M, anthropic://…?model=M, bedrock://MODEL; empty: deterministic heuristic (no LLM)")
+}
+
+// workerConfig is the worker configuration the flags describe.
+func (g *globals) workerConfig(ctx context.Context, b *blob.Bucket) (workers.Config, error) {
+	e, err := embed.Open(ctx, g.embedder)
+	if err != nil {
+		return workers.Config{}, err
+	}
+	return workers.Config{DataDir: g.dataDir, Bucket: b, LLM: g.llm, Search: search.Deps{Embedder: e}}, nil
 }
 
 func newFlags(name string, g *globals) *flag.FlagSet {

@@ -255,3 +255,32 @@ func TestDocumentAndTruncate(t *testing.T) {
 		t.Errorf("Truncate cut a rune: %q", got)
 	}
 }
+
+func TestOpen(t *testing.T) {
+	ctx := context.Background()
+	for raw, name := range map[string]string{
+		"":                                   "lexical-hash-512",
+		"lexical://?dim=64":                  "lexical-hash-64",
+		"openai+http://h:8080?model=m&dim=8": "m",
+		"tei://h:8080?model=bge&dim=8":       "bge",
+	} {
+		e, err := Open(ctx, raw)
+		if err != nil || e.Name() != name {
+			t.Errorf("Open(%q) = %v, %v; want %s", raw, e, err, name)
+		}
+	}
+	for _, raw := range []string{"openai+http://h?model=m", "tei://h?dim=8", "ftp://h?model=m&dim=8", "openai+http://h?model=m&dim=x"} {
+		if _, err := Open(ctx, raw); err == nil {
+			t.Errorf("Open(%q) accepted", raw)
+		}
+	}
+	// The opened embedder talks to a real server through the batching layer.
+	f := newFake(t, 4, 2)
+	e, err := Open(ctx, "openai+http://"+strings.TrimPrefix(f.URL, "http://")+"?model=m&dim=4&batch=8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs, err := e.Embed(ctx, texts(5)); err != nil || len(vs) != 5 {
+		t.Fatalf("embed through Open: %d vectors, %v", len(vs), err)
+	}
+}

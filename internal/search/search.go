@@ -218,6 +218,9 @@ func Retrieve(ctx context.Context, d Deps, repo schema.RepoName, issue string, p
 		}
 	case MethodDER, MethodSpIDER:
 		r.Embedder = d.Embedder.Name()
+		if m.Search != nil && m.Search.Model != d.Embedder.Name() {
+			return nil, fmt.Errorf("localize %s: indexed with embedder %s, queried with %s: %w", repo, m.Search.Model, d.Embedder.Name(), ErrBadQuery)
+		}
 		q, err := d.Embedder.Embed(ctx, []string{embed.Query(d.QueryInstruction, issue)})
 		if err != nil {
 			return nil, fmt.Errorf("localize %s: embed query: %w", repo, err)

@@ -1,0 +1,109 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+)
+
+// Open returns the embedder a URL names, wrapped in Batched (batching,
+// bounded concurrency, retries, 413 splitting):
+//
+//	"" or lexical[://?dim=512]            the local lexical embedder (no model)
+//	openai://host[:port]?model=M&dim=D    OpenAI-compatible /v1/embeddings over https
+//	openai+http://host:port?model=M&dim=D the same over http (vLLM, Infinity, TEI)
+//	tei://host:port?model=M&dim=D         TEI's /embed over http
+//	bedrock://MODEL-ID?dim=D&region=R[&cohere=1]  Amazon Bedrock InvokeModel
+//
+// Common parameters: batch (texts per request, default 32), concurrency
+// (default 4), max_chars (default 8192). The API key comes from
+// $LOCUS_EMBED_API_KEY, never from the URL.
+func Open(ctx context.Context, raw string) (Embedder, error) {
+	if raw == "" || raw == "lexical" {
+		return &Lexical{}, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("embedder URL %q: %w", raw, err)
+	}
+	q := u.Query()
+	num := func(name string, def int) (int, error) {
+		v := q.Get(name)
+		if v == "" {
+			return def, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("embedder URL %q: %s=%q: want a positive integer", raw, name, v)
+		}
+		return n, nil
+	}
+	dim, err := num("dim", 0)
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme == "lexical" {
+		if dim == 0 {
+			dim = 512
+		}
+		return &Lexical{Dims: dim}, nil
+	}
+	if dim == 0 {
+		return nil, fmt.Errorf("embedder URL %q: dim is required (the model's output size)", raw)
+	}
+	model := q.Get("model")
+	var e Embedder
+	switch u.Scheme {
+	case "openai", "openai+http", "tei":
+		if model == "" {
+			return nil, fmt.Errorf("embedder URL %q: model is required", raw)
+		}
+		scheme := "https"
+		if u.Scheme != "openai" {
+			scheme = "http"
+		}
+		o := HTTPOptions{BaseURL: scheme + "://" + u.Host + u.Path, Model: model, Dim: dim, APIKey: os.Getenv("LOCUS_EMBED_API_KEY")}
+		if u.Scheme == "tei" {
+			e = &TEI{o}
+		} else {
+			e = &OpenAI{o}
+		}
+	case "bedrock":
+		var opts []func(*config.LoadOptions) error
+		if r := q.Get("region"); r != "" {
+			opts = append(opts, config.WithRegion(r))
+		}
+		ac, err := config.LoadDefaultConfig(ctx, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("embedder URL %q: %w", raw, err)
+		}
+		client := bedrockruntime.NewFromConfig(ac, func(o *bedrockruntime.Options) {
+			if ep := q.Get("endpoint"); ep != "" {
+				o.BaseEndpoint = aws.String(ep)
+			}
+			o.RetryMaxAttempts = 1
+		})
+		e = &Bedrock{Client: client, ModelID: u.Host + u.Path, Dims: dim, Cohere: q.Get("cohere") == "1"}
+	default:
+		return nil, fmt.Errorf("embedder URL %q: unsupported scheme (want lexical, openai, openai+http, tei or bedrock)", raw)
+	}
+	batch, err := num("batch", 32)
+	if err != nil {
+		return nil, err
+	}
+	conc, err := num("concurrency", 4)
+	if err != nil {
+		return nil, err
+	}
+	maxc, err := num("max_chars", 8192)
+	if err != nil {
+		return nil, err
+	}
+	return &Batched{E: e, Opts: BatchOptions{MaxTexts: batch, Concurrency: conc, MaxChars: maxc}}, nil
+}
