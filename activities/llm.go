@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -53,7 +54,12 @@ func (a *LLM) SelectNeighbors(ctx context.Context, in SelectInput) (SelectOutput
 	if err == nil {
 		return out, nil
 	}
+	var le *llm.Error
 	switch {
+	case ctx.Err() != nil:
+		// This attempt was cancelled (the worker is stopping, or timed out):
+		// the call did not complete, so another attempt must make it.
+		return out, fmt.Errorf("select neighbours of %s: attempt cancelled: %w", in.Center, ctx.Err())
 	case errors.Is(err, search.ErrNotIndexed):
 		return out, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	case errors.Is(err, llm.ErrInvalidOutput):
@@ -61,8 +67,12 @@ func (a *LLM) SelectNeighbors(ctx context.Context, in SelectInput) (SelectOutput
 	case llm.IsRetryable(err):
 		return out, temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeLLMRetryable,
 			temporal.ApplicationErrorOptions{Cause: err, NextRetryDelay: llm.RetryAfter(err)})
-	default:
+	case errors.As(err, &le):
+		// The server refused the request itself (4xx): retrying cannot help.
 		return out, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	default:
+		// Cancellation (the worker stopping), store errors: retry.
+		return out, err
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/locus-dev/locus/internal/devserver"
 	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/vectors/milvus"
 	"github.com/locus-dev/locus/workers"
 )
 
@@ -99,11 +101,13 @@ type globals struct {
 	json      bool   // machine-readable output
 	embedder  string // embedding model URL (see embed.Open); default the local lexical embedder
 	llm       string // neighbour selector URL (see llm.Open); default the heuristic
+	vectors   string // vector index URL: "" (local, in the store) or milvus://host:19530
 }
 
 // workerFlags adds the flags of commands that run workers in this process.
 func workerFlags(fs *flag.FlagSet, g *globals) {
 	fs.StringVar(&g.embedder, "embedder", "", "embedding model: openai://host?model=M&dim=D, openai+http://…, tei://…, bedrock://MODEL?dim=D; empty: local lexical embedder (no model)")
+	fs.StringVar(&g.vectors, "vectors", "", "vector index: milvus://host:19530[?collection=C&db=D] (token from $LOCUS_MILVUS_TOKEN); empty: exact local index in the store")
 	fs.StringVar(&g.llm, "llm", "", "neighbour selector: openai://…?model=M, anthropic://…?model=M, bedrock://MODEL; empty: deterministic heuristic (no LLM)")
 }
 
@@ -113,7 +117,20 @@ func (g *globals) workerConfig(ctx context.Context, b *blob.Bucket) (workers.Con
 	if err != nil {
 		return workers.Config{}, err
 	}
-	return workers.Config{DataDir: g.dataDir, Bucket: b, LLM: g.llm, Search: search.Deps{Embedder: e}}, nil
+	deps := search.Deps{Embedder: e}
+	if g.vectors != "" {
+		u, err := url.Parse(g.vectors)
+		if err != nil || u.Scheme != "milvus" || u.Host == "" {
+			return workers.Config{}, fmt.Errorf("--vectors %q: want milvus://host:port", g.vectors)
+		}
+		ix, err := milvus.Open(ctx, milvus.Options{Address: u.Host, Collection: u.Query().Get("collection"), DB: u.Query().Get("db"),
+			Model: e.Name(), Dim: e.Dim(), Token: os.Getenv("LOCUS_MILVUS_TOKEN")})
+		if err != nil {
+			return workers.Config{}, err
+		}
+		deps.Vectors = ix
+	}
+	return workers.Config{DataDir: g.dataDir, Bucket: b, LLM: g.llm, Search: deps}, nil
 }
 
 func newFlags(name string, g *globals) *flag.FlagSet {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,5 +101,97 @@ func TestLocalizeWithFlakyLLM(t *testing.T) {
 	}
 	if len(again.Items) != len(out.Items) {
 		t.Errorf("re-run gave %d items, first run %d", len(again.Items), len(out.Items))
+	}
+}
+
+// TestLocalizeSurvivesWorkerLoss stops the workers while one center's
+// selection is in flight and another's has completed, then starts new
+// workers: the query finishes, and the completed selection is not asked again.
+func TestLocalizeSurvivesWorkerLoss(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r := gitfixture.New(t)
+	r.Write(map[string]string{
+		"pkg/cache.py": "class Cache:\n    def get(self, key):\n        return self.store.get(key)\n\n    def evict(self, key):\n        self.store.pop(key)\n",
+		"pkg/queue.py": "class Queue:\n    def push(self, item):\n        self.items.append(item)\n\n    def drain(self):\n        self.items.clear()\n",
+	})
+	r.Commit("two classes")
+
+	fake := llmtest.NewServer(t)
+	var mu sync.Mutex
+	asked := map[string]int{}
+	release := make(chan struct{})
+	inFlight := make(chan struct{}, 8)
+	fake.SetHandler(func(req llmtest.Request) llmtest.Step {
+		p := llmtest.ParseSelectionPrompt(req.Messages[len(req.Messages)-1].Content)
+		mu.Lock()
+		asked[p.Center]++
+		first := asked[p.Center] == 1
+		mu.Unlock()
+		if strings.Contains(p.Center, "Queue") && first {
+			inFlight <- struct{}{}
+			<-release // held until the first workers are gone
+		}
+		return llmtest.IDs()
+	})
+
+	srv := startServer(t, t.TempDir())
+	c := dial(t, srv)
+	b := openBucket(t)
+	dataDir := t.TempDir()
+	cfg := workers.Config{DataDir: dataDir, Bucket: b, LLM: "openai+http://" + strings.TrimPrefix(fake.URL, "http://") + "?model=fake"}
+	first, err := workers.Start(cfg, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := schema.RepoName("acme/two")
+	if _, res := runFleet(ctx, t, c, "fleet-two", schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: name, URL: r.Dir}}}); res.Done != 1 {
+		t.Fatalf("indexing: %+v", res)
+	}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: workflows.IndexQueue}, workflows.Localize,
+		workflows.LocalizeInput{Repo: name, Issue: "cache get evict queue push drain items store",
+			Params: search.Params{Method: search.MethodSpISR, Params: spider.Params{K: 4, C: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-inFlight:
+	case <-ctx.Done():
+		t.Fatal("the Queue selection never reached the LLM")
+	}
+	time.Sleep(300 * time.Millisecond) // let the other center's selection complete
+	for _, w := range first {
+		w.Stop()
+	}
+	close(release)
+	second, err := workers.Start(cfg, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, w := range second {
+			w.Stop()
+		}
+	})
+	var out workflows.LocalizeResult
+	if err := run.Get(ctx, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Failed) != 0 || len(out.Items) == 0 {
+		t.Fatalf("result after the restart: %+v", out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for center, n := range asked {
+		want := 1
+		if strings.Contains(center, "Queue") {
+			want = 2 // the interrupted call, then the retry on the new workers
+		}
+		if n != want {
+			t.Errorf("center %s asked %d times, want %d", center, n, want)
+		}
+	}
+	if len(asked) != 2 {
+		t.Errorf("centers asked: %v, want two", asked)
 	}
 }
