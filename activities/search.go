@@ -2,7 +2,10 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/search"
@@ -26,6 +29,65 @@ func (a *Search) IndexSearch(ctx context.Context, in schema.IndexSearchInput) (s
 			return schema.SearchInfo{}, err
 		}
 		return schema.SearchInfo{}, permanent(err)
+	}
+	dim := 0
+	if a.Deps.Embedder != nil {
+		dim = a.Deps.Embedder.Dim()
+	}
+	return schema.SearchInfo{Commit: in.Graph.Commit, Model: res.Model, Dim: dim, Functions: res.Functions,
+		Embedded: res.Embedded, SparseKey: res.SparseKey}, nil
+}
+
+// PlanEmbedOutput lists the batches to embed.
+type PlanEmbedOutput struct {
+	Batches []string `json:"batches"`
+}
+
+// PlanEmbed stores the functions the embedding cache lacks as batches.
+func (a *Search) PlanEmbed(ctx context.Context, in schema.IndexSearchInput) (PlanEmbedOutput, error) {
+	keys, err := search.PlanEmbed(ctx, a.Deps, in.Repo, in.Graph, 0)
+	if err != nil {
+		return PlanEmbedOutput{}, err
+	}
+	return PlanEmbedOutput{Batches: keys}, nil
+}
+
+// EmbedBatchInput names one planned batch.
+type EmbedBatchInput struct {
+	Repo schema.RepoName `json:"repo"`
+	Key  string          `json:"key"`
+}
+
+// EmbedBatch embeds one batch into the cache; embedding-server throttling is
+// retried after the server's Retry-After, 4xx answers are not retried.
+func (a *Search) EmbedBatch(ctx context.Context, in EmbedBatchInput) (int, error) {
+	stop := heartbeatEvery(ctx, 10*time.Second, nil)
+	defer stop()
+	n, err := search.EmbedBatch(ctx, a.Deps, in.Repo, in.Key)
+	if err == nil {
+		return n, nil
+	}
+	var ee *embed.Error
+	switch {
+	case ctx.Err() != nil:
+		return 0, err
+	case embed.IsRetryable(err):
+		return 0, temporal.NewApplicationErrorWithOptions(err.Error(), "EmbedRetryable",
+			temporal.ApplicationErrorOptions{Cause: err, NextRetryDelay: embed.RetryAfter(err)})
+	case errors.As(err, &ee):
+		return 0, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	default:
+		return 0, err
+	}
+}
+
+// FinishIndex upserts vectors, deletes vanished ones and writes BM25.
+func (a *Search) FinishIndex(ctx context.Context, in schema.IndexSearchInput) (schema.SearchInfo, error) {
+	stop := heartbeatEvery(ctx, 10*time.Second, nil)
+	defer stop()
+	res, err := search.FinishIndex(ctx, a.Deps, in.Repo, in.Graph)
+	if err != nil {
+		return schema.SearchInfo{}, err
 	}
 	dim := 0
 	if a.Deps.Embedder != nil {

@@ -117,6 +117,9 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	searchActs := &activities.Search{Deps: sd}
 	emb := worker.New(c, workflows.EmbedQueue, worker.Options{MaxConcurrentActivityExecutionSize: econc, DisableWorkflowWorker: true})
 	emb.RegisterActivity(searchActs.IndexSearch)
+	emb.RegisterActivity(searchActs.PlanEmbed)
+	emb.RegisterActivity(searchActs.EmbedBatch)
+	emb.RegisterActivity(searchActs.FinishIndex)
 	index.RegisterWorkflow(workflows.Localize)
 	index.RegisterActivity(searchActs.Retrieve)
 

@@ -81,7 +81,8 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 	// Retrieval indexes (embeddings, vectors, BM25) on the embedding queue,
 	// whose concurrency matches the embedding servers.
 	var searchInfo *schema.SearchInfo
-	if v := workflow.GetVersion(ctx, "search-index", workflow.DefaultVersion, 1); v >= 1 && graph != nil {
+	v := workflow.GetVersion(ctx, "search-index", workflow.DefaultVersion, 2)
+	if v >= 1 && graph != nil {
 		embedCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			TaskQueue:           EmbedQueue,
 			StartToCloseTimeout: 2 * time.Hour,
@@ -89,9 +90,31 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 			RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, BackoffCoefficient: 2,
 				MaximumInterval: 5 * time.Minute, MaximumAttempts: 8, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
 		})
+		sin := schema.IndexSearchInput{Repo: in.Repo.Name, Graph: *graph}
 		var si schema.SearchInfo
-		if err := workflow.ExecuteActivity(embedCtx, searchActs.IndexSearch, schema.IndexSearchInput{Repo: in.Repo.Name, Graph: *graph}).Get(ctx, &si); err != nil {
-			return res, err
+		if v == 1 {
+			if err := workflow.ExecuteActivity(embedCtx, searchActs.IndexSearch, sin).Get(ctx, &si); err != nil {
+				return res, err
+			}
+		} else {
+			// Only content the cache lacks is embedded, in batches that are
+			// separate activities: a failing batch retries alone.
+			var plan activities.PlanEmbedOutput
+			if err := workflow.ExecuteActivity(embedCtx, searchActs.PlanEmbed, sin).Get(ctx, &plan); err != nil {
+				return res, err
+			}
+			var futs []workflow.Future
+			for _, key := range plan.Batches {
+				futs = append(futs, workflow.ExecuteActivity(embedCtx, searchActs.EmbedBatch, activities.EmbedBatchInput{Repo: in.Repo.Name, Key: key}))
+			}
+			for _, f := range futs {
+				if err := f.Get(ctx, nil); err != nil {
+					return res, err
+				}
+			}
+			if err := workflow.ExecuteActivity(embedCtx, searchActs.FinishIndex, sin).Get(ctx, &si); err != nil {
+				return res, err
+			}
 		}
 		searchInfo = &si
 	}

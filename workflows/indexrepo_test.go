@@ -103,11 +103,25 @@ func TestIndexRepoScrapesOnSyncHostQueue(t *testing.T) {
 		}).Once()
 	var searchQueue string
 	searched := schema.SearchInfo{Commit: testHead, Model: "lexical-hash-512", Functions: 4, SparseKey: "s"}
-	env.OnActivity(searchActs.IndexSearch, mock.Anything, mock.Anything).Return(
+	env.OnActivity(searchActs.PlanEmbed, mock.Anything, mock.Anything).Return(
+		activities.PlanEmbedOutput{Batches: []string{"b0", "b1"}}, nil).Once()
+	var batches []string
+	env.OnActivity(searchActs.EmbedBatch, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.EmbedBatchInput) (int, error) {
+			if q := activity.GetInfo(ctx).TaskQueue; q != EmbedQueue {
+				t.Errorf("EmbedBatch on %q", q)
+			}
+			batches = append(batches, in.Key)
+			return 1, nil
+		}).Twice()
+	env.OnActivity(searchActs.FinishIndex, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in schema.IndexSearchInput) (schema.SearchInfo, error) {
 			searchQueue = activity.GetInfo(ctx).TaskQueue
 			if in.Repo != acme.Name || in.Graph.Commit != testHead {
-				t.Errorf("IndexSearch input = %+v", in)
+				t.Errorf("FinishIndex input = %+v", in)
+			}
+			if len(batches) != 2 {
+				t.Errorf("FinishIndex before both batches were embedded: %v", batches)
 			}
 			return searched, nil
 		}).Once()
@@ -127,7 +141,7 @@ func TestIndexRepoScrapesOnSyncHostQueue(t *testing.T) {
 		t.Errorf("ScrapeCommits ran on %q and BuildGraph on %q, want the host queue from Sync %q", scrapeQueue, graphQueue, testHostQueue)
 	}
 	if searchQueue != EmbedQueue {
-		t.Errorf("IndexSearch ran on %q, want %q", searchQueue, EmbedQueue)
+		t.Errorf("FinishIndex ran on %q, want %q", searchQueue, EmbedQueue)
 	}
 	if published.Search == nil || *published.Search != searched {
 		t.Errorf("PublishManifest got search %+v, want %+v", published.Search, searched)
@@ -221,7 +235,8 @@ func TestIndexRepoSyncFailures(t *testing.T) {
 			env.OnActivity(git.ScrapeCommits, mock.Anything, mock.Anything).Return(
 				schema.ScrapeResult{Head: testHead, NewCommits: 1, Rows: 1}, nil).Maybe()
 			env.OnActivity(git.BuildGraph, mock.Anything, mock.Anything).Return(schema.GraphInfo{Commit: testHead}, nil).Maybe()
-			env.OnActivity(searchActs.IndexSearch, mock.Anything, mock.Anything).Return(schema.SearchInfo{Commit: testHead}, nil).Maybe()
+			env.OnActivity(searchActs.PlanEmbed, mock.Anything, mock.Anything).Return(activities.PlanEmbedOutput{}, nil).Maybe()
+			env.OnActivity(searchActs.FinishIndex, mock.Anything, mock.Anything).Return(schema.SearchInfo{Commit: testHead}, nil).Maybe()
 			var published activities.PublishInput
 			env.OnActivity(store.PublishManifest, mock.Anything, mock.Anything).Return(publishEcho(t, &published)).Maybe()
 

@@ -52,7 +52,7 @@ func fakeBedrock(t *testing.T, dim int, fail int) (*bedrockruntime.Client, *atom
 	t.Cleanup(srv.Close)
 	c := bedrockruntime.New(bedrockruntime.Options{
 		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
+		Credentials:      credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
 		RetryMaxAttempts: 1,
 	})
 	return c, &n

@@ -2,6 +2,8 @@ package embed
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -13,7 +15,7 @@ import (
 	"github.com/locus-dev/locus/schema"
 )
 
-// cacheRow is one cached vector: repos/<repo>/embeddings/<model>/<shard>.parquet.
+// cacheRow is one cached vector: repos/<repo>/embeddings/<model>/<shard>/<part>.parquet.
 type cacheRow struct {
 	ContentHash string    `parquet:"content_hash"`
 	Vector      []float32 `parquet:"vector,list"`
@@ -21,15 +23,15 @@ type cacheRow struct {
 
 // Cache keeps vectors by (model, content hash) in the object store, so
 // re-indexing embeds only code that changed. Shards are the first hex digit
-// of the content hash.
+// of the content hash; each shard is a folder of append-only parts.
 type Cache struct {
 	Bucket *blob.Bucket
 	Repo   schema.RepoName
 	Model  string
 }
 
-func (c *Cache) key(shard string) string {
-	return c.Repo.Prefix() + "embeddings/" + schema.SafeKeySegment(c.Model) + "/" + shard + ".parquet"
+func (c *Cache) prefix(shard string) string {
+	return c.Repo.Prefix() + "embeddings/" + schema.SafeKeySegment(c.Model) + "/" + shard + "/"
 }
 
 func shardOf(hash string) string {
@@ -39,38 +41,55 @@ func shardOf(hash string) string {
 	return hash[:1]
 }
 
+// readShard merges every part of a shard. Parts are append-only and named by
+// their content, so parallel writers never overwrite each other.
 func (c *Cache) readShard(ctx context.Context, shard string) (map[string][]float32, error) {
-	key := c.key(shard)
-	ra, err := c.Bucket.OpenReaderAt(ctx, key)
-	if errors.Is(err, blob.ErrNotFound) {
-		return map[string][]float32{}, nil
-	}
+	objs, err := c.Bucket.List(ctx, c.prefix(shard))
 	if err != nil {
 		return nil, err
 	}
-	defer ra.Close()
-	rows, err := parquet.Read[cacheRow](ra, ra.Size())
-	if err != nil {
-		return nil, fmt.Errorf("embedding cache %s: %w", key, err)
-	}
-	out := make(map[string][]float32, len(rows))
-	for _, r := range rows {
-		out[r.ContentHash] = r.Vector
+	out := map[string][]float32{}
+	for _, o := range objs {
+		if err := c.readPart(ctx, o.Key, out); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
 
-func (c *Cache) writeShard(ctx context.Context, shard string, m map[string][]float32) error {
+func (c *Cache) readPart(ctx context.Context, key string, out map[string][]float32) error {
+	ra, err := c.Bucket.OpenReaderAt(ctx, key)
+	if errors.Is(err, blob.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer ra.Close()
+	rows, err := parquet.Read[cacheRow](ra, ra.Size())
+	if err != nil {
+		return fmt.Errorf("embedding cache %s: %w", key, err)
+	}
+	for _, r := range rows {
+		out[r.ContentHash] = r.Vector
+	}
+	return nil
+}
+
+// writePart adds the vectors of m to a shard as one new part.
+func (c *Cache) writePart(ctx context.Context, shard string, m map[string][]float32) error {
 	hashes := make([]string, 0, len(m))
 	for h := range m {
 		hashes = append(hashes, h)
 	}
 	sort.Strings(hashes)
 	rows := make([]cacheRow, len(hashes))
+	sum := sha256.New()
 	for i, h := range hashes {
 		rows[i] = cacheRow{h, m[h]}
+		sum.Write([]byte(h))
 	}
-	key := c.key(shard)
+	key := c.prefix(shard) + hex.EncodeToString(sum.Sum(nil)[:12]) + ".parquet"
 	w, err := c.Bucket.NewWriter(ctx, key)
 	if err != nil {
 		return err
@@ -133,9 +152,41 @@ func EmbedCached(ctx context.Context, e Embedder, c *Cache, items []Item) (map[s
 			out[it.Hash] = vecs[i]
 		}
 		embedded += len(missing)
-		if err := c.writeShard(ctx, s, cached); err != nil {
+		fresh := make(map[string][]float32, len(missing))
+		for _, it := range missing {
+			fresh[it.Hash] = cached[it.Hash]
+		}
+		if err := c.writePart(ctx, s, fresh); err != nil {
 			return nil, 0, err
 		}
 	}
 	return out, embedded, nil
+}
+
+// Missing returns the items (deduplicated by hash) the cache has no vector for.
+func Missing(ctx context.Context, dim int, c *Cache, items []Item) ([]Item, error) {
+	byShard := map[string][]Item{}
+	for _, it := range items {
+		byShard[shardOf(it.Hash)] = append(byShard[shardOf(it.Hash)], it)
+	}
+	shards := make([]string, 0, len(byShard))
+	for s := range byShard {
+		shards = append(shards, s)
+	}
+	sort.Strings(shards)
+	var out []Item
+	seen := map[string]bool{}
+	for _, s := range shards {
+		cached, err := c.readShard(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range byShard[s] {
+			if v, ok := cached[it.Hash]; (!ok || len(v) != dim) && !seen[it.Hash] {
+				seen[it.Hash] = true
+				out = append(out, it)
+			}
+		}
+	}
+	return out, nil
 }

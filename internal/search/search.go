@@ -71,27 +71,13 @@ type IndexResult struct {
 // no longer exist, and writes the BM25 index.
 func IndexRepo(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) (*IndexResult, error) {
 	d.defaults()
-	g, err := codegraph.Read(ctx, d.Bucket, info)
+	fns, items, err := functionItems(ctx, d, info)
 	if err != nil {
 		return nil, fmt.Errorf("index %s: %w", repo, err)
 	}
-	classes := map[string]bool{}
-	for _, n := range g.Nodes {
-		if n.Type == codegraph.TypeClass {
-			classes[n.ID] = true
-		}
-	}
-	var items []embed.Item
-	var fns []codegraph.Node
 	bm := sparse.NewBuilder(sparse.DefaultConfig())
-	for _, n := range g.Nodes {
-		if n.Type != codegraph.TypeFunction {
-			continue
-		}
-		doc := Document(n, classes)
-		fns = append(fns, n)
-		items = append(items, embed.Item{Hash: n.ContentHash + ":" + contentKey(doc), Text: doc})
-		if err := bm.Add(n.ID, doc); err != nil {
+	for i, n := range fns {
+		if err := bm.Add(n.ID, items[i].Text); err != nil {
 			return nil, fmt.Errorf("index %s: %w", repo, err)
 		}
 	}

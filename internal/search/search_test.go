@@ -89,3 +89,39 @@ func TestIndexAndLocalize(t *testing.T) {
 		t.Error("an unindexed repository must be an error")
 	}
 }
+
+func TestPlanEmbedBatches(t *testing.T) {
+	ctx := context.Background()
+	b, repo, info := indexFixture(t)
+	d := Deps{Bucket: b}
+	keys, err := PlanEmbed(ctx, d, repo, info, 4)
+	if err != nil || len(keys) != 3 {
+		t.Fatalf("plan: %v %v, want 3 batches for 9 functions at 4 per batch", keys, err)
+	}
+	total := 0
+	for _, k := range keys {
+		n, err := EmbedBatch(ctx, d, repo, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += n
+		// A retried batch finds its vectors cached and embeds nothing.
+		if again, err := EmbedBatch(ctx, d, repo, k); err != nil || again != 0 {
+			t.Fatalf("re-running batch %s embedded %d (%v), want 0", k, again, err)
+		}
+	}
+	if total != 9 {
+		t.Fatalf("batches embedded %d, want 9", total)
+	}
+	res, err := FinishIndex(ctx, d, repo, info)
+	if err != nil || res.Embedded != 0 || res.Functions != 9 {
+		t.Fatalf("finish: %+v %v; want everything from the cache", res, err)
+	}
+	left, _ := b.List(ctx, pendingPrefix(repo, "lexical-hash-512", info.Commit))
+	if len(left) != 0 {
+		t.Errorf("%d planned batches left behind", len(left))
+	}
+	if keys, _ := PlanEmbed(ctx, d, repo, info, 4); len(keys) != 0 {
+		t.Errorf("a second plan found %d batches to embed, want none", len(keys))
+	}
+}

@@ -1,0 +1,108 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/embed"
+	"github.com/locus-dev/locus/schema"
+)
+
+// functionItems reads the graph and returns its function nodes with the items
+// (content key, document) to embed, in the same order.
+func functionItems(ctx context.Context, d Deps, info schema.GraphInfo) ([]codegraph.Node, []embed.Item, error) {
+	g, err := codegraph.Read(ctx, d.Bucket, info)
+	if err != nil {
+		return nil, nil, err
+	}
+	classes := map[string]bool{}
+	for _, n := range g.Nodes {
+		if n.Type == codegraph.TypeClass {
+			classes[n.ID] = true
+		}
+	}
+	var fns []codegraph.Node
+	var items []embed.Item
+	for _, n := range g.Nodes {
+		if n.Type != codegraph.TypeFunction {
+			continue
+		}
+		doc := Document(n, classes)
+		fns = append(fns, n)
+		items = append(items, embed.Item{Hash: n.ContentHash + ":" + contentKey(doc), Text: doc})
+	}
+	return fns, items, nil
+}
+
+// pendingPrefix holds the batches of one indexing run.
+func pendingPrefix(repo schema.RepoName, model, commit string) string {
+	return repo.Prefix() + "embeddings/" + schema.SafeKeySegment(model) + "-pending/" + commit + "/"
+}
+
+// PlanEmbed finds the functions whose documents the cache has no vector for
+// and stores them as batches of at most batchSize; it returns the batch keys.
+// Each batch is then embedded by its own retried activity.
+func PlanEmbed(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo, batchSize int) ([]string, error) {
+	d.defaults()
+	if batchSize <= 0 {
+		batchSize = 256
+	}
+	_, items, err := functionItems(ctx, d, info)
+	if err != nil {
+		return nil, fmt.Errorf("plan embeddings of %s: %w", repo, err)
+	}
+	missing, err := embed.Missing(ctx, d.Embedder.Dim(), &embed.Cache{Bucket: d.Bucket, Repo: repo, Model: d.Embedder.Name()}, items)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	prefix := pendingPrefix(repo, d.Embedder.Name(), info.Commit)
+	for i := 0; i < len(missing); i += batchSize {
+		data, err := json.Marshal(missing[i:min(i+batchSize, len(missing))])
+		if err != nil {
+			return nil, err
+		}
+		key := fmt.Sprintf("%sbatch-%05d.json", prefix, i/batchSize)
+		if err := d.Bucket.WriteAll(ctx, key, data); err != nil {
+			return nil, err
+		}
+		keys = append(keys, key)
+	}
+	return keys, nil
+}
+
+// EmbedBatch embeds one planned batch into the cache and returns how many
+// texts it embedded (0 when a previous attempt already did).
+func EmbedBatch(ctx context.Context, d Deps, repo schema.RepoName, key string) (int, error) {
+	d.defaults()
+	data, err := d.Bucket.ReadAll(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	var items []embed.Item
+	if err := json.Unmarshal(data, &items); err != nil {
+		return 0, fmt.Errorf("embedding batch %s: %w", key, err)
+	}
+	_, n, err := embed.EmbedCached(ctx, d.Embedder, &embed.Cache{Bucket: d.Bucket, Repo: repo, Model: d.Embedder.Name()}, items)
+	return n, err
+}
+
+// FinishIndex upserts the vectors (now all cached), deletes vanished ones,
+// writes the BM25 index and removes the planned batches.
+func FinishIndex(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) (*IndexResult, error) {
+	d.defaults()
+	res, err := IndexRepo(ctx, d, repo, info)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := d.Bucket.List(ctx, pendingPrefix(repo, d.Embedder.Name(), info.Commit))
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
+		d.Bucket.Delete(ctx, o.Key)
+	}
+	return res, nil
+}
