@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -24,6 +25,18 @@ type LocalizeInput struct {
 	Repo   schema.RepoName `json:"repo"`
 	Issue  string          `json:"issue"`
 	Params search.Params   `json:"params"`
+	// Commit, when set, must be (a prefix of at least 7 digits of) the commit
+	// the published index is at.
+	Commit string `json:"commit,omitempty"`
+	// LLMRetry tunes the selection retries; zero values: 1 s initial
+	// interval, doubling up to 1 min, 8 attempts.
+	LLMRetry RetryOptions `json:"llm_retry,omitempty"`
+}
+
+// RetryOptions tune an activity retry policy.
+type RetryOptions struct {
+	InitialInterval time.Duration `json:"initial_interval,omitempty"`
+	MaximumAttempts int32         `json:"maximum_attempts,omitempty"`
 }
 
 // LocalizeResult is the ranked list and what the query cost.
@@ -48,14 +61,26 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 	if err := workflow.ExecuteActivity(retrCtx, searchActs.Retrieve, activities.RetrieveInput{Repo: in.Repo, Issue: in.Issue, Params: in.Params}).Get(ctx, &r); err != nil {
 		return LocalizeResult{}, err
 	}
+	if in.Commit != "" && (len(in.Commit) < 7 || !strings.HasPrefix(r.Commit, in.Commit)) {
+		return LocalizeResult{}, temporal.NewNonRetryableApplicationError(
+			"the index of "+string(in.Repo)+" is at "+r.Commit+", not "+in.Commit+": index that ref first (locus index "+string(in.Repo)+"=URL#REF)",
+			activities.ErrTypeBadInput, nil)
+	}
 	out := LocalizeResult{Result: search.Result{Repo: r.Repo, Commit: r.Commit, Method: r.Method, Embedder: r.Embedder}}
 	selected := map[string]spider.Selection{}
 	if r.Expansion != nil {
+		initial, attempts := in.LLMRetry.InitialInterval, in.LLMRetry.MaximumAttempts
+		if initial <= 0 {
+			initial = time.Second
+		}
+		if attempts <= 0 {
+			attempts = 8
+		}
 		llmCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			TaskQueue:           LLMQueue,
 			StartToCloseTimeout: 5 * time.Minute,
-			RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
-				MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
+			RetryPolicy: &temporal.RetryPolicy{InitialInterval: initial, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+				MaximumAttempts: attempts, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
 		})
 		type pending struct {
 			center string

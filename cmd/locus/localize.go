@@ -22,6 +22,7 @@ func runLocalize(ctx context.Context, args []string) error {
 	var g globals
 	fs := newFlags("localize", &g)
 	repoFlag := fs.String("repo", "", "indexed repository (owner/name, as locus status shows it)")
+	ref := fs.String("ref", "", "commit id (7+ digits) the index must be at; default whatever is indexed")
 	issueFile := fs.String("issue-file", "", "read the issue text from this file ('-' for standard input)")
 	method := fs.String("method", search.MethodSpIDER, "sr, der, spisr or spider")
 	k := fs.Int("k", 20, "functions to return (budget K)")
@@ -86,7 +87,7 @@ func runLocalize(ctx context.Context, args []string) error {
 		}()
 	}
 	run, err := cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: workflows.IndexQueue}, workflows.Localize,
-		workflows.LocalizeInput{Repo: repo, Issue: issue,
+		workflows.LocalizeInput{Repo: repo, Issue: issue, Commit: *ref,
 			Params: search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}}})
 	if err != nil {
 		return fmt.Errorf("start localize: %w", err)

@@ -80,6 +80,13 @@ func TestIndexThenStatus(t *testing.T) {
 	if loc.Method != "spider" || len(loc.Items) == 0 || loc.Items[0].ID != "a.go:A" || !strings.Contains(loc.Selector, "heuristic") {
 		t.Fatalf("localize = %+v", loc)
 	}
+	// A query at a commit other than the indexed one is refused.
+	_, err = capture(t, func() error {
+		return runLocalize(ctx, []string{"--data-dir", data, "--repo", "acme/widgets", "--ref", "0000000", "A"})
+	})
+	if err == nil || !strings.Contains(err.Error(), "index that ref first") {
+		t.Fatalf("localize --ref at another commit: %v", err)
+	}
 	// The same command again resumes nothing and scrapes nothing new.
 	out, err = capture(t, func() error {
 		return runIndex(ctx, []string{"--data-dir", data, "--log-level", "warn", "acme/widgets=" + r.Dir})

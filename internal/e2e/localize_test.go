@@ -41,7 +41,10 @@ func TestLocalizeWithFlakyLLM(t *testing.T) {
 	r.Commit("cache")
 
 	fake := llmtest.NewServer(t)
-	fake.EnqueuePath("/v1/chat/completions", llmtest.RateLimited("1"), llmtest.Garbage())
+	// Every failure a real server shows, one per attempt, then garbage (which
+	// the selector repairs within the attempt) and a good answer.
+	fake.EnqueuePath("/v1/chat/completions", llmtest.RateLimited("1"), llmtest.ServerError(), llmtest.TruncatedBody(),
+		llmtest.NonJSONBody(), llmtest.SlowReply(3*time.Second, `{"ids": []}`), llmtest.Garbage())
 	// After the scripted failures, the fake picks evict (the repair request
 	// quotes the error, not the candidates, so the answer is fixed).
 	fake.SetHandler(func(llmtest.Request) llmtest.Step { return llmtest.IDs("pkg/cache.py:Cache.evict") })
@@ -50,7 +53,7 @@ func TestLocalizeWithFlakyLLM(t *testing.T) {
 	c := dial(t, srv)
 	b := openBucket(t)
 	dataDir := t.TempDir()
-	ws, err := workers.Start(workers.Config{DataDir: dataDir, Bucket: b, LLM: "openai+http://" + strings.TrimPrefix(fake.URL, "http://") + "?model=fake-selector"}, c)
+	ws, err := workers.Start(workers.Config{DataDir: dataDir, Bucket: b, LLM: "openai+http://" + strings.TrimPrefix(fake.URL, "http://") + "?model=fake-selector&timeout=1s"}, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +71,8 @@ func TestLocalizeWithFlakyLLM(t *testing.T) {
 	localize := func() workflows.LocalizeResult {
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: workflows.IndexQueue}, workflows.Localize,
 			workflows.LocalizeInput{Repo: name, Issue: "expire entries should get the key from the cache store",
-				Params: search.Params{Method: search.MethodSpIDER, Params: spider.Params{K: 3, C: 1}}})
+				Params:   search.Params{Method: search.MethodSpIDER, Params: spider.Params{K: 3, C: 1}},
+				LLMRetry: workflows.RetryOptions{InitialInterval: 50 * time.Millisecond}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,13 +95,14 @@ func TestLocalizeWithFlakyLLM(t *testing.T) {
 	if !promoted {
 		t.Errorf("Cache.evict was not placed as a neighbour selected by the fake: %+v", out.Items)
 	}
-	// 429 (retried after its Retry-After), garbage, the repair request.
-	if got := fake.Total(); got != 3 {
-		t.Errorf("the fake saw %d requests, want 3 (429, garbage, repaired answer)", got)
+	// 429 (retried after its Retry-After), 500, truncated, non-JSON, timeout:
+	// five failed attempts; then garbage and the repaired answer.
+	if got := fake.Total(); got != 7 {
+		t.Errorf("the fake saw %d requests, want 7 (five failed attempts, garbage, repaired answer)", got)
 	}
 	again := localize()
-	if fake.Total() != 3 || again.CachedCalls == 0 {
-		t.Errorf("a re-run made %d new calls (%d cached), want 0 new: decisions are cached by prompt hash", fake.Total()-3, again.CachedCalls)
+	if fake.Total() != 7 || again.CachedCalls == 0 {
+		t.Errorf("a re-run made %d new calls (%d cached), want 0 new: decisions are cached by prompt hash", fake.Total()-7, again.CachedCalls)
 	}
 	if len(again.Items) != len(out.Items) {
 		t.Errorf("re-run gave %d items, first run %d", len(again.Items), len(out.Items))
