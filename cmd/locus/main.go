@@ -102,12 +102,14 @@ type globals struct {
 	embedder  string // embedding model URL (see embed.Open); default the local lexical embedder
 	llm       string // neighbour selector URL (see llm.Open); default the heuristic
 	vectors   string // vector index URL: "" (local, in the store) or milvus://host:19530
+	queryInst string // instruction prefixed to queries for instruction-tuned embedders; default none
 }
 
 // workerFlags adds the flags of commands that run workers in this process.
 func workerFlags(fs *flag.FlagSet, g *globals) {
 	fs.StringVar(&g.embedder, "embedder", "", "embedding model: openai://host?model=M&dim=D, openai+http://…, tei://…, bedrock://MODEL?dim=D; empty: local lexical embedder (no model)")
 	fs.StringVar(&g.vectors, "vectors", "", "vector index: milvus://host:19530[?collection=C&db=D] (token from $LOCUS_MILVUS_TOKEN); empty: exact local index in the store")
+	fs.StringVar(&g.queryInst, "query-instruction", "", "prefix for queries sent to the embedder (e.g. SweRank's \"Instruct: Given a github issue, identify the code that needs to be changed to fix the issue.\\nQuery: \")")
 	fs.StringVar(&g.llm, "llm", "", "neighbour selector: openai://…?model=M, anthropic://…?model=M, bedrock://MODEL; empty: deterministic heuristic (no LLM)")
 }
 
@@ -117,7 +119,7 @@ func (g *globals) workerConfig(ctx context.Context, b *blob.Bucket) (workers.Con
 	if err != nil {
 		return workers.Config{}, err
 	}
-	deps := search.Deps{Embedder: e}
+	deps := search.Deps{Embedder: e, QueryInstruction: g.queryInst}
 	if g.vectors != "" {
 		u, err := url.Parse(g.vectors)
 		if err != nil || u.Scheme != "milvus" || u.Host == "" {
