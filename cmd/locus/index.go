@@ -82,20 +82,11 @@ func runIndex(ctx context.Context, args []string) error {
 	}
 	defer closeAll()
 	if !*noWorker {
-		wc, err := g.workerConfig(ctx, bucket)
+		stop, err := g.startWorkers(ctx, bucket, c, func(wc *workers.Config) { wc.Backend = gitrepo.Backend(*backend) })
 		if err != nil {
 			return err
 		}
-		wc.Backend = gitrepo.Backend(*backend)
-		ws, err := workers.Start(wc, c)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			for _, w := range ws {
-				w.Stop()
-			}
-		}()
+		defer stop()
 	}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: *id, TaskQueue: workflows.IndexQueue,

@@ -14,7 +14,6 @@ import (
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/schema"
-	"github.com/locus-dev/locus/workers"
 	"github.com/locus-dev/locus/workflows"
 )
 
@@ -72,19 +71,11 @@ func runLocalize(ctx context.Context, args []string) error {
 	}
 	defer closeAll()
 	if !*noWorker {
-		wc, err := g.workerConfig(ctx, b)
+		stop, err := g.startWorkers(ctx, b, cl, nil)
 		if err != nil {
 			return err
 		}
-		ws, err := workers.Start(wc, cl)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			for _, w := range ws {
-				w.Stop()
-			}
-		}()
+		defer stop()
 	}
 	run, err := cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: workflows.IndexQueue}, workflows.Localize,
 		workflows.LocalizeInput{Repo: repo, Issue: issue, Commit: *ref,

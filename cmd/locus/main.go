@@ -255,3 +255,24 @@ func (h levelFloor) WithGroup(n string) slog.Handler {
 }
 
 var stdout io.Writer = os.Stdout
+
+// startWorkers starts this process's workers as the flags describe (tweak
+// adjusts the configuration); stop ends them.
+func (g *globals) startWorkers(ctx context.Context, b *blob.Bucket, c client.Client, tweak func(*workers.Config)) (stop func(), err error) {
+	wc, err := g.workerConfig(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	if tweak != nil {
+		tweak(&wc)
+	}
+	ws, err := workers.Start(wc, c)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		for _, w := range ws {
+			w.Stop()
+		}
+	}, nil
+}
