@@ -193,5 +193,4 @@ func filesOf(ids []string) []string {
 	return out
 }
 
-
 var errNoRepo = errors.New("repository not found under the repo dir")
