@@ -32,6 +32,7 @@ Usage:
   locus index  [flags] REPO...   index repositories (REPO is [name=]url-or-path[#ref])
   locus status [flags]           show what is indexed
   locus localize [flags] ISSUE   rank the functions an issue is likely to need changed
+  locus eval --bench F --repo-dir D   evaluate retrieval on a benchmark, write a report
   locus server [flags]           run only the embedded Temporal server
   locus worker [flags]           run workers against a Temporal server
   locus bench  scrape [flags]    time commit scraping against git log
@@ -55,6 +56,8 @@ func main() {
 		err = runStatus(ctx, args)
 	case "localize":
 		err = runLocalize(ctx, args)
+	case "eval":
+		err = runEval(ctx, args)
 	case "server":
 		err = runServer(ctx, args)
 	case "worker":
