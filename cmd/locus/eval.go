@@ -26,7 +26,7 @@ func runEval(ctx context.Context, args []string) error {
 	var g globals
 	fs := newFlags("eval", &g)
 	workerFlags(fs, &g)
-	benchFile := fs.String("bench", "", "benchmark file (JSON Lines): swe-dev.jsonl format")
+	benchFile := fs.String("bench", "", "benchmark file (JSON Lines): the swe-dev.jsonl or commits-dev.jsonl format")
 	repoDir := fs.String("repo-dir", "", "folder holding bare clones (owner+name/repo, owner/name.git, name.git, …)")
 	out := fs.String("out", "", "report directory; default <data-dir>/eval/<benchmark name>")
 	methods := fs.String("methods", "sr,der,spisr,spider", "methods, comma-separated")
@@ -39,6 +39,20 @@ func runEval(ctx context.Context, args []string) error {
 	g.logger()
 	if *benchFile == "" || *repoDir == "" {
 		return exitError{code: 2, msg: "eval needs --bench FILE and --repo-dir DIR"}
+	}
+	if commitsBench, err := isCommitBench(*benchFile); err != nil {
+		return err
+	} else if commitsBench {
+		b, err := g.openStore(ctx)
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		var rs []string
+		if *repos != "" {
+			rs = strings.Split(*repos, ",")
+		}
+		return evalCommits(ctx, &g, b, *benchFile, *repoDir, *out, rs, *limit, *seed)
 	}
 	insts, err := bench.LoadSWE(*benchFile)
 	if err != nil {

@@ -1,0 +1,147 @@
+// Package commitrun evaluates file-level search from commit history on a
+// repository: it scrapes the history (cached), rebuilds each query's state and
+// ranks files with the commit-message BM25 of the seed paper.
+package commitrun
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/commits"
+	"github.com/locus-dev/locus/internal/eval/bench"
+	"github.com/locus-dev/locus/internal/eval/commiteval"
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/schema"
+)
+
+// Result is one query's ranking.
+type Result struct {
+	Query  string   `json:"query"`
+	Repo   string   `json:"repo"`
+	Gold   []string `json:"gold"`
+	Ranked []string `json:"ranked"`
+}
+
+// Skip records a query that could not run.
+type Skip struct {
+	Query  string `json:"query"`
+	Reason string `json:"reason"`
+}
+
+// Run evaluates the queries of one repository whose bare clone is gitDir.
+func Run(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []bench.CommitQuery) ([]Result, []Skip, error) {
+	head, err := gitrepo.Resolve(gitDir, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	name := schema.RepoName("evalc/" + strings.ReplaceAll(strings.ToLower(repo), "/", "-"))
+	m, err := manifest.Read(ctx, b, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m == nil || m.Head != head.String() {
+		res, err := commits.Scrape(ctx, commits.Config{Bucket: b, Repo: name, GitDir: gitDir, Head: head.String(), Prev: m, NoFunctions: true})
+		if err != nil {
+			return nil, nil, err
+		}
+		sr := schema.ScrapeResult{Head: res.Head, NewCommits: res.NewCommits, Rows: res.Rows, Parts: res.Parts, FileIDs: res.FileIDsKey}
+		if m != nil {
+			sr.BaseHead = m.Head
+		}
+		if m, err = manifest.Publish(ctx, b, manifest.Update{Repo: schema.RepoSpec{Name: name}, Head: res.Head, Scrape: sr}); err != nil {
+			return nil, nil, err
+		}
+	}
+	// Commits with their file changes, oldest first.
+	byID := map[string]*commiteval.Commit{}
+	var order []*commiteval.Commit
+	err = commits.ReadAll(ctx, b, m, func(r *schema.CommitFile) error {
+		c := byID[r.CommitID]
+		if c == nil {
+			c = &commiteval.Commit{ID: r.CommitID, Time: r.CommitTime / 1000, Message: r.Message}
+			byID[r.CommitID] = c
+			order = append(order, c)
+		}
+		if r.Status != schema.StatusEmpty {
+			c.Files = append(c.Files, commiteval.FileChange{Path: r.Path, FileID: r.FileID, Status: r.Status})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	all := make([]commiteval.Commit, len(order))
+	for i, c := range order {
+		all[i] = *c
+	}
+	eng, err := commiteval.New(all, commiteval.DefaultOptions())
+	if err != nil {
+		return nil, nil, err
+	}
+	// The path → file id map as of each query's date: replay changes of
+	// strictly older commits, in date order.
+	byTime := append([]*commiteval.Commit(nil), order...)
+	sort.SliceStable(byTime, func(i, j int) bool { return byTime[i].Time < byTime[j].Time })
+	sorted := append([]bench.CommitQuery(nil), qs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].CommitDate < sorted[j].CommitDate })
+	ids := map[string]string{}
+	next := 0
+	var queries []commiteval.Query
+	var kept []bench.CommitQuery
+	var skips []Skip
+	for _, q := range sorted {
+		for ; next < len(byTime) && byTime[next].Time < q.CommitDate; next++ {
+			for _, f := range byTime[next].Files {
+				switch f.Status {
+				case schema.StatusDeleted:
+					delete(ids, f.Path)
+				default:
+					ids[f.Path] = f.FileID
+				}
+			}
+		}
+		parent, err := gitrepo.Resolve(gitDir, q.CommitID+"^")
+		if err != nil {
+			skips = append(skips, Skip{q.QueryID, fmt.Sprintf("first parent of %s: %v", q.CommitID, err)})
+			continue
+		}
+		snap, err := gitrepo.OpenSnapshot(ctx, gitDir, "", parent)
+		if err != nil {
+			skips = append(skips, Skip{q.QueryID, err.Error()})
+			continue
+		}
+		var files []string
+		for _, f := range snap.Files() {
+			if f.IsRegular() {
+				files = append(files, string(f.Path))
+			}
+		}
+		snap.Close()
+		snapshotIDs := make(map[string]string, len(files))
+		for _, f := range files {
+			if id, ok := ids[f]; ok {
+				snapshotIDs[f] = id
+			}
+		}
+		queries = append(queries, commiteval.Query{Text: q.Query, Time: q.CommitDate,
+			State: commiteval.NewStateFromIDs(files, func(p string) (string, bool) { id, ok := snapshotIDs[p]; return id, ok })})
+		kept = append(kept, q)
+	}
+	hits, err := eng.SearchAll(queries)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]Result, len(kept))
+	for i, q := range kept {
+		ranked := make([]string, len(hits[i]))
+		for j, h := range hits[i] {
+			ranked[j] = h.Path
+		}
+		out[i] = Result{Query: q.QueryID, Repo: repo, Gold: q.GoldFiles, Ranked: ranked}
+	}
+	return out, skips, nil
+}
