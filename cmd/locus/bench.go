@@ -55,14 +55,7 @@ func runBench(ctx context.Context, args []string) error {
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
-	if *repo == "" {
-		return exitError{code: 2, msg: "bench scrape: --repo is required"}
-	}
-	gitDir, err := gitDirOf(*repo)
-	if err != nil {
-		return err
-	}
-	head, err := gitrepo.Resolve(gitDir, *ref)
+	gitDir, head, err := benchTarget("bench scrape", *repo, *ref)
 	if err != nil {
 		return err
 	}
@@ -252,4 +245,17 @@ func crossModes(backends, modes []string) [][2]string {
 		}
 	}
 	return out
+}
+
+// benchTarget resolves a benchmark's --repo (read in place) and --ref.
+func benchTarget(cmd, repo, ref string) (string, gitrepo.Hash, error) {
+	if repo == "" {
+		return "", gitrepo.ZeroHash, exitError{code: 2, msg: cmd + ": --repo is required"}
+	}
+	gitDir, err := gitDirOf(repo)
+	if err != nil {
+		return "", gitrepo.ZeroHash, err
+	}
+	head, err := gitrepo.Resolve(gitDir, ref)
+	return gitDir, head, err
 }

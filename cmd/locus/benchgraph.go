@@ -36,14 +36,7 @@ func runBenchGraph(ctx context.Context, args []string) error {
 		return err
 	}
 	g.logger()
-	if *repo == "" {
-		return exitError{code: 2, msg: "bench graph: --repo is required"}
-	}
-	gitDir, err := gitDirOf(*repo)
-	if err != nil {
-		return err
-	}
-	head, err := gitrepo.Resolve(gitDir, *ref)
+	gitDir, head, err := benchTarget("bench graph", *repo, *ref)
 	if err != nil {
 		return err
 	}

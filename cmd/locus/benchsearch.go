@@ -22,7 +22,6 @@ import (
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/blob/fileblob"
 	"github.com/locus-dev/locus/internal/codegraph"
-	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/sparse"
@@ -42,14 +41,7 @@ func runBenchSearch(ctx context.Context, args []string) error {
 		return err
 	}
 	g.logger()
-	if *repo == "" {
-		return exitError{code: 2, msg: "bench search: --repo is required"}
-	}
-	gitDir, err := gitDirOf(*repo)
-	if err != nil {
-		return err
-	}
-	head, err := gitrepo.Resolve(gitDir, "")
+	gitDir, head, err := benchTarget("bench search", *repo, "")
 	if err != nil {
 		return err
 	}

@@ -908,6 +908,22 @@ func intParam(p map[string]string, key string, def int) (int, error) {
 	return n, nil
 }
 
+// readable is the collection a query or search reads: it must exist and be
+// loaded, and partition names are refused in partition-key mode, as Milvus does.
+func (s *Server) readable(ctx context.Context, db, name string, partitions []string) (*collection, error) {
+	c, err := s.coll(ctx, db, name)
+	if err != nil {
+		return nil, err
+	}
+	if !c.loaded {
+		return nil, merr.WrapErrCollectionNotLoaded(c.name)
+	}
+	if len(partitions) > 0 && c.partitions > 0 {
+		return nil, merr.WrapErrParameterInvalidMsg("not support manually specifying the partition names if partition key mode is used")
+	}
+	return c, nil
+}
+
 // Query implements MilvusService: results ordered by primary key, which is
 // what the client's query iterator relies on.
 func (s *Server) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvuspb.QueryResults, error) {
@@ -916,15 +932,9 @@ func (s *Server) Query(ctx context.Context, req *milvuspb.QueryRequest) (*milvus
 	fail := func(err error) (*milvuspb.QueryResults, error) {
 		return &milvuspb.QueryResults{Status: merr.Status(err)}, nil
 	}
-	c, err := s.coll(ctx, req.GetDbName(), req.GetCollectionName())
+	c, err := s.readable(ctx, req.GetDbName(), req.GetCollectionName(), req.GetPartitionNames())
 	if err != nil {
 		return fail(err)
-	}
-	if !c.loaded {
-		return fail(merr.WrapErrCollectionNotLoaded(c.name))
-	}
-	if len(req.GetPartitionNames()) > 0 && c.partitions > 0 {
-		return fail(merr.WrapErrParameterInvalidMsg("not support manually specifying the partition names if partition key mode is used"))
 	}
 	if len(req.GetExprTemplateValues()) > 0 {
 		return fail(merr.WrapErrParameterInvalidMsg("milvustest does not implement expression templates"))
@@ -1009,15 +1019,9 @@ func (s *Server) Search(ctx context.Context, req *milvuspb.SearchRequest) (*milv
 	fail := func(err error) (*milvuspb.SearchResults, error) {
 		return &milvuspb.SearchResults{Status: merr.Status(err)}, nil
 	}
-	c, err := s.coll(ctx, req.GetDbName(), req.GetCollectionName())
+	c, err := s.readable(ctx, req.GetDbName(), req.GetCollectionName(), req.GetPartitionNames())
 	if err != nil {
 		return fail(err)
-	}
-	if !c.loaded {
-		return fail(merr.WrapErrCollectionNotLoaded(c.name))
-	}
-	if len(req.GetPartitionNames()) > 0 && c.partitions > 0 {
-		return fail(merr.WrapErrParameterInvalidMsg("not support manually specifying the partition names if partition key mode is used"))
 	}
 	if len(req.GetSubReqs()) > 0 || req.GetFunctionScore() != nil || len(req.GetExprTemplateValues()) > 0 || req.GetSearchByPrimaryKeys() {
 		return fail(merr.WrapErrParameterInvalidMsg("milvustest implements plain vector search only"))
