@@ -33,12 +33,23 @@ func runEval(ctx context.Context, args []string) error {
 	repos := fs.String("repos", "", "only these repositories (owner/name, comma-separated)")
 	limit := fs.Int("limit", 0, "evaluate at most this many instances")
 	seed := fs.Uint64("seed", 1, "bootstrap seed")
+	paths := repoPaths{}
+	fs.Var(paths, "repo-path", "owner/name=DIR: where one repository's clone is (repeatable; wins over --repo-dir)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	g.logger()
-	if *benchFile == "" || *repoDir == "" {
-		return exitError{code: 2, msg: "eval needs --bench FILE and --repo-dir DIR"}
+	if *benchFile == "" || *repoDir == "" && len(paths) == 0 {
+		return exitError{code: 2, msg: "eval needs --bench FILE and --repo-dir DIR (or --repo-path owner/name=DIR)"}
+	}
+	resolve := func(repo string) (string, error) {
+		if p, ok := paths[strings.ToLower(repo)]; ok {
+			return gitDirOf(p)
+		}
+		if *repoDir == "" {
+			return "", fmt.Errorf("repository %s: no --repo-path for it and no --repo-dir", repo)
+		}
+		return bench.RepoDir(*repoDir, repo)
 	}
 	if commitsBench, err := isCommitBench(*benchFile); err != nil {
 		return err
@@ -52,7 +63,7 @@ func runEval(ctx context.Context, args []string) error {
 		if *repos != "" {
 			rs = strings.Split(*repos, ",")
 		}
-		return evalCommits(ctx, &g, b, *benchFile, *repoDir, *out, rs, *limit, *seed)
+		return evalCommits(ctx, &g, b, *benchFile, resolve, *out, rs, *limit, *seed)
 	}
 	insts, err := bench.LoadSWE(*benchFile)
 	if err != nil {
@@ -78,7 +89,7 @@ func runEval(ctx context.Context, args []string) error {
 	}
 	start := time.Now()
 	runner := &funceval.Runner{Bucket: b, Deps: search.Deps{Bucket: b, Embedder: e, Selector: sel, QueryInstruction: g.queryInst},
-		RepoDir: func(repo string) (string, error) { return bench.RepoDir(*repoDir, repo) },
+		RepoDir: resolve,
 		Methods: strings.Split(*methods, ","), K: evalKs[len(evalKs)-1],
 		Log: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }}
 	var fi []funceval.Instance
@@ -190,4 +201,18 @@ func countOthers(results []funceval.Result, seen map[string]bool) int {
 		}
 	}
 	return len(other)
+}
+
+// repoPaths collects --repo-path owner/name=DIR flags.
+type repoPaths map[string]string
+
+func (r repoPaths) String() string { return fmt.Sprint(map[string]string(r)) }
+
+func (r repoPaths) Set(v string) error {
+	name, dir, ok := strings.Cut(v, "=")
+	if !ok || !strings.Contains(name, "/") || dir == "" {
+		return fmt.Errorf("want owner/name=DIR, got %q", v)
+	}
+	r[strings.ToLower(name)] = dir
+	return nil
 }

@@ -56,8 +56,8 @@ func TestEvalHarnessExactMetrics(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "report")
 	if _, err := capture(t, func() error {
-		return runEval(context.Background(), []string{"--data-dir", t.TempDir(), "--bench", benchFile, "--repo-dir", root,
-			"--out", out, "--methods", "sr", "--log-level", "warn"})
+		return runEval(context.Background(), []string{"--data-dir", t.TempDir(), "--bench", benchFile,
+			"--repo-path", "acme/bank=" + filepath.Join(root, "acme+bank", "repo"), "--out", out, "--methods", "sr", "--log-level", "warn"})
 	}); err != nil {
 		t.Fatal(err)
 	}

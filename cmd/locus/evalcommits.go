@@ -38,7 +38,7 @@ func isCommitBench(path string) (bool, error) {
 }
 
 // evalCommits runs the commit-history benchmark and writes its report.
-func evalCommits(ctx context.Context, g *globals, b *blob.Bucket, benchFile, repoDir, out string, repos []string, limit int, seed uint64) error {
+func evalCommits(ctx context.Context, g *globals, b *blob.Bucket, benchFile string, resolve func(string) (string, error), out string, repos []string, limit int, seed uint64) error {
 	start := time.Now()
 	qs, err := bench.LoadCommits(benchFile)
 	if err != nil {
@@ -52,7 +52,7 @@ func evalCommits(ctx context.Context, g *globals, b *blob.Bucket, benchFile, rep
 	var recs []report.Instance
 	var notes []string
 	for _, repo := range bench.CommitRepos(qs) {
-		gitDir, err := bench.RepoDir(repoDir, repo)
+		gitDir, err := resolve(repo)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("skipped %s: %v", repo, err))
 			continue
