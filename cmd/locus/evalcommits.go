@@ -67,24 +67,31 @@ func evalCommits(ctx context.Context, g *globals, b *blob.Bucket, benchFile stri
 			notes = append(notes, "skipped "+s.Query+": "+s.Reason)
 		}
 		for _, r := range res {
-			vals, err := metrics.Compute(r.Ranked, r.Gold, commitKs)
-			if err != nil {
-				notes = append(notes, "excluded "+r.Query+": "+err.Error())
-				continue
+			for _, m := range []struct {
+				name   string
+				ranked []string
+			}{{"bm25-messages", r.Ranked}, {"bm25-files", r.Files}, {"rrf", r.Fused}} {
+				vals, err := metrics.Compute(m.ranked, r.Gold, commitKs)
+				if err != nil {
+					notes = append(notes, "excluded "+r.Query+": "+err.Error())
+					break
+				}
+				recs = append(recs, report.Instance{ID: r.Query, Method: m.name, Group: repo, Level: "file", Gold: r.Gold, Ranked: m.ranked, Values: vals})
 			}
-			recs = append(recs, report.Instance{ID: r.Query, Method: "bm25-messages", Group: repo, Level: "file", Gold: r.Gold, Ranked: r.Ranked, Values: vals})
 		}
 	}
 	if len(recs) == 0 {
 		return fmt.Errorf("no query could be evaluated: %v", notes)
 	}
-	rs, err := report.Build(recs, report.BuildOptions{Benchmark: filepath.Base(benchFile), Methods: []string{"bm25-messages"},
-		Levels: []string{"file"}, Metrics: []string{metrics.Recall, metrics.Precision}, Ks: commitKs,
+	rs, err := report.Build(recs, report.BuildOptions{Benchmark: filepath.Base(benchFile), Methods: []string{"bm25-messages", "bm25-files", "rrf"},
+		Baseline: "bm25-messages",
+		Levels:   []string{"file"}, Metrics: []string{metrics.Recall, metrics.Precision}, Ks: commitKs,
 		Uncut: []string{metrics.MRR, metrics.MAP}, Bootstrap: metrics.DefaultBootstrap(seed)})
 	if err != nil {
 		return err
 	}
-	rs.Notes = append([]string{"BM25 (k1=0.9, b=0.4) over commit messages older than the query, each file scored by its best commit (maxp), files that exist at the query commit's first parent",
+	rs.Notes = append([]string{"bm25-messages: BM25 (k1=0.9, b=0.4) over commit messages older than the query, each file scored by its best commit (maxp), files that exist at the query commit's first parent",
+		"bm25-files: BM25 (k1=1.2, b=0.75) over path and content of the files at that state (binary files and files over 1 MiB left out); rrf: reciprocal-rank fusion (k=60) of the two",
 		fmt.Sprintf("run time %s", time.Since(start).Round(time.Second))}, notes...)
 	if out == "" {
 		out = filepath.Join(g.dataDir, "eval", strings.TrimSuffix(filepath.Base(benchFile), ".jsonl"))
@@ -94,18 +101,20 @@ func evalCommits(ctx context.Context, g *globals, b *blob.Bucket, benchFile stri
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "REPO\tMAP\tMRR\tP@1\tR@10\tR@100\tR@1000")
+	fmt.Fprintln(tw, "REPO\tMETHOD\tMAP\tMRR\tP@1\tR@10\tR@100\tR@1000")
 	for _, grp := range rs.Groups {
-		v := func(metric string, k int) float64 {
-			for _, c := range rs.Cells {
-				if c.Group == grp && c.Metric == metric && c.K == k {
-					return c.Mean
+		for _, m := range rs.Methods {
+			v := func(metric string, k int) float64 {
+				for _, c := range rs.Cells {
+					if c.Group == grp && c.Method == m && c.Metric == metric && c.K == k {
+						return c.Mean
+					}
 				}
+				return 0
 			}
-			return 0
+			fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\n", grp, m, v(metrics.MAP, 0), v(metrics.MRR, 0), v(metrics.Precision, 1),
+				v(metrics.Recall, 10), v(metrics.Recall, 100), v(metrics.Recall, 1000))
 		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\n", grp, v(metrics.MAP, 0), v(metrics.MRR, 0), v(metrics.Precision, 1),
-			v(metrics.Recall, 10), v(metrics.Recall, 100), v(metrics.Recall, 1000))
 	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "report: %s (%d files), %s\n", out, len(files), time.Since(start).Round(time.Second))

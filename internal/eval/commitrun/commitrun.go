@@ -15,15 +15,20 @@ import (
 	"github.com/locus-dev/locus/internal/eval/commiteval"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/schema"
 )
 
-// Result is one query's ranking.
+// Result is one query's rankings.
 type Result struct {
 	Query  string   `json:"query"`
 	Repo   string   `json:"repo"`
 	Gold   []string `json:"gold"`
-	Ranked []string `json:"ranked"`
+	Ranked []string `json:"ranked"` // BM25 over older commit messages, maxp
+	// Files: BM25 over the contents of the files at the state.
+	Files []string `json:"files"`
+	// Fused: reciprocal-rank fusion (k=60) of Ranked and Files.
+	Fused []string `json:"fused"`
 }
 
 // Skip records a query that could not run.
@@ -93,6 +98,8 @@ func Run(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []bench.Co
 	var queries []commiteval.Query
 	var kept []bench.CommitQuery
 	var skips []Skip
+	fx := newFileIndex()
+	var fileRanks [][]string
 	for _, q := range sorted {
 		for ; next < len(byTime) && byTime[next].Time < q.CommitDate; next++ {
 			for _, f := range byTime[next].Files {
@@ -115,12 +122,26 @@ func Run(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []bench.Co
 			continue
 		}
 		var files []string
+		var docs []*fileDoc
+		var readErr error
 		for _, f := range snap.Files() {
-			if f.IsRegular() {
-				files = append(files, string(f.Path))
+			if !f.IsRegular() {
+				continue
 			}
+			files = append(files, string(f.Path))
+			d, err := fx.doc(f.Blob, string(f.Path), func() ([]byte, error) { return snap.ReadBlob(f.Blob) })
+			if err != nil {
+				readErr = err
+				break
+			}
+			docs = append(docs, d)
 		}
 		snap.Close()
+		if readErr != nil {
+			skips = append(skips, Skip{q.QueryID, readErr.Error()})
+			continue
+		}
+		fileRanks = append(fileRanks, fx.search(q.Query, files, docs, commiteval.DefaultOptions().MaxFiles))
 		snapshotIDs := make(map[string]string, len(files))
 		for _, f := range files {
 			if id, ok := ids[f]; ok {
@@ -141,7 +162,31 @@ func Run(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []bench.Co
 		for j, h := range hits[i] {
 			ranked[j] = h.Path
 		}
-		out[i] = Result{Query: q.QueryID, Repo: repo, Gold: q.GoldFiles, Ranked: ranked}
+		out[i] = Result{Query: q.QueryID, Repo: repo, Gold: q.GoldFiles, Ranked: ranked, Files: fileRanks[i],
+			Fused: fuse(ranked, fileRanks[i], commiteval.DefaultOptions().MaxFiles)}
 	}
 	return out, skips, nil
+}
+
+// fuse is reciprocal-rank fusion of two file rankings.
+func fuse(a, b []string, max int) []string {
+	toScored := func(xs []string) []spider.Scored {
+		out := make([]spider.Scored, len(xs))
+		for i, x := range xs {
+			out[i] = spider.Scored{ID: x, Score: float64(len(xs) - i)}
+		}
+		return out
+	}
+	f, err := spider.RRF([][]spider.Scored{toScored(a), toScored(b)}, 0)
+	if err != nil {
+		return a
+	}
+	out := make([]string, 0, min(len(f), max))
+	for _, s := range f {
+		if len(out) == max {
+			break
+		}
+		out = append(out, s.ID)
+	}
+	return out
 }

@@ -51,6 +51,18 @@ func TestRunRebuildsEachQueryState(t *testing.T) {
 			t.Errorf("ranked %v contains %s, which does not exist at the query's state", got, f)
 		}
 	}
+	// Whole-file BM25 (the path is part of each document) and the fusion.
+	if f := res[0].Files; len(f) == 0 || f[0] != "io/socket.c" {
+		t.Errorf("file BM25 ranked %v, want io/socket.c first", f)
+	}
+	if f := res[0].Fused; len(f) == 0 || f[0] != "io/socket.c" {
+		t.Errorf("fusion ranked %v, want io/socket.c first", f)
+	}
+	for _, f := range append(append([]string{}, res[0].Files...), res[0].Fused...) {
+		if f == "io/late.c" {
+			t.Errorf("a file added after the state was ranked: %v", res[0].Files)
+		}
+	}
 	// A second run reuses the scraped history.
 	if _, _, err := Run(context.Background(), b, filepath.Join(r.Dir, ".git"), "acme/sys", qs); err != nil {
 		t.Fatal(err)
