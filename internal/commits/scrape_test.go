@@ -9,20 +9,11 @@ import (
 	"testing"
 
 	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/blob/fileblob"
 	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 	"github.com/locus-dev/locus/schema"
 )
-
-func newBucket(t *testing.T) *blob.Bucket {
-	b, err := blob.OpenFile(t.TempDir(), fileblob.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
-}
 
 // scrapeAndPublish runs one incremental scrape and publishes its manifest.
 func scrapeAndPublish(t *testing.T, b *blob.Bucket, r *gitfixture.Repo, opts schema.IndexOptions) (*Result, *schema.Manifest) {
@@ -78,7 +69,7 @@ func TestScrapeRowsAndFileIDs(t *testing.T) {
 	r.Write(map[string]string{"n\xe4me.txt": "latin-1 name\n"})
 	r.Commit("non-UTF-8 path")
 
-	b := newBucket(t)
+	b := blobtest.Bucket(t)
 	res, m := scrapeAndPublish(t, b, r, schema.IndexOptions{MaxDiffBytes: 1024, CommitsPerPart: 2})
 	if res.NewCommits != 6 || m.Commits != 6 {
 		t.Fatalf("new commits %d, manifest commits %d, want 6", res.NewCommits, m.Commits)
@@ -143,7 +134,7 @@ func TestScrapeIncrementalAndInterrupted(t *testing.T) {
 		r.Write(map[string]string{"f.txt": strings.Repeat("x\n", i+1)})
 		r.Commit("c")
 	}
-	b := newBucket(t)
+	b := blobtest.Bucket(t)
 	_, m1 := scrapeAndPublish(t, b, r, schema.IndexOptions{CommitsPerPart: 2})
 	if m1.Commits != 5 {
 		t.Fatalf("commits = %d", m1.Commits)
@@ -198,7 +189,7 @@ func TestTruncatedPartIsAnError(t *testing.T) {
 	r := gitfixture.New(t)
 	r.Write(map[string]string{"f.txt": "x\n"})
 	r.Commit("c")
-	b := newBucket(t)
+	b := blobtest.Bucket(t)
 	_, m := scrapeAndPublish(t, b, r, schema.IndexOptions{})
 	ctx := context.Background()
 	key := m.Parts[0].Key
@@ -216,7 +207,7 @@ func TestTruncatedPartIsAnError(t *testing.T) {
 }
 
 func TestScrapeNotARepository(t *testing.T) {
-	b := newBucket(t)
+	b := blobtest.Bucket(t)
 	dir := t.TempDir()
 	_, err := Scrape(context.Background(), Config{Bucket: b, Repo: "x/y", GitDir: dir, Head: strings.Repeat("a", 40)})
 	if err == nil || !strings.Contains(err.Error(), "x/y") {
@@ -242,7 +233,7 @@ func TestChangedFunctions(t *testing.T) {
 	r.Git("rm", "-q", "lib/m.py")
 	r.Commit("delete")
 
-	b := newBucket(t)
+	b := blobtest.Bucket(t)
 	_, m := scrapeAndPublish(t, b, r, schema.IndexOptions{})
 	got := map[string]string{}
 	for _, row := range readRows(t, b, m) {

@@ -25,10 +25,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/blob/fileblob"
 	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/devserver"
 	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 	"github.com/locus-dev/locus/internal/testutil/testlog"
 	"github.com/locus-dev/locus/schema"
@@ -53,7 +53,7 @@ func TestIndexFleetEndToEnd(t *testing.T) {
 
 	srv := startServer(t, t.TempDir())
 	c := dial(t, srv)
-	bucket := openBucket(t)
+	bucket := blobtest.Bucket(t)
 	startWorkers(t, c, t.TempDir(), bucket)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*runTimeout)
 	defer cancel()
@@ -161,7 +161,7 @@ func TestIndexFleetSurvivesServerRestart(t *testing.T) {
 	if st := desc.GetWorkflowExecutionInfo().GetStatus(); st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		t.Fatalf("after restart the fleet is %v, want running", st)
 	}
-	bucket := openBucket(t)
+	bucket := blobtest.Bucket(t)
 	startWorkers(t, cb, t.TempDir(), bucket)
 	var res workflows.FleetResult
 	if err := cb.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
@@ -484,16 +484,6 @@ func scrubPaths(data []byte) ([]byte, error) {
 		return x
 	}
 	return json.Marshal(walk(v))
-}
-
-func openBucket(t *testing.T) *blob.Bucket {
-	t.Helper()
-	b, err := blob.OpenFile(t.TempDir(), fileblob.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
 }
 
 func startServer(t *testing.T, dir string) *devserver.Server {

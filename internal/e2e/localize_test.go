@@ -12,6 +12,7 @@ import (
 	"github.com/locus-dev/locus/internal/llm/llmtest"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
@@ -51,7 +52,7 @@ func TestLocalizeWithFlakyLLM(t *testing.T) {
 
 	srv := startServer(t, t.TempDir())
 	c := dial(t, srv)
-	b := openBucket(t)
+	b := blobtest.Bucket(t)
 	dataDir := t.TempDir()
 	ws, err := workers.Start(workers.Config{DataDir: dataDir, Bucket: b, LLM: "openai+http://" + strings.TrimPrefix(fake.URL, "http://") + "?model=fake-selector&timeout=1s"}, c)
 	if err != nil {
@@ -142,7 +143,7 @@ func TestLocalizeSurvivesWorkerLoss(t *testing.T) {
 
 	srv := startServer(t, t.TempDir())
 	c := dial(t, srv)
-	b := openBucket(t)
+	b := blobtest.Bucket(t)
 	dataDir := t.TempDir()
 	cfg := workers.Config{DataDir: dataDir, Bucket: b, LLM: "openai+http://" + strings.TrimPrefix(fake.URL, "http://") + "?model=fake"}
 	first, err := workers.Start(cfg, c)

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/locus-dev/locus/activities"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workflows"
 )
@@ -39,7 +40,7 @@ func TestFleetHistoryStaysSmall(t *testing.T) {
 	defer cancel()
 	srv := startServer(t, t.TempDir())
 	c := dial(t, srv)
-	b := openBucket(t)
+	b := blobtest.Bucket(t)
 
 	w := worker.New(c, workflows.IndexQueue, worker.Options{})
 	w.RegisterWorkflow(workflows.IndexFleet)

@@ -6,23 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/blob/fileblob"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/schema"
 )
 
-func bucket(t *testing.T) *blob.Bucket {
-	b, err := blob.OpenFile(t.TempDir(), fileblob.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
-}
-
 func TestPublishReadList(t *testing.T) {
 	ctx := context.Background()
-	b := bucket(t)
+	b := blobtest.Bucket(t)
 	repo := schema.RepoName("acme/one")
 	if m, err := Read(ctx, b, repo); m != nil || err != nil {
 		t.Fatalf("Read before publish = %v, %v; want nil, nil", m, err)
@@ -70,7 +60,7 @@ func TestPublishReadList(t *testing.T) {
 
 func TestReadRejectsGarbage(t *testing.T) {
 	ctx := context.Background()
-	b := bucket(t)
+	b := blobtest.Bucket(t)
 	repo := schema.RepoName("acme/two")
 	for _, body := range []string{"{not json", `{"version": 99}`} {
 		if err := b.WriteAll(ctx, repo.ManifestKey(), []byte(body)); err != nil {

@@ -5,28 +5,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/blob/fileblob"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/vectors"
 	"github.com/locus-dev/locus/internal/vectors/vectortest"
 )
 
-func bucket(t *testing.T) *blob.Bucket {
-	b, err := blob.OpenFile(t.TempDir(), fileblob.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
-}
-
 func TestLocalConformance(t *testing.T) {
-	vectortest.Run(t, func(t *testing.T) vectors.Index { return vectors.NewLocal(bucket(t), "m", vectortest.Dim) })
+	vectortest.Run(t, func(t *testing.T) vectors.Index { return vectors.NewLocal(blobtest.Bucket(t), "m", vectortest.Dim) })
 }
 
 func TestLocalPersistsAndRejectsCorruption(t *testing.T) {
 	ctx := context.Background()
-	b := bucket(t)
+	b := blobtest.Bucket(t)
 	ix := vectors.NewLocal(b, "model/x", 2)
 	if err := ix.Upsert(ctx, "acme/one", []vectors.Record{{NodeID: "a:f", ContentHash: "h", Vector: []float32{1, 0}}}); err != nil {
 		t.Fatal(err)
