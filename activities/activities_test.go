@@ -8,18 +8,14 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/blob/fileblob"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/schema"
 )
 
 func TestSyncRejectsEscapingNames(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	b, err := blob.OpenFile(t.TempDir(), fileblob.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := blobtest.Bucket(t)
 	a := &Git{CloneDir: filepath.Join(t.TempDir(), "clones"), HostQueue: "q", Bucket: b}
 	env.RegisterActivity(a)
 	for _, name := range []string{"../../etc", "/abs", "a/b/c", "ok/..", ""} {
@@ -34,14 +30,11 @@ func TestSyncRejectsEscapingNames(t *testing.T) {
 func TestSyncNotARepositoryIsPermanent(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	b, err := blob.OpenFile(t.TempDir(), fileblob.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := blobtest.Bucket(t)
 	a := &Git{CloneDir: t.TempDir(), HostQueue: "q", Bucket: b}
 	env.RegisterActivity(a)
 	notRepo := t.TempDir()
-	_, err = env.ExecuteActivity(a.Sync, schema.SyncInput{Repo: schema.RepoSpec{Name: "acme/x", URL: notRepo}})
+	_, err := env.ExecuteActivity(a.Sync, schema.SyncInput{Repo: schema.RepoSpec{Name: "acme/x", URL: notRepo}})
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) || !appErr.NonRetryable() {
 		t.Fatalf("err = %v, want non-retryable", err)

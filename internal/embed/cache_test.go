@@ -6,8 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/blob/fileblob"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
 )
 
 // counting wraps an embedder and counts the texts it embeds.
@@ -22,10 +21,7 @@ func (c *counting) Embed(ctx context.Context, texts []string) ([][]float32, erro
 }
 
 func TestEmbedCachedEmbedsOnlyNewContent(t *testing.T) {
-	b, err := blob.OpenFile(t.TempDir(), fileblob.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := blobtest.Bucket(t)
 	ctx := context.Background()
 	e := &counting{Embedder: &Lexical{Dims: 16}}
 	c := &Cache{Bucket: b, Repo: "acme/one", Model: e.Name()}

@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/blob/fileblob"
 	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/llm"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -18,10 +18,7 @@ import (
 func indexFixture(t *testing.T) (*blob.Bucket, schema.RepoName, schema.GraphInfo) {
 	t.Helper()
 	ctx := context.Background()
-	b, err := blob.OpenFile(t.TempDir(), fileblob.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := blobtest.Bucket(t)
 	files, err := codegraph.DirFiles(filepath.Join("..", "codegraph", "testdata", "graph", "pyproj"))
 	if err != nil {
 		t.Fatal(err)

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/blob/fileblob"
 	"github.com/locus-dev/locus/internal/eval/bench"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
 
@@ -31,10 +30,7 @@ func TestRunRebuildsEachQueryState(t *testing.T) {
 		n, _ := strconv.ParseInt(strings.TrimSpace(r.Git("show", "-s", "--format=%ct", c)), 10, 64)
 		return n
 	}
-	b, err := blob.OpenFile(t.TempDir(), fileblob.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := blobtest.Bucket(t)
 	qs := []bench.CommitQuery{{QueryID: "q1", Repo: "acme/sys", CommitID: q, CommitDate: date(q), Query: "socket timeout", GoldFiles: []string{"io/socket.c", "io/late.c"}}}
 	res, skips, err := Run(context.Background(), b, filepath.Join(r.Dir, ".git"), "acme/sys", qs)
 	if err != nil || len(skips) != 0 || len(res) != 1 {

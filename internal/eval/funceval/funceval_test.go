@@ -6,9 +6,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/blob/fileblob"
 	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
 
@@ -28,10 +27,7 @@ func TestRunnerDerivesGoldAndRanks(t *testing.T) {
 		"shop/user.py": "def login(name):\n    return name\n",
 	})
 	base := r.Commit("base")
-	b, err := blob.OpenFile(t.TempDir(), fileblob.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := blobtest.Bucket(t)
 	lookups := 0
 	run := &Runner{Bucket: b, RepoDir: func(string) (string, error) { lookups++; return filepath.Join(r.Dir, ".git"), nil }, K: 5}
 	instances := []Instance{
