@@ -39,26 +39,27 @@ func anyExact(list []string, v string) bool {
 
 // SWE returns the instances of in that pass f, in order. in is not modified.
 func (f Filter) SWE(in []SWEInstance) []SWEInstance {
-	var out []SWEInstance
-	for _, x := range in {
-		if f.Limit > 0 && len(out) >= f.Limit {
-			break
-		}
-		if anyFold(f.Repos, x.Repo) && anyFold(f.Languages, x.Language) && anyExact(f.IDs, x.InstanceID) {
-			out = append(out, x)
-		}
-	}
-	return out
+	return keep(in, f.Limit, func(x SWEInstance) bool {
+		return anyFold(f.Repos, x.Repo) && anyFold(f.Languages, x.Language) && anyExact(f.IDs, x.InstanceID)
+	})
 }
 
 // Commits returns the queries of in that pass f, in order. in is not modified.
 func (f Filter) Commits(in []CommitQuery) []CommitQuery {
-	var out []CommitQuery
+	return keep(in, f.Limit, func(x CommitQuery) bool {
+		return anyFold(f.Repos, x.Repo) && anyFold(f.Splits, x.Split) && anyExact(f.IDs, x.QueryID)
+	})
+}
+
+// keep returns the elements of in for which ok holds, in order, stopping
+// after limit of them when limit > 0.
+func keep[T any](in []T, limit int, ok func(T) bool) []T {
+	var out []T
 	for _, x := range in {
-		if f.Limit > 0 && len(out) >= f.Limit {
+		if limit > 0 && len(out) >= limit {
 			break
 		}
-		if anyFold(f.Repos, x.Repo) && anyFold(f.Splits, x.Split) && anyExact(f.IDs, x.QueryID) {
+		if ok(x) {
 			out = append(out, x)
 		}
 	}
