@@ -205,8 +205,8 @@ func TestSharedBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(swe) != 85 {
-		t.Errorf("swe-dev: %d instances, want 85", len(swe))
+	if len(swe) != 171 {
+		t.Errorf("swe-dev: %d instances, want 171", len(swe))
 	}
 	cq, err := LoadCommits(filepath.Join(dir, "commits-dev.jsonl"))
 	if err != nil {
