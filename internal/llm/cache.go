@@ -41,8 +41,10 @@ type Cache interface {
 }
 
 // WithCache returns a Chat that answers from cache when it can and stores
-// every successful response it fetches. Cached responses come back with
-// Cached set. Errors are never cached. A failing cache read fails the call
+// every successful response it fetches that the request's Check accepts.
+// Cached responses come back with Cached set; a stored response the Check
+// rejects (written before checks existed, or by another version) is treated
+// as missing, fetched again and replaced. Errors are never cached. A failing cache read fails the call
 // with a retryable *Error (calling the model instead could bill an answer we
 // already have); a failing write is logged and the response returned, since
 // it is paid for and the caller's own result records it.
@@ -61,6 +63,12 @@ func (c *cachedChat) Complete(ctx context.Context, req Request) (Response, error
 	if err != nil {
 		return Response{}, &Error{Provider: "cache", Model: c.chat.Name(), Retryable: true, Msg: "read " + key, Err: err}
 	}
+	if ok && req.Check != nil {
+		if cerr := req.Check(resp); cerr != nil {
+			slog.DebugContext(ctx, "llm cache: ignoring a stored answer that fails its check", "model", c.chat.Name(), "key", key, "err", cerr)
+			ok = false
+		}
+	}
 	if ok {
 		resp.Cached = true
 		return resp, nil
@@ -68,6 +76,13 @@ func (c *cachedChat) Complete(ctx context.Context, req Request) (Response, error
 	resp, err = c.chat.Complete(ctx, req)
 	if err != nil {
 		return resp, err
+	}
+	if req.Check != nil {
+		if cerr := req.Check(resp); cerr != nil {
+			// Not the answer asked for: the caller repairs or fails, and the
+			// next run must ask again rather than replay this one.
+			return resp, nil
+		}
 	}
 	if err := c.cache.Put(ctx, key, resp); err != nil {
 		slog.WarnContext(ctx, "llm cache write failed; response not cached", "model", c.chat.Name(), "key", key, "err", err)

@@ -36,6 +36,11 @@ type Request struct {
 	// JSON asks for a JSON object answer (OpenAI response_format json_object;
 	// an extra system instruction where the protocol has no such mode).
 	JSON bool `json:"json,omitempty"`
+	// Check, when set, says whether an answer is usable (e.g. holds the JSON
+	// asked for). WithCache stores only answers Check accepts and ignores
+	// stored ones it rejects, so one bad answer is never replayed forever.
+	// It is not part of the cache key.
+	Check func(Response) error `json:"-"`
 }
 
 // Response is one completion and what it cost.

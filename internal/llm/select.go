@@ -111,7 +111,15 @@ func SelectPrompt(issue string, center Candidate, candidates []Candidate, tokenB
 		MaxTokens:   selectMaxTokens(len(cands)),
 		Temperature: 0,
 		JSON:        true,
+		Check:       checkSelection,
 	}
+}
+
+// checkSelection accepts an answer that holds a list of ids; which ids are
+// candidates is decided later, and an empty list is a valid decision.
+func checkSelection(r Response) error {
+	_, err := extractIDs(r.Text)
+	return err
 }
 
 // selectMaxTokens leaves room for every id plus some slack for models that
