@@ -134,16 +134,30 @@ func TestSelectCached(t *testing.T) {
 	chat := llm.WithCache(clients(t, srv, "", 0)[llmtest.PathAnthropic], cache)
 	srv.Enqueue(llmtest.Garbage(), llmtest.IDs("svc/api.py:Handler.put"))
 	first, err := llm.Select(t.Context(), chat, issue, center, cands, 4000)
-	if err != nil || first.Calls != 2 || first.CachedCalls != 0 || cache.Len() != 2 {
+	// Only the usable (repaired) answer is stored, never the garbage.
+	if err != nil || first.Calls != 2 || first.CachedCalls != 0 || cache.Len() != 1 {
 		t.Fatalf("first: %+v %v (cache %d)", first, err, cache.Len())
 	}
-	// A re-run (a retried activity, a replayed workflow) bills nothing.
+	// A re-run (a retried activity, a replayed workflow) asks the first
+	// prompt again (its garbage was not kept); the model answers the same
+	// garbage and the repair is answered from the cache, billing nothing.
+	srv.Enqueue(llmtest.Garbage())
 	again, err := llm.Select(t.Context(), chat, issue, center, cands, 4000)
-	if err != nil || again.Calls != 2 || again.CachedCalls != 2 || again.PromptTokens != 0 || again.CompletionTokens != 0 {
-		t.Fatalf("again: %+v %v", again, err)
+	if err != nil || again.Calls != 2 || again.CachedCalls != 1 || cache.Len() != 1 {
+		t.Fatalf("again: %+v %v (cache %d)", again, err, cache.Len())
 	}
-	if !reflect.DeepEqual(again.IDs, first.IDs) || srv.Total() != 2 {
+	if !reflect.DeepEqual(again.IDs, first.IDs) || srv.Total() != 3 {
 		t.Errorf("again ids %v, server total %d", again.IDs, srv.Total())
+	}
+	// A usable first answer is cached: a re-run makes no request at all.
+	srv.Enqueue(llmtest.IDs("svc/store.py:Store.load"))
+	fresh, err := llm.Select(t.Context(), chat, "another issue", center, cands, 4000)
+	if err != nil || fresh.Calls != 1 || srv.Total() != 4 {
+		t.Fatalf("fresh: %+v %v total %d", fresh, err, srv.Total())
+	}
+	replay, err := llm.Select(t.Context(), chat, "another issue", center, cands, 4000)
+	if err != nil || replay.Calls != 1 || replay.CachedCalls != 1 || replay.PromptTokens != 0 || srv.Total() != 4 {
+		t.Fatalf("replay: %+v %v total %d", replay, err, srv.Total())
 	}
 	// Errors are not cached: the next call goes to the server.
 	srv.Enqueue(llmtest.ServerError(), llmtest.IDs())
@@ -151,7 +165,7 @@ func TestSelectCached(t *testing.T) {
 		t.Fatalf("want retryable 500, got %v", err)
 	}
 	resp, err := chat.Complete(t.Context(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "q"}}})
-	if err != nil || resp.Cached || srv.Total() != 4 {
+	if err != nil || resp.Cached || srv.Total() != 6 {
 		t.Errorf("after error: %+v %v total %d", resp, err, srv.Total())
 	}
 }
