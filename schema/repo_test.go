@@ -92,3 +92,28 @@ func TestKeysStayUnderTheRepoPrefix(t *testing.T) {
 		t.Errorf("SafeKeySegment = %q", got)
 	}
 }
+
+func TestSplitRepoSpecAndIsRemoteURL(t *testing.T) {
+	for _, tc := range []struct {
+		in             string
+		name, url, ref string
+		explicit       bool
+		remote         bool
+	}{
+		{in: "/x/flask/repo", url: "/x/flask/repo"},
+		{in: ".", url: "."},
+		{in: "acme/w=.#v1", name: "acme/w", url: ".", ref: "v1", explicit: true},
+		{in: "https://github.com/a/b", url: "https://github.com/a/b", remote: true},
+		{in: "git@github.com:a/b.git", url: "git@github.com:a/b.git", remote: true},
+		{in: "file:///srv/a", url: "file:///srv/a"},
+		{in: "a/b=ssh://h/x/y", name: "a/b", url: "ssh://h/x/y", explicit: true, remote: true},
+	} {
+		got, explicit, err := SplitRepoSpec(tc.in)
+		if err != nil || string(got.Name) != tc.name || got.URL != tc.url || got.Ref != tc.ref || explicit != tc.explicit {
+			t.Errorf("SplitRepoSpec(%q) = %+v, %v, %v; want name %q url %q ref %q explicit %v", tc.in, got, explicit, err, tc.name, tc.url, tc.ref, tc.explicit)
+		}
+		if r := IsRemoteURL(got.URL); r != tc.remote {
+			t.Errorf("IsRemoteURL(%q) = %v, want %v", got.URL, r, tc.remote)
+		}
+	}
+}

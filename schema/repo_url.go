@@ -9,35 +9,54 @@ import (
 
 // ParseRepoSpec parses a command-line repository spec "[name=]url[#ref]".
 // Without a name, one is derived from the URL: owner/name for remote URLs, the
-// directory name for local paths.
+// directory name for local paths. It reads nothing from disk; callers with a
+// local path should use gitrepo.ResolveSpec, which prefers the origin remote.
 func ParseRepoSpec(s string) (RepoSpec, error) {
-	var spec RepoSpec
+	spec, explicit, err := SplitRepoSpec(s)
+	if err != nil || explicit {
+		return spec, err
+	}
+	n, err := RepoNameFromURL(spec.URL)
+	if err != nil {
+		return spec, fmt.Errorf("repository spec %q: %w (give a name: owner/name=%s)", s, err, spec.URL)
+	}
+	spec.Name = n
+	return spec, nil
+}
+
+// SplitRepoSpec parses "[name=]url[#ref]" without deriving a name: Name is set
+// only when the spec gives one, and explicit says so.
+func SplitRepoSpec(s string) (spec RepoSpec, explicit bool, err error) {
 	rest := strings.TrimSpace(s)
 	if name, u, ok := strings.Cut(rest, "="); ok && !strings.Contains(name, ":") {
 		n, err := ParseRepoName(name)
 		if err != nil {
-			return spec, fmt.Errorf("repository spec %q: %w", s, err)
+			return spec, false, fmt.Errorf("repository spec %q: %w", s, err)
 		}
-		spec.Name, rest = n, u
+		spec.Name, rest, explicit = n, u, true
 	}
 	if u, ref, ok := strings.Cut(rest, "#"); ok {
 		rest, spec.Ref = u, ref
 		if ref == "" {
-			return spec, fmt.Errorf("repository spec %q: empty ref after '#'", s)
+			return spec, false, fmt.Errorf("repository spec %q: empty ref after '#'", s)
 		}
 	}
 	if rest == "" {
-		return spec, fmt.Errorf("repository spec %q: no URL or path", s)
+		return spec, false, fmt.Errorf("repository spec %q: no URL or path", s)
 	}
 	spec.URL = rest
-	if spec.Name == "" {
-		n, err := RepoNameFromURL(rest)
-		if err != nil {
-			return spec, fmt.Errorf("repository spec %q: %w (give a name: owner/name=%s)", s, err, rest)
-		}
-		spec.Name = n
+	return spec, explicit, nil
+}
+
+// IsRemoteURL reports whether raw names a repository on another host
+// (scheme other than file://, or ssh shorthand such as git@host:owner/name),
+// as opposed to a local path or file:// URL.
+func IsRemoteURL(raw string) bool {
+	if strings.Contains(raw, "://") {
+		u, err := url.Parse(raw)
+		return err == nil && u.Scheme != "file"
 	}
-	return spec, nil
+	return isSCP(raw)
 }
 
 // RepoNameFromURL derives a repository name from a clone URL or a local path.

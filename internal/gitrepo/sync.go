@@ -5,10 +5,12 @@ package gitrepo
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"os"
 	"os/exec"
@@ -124,8 +126,15 @@ func normaliseURL(raw string) (string, error) {
 	if !st.IsDir() {
 		return "", fmt.Errorf("repository path %q: not a directory: %w", raw, ErrPermanent)
 	}
-	if _, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{EnableDotGitCommonDir: true}); err != nil {
+	src, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if err != nil {
 		return "", fmt.Errorf("repository path %q: not a git repository (%v): %w", raw, err, ErrPermanent)
+	}
+	// A shallow source would give a clone whose history starts at an
+	// arbitrary commit: wrong root, every file "added" there, and an identity
+	// that changes once the source is unshallowed. Refuse it up front.
+	if sh, err := src.Storer.Shallow(); err == nil && len(sh) > 0 {
+		return "", fmt.Errorf("repository path %q: %w", raw, shallowError(abs, sh[0]))
 	}
 	return "file://" + abs, nil
 }
@@ -180,6 +189,9 @@ func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, p
 	if err := fetchInto(ctx, r, tmp, u, ref, auth, progress); err != nil {
 		return nil, err
 	}
+	if sh, err := r.Storer.Shallow(); err == nil && len(sh) > 0 {
+		return nil, fmt.Errorf("clone %s: %w", u, shallowError(u, sh[0]))
+	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return nil, fmt.Errorf("clone %s: move into place: %w", u, err)
 	}
@@ -190,29 +202,70 @@ func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, p
 	return r, nil
 }
 
+// goGitFetch is go-git's fetch; tests replace it to make go-git fail.
+var goGitFetch = fetch
+
 // fetchInto fetches every ref and the remote HEAD into the clone at dir.
-// go-git cannot fetch from a remote whose HEAD is detached (it insists on
-// mapping HEAD to a branch and fails with "reference not found"); a CI
-// checkout is the usual case. Then the git CLI does the fetch when installed.
+// When go-git fails and the git CLI is installed, the CLI fetches instead and
+// a warning says why. go-git cannot fetch a remote whose HEAD is detached (a
+// CI checkout; it fails with "reference not found"), and rejects some packs
+// that git accepts ("possible repository corruption on the remote side").
 func fetchInto(ctx context.Context, repo *git.Repository, dir, u, ref string, auth transport.AuthMethod, progress io.Writer) error {
-	err := fetch(ctx, repo, u, ref, auth, progress)
-	// go-git wraps the cause in an UnexpectedError that does not unwrap.
-	if err == nil || !strings.Contains(err.Error(), plumbing.ErrReferenceNotFound.Error()) {
+	err := goGitFetch(ctx, repo, u, ref, auth, progress)
+	if err == nil || ctx.Err() != nil || !cliMayHelp(err) {
 		return err
 	}
 	if gitBinary() == "" {
-		return fmt.Errorf("%w; the remote's HEAD is detached, which go-git cannot fetch; install git or give a branch", err)
+		if strings.Contains(err.Error(), plumbing.ErrReferenceNotFound.Error()) {
+			return fmt.Errorf("%w; the remote's HEAD is detached, which go-git cannot fetch; install git or give a branch", err)
+		}
+		return fmt.Errorf("%w (installing git lets locus retry with the git CLI)", err)
 	}
+	slog.Warn("go-git could not fetch; falling back to the git CLI", "url", redact(u), "dir", dir, "go_git_error", err.Error())
+	if cerr := cliFetch(ctx, dir, u, ref, auth); cerr != nil {
+		return fmt.Errorf("%w (the git CLI was tried because go-git failed: %s)", cerr, err.Error())
+	}
+	return nil
+}
+
+// cliMayHelp reports whether the git CLI could succeed where go-git failed:
+// not when the repository does not exist or the credentials are refused.
+func cliMayHelp(err error) bool {
+	for _, e := range []error{transport.ErrRepositoryNotFound, transport.ErrAuthenticationRequired,
+		transport.ErrAuthorizationFailed, transport.ErrInvalidAuthMethod, git.ErrRepositoryNotExists} {
+		if errors.Is(err, e) {
+			return false
+		}
+	}
+	return true
+}
+
+// cliFetch runs `git fetch` into the bare clone at dir with the refspecs go-git
+// would have used. A token for http(s) travels as an extra header set through
+// the environment, never on the command line.
+func cliFetch(ctx context.Context, dir, u, ref string, auth transport.AuthMethod) error {
 	args := []string{"--git-dir", dir, "fetch", "--quiet", "--force", "--prune", "--tags", u}
 	for _, s := range refSpecs(ref) {
 		args = append(args, s.String())
 	}
 	cmd := exec.CommandContext(ctx, gitBinary(), args...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	if out, cerr := cmd.CombinedOutput(); cerr != nil {
-		return classify(fmt.Errorf("fetch %s: git fetch: %v: %s", u, cerr, strings.TrimSpace(string(out))))
+	if ba, ok := auth.(*http.BasicAuth); ok && (strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) {
+		cred := base64.StdEncoding.EncodeToString([]byte(ba.Username + ":" + ba.Password))
+		cmd.Env = append(cmd.Env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0=Authorization: Basic "+cred)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return classify(fmt.Errorf("fetch %s: git fetch: %v: %s", redact(u), err, strings.TrimSpace(string(out))))
 	}
 	return nil
+}
+
+// redact drops credentials embedded in a URL before it is logged.
+func redact(u string) string {
+	if pu, err := url.Parse(u); err == nil && pu.User != nil {
+		return pu.Redacted()
+	}
+	return u
 }
 
 func fetch(ctx context.Context, repo *git.Repository, u, ref string, auth transport.AuthMethod, progress io.Writer) error {
@@ -252,6 +305,7 @@ func resolve(repo *git.Repository, dir, ref string) (SyncResult, error) {
 	var res SyncResult
 	if st, err := repo.Storer.Shallow(); err == nil && len(st) > 0 {
 		res.Shallow = true
+		return res, fmt.Errorf("clone %s: %w", dir, shallowError(dir, st[0]))
 	}
 	refs, err := repo.References()
 	if err != nil {

@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cgi"
@@ -13,6 +14,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
@@ -115,24 +119,88 @@ func TestSyncShallowSource(t *testing.T) {
 	}
 	shallow := filepath.Join(t.TempDir(), "shallow")
 	r.Git("clone", "-q", "--depth", "2", "file://"+r.Dir, shallow)
+	// Indexing it would record a history that starts at the shallow boundary
+	// (every file "added" there, a root that changes once unshallowed): refused,
+	// saying why and what to do, and nothing is left in the clone directory.
+	for _, url := range []string{shallow, "file://" + shallow, filepath.Join(shallow, ".git")} {
+		clone := filepath.Join(t.TempDir(), "s.git")
+		_, err := syncTo(t, clone, url, "")
+		if !errors.Is(err, ErrPermanent) || !strings.Contains(err.Error(), "shallow clone") ||
+			!strings.Contains(err.Error(), "git fetch --unshallow") || !strings.Contains(err.Error(), shallow) {
+			t.Errorf("sync of shallow %s: err = %v, want a permanent error naming it, saying shallow and --unshallow", url, err)
+		}
+		if _, err := os.Stat(clone); !os.IsNotExist(err) {
+			t.Errorf("sync of shallow %s left %s behind", url, clone)
+		}
+	}
+	// Unshallowed, the same source indexes in full.
+	exec.Command("git", "-C", shallow, "fetch", "-q", "--unshallow").Run()
 	res, err := syncTo(t, filepath.Join(t.TempDir(), "s.git"), shallow, "")
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || res.Head.String() != r.Head() || res.Shallow {
+		t.Fatalf("after --unshallow: %+v %v, want head %s", res, err, r.Head())
 	}
-	if res.Head.String() != r.Head() {
-		t.Fatalf("head %s, want %s", res.Head, r.Head())
-	}
-	// The source itself is shallow: reading it lists only what it has.
-	commits, err := ListCommits(context.Background(), filepath.Join(shallow, ".git"), BackendAuto, res.Head, nil)
+	// Reading a shallow history directly lists only what it has.
+	shallow2 := filepath.Join(t.TempDir(), "shallow2")
+	r.Git("clone", "-q", "--depth", "2", "file://"+r.Dir, shallow2)
+	commits, err := ListCommits(context.Background(), filepath.Join(shallow2, ".git"), BackendAuto, res.Head, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(commits) != 2 {
 		t.Fatalf("shallow source lists %d commits, want 2", len(commits))
 	}
-	err = DiffCommits(context.Background(), filepath.Join(shallow, ".git"), commits, DiffOptions{}, func(*CommitDiff) error { return nil })
+	err = DiffCommits(context.Background(), filepath.Join(shallow2, ".git"), commits, DiffOptions{}, func(*CommitDiff) error { return nil })
 	if err != nil {
 		t.Fatalf("diffing a shallow history: %v", err)
+	}
+}
+
+// TestSyncFallsBackToGitCLI makes go-git fail the way it does on some real
+// remotes and checks that the git CLI fetches instead, for a first clone and
+// for a later fetch, but not when the repository does not exist.
+func TestSyncFallsBackToGitCLI(t *testing.T) {
+	if gitBinary() == "" {
+		t.Skip("git is not installed")
+	}
+	r := gitfixture.New(t)
+	r.Write(map[string]string{"a.txt": "a\n"})
+	r.Commit("one")
+	var calls atomic.Int32
+	failWith := func(err error) {
+		goGitFetch = func(context.Context, *git.Repository, string, string, transport.AuthMethod, io.Writer) error {
+			calls.Add(1)
+			return err
+		}
+	}
+	t.Cleanup(func() { goGitFetch = fetch })
+	failWith(errors.New("unexpected EOF: possible repository corruption on the remote side"))
+
+	clone := filepath.Join(t.TempDir(), "c.git")
+	res, err := syncTo(t, clone, r.Dir, "")
+	if err != nil || res.Head.String() != r.Head() {
+		t.Fatalf("clone with go-git failing: %+v %v, want head %s", res, err, r.Head())
+	}
+	r.Write(map[string]string{"a.txt": "b\n"})
+	r.Commit("two")
+	r.Git("tag", "v2")
+	if res, err = syncTo(t, clone, r.Dir, "v2"); err != nil || res.Head.String() != r.Head() {
+		t.Fatalf("fetch with go-git failing: %+v %v, want head %s", res, err, r.Head())
+	}
+	if calls.Load() != 2 {
+		t.Errorf("go-git tried %d times, want 2", calls.Load())
+	}
+
+	// The CLI cannot help when the repository does not exist: no fallback,
+	// and the error stays go-git's.
+	failWith(fmt.Errorf("fetch x: %w", transport.ErrRepositoryNotFound))
+	if _, err := syncTo(t, filepath.Join(t.TempDir(), "d.git"), r.Dir, ""); !errors.Is(err, transport.ErrRepositoryNotFound) || strings.Contains(err.Error(), "git CLI") {
+		t.Errorf("missing repository: err = %v, want go-git's error without a CLI attempt", err)
+	}
+	// When the CLI fails too, the error names the input and says both tried.
+	failWith(errors.New("go-git broke"))
+	_, err = syncTo(t, filepath.Join(t.TempDir(), "e.git"), "http://127.0.0.1:1/nothing.git", "")
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1/nothing.git") || !strings.Contains(err.Error(), "go-git broke") || errors.Is(err, ErrPermanent) {
+		t.Errorf("both failing: err = %v, want a retryable error naming the URL and go-git's failure", err)
 	}
 }
 
