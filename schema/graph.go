@@ -1,7 +1,14 @@
 package schema
 
-// GraphVersion is the version of the graph tables' layout.
-const GraphVersion = 1
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// GraphVersion is the version of the graph tables' layout. 2 made every
+// string column valid UTF-8 (see ValidUTF8) and added nodes' path_raw; version 1
+// tables read as version 2 with path_raw empty.
+const GraphVersion = 2
 
 // GraphNode is one row of repos/<repo>/graph/<commit>/nodes.parquet.
 // Ids follow LocAgent: directories and files are repository-relative paths
@@ -10,8 +17,11 @@ type GraphNode struct {
 	ID       string `parquet:"id"`
 	Type     string `parquet:"type,dict"` // directory, file, class, function
 	Language string `parquet:"language,dict"`
-	// Path is the file (or directory) the node lives in.
-	Path string `parquet:"path,dict"`
+	// Path is the file (or directory) the node lives in. Ids, paths and names
+	// are valid UTF-8: a path that is not keeps U+FFFD for each invalid
+	// sequence here and in the ids, and its exact bytes in PathRaw.
+	Path    string `parquet:"path,dict"`
+	PathRaw []byte `parquet:"path_raw,optional"`
 	// Name is the qualified name within the file ("Class.method") for classes and functions.
 	Name        string `parquet:"name"`
 	StartLine   int32  `parquet:"start_line"` // 1-based, inclusive
@@ -57,4 +67,14 @@ type SearchInfo struct {
 type IndexSearchInput struct {
 	Repo  RepoName  `json:"repo"`
 	Graph GraphInfo `json:"graph"`
+}
+
+// ValidUTF8 is s with each invalid UTF-8 sequence replaced by U+FFFD, the one
+// rendering of non-UTF-8 bytes (paths, ids) used by every stored table, so
+// that the commits table's changed_functions and paths join the graph's ids.
+func ValidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }

@@ -5,7 +5,10 @@ package schema
 // Versions of the stored formats; bump when a reader could misread older data.
 const (
 	// CommitsVersion is the version of the commits table layout.
-	CommitsVersion = 1
+	// 2 added author_name_raw and author_email_raw, decodes messages in the
+	// commit's declared encoding, and keeps changed_functions valid UTF-8;
+	// parts of version 1 read as version 2 with those columns empty.
+	CommitsVersion = 2
 	// ManifestVersion is the version of manifest.json.
 	ManifestVersion = 1
 )
@@ -26,39 +29,45 @@ const (
 // Merges are diffed against their first parent; root commits against the empty tree.
 //
 // Strings are valid UTF-8. Where git holds bytes that are not (a message in a legacy
-// encoding, a Latin-1 file name), the string column carries a lossy rendering and the
-// matching *_raw column carries the exact bytes; *_raw is empty otherwise.
+// encoding, a Latin-1 file name), the string column carries a rendering (decoded from
+// the commit's "encoding" header when it has one, otherwise with U+FFFD for each
+// invalid sequence) and the matching *_raw column carries the exact bytes; *_raw is
+// empty otherwise.
 type CommitFile struct {
-	Repo         string `parquet:"repo,dict"`
-	CommitID     string `parquet:"commit_id,dict"`
-	ParentID     string `parquet:"parent_id,dict"` // first parent; "" for a root commit
-	NumParents   int32  `parquet:"num_parents"`
-	IsMerge      bool   `parquet:"is_merge"`
-	AuthorName   string `parquet:"author_name,dict"`
-	AuthorEmail  string `parquet:"author_email,dict"`
-	AuthorTime   int64  `parquet:"author_time,timestamp(millisecond)"` // unix milliseconds, UTC
-	CommitTime   int64  `parquet:"commit_time,timestamp(millisecond)"` // unix milliseconds, UTC
-	Message      string `parquet:"message,dict"`
-	MessageRaw   []byte `parquet:"message_raw,optional"`
-	Path         string `parquet:"path"` // "" only for StatusEmpty rows
-	PathRaw      []byte `parquet:"path_raw,optional"`
-	PreviousPath string `parquet:"previous_path"` // set for renames; equals Path otherwise ("" for added)
-	PrevPathRaw  []byte `parquet:"previous_path_raw,optional"`
-	FileID       string `parquet:"file_id,dict"` // identity of the file across renames
-	Status       string `parquet:"status,dict"`
-	OldBlobID    string `parquet:"old_blob_id"` // "" when added
-	NewBlobID    string `parquet:"new_blob_id"` // "" when deleted
-	OldMode      uint32 `parquet:"old_mode"`
-	NewMode      uint32 `parquet:"new_mode"`
-	Additions    int32  `parquet:"additions"`
-	Deletions    int32  `parquet:"deletions"`
-	IsBinary     bool   `parquet:"is_binary"`
+	Repo        string `parquet:"repo,dict"`
+	CommitID    string `parquet:"commit_id,dict"`
+	ParentID    string `parquet:"parent_id,dict"` // first parent; "" for a root commit
+	NumParents  int32  `parquet:"num_parents"`
+	IsMerge     bool   `parquet:"is_merge"`
+	AuthorName  string `parquet:"author_name,dict"`
+	AuthorEmail string `parquet:"author_email,dict"`
+	// AuthorNameRaw and AuthorEmailRaw are the exact bytes when they differ
+	// from AuthorName and AuthorEmail (since CommitsVersion 2).
+	AuthorNameRaw  []byte `parquet:"author_name_raw,optional"`
+	AuthorEmailRaw []byte `parquet:"author_email_raw,optional"`
+	AuthorTime     int64  `parquet:"author_time,timestamp(millisecond)"` // unix milliseconds, UTC
+	CommitTime     int64  `parquet:"commit_time,timestamp(millisecond)"` // unix milliseconds, UTC
+	Message        string `parquet:"message,dict"`
+	MessageRaw     []byte `parquet:"message_raw,optional"`
+	Path           string `parquet:"path"` // "" only for StatusEmpty rows
+	PathRaw        []byte `parquet:"path_raw,optional"`
+	PreviousPath   string `parquet:"previous_path"` // set for renames; equals Path otherwise ("" for added)
+	PrevPathRaw    []byte `parquet:"previous_path_raw,optional"`
+	FileID         string `parquet:"file_id,dict"` // identity of the file across renames
+	Status         string `parquet:"status,dict"`
+	OldBlobID      string `parquet:"old_blob_id"` // "" when added
+	NewBlobID      string `parquet:"new_blob_id"` // "" when deleted
+	OldMode        uint32 `parquet:"old_mode"`
+	NewMode        uint32 `parquet:"new_mode"`
+	Additions      int32  `parquet:"additions"`
+	Deletions      int32  `parquet:"deletions"`
+	IsBinary       bool   `parquet:"is_binary"`
 	// Diff is the unified diff of the file (3 lines of context, no header lines),
 	// stored as bytes because source files need not be UTF-8.
 	Diff          []byte `parquet:"diff,zstd"`
 	DiffTruncated bool   `parquet:"diff_truncated"` // Diff was cut at the size cap
 	Extension     string `parquet:"extension,dict"` // lower-case, with the dot: ".c"; "" if none
-	// ChangedFunctions holds graph node ids of the functions this change touches;
-	// filled by the code-graph stage.
+	// ChangedFunctions holds graph node ids of the functions this change touches
+	// (valid UTF-8, as the graph stores them); filled by the code-graph stage.
 	ChangedFunctions []string `parquet:"changed_functions,list"`
 }

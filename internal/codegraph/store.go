@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -22,10 +24,10 @@ func Write(ctx context.Context, b *blob.Bucket, repo schema.RepoName, commit str
 	info := schema.GraphInfo{Commit: commit, NodesKey: prefix + "nodes.parquet", EdgesKey: prefix + "edges.parquet",
 		ReportKey: prefix + "report.json", Nodes: len(g.Nodes), Edges: len(g.Edges), Files: g.Stats.Files,
 		Languages: g.Stats.FilesByLang, Unresolved: g.Stats.Unresolved}
-	if err := writeParquet(ctx, b, info.NodesKey, g.Nodes); err != nil {
+	if err := writeParquet(ctx, b, info.NodesKey, validNodes(g.Nodes)); err != nil {
 		return info, err
 	}
-	if err := writeParquet(ctx, b, info.EdgesKey, g.Edges); err != nil {
+	if err := writeParquet(ctx, b, info.EdgesKey, validEdges(g.Edges)); err != nil {
 		return info, err
 	}
 	rep, err := json.MarshalIndent(g.Stats, "", "  ")
@@ -36,6 +38,45 @@ func Write(ctx context.Context, b *blob.Bucket, repo schema.RepoName, commit str
 		return info, err
 	}
 	return info, nil
+}
+
+// validNodes returns nodes with ids, paths and names made valid UTF-8 (the
+// exact path bytes go to PathRaw), copying only when some are not: Parquet
+// string columns must be UTF-8, and other readers (DuckDB) refuse them otherwise.
+func validNodes(nodes []Node) []Node {
+	i := slices.IndexFunc(nodes, func(n Node) bool {
+		return !utf8.ValidString(n.ID) || !utf8.ValidString(n.Path) || !utf8.ValidString(n.Name) ||
+			!utf8.ValidString(n.Type) || !utf8.ValidString(n.Language) || !utf8.ValidString(n.Code)
+	})
+	if i < 0 {
+		return nodes
+	}
+	out := slices.Clone(nodes)
+	for j := i; j < len(out); j++ {
+		n := &out[j]
+		if !utf8.ValidString(n.Path) && n.PathRaw == nil {
+			n.PathRaw = []byte(n.Path)
+		}
+		n.ID, n.Path, n.Name = schema.ValidUTF8(n.ID), schema.ValidUTF8(n.Path), schema.ValidUTF8(n.Name)
+		n.Type, n.Language, n.Code = schema.ValidUTF8(n.Type), schema.ValidUTF8(n.Language), schema.ValidUTF8(n.Code)
+	}
+	return out
+}
+
+// validEdges is validNodes for edges, whose ends are node ids.
+func validEdges(edges []Edge) []Edge {
+	i := slices.IndexFunc(edges, func(e Edge) bool {
+		return !utf8.ValidString(e.Src) || !utf8.ValidString(e.Dst) || !utf8.ValidString(e.Type)
+	})
+	if i < 0 {
+		return edges
+	}
+	out := slices.Clone(edges)
+	for j := i; j < len(out); j++ {
+		e := &out[j]
+		e.Src, e.Dst, e.Type = schema.ValidUTF8(e.Src), schema.ValidUTF8(e.Dst), schema.ValidUTF8(e.Type)
+	}
+	return out
 }
 
 func writeParquet[T any](ctx context.Context, b *blob.Bucket, key string, rows []T) error {

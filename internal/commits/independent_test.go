@@ -43,17 +43,7 @@ func nodeUnavailable(t *testing.T, format string, args ...any) {
 // tools/parquetcheck, a Node script) instead of parquet-go, and checks what it
 // reads against `git log` of the same repository.
 func TestParquetReadByDuckDB(t *testing.T) {
-	if v := os.Getenv(skipNodeEnv); v != "" && v != "0" {
-		t.Skipf("%s=%s: skipping the DuckDB check of the Parquet parts", skipNodeEnv, v)
-	}
-	node, errNode := exec.LookPath("node")
-	npm, errNpm := exec.LookPath("npm")
-	if errNode != nil || errNpm != nil {
-		nodeUnavailable(t, "the independent Parquet check needs Node.js (node and npm on PATH) to run tools/parquetcheck with DuckDB; "+
-			"install Node.js 20+, or set %s=1 to skip it deliberately", skipNodeEnv)
-	}
-	toolDir := parquetcheckDir(t)
-	ensureNodeModules(t, npm, toolDir)
+	node, toolDir := duckDB(t)
 
 	// A repository with one of each kind of change.
 	r := gitfixture.New(t)
@@ -123,22 +113,8 @@ func TestParquetReadByDuckDB(t *testing.T) {
 
 	// Read the parts with DuckDB.
 	partsDir := filepath.Join(dir, filepath.FromSlash(schema.RepoName("acme/widgets").CommitsPrefix()))
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(toolDir, "check.mjs"), partsDir)
-	cmd.Dir = toolDir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node tools/parquetcheck/check.mjs %s: %v\n%s\n(set %s=1 to skip this check)", partsDir, err, stderr.String(), skipNodeEnv)
-	}
-	t.Logf("check.mjs took %v", time.Since(start).Round(time.Millisecond))
 	var got duckReport
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("check.mjs output: %v\n%s", err, out)
-	}
+	runCheck(t, node, toolDir, &got, partsDir)
 	t.Logf("read by %s; columns: %v", got.Reader, got.Columns)
 
 	// Column types as DuckDB sees them.
@@ -252,6 +228,56 @@ func TestParquetReadByDuckDB(t *testing.T) {
 	}
 }
 
+// duckDB returns node and tools/parquetcheck with its DuckDB installed, or
+// skips (fails under LOCUS_REQUIRE_NODE_CHECKS) when that cannot be had.
+func duckDB(t *testing.T) (node, toolDir string) {
+	t.Helper()
+	if v := os.Getenv(skipNodeEnv); v != "" && v != "0" {
+		t.Skipf("%s=%s: skipping the DuckDB check of the Parquet files", skipNodeEnv, v)
+	}
+	node, errNode := exec.LookPath("node")
+	npm, errNpm := exec.LookPath("npm")
+	if errNode != nil || errNpm != nil {
+		nodeUnavailable(t, "the independent Parquet check needs Node.js (node and npm on PATH) to run tools/parquetcheck with DuckDB; "+
+			"install Node.js 20+, or set %s=1 to skip it deliberately", skipNodeEnv)
+	}
+	toolDir = parquetcheckDir(t)
+	ensureNodeModules(t, npm, toolDir)
+	return node, toolDir
+}
+
+// runCheck runs check.mjs with args and decodes its JSON into out.
+func runCheck(t *testing.T, node, toolDir string, out any, args ...string) {
+	t.Helper()
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join(toolDir, "check.mjs")}, args...)...)
+	cmd.Dir = toolDir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	data, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node tools/parquetcheck/check.mjs %s: %v\n%s\n(set %s=1 to skip this check)", strings.Join(args, " "), err, stderr.String(), skipNodeEnv)
+	}
+	t.Logf("check.mjs %s took %v", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+	if err := json.Unmarshal(data, out); err != nil {
+		t.Fatalf("check.mjs output: %v\n%s", err, data)
+	}
+}
+
+// duckTable is what check.mjs --table prints.
+type duckTable struct {
+	Reader  string `json:"reader"`
+	Columns []struct {
+		Name string `json:"name"`
+		Type string `json:"type"`
+	} `json:"columns"`
+	Rows   int               `json:"rows"`
+	KV     map[string]string `json:"kv"`
+	Values []map[string]any  `json:"values"`
+}
+
 // duckReport is the JSON check.mjs prints.
 type duckReport struct {
 	Reader  string `json:"reader"`
@@ -271,18 +297,21 @@ type duckReport struct {
 }
 
 type duckCommit struct {
-	Rows          int      `json:"rows"`
-	Files         [][]any  `json:"files"` // [path, additions, deletions, status]
-	BinaryPaths   []string `json:"binary_paths"`
-	Message       string   `json:"message"`
-	MessageRawHex *string  `json:"message_raw_hex"`
-	IsMerge       bool     `json:"is_merge"`
-	NumParents    int      `json:"num_parents"`
-	ParentID      string   `json:"parent_id"`
-	CommitTime    int64    `json:"commit_time"`
-	AuthorTime    int64    `json:"author_time"`
-	DiffBytes     int64    `json:"diff_bytes"`
-	Uniform       bool     `json:"uniform"`
+	Rows          int        `json:"rows"`
+	Files         [][]any    `json:"files"` // [path, additions, deletions, status]
+	BinaryPaths   []string   `json:"binary_paths"`
+	Message       string     `json:"message"`
+	MessageRawHex *string    `json:"message_raw_hex"`
+	AuthorName    string     `json:"author_name"`
+	AuthorEmail   string     `json:"author_email"`
+	RawPaths      [][]string `json:"raw_paths"` // [path, hex of path_raw]
+	IsMerge       bool       `json:"is_merge"`
+	NumParents    int        `json:"num_parents"`
+	ParentID      string     `json:"parent_id"`
+	CommitTime    int64      `json:"commit_time"`
+	AuthorTime    int64      `json:"author_time"`
+	DiffBytes     int64      `json:"diff_bytes"`
+	Uniform       bool       `json:"uniform"`
 }
 
 func (c duckCommit) files() ([]gitFile, error) {

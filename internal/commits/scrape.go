@@ -2,17 +2,22 @@
 package commits
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/htmlindex"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
@@ -210,9 +215,9 @@ func (p *partWriter) writeCommit(repo schema.RepoName, cd *gitrepo.CommitDiff, i
 	if len(cd.Parents) > 0 {
 		base.ParentID = cd.Parents[0].String()
 	}
-	base.AuthorName, _ = utf8Field(cd.Author.Name)
-	base.AuthorEmail, _ = utf8Field(cd.Author.Email)
-	base.Message, base.MessageRaw = utf8Field(cd.Message)
+	base.AuthorName, base.AuthorNameRaw = textField(cd.Author.Name, cd.Encoding)
+	base.AuthorEmail, base.AuthorEmailRaw = textField(cd.Author.Email, cd.Encoding)
+	base.Message, base.MessageRaw = textField(cd.Message, cd.Encoding)
 	p.rows = p.rows[:0]
 	if len(cd.Files) == 0 {
 		r := base
@@ -243,7 +248,7 @@ func (p *partWriter) writeCommit(repo schema.RepoName, cd *gitrepo.CommitDiff, i
 		r.OldMode, r.NewMode = f.OldMode, f.NewMode
 		r.Additions, r.Deletions = int32(f.Additions), int32(f.Deletions)
 		r.IsBinary, r.Diff, r.DiffTruncated = f.Binary, f.Diff, f.Truncated
-		r.ChangedFunctions = f.ChangedFunctions
+		r.ChangedFunctions = validIDs(f.ChangedFunctions)
 		if ext := strings.ToLower(path.Ext(r.Path)); ext != "." {
 			r.Extension = ext
 		}
@@ -298,5 +303,50 @@ func utf8Field(b []byte) (string, []byte) {
 	if utf8.Valid(b) {
 		return string(b), nil
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD"), append([]byte(nil), b...)
+	return schema.ValidUTF8(string(b)), bytes.Clone(b)
+}
+
+// textField renders commit text (message, author) as UTF-8 the way `git log`
+// does: decoded from the commit's "encoding" header when it names another
+// character set. The exact bytes come back too whenever the text differs
+// from them. An unknown or undecodable encoding falls back to utf8Field.
+func textField(b, charset []byte) (string, []byte) {
+	name := strings.ToLower(strings.TrimSpace(string(charset)))
+	if name == "" || name == "utf-8" || name == "utf8" {
+		return utf8Field(b)
+	}
+	var enc encoding.Encoding
+	switch name {
+	case "iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1":
+		// htmlindex maps these to windows-1252, as browsers do; git's iconv does not.
+		enc = charmap.ISO8859_1
+	default:
+		var err error
+		if enc, err = htmlindex.Get(name); err != nil {
+			return utf8Field(b)
+		}
+	}
+	dec, err := enc.NewDecoder().Bytes(b)
+	if err != nil || !utf8.Valid(dec) {
+		return utf8Field(b)
+	}
+	if bytes.Equal(dec, b) {
+		return string(dec), nil
+	}
+	return string(dec), bytes.Clone(b)
+}
+
+// validIDs returns ids with every one valid UTF-8, as the graph stores them;
+// ids itself when they already are.
+func validIDs(ids []string) []string {
+	for i, id := range ids {
+		if !utf8.ValidString(id) {
+			out := slices.Clone(ids)
+			for j := i; j < len(out); j++ {
+				out[j] = schema.ValidUTF8(out[j])
+			}
+			return out
+		}
+	}
+	return ids
 }

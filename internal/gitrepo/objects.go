@@ -224,7 +224,10 @@ type rawCommit struct {
 	Parents   []Hash
 	Author    Signature
 	Committer Signature
-	Message   []byte
+	// Encoding is the commit's "encoding" header (e.g. "ISO-8859-1"): the
+	// character set of Message and the signatures; empty means UTF-8.
+	Encoding []byte
+	Message  []byte
 }
 
 func parseCommit(id Hash, data []byte) (*rawCommit, error) {
@@ -263,6 +266,8 @@ func parseCommit(id Hash, data []byte) (*rawCommit, error) {
 			c.Author = parseSignature(val)
 		case "committer":
 			c.Committer = parseSignature(val)
+		case "encoding":
+			c.Encoding = val
 		}
 	}
 	if !sawTree {

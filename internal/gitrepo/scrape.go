@@ -68,8 +68,10 @@ type CommitDiff struct {
 	Parents   []Hash
 	Author    Signature
 	Committer Signature
-	Message   []byte
-	Files     []FileDiff // sorted by path
+	// Encoding is the commit's "encoding" header; empty means UTF-8.
+	Encoding []byte
+	Message  []byte
+	Files    []FileDiff // sorted by path
 }
 
 // FileDiff is the change of one file in one commit.
@@ -206,6 +208,7 @@ func (c *commitDiffer) commit(h Hash) (*rawCommit, error) {
 	}
 	// parseCommit aliases data; detach what we keep from the reused buffer.
 	rc.Message = append([]byte(nil), rc.Message...)
+	rc.Encoding = append([]byte(nil), rc.Encoding...)
 	rc.Author.Name, rc.Author.Email = append([]byte(nil), rc.Author.Name...), append([]byte(nil), rc.Author.Email...)
 	rc.Committer.Name, rc.Committer.Email = append([]byte(nil), rc.Committer.Name...), append([]byte(nil), rc.Committer.Email...)
 	return rc, nil
@@ -244,7 +247,7 @@ func (c *commitDiffer) diffCommit(h Hash) (*CommitDiff, error) {
 		return nil, err
 	}
 	sort.Slice(changes, func(i, j int) bool { return string(changes[i].path()) < string(changes[j].path()) })
-	cd := &CommitDiff{ID: h, Parents: rc.Parents, Author: rc.Author, Committer: rc.Committer, Message: rc.Message}
+	cd := &CommitDiff{ID: h, Parents: rc.Parents, Author: rc.Author, Committer: rc.Committer, Encoding: rc.Encoding, Message: rc.Message}
 	cd.Files = make([]FileDiff, 0, len(changes))
 	for i := range changes {
 		fd, err := c.diffFile(&changes[i])

@@ -5,6 +5,13 @@
 //
 // Usage:
 //   node check.mjs <dir | file.parquet | glob> [commit_id ...]
+//   node check.mjs --table <file.parquet>
+//
+// --table reads any one table (graph nodes or edges, say) whole and prints
+// {reader, columns, rows, kv, values}: values holds every row as an object,
+// BLOB columns as hex strings (null stays null). DuckDB rejects string columns
+// that are not valid UTF-8 while reading them, so a clean exit means every
+// value decoded.
 //
 // A directory is read as <dir>/**/*.parquet. With commit ids, only those
 // commits are described (ids that are absent are listed under "missing");
@@ -18,9 +25,11 @@
 //   total_rows        rows over all files
 //   distinct_commits  distinct commit_id values
 //   commits           {commit_id: {rows, files, binary_paths, message,
-//                      message_raw_hex, is_merge, num_parents, parent_id,
+//                      message_raw_hex, author_name, author_email, raw_paths,
+//                      is_merge, num_parents, parent_id,
 //                      commit_time, author_time, diff_bytes, uniform}}
 //       files is the sorted list of [path, additions, deletions, status];
+//       raw_paths lists [path, hex of path_raw] for rows whose path_raw is set;
 //       commit_time/author_time are unix seconds; uniform is false when the
 //       commit-level columns differ between the commit's rows.
 //   missing           requested commit ids not found
@@ -30,7 +39,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 
 function usage(msg) {
   if (msg) process.stderr.write(`check.mjs: ${msg}\n`);
-  process.stderr.write('usage: node check.mjs <dir | file.parquet | glob> [commit_id ...]\n');
+  process.stderr.write('usage: node check.mjs <dir | file.parquet | glob> [commit_id ...]\n       node check.mjs --table <file.parquet>\n');
   process.exit(2);
 }
 
@@ -51,7 +60,43 @@ function plain(v) {
 
 const cmpStr = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 
+// hexBlobs turns BLOB values (Uint8Array) into hex strings so they survive JSON.
+function hexBlobs(v) {
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('hex');
+  if (Array.isArray(v)) return v.map(hexBlobs);
+  if (v && typeof v === 'object' && !(v instanceof Date)) {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, hexBlobs(x)]));
+  }
+  return v;
+}
+
+async function table(file) {
+  const instance = await DuckDBInstance.create(':memory:');
+  const con = await instance.connect();
+  const q = async (sql) => (await con.runAndReadAll(sql)).getRowObjectsJS();
+  const src = `read_parquet(${sqlString(file)}, hive_partitioning = false)`;
+  const out = { reader: null, columns: [], rows: 0, kv: {}, values: [] };
+  out.reader = `duckdb ${(await q('SELECT version() AS v'))[0].v}`;
+  const cols = plain(await q(`DESCRIBE SELECT * FROM ${src}`));
+  out.columns = cols.map((r) => ({ name: r.column_name, type: r.column_type }));
+  const kv = await q(`SELECT decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata(${sqlString(file)})`);
+  out.kv = Object.fromEntries(kv.map((r) => [r.k, r.v]));
+  const blobs = out.columns.filter((c) => c.type === 'BLOB').map((c) => c.name);
+  const sel = out.columns
+    .map((c) => (blobs.includes(c.name) ? `CASE WHEN "${c.name}" IS NULL THEN NULL ELSE hex("${c.name}") END AS "${c.name}"` : `"${c.name}"`))
+    .join(', ');
+  out.values = hexBlobs(plain(await q(`SELECT ${sel} FROM ${src}`)));
+  out.rows = out.values.length;
+  con.closeSync();
+  instance.closeSync();
+  process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+}
+
 async function main() {
+  if (process.argv[2] === '--table') {
+    if (!process.argv[3] || process.argv.length > 4) usage('--table takes one Parquet file');
+    return table(process.argv[3]);
+  }
   const [target, ...ids] = process.argv.slice(2);
   if (!target) usage('missing the Parquet directory, file or glob');
   for (const id of ids) {
@@ -91,6 +136,9 @@ async function main() {
            count(*) AS rows,
            list(struct_pack(p := path, a := additions, d := deletions, s := status, b := is_binary)) AS files,
            any_value(message) AS message,
+           any_value(author_name) AS author_name,
+           any_value(author_email) AS author_email,
+           list(struct_pack(p := path, r := hex(path_raw))) FILTER (WHERE path_raw IS NOT NULL) AS raw_paths,
            any_value(CASE WHEN message_raw IS NULL THEN NULL ELSE hex(message_raw) END) AS message_raw_hex,
            bool_or(is_merge) AS is_merge,
            any_value(num_parents) AS num_parents,
@@ -114,6 +162,9 @@ async function main() {
       binary_paths: r.files.filter((f) => f.b).map((f) => f.p).sort(cmpStr),
       message: r.message,
       message_raw_hex: r.message_raw_hex,
+      author_name: r.author_name,
+      author_email: r.author_email,
+      raw_paths: (r.raw_paths || []).map((x) => [x.p, x.r]).sort((x, y) => cmpStr(x[0], y[0])),
       is_merge: r.is_merge,
       num_parents: r.num_parents,
       parent_id: r.parent_id,
