@@ -4,20 +4,27 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"image/png"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
 	"github.com/locus-dev/locus/internal/eval/metrics"
 )
 
-// Plot size in pixels.
+// Plot size in pixels and the resolution text sizes are measured at.
 const (
-	PlotWidth  = 800
-	PlotHeight = 500
+	PlotWidth  = 960
+	PlotHeight = 600
+	plotDPI    = 96
 )
 
 // Palette gives method i the colour Palette[i%len(Palette)] (Tableau 10,
@@ -31,129 +38,178 @@ var Palette = []color.RGBA{
 // MethodColor is the colour of the method at position i of ResultSet.Methods.
 func MethodColor(i int) color.RGBA { return Palette[i%len(Palette)] }
 
-var (
-	white = color.RGBA{255, 255, 255, 255}
-	black = color.RGBA{0, 0, 0, 255}
-	grid  = color.RGBA{225, 225, 225, 255}
-)
+// Point is one method's summary of a metric at one cutoff.
+type Point struct {
+	K    int     `json:"k"`
+	Mean float64 `json:"mean"`
+	Lo   float64 `json:"lo"`
+	Hi   float64 `json:"hi"`
+}
+
+// Series is what a plot draws for one method: its colour and its points in
+// the order of ResultSet.Ks (cutoffs without a cell are absent).
+type Series struct {
+	Method string     `json:"method"`
+	Color  color.RGBA `json:"color"`
+	Points []Point    `json:"points"`
+}
+
+// PlotData returns the series WritePlot draws for metric at one level and
+// group, one per method that has at least one cell, in the order of
+// ResultSet.Methods.
+func PlotData(rs *ResultSet, level, group, metric string) []Series {
+	var out []Series
+	for mi, m := range rs.Methods {
+		s := Series{Method: m, Color: MethodColor(mi)}
+		for _, k := range rs.Ks {
+			if c, ok := rs.cell(m, group, level, metric, k); ok {
+				s.Points = append(s.Points, Point{K: k, Mean: c.Mean, Lo: c.Lo, Hi: c.Hi})
+			}
+		}
+		if len(s.Points) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ciBars are one series' points with their CI as error bars.
+type ciBars struct {
+	plotter.XYs
+	lo, hi []float64 // distances below and above each point
+}
+
+func (b ciBars) YError(i int) (float64, float64) { return b.lo[i], b.hi[i] }
 
 // WritePlot draws metric (e.g. "Recall") against K for every method at one
-// level and group: K evenly spaced on the x axis, 0–1 on the y axis, one
-// coloured line with square markers and vertical CI bars per method, and a
-// legend. Methods without cells for this metric are left out of the plot.
+// level and group as a PNG of PlotWidth × PlotHeight pixels: K evenly spaced
+// on the x axis, 0–1 on the y axis, one line with square markers and 95% CI
+// error bars per method, and a legend to the right of the axes. Methods
+// without cells for this metric are left out of the plot.
 func WritePlot(w io.Writer, rs *ResultSet, level, group, metric string) error {
 	if len(rs.Ks) == 0 {
-		return fmt.Errorf("report: plot %s: no K values", metric)
+		return fmt.Errorf("report: plot %s %s %s: no K values", metric, level, group)
 	}
-	img := image.NewRGBA(image.Rect(0, 0, PlotWidth, PlotHeight))
-	fillRect(img, 0, 0, PlotWidth, PlotHeight, white)
-	const (
-		left, right, top, bottom = 80, 190, 50, 60
-		scale                    = 2
-	)
-	x0, x1 := left, PlotWidth-right
-	y0, y1 := PlotHeight-bottom, top // y0 is the bottom (value 0)
-	px := func(i int) int {
-		if len(rs.Ks) == 1 {
-			return (x0 + x1) / 2
-		}
-		return x0 + 20 + i*(x1-x0-40)/(len(rs.Ks)-1)
+	series := PlotData(rs, level, group, metric)
+	if len(series) == 0 {
+		return fmt.Errorf("report: plot %s %s %s: no cells", metric, level, group)
 	}
-	py := func(v float64) int { return y0 - int(v*float64(y0-y1)+0.5) }
-
-	title := fmt.Sprintf("%s@K  %s  %s", metric, level, group)
-	drawText(img, (PlotWidth-textWidth(title, scale))/2, 14, title, scale, black)
-	// y grid, ticks and labels at 0, 0.2, …, 1.0
-	for t := 0; t <= 5; t++ {
-		v := float64(t) / 5
-		y := py(v)
-		fillRect(img, x0, y, x1-x0, 1, grid)
-		fillRect(img, x0-6, y, 6, 1, black)
-		lbl := strconv.FormatFloat(v, 'f', 1, 64)
-		drawText(img, x0-10-textWidth(lbl, scale), y-glyphH*scale/2, lbl, scale, black)
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s@K — %s level, %s", metric, level, group)
+	p.Title.TextStyle.Font = sans(15)
+	p.Title.Padding = vg.Points(10)
+	p.X.Label.Text = "K (cutoff)"
+	p.Y.Label.Text = metric + "@K (mean, 95% CI)"
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = sans(13)
+		a.Tick.Label.Font = sans(12)
 	}
-	// x ticks and labels at each K
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Y.Tick.Marker = plot.ConstantTicks(fractionTicks())
+	// K is categorical (1, 3, 5, 10, 20, 50 evenly spaced) so small cutoffs
+	// are not squashed into one corner.
+	ticks := make([]plot.Tick, len(rs.Ks))
 	for i, k := range rs.Ks {
-		x := px(i)
-		fillRect(img, x, y0, 1, 6, black)
-		lbl := strconv.Itoa(k)
-		drawText(img, x-textWidth(lbl, scale)/2, y0+10, lbl, scale, black)
+		ticks[i] = plot.Tick{Value: float64(i), Label: strconv.Itoa(k)}
 	}
-	drawText(img, (x0+x1)/2-textWidth("K", scale)/2, y0+32, "K", scale, black)
-	// axes
-	fillRect(img, x0, y1, 2, y0-y1+1, black)
-	fillRect(img, x0, y0, x1-x0, 2, black)
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Min, p.X.Max = -0.4, float64(len(rs.Ks))-0.6
 
-	legendY := top
-	for mi, m := range rs.Methods {
-		col := MethodColor(mi)
-		prevX, prevY, have, drawn := 0, 0, false, false
-		for i, k := range rs.Ks {
-			c, ok := rs.cell(m, group, level, metric, k)
-			if !ok {
-				have = false
-				continue
-			}
-			drawn = true
-			x, y := px(i), py(c.Mean)
-			// CI bar, thin, with caps; nudged sideways per method so bars of
-			// different methods at the same K do not hide each other.
-			lo, hi := py(c.Lo), py(c.Hi)
-			bx := x + (2*mi-len(rs.Methods)+1)*3
-			fillRect(img, bx, hi, 1, lo-hi+1, col)
-			fillRect(img, bx-2, hi, 5, 1, col)
-			fillRect(img, bx-2, lo, 5, 1, col)
-			if have {
-				drawLine(img, prevX, prevY, x, y, col)
-			}
-			fillRect(img, x-3, y-3, 7, 7, col)
-			prevX, prevY, have = x, y, true
-		}
-		if !drawn {
-			continue
-		}
-		fillRect(img, x1+16, legendY+2, 20, 10, col)
-		drawText(img, x1+42, legendY, m, scale, black)
-		legendY += 22
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = nil
+	grid.Horizontal.Color = color.Gray{Y: 200}
+	p.Add(grid)
+
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
+	legend.TextStyle.Font = sans(13)
+	legend.ThumbnailWidth = vg.Points(24)
+	legend.Padding = vg.Points(4)
+	kIndex := map[int]int{}
+	for i, k := range rs.Ks {
+		kIndex[k] = i
 	}
-	if err := png.Encode(w, img); err != nil {
+	for si, s := range series {
+		// Nudge each method sideways so CI bars at one K do not hide each other.
+		nudge := (float64(si) - float64(len(series)-1)/2) * 0.06
+		var all ciBars
+		var runs []plotter.XYs // contiguous K runs: a missing cutoff breaks the line
+		prev := -2
+		for _, pt := range s.Points {
+			i := kIndex[pt.K]
+			xy := plotter.XY{X: float64(i) + nudge, Y: pt.Mean}
+			all.XYs = append(all.XYs, xy)
+			all.lo = append(all.lo, max(pt.Mean-pt.Lo, 0))
+			all.hi = append(all.hi, max(pt.Hi-pt.Mean, 0))
+			if i != prev+1 || len(runs) == 0 {
+				runs = append(runs, nil)
+			}
+			runs[len(runs)-1] = append(runs[len(runs)-1], xy)
+			prev = i
+		}
+		lineStyle := draw.LineStyle{Color: s.Color, Width: vg.Points(2)}
+		var line *plotter.Line
+		for _, r := range runs {
+			l, err := plotter.NewLine(r)
+			if err != nil {
+				return fmt.Errorf("report: plot %s %s %s, method %s: %w", metric, level, group, s.Method, err)
+			}
+			l.LineStyle = lineStyle
+			p.Add(l)
+			line = l
+		}
+		bars, err := plotter.NewYErrorBars(all)
+		if err != nil {
+			return fmt.Errorf("report: plot %s %s %s, method %s: %w", metric, level, group, s.Method, err)
+		}
+		bars.LineStyle = draw.LineStyle{Color: s.Color, Width: vg.Points(1.2)}
+		bars.CapWidth = vg.Points(7)
+		marks, err := plotter.NewScatter(all.XYs)
+		if err != nil {
+			return fmt.Errorf("report: plot %s %s %s, method %s: %w", metric, level, group, s.Method, err)
+		}
+		marks.GlyphStyle = draw.GlyphStyle{Color: s.Color, Radius: vg.Points(3.5), Shape: draw.BoxGlyph{}}
+		p.Add(bars, marks)
+		legend.Add(s.Method, line, marks)
+	}
+
+	img := image.NewRGBA(image.Rect(0, 0, PlotWidth, PlotHeight))
+	c := vgimg.NewWith(vgimg.UseImage(img), vgimg.UseDPI(plotDPI))
+	dc := draw.New(c)
+	// The legend gets its own column right of the axes, as wide as its
+	// longest entry (at most a third of the image), so it never covers data.
+	var textW vg.Length
+	for _, s := range series {
+		textW = max(textW, legend.TextStyle.Width(s.Method))
+	}
+	legendW := min(legend.ThumbnailWidth+textW+vg.Points(24), dc.Max.X/3)
+	p.Draw(draw.Crop(dc, 0, -legendW, 0, 0))
+	legendArea := draw.Crop(dc, dc.Max.X-legendW+vg.Points(8), 0, 0, -vg.Points(40))
+	legend.Draw(legendArea)
+	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(w); err != nil {
 		return fmt.Errorf("report: encode plot %s %s %s: %w", metric, level, group, err)
 	}
 	return nil
 }
 
-// drawLine draws a 2-pixel-thick segment with Bresenham's algorithm; no
-// anti-aliasing, so every drawn pixel has exactly the method's colour.
-func drawLine(img *image.RGBA, xa, ya, xb, yb int, c color.RGBA) {
-	dx, dy := abs(xb-xa), -abs(yb-ya)
-	sx, sy := 1, 1
-	if xa > xb {
-		sx = -1
-	}
-	if ya > yb {
-		sy = -1
-	}
-	e := dx + dy
-	for {
-		fillRect(img, xa, ya, 2, 2, c)
-		if xa == xb && ya == yb {
-			return
-		}
-		if e2 := 2 * e; e2 >= dy {
-			e += dy
-			xa += sx
-		} else if e2 <= dx {
-			e += dx
-			ya += sy
-		}
-	}
+// sans is the sans-serif face gonum embeds (Liberation Sans), which stays
+// readable at small sizes.
+func sans(points float64) font.Font {
+	return font.Font{Typeface: "Liberation", Variant: "Sans", Size: vg.Points(points)}
 }
 
-func abs(x int) int {
-	if x < 0 {
-		return -x
+// fractionTicks labels 0, 0.2, …, 1.0 with minor ticks at the tenths.
+func fractionTicks() []plot.Tick {
+	var ts []plot.Tick
+	for t := 0; t <= 10; t++ {
+		v := float64(t) / 10
+		lbl := ""
+		if t%2 == 0 {
+			lbl = strconv.FormatFloat(v, 'f', 1, 64)
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: lbl})
 	}
-	return x
+	return ts
 }
 
 // PlotMetrics are the metrics WriteDir plots against K.

@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
+	"image/color"
 	"image/png"
 	"math"
 	"os"
@@ -187,9 +189,62 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 }
 
+// keepPlots lets a developer look at the rendered plots:
+// go test ./internal/eval/report -run Plots -plots DIR
+var keepPlots = flag.String("plots", "", "also write the fixture's report into this directory")
+
+func TestPlotDataGolden(t *testing.T) {
+	rs := fixture(t)
+	got, err := json.MarshalIndent(PlotData(rs, "function", "all", metrics.Recall), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "plot-recall-function-all.json.golden", append(got, '\n'))
+}
+
+func TestPlotDataSkipsMissing(t *testing.T) {
+	rs := fixture(t)
+	// Drop DER's Recall@5 and all of SR's Recall cells: SR leaves the plot,
+	// DER keeps K=1 and K=10 only.
+	var kept []Cell
+	for _, c := range rs.Cells {
+		if c.Metric == metrics.Recall && (c.Method == "SR" || c.K == 5) {
+			continue
+		}
+		kept = append(kept, c)
+	}
+	rs.Cells = kept
+	s := PlotData(rs, "function", "all", metrics.Recall)
+	if len(s) != 1 || s[0].Method != "DER" || s[0].Color != MethodColor(1) {
+		t.Fatalf("series %+v", s)
+	}
+	if len(s[0].Points) != 2 || s[0].Points[0].K != 1 || s[0].Points[1].K != 10 {
+		t.Errorf("points %+v", s[0].Points)
+	}
+	var b bytes.Buffer
+	if err := WritePlot(&b, rs, "function", "all", metrics.Recall); err != nil {
+		t.Errorf("plot with a gap: %v", err)
+	}
+	for name, tc := range map[string]struct {
+		ks     []int
+		metric string
+	}{
+		"no K":     {nil, metrics.Recall},
+		"no cells": {[]int{1, 5, 10}, "NoSuchMetric"},
+	} {
+		rs.Ks = tc.ks
+		if err := WritePlot(&b, rs, "function", "all", tc.metric); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
 func TestWriteDirAndPlots(t *testing.T) {
 	rs := fixture(t)
 	dir := t.TempDir()
+	if *keepPlots != "" {
+		dir = *keepPlots
+	}
 	paths, err := WriteDir(dir, rs)
 	if err != nil {
 		t.Fatal(err)
@@ -211,44 +266,56 @@ func TestWriteDirAndPlots(t *testing.T) {
 	if b := img.Bounds(); b.Dx() != PlotWidth || b.Dy() != PlotHeight {
 		t.Fatalf("size %v", b)
 	}
-	// Each method's colour must appear inside the plotting area (lines and
-	// markers), not only in the legend to its right.
-	for i, m := range rs.Methods {
-		want := MethodColor(i)
+	// count returns the pixels of exactly colour c in columns [x0, x1).
+	count := func(c color.RGBA, x0, x1 int) int {
 		n := 0
 		for y := 0; y < PlotHeight; y++ {
-			for x := 0; x < PlotWidth-190; x++ {
+			for x := x0; x < x1; x++ {
 				r, g, b, a := img.At(x, y).RGBA()
-				if uint8(r>>8) == want.R && uint8(g>>8) == want.G && uint8(b>>8) == want.B && uint8(a>>8) == 255 {
+				if uint8(r>>8) == c.R && uint8(g>>8) == c.G && uint8(b>>8) == c.B && uint8(a>>8) == 255 {
 					n++
 				}
 			}
 		}
-		if n < 100 {
+		return n
+	}
+	// Each method's colour must appear in the plotting area (lines, markers,
+	// CI bars) and in the legend column at the right edge.
+	const legendX = PlotWidth * 4 / 5
+	for i, m := range rs.Methods {
+		want := MethodColor(i)
+		if n := count(want, 0, legendX); n < 300 {
 			t.Errorf("method %s colour %v: %d pixels in plot area", m, want, n)
 		}
+		if n := count(want, legendX, PlotWidth); n < 20 {
+			t.Errorf("method %s colour %v: %d pixels in the legend", m, want, n)
+		}
 	}
-	// Black text and axes exist; the background is white.
-	if r, g, b, _ := img.At(1, 1).RGBA(); r>>8 != 255 || g>>8 != 255 || b>>8 != 255 {
-		t.Error("background not white")
-	}
-}
-
-func TestFont(t *testing.T) {
-	for r, g := range glyphs {
-		for _, row := range g {
-			if len(row) != glyphW {
-				t.Errorf("glyph %q row %q", r, row)
+	// Text and axes are dark on a white background: the title above the
+	// axes, tick labels left of them and K's labels below them.
+	dark := func(x0, y0, x1, y1 int) int {
+		n := 0
+		for y := y0; y < y1; y++ {
+			for x := x0; x < x1; x++ {
+				r, g, b, _ := img.At(x, y).RGBA()
+				if r>>8 < 100 && g>>8 < 100 && b>>8 < 100 {
+					n++
+				}
 			}
 		}
+		return n
 	}
-	for _, r := range "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@.%" {
-		if _, ok := glyphs[r]; !ok {
-			t.Errorf("missing glyph %q", r)
+	for name, r := range map[string][4]int{
+		"title":         {0, 0, PlotWidth, 30},
+		"y tick labels": {0, 0, 60, PlotHeight},
+		"x tick labels": {0, PlotHeight - 50, legendX, PlotHeight},
+	} {
+		if n := dark(r[0], r[1], r[2], r[3]); n < 100 {
+			t.Errorf("%s: %d dark pixels", name, n)
 		}
 	}
-	if textWidth("AB", 2) != 22 || textWidth("", 2) != 0 {
-		t.Error("textWidth")
+	if r, g, b, _ := img.At(1, 1).RGBA(); r>>8 != 255 || g>>8 != 255 || b>>8 != 255 {
+		t.Error("background not white")
 	}
 }
 
