@@ -59,6 +59,15 @@ type lineDiff struct {
 // diff computes a unified diff (context lines of context) of old → new. The
 // output is cut at a line boundary once it exceeds maxBytes (<=0: no cap).
 func (d *differ) diff(old, new []byte, context, maxBytes int, out []byte) lineDiff {
+	var res lineDiff
+	res.Additions, res.Deletions = d.count(old, new)
+	res.Unified, res.Truncated = d.unified(context, maxBytes, out[:0])
+	return res
+}
+
+// count returns the lines added and deleted from old to new (as git's
+// numstat counts them) and leaves the marks for unified and lineChanges.
+func (d *differ) count(old, new []byte) (additions, deletions int) {
 	d.linesA = splitLines(old, d.linesA)
 	d.linesB = splitLines(new, d.linesB)
 	if d.ids == nil {
@@ -71,20 +80,27 @@ func (d *differ) diff(old, new []byte, context, maxBytes int, out []byte) lineDi
 	d.changedA = resetBools(d.changedA, len(d.a))
 	d.changedB = resetBools(d.changedB, len(d.b))
 	d.mark()
-
-	var res lineDiff
 	for _, c := range d.changedA {
 		if c {
-			res.Deletions++
+			deletions++
 		}
 	}
 	for _, c := range d.changedB {
 		if c {
-			res.Additions++
+			additions++
 		}
 	}
-	res.Unified, res.Truncated = d.unified(context, maxBytes, out[:0])
-	return res
+	return additions, deletions
+}
+
+// countLines is the number of lines in b as git counts them: a last line
+// without a newline counts too.
+func countLines(b []byte) int {
+	n := bytes.Count(b, []byte{'\n'})
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
 }
 
 func resetBools(b []bool, n int) []bool {

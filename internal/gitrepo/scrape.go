@@ -16,8 +16,9 @@ type DiffOptions struct {
 	Backend Backend
 	// MaxDiffBytes caps the unified diff kept per file; default 256 KiB.
 	MaxDiffBytes int
-	// MaxBlobBytes: blobs larger than this are not diffed (counts stay 0, diff
-	// flagged as truncated); default 32 MiB.
+	// MaxBlobBytes: for blobs larger than this no diff is stored (it is
+	// flagged as truncated) and no changed functions are mapped; additions and
+	// deletions are still counted exactly; default 32 MiB.
 	MaxBlobBytes int
 	// Context is the number of context lines in hunks; default 3.
 	Context int
@@ -294,7 +295,18 @@ func (c *commitDiffer) diffFile(ch *change) (FileDiff, error) {
 		return fd, nil
 	}
 	if bigA || bigB {
+		// Too big to keep a diff of, but the counts are cheap and must be
+		// right: a whole file added or deleted is its line count, otherwise
+		// the line marks without the hunks.
 		fd.Truncated = true
+		switch {
+		case len(a) == 0:
+			fd.Additions = countLines(b)
+		case len(b) == 0:
+			fd.Deletions = countLines(a)
+		default:
+			fd.Additions, fd.Deletions = c.d.count(a, b)
+		}
 		return fd, nil
 	}
 	r := c.d.diff(a, b, c.opts.Context, c.opts.MaxDiffBytes, nil)

@@ -73,7 +73,9 @@ func gitStats(t *testing.T, r *gitfixture.Repo) map[string][]fileStat {
 		f := strings.TrimLeft(fields[i], "\n")
 		if strings.HasPrefix(f, "C ") {
 			cur = strings.TrimSpace(f[2:])
-			stats[cur] = stats[cur]
+			if _, ok := stats[cur]; !ok {
+				stats[cur] = nil // a commit with no numstat lines still counts
+			}
 			continue
 		}
 		if f == "" {
@@ -203,5 +205,72 @@ func TestCorruptObjectIsAnError(t *testing.T) {
 			continue
 		}
 		t.Logf("%s: %v", backend, err)
+	}
+}
+
+// TestBigBlobCountsMatchGit: files over MaxBlobBytes keep no diff, but their
+// additions and deletions must still be git's (a 50 MB file once got 0).
+func TestBigBlobCountsMatchGit(t *testing.T) {
+	const maxBlob = 16 << 10
+	lines := func(n int, tag string) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "line %d of the %s file\n", i, tag)
+		}
+		return b.String()
+	}
+	big := lines(2000, "big") // about 45 KiB, well over maxBlob
+	r := gitfixture.New(t)
+	r.Write(map[string]string{"big.txt": big, "small.txt": "s\n"})
+	r.Commit("add a big file")
+	// Replace 10 lines in the middle, append 7, and delete the first 3.
+	edited := strings.Split(big, "\n")
+	for i := 1000; i < 1010; i++ {
+		edited[i] = "changed " + edited[i]
+	}
+	edited = edited[3:]
+	r.Write(map[string]string{"big.txt": strings.Join(edited, "\n") + lines(7, "appended"), "nonl.txt": strings.TrimSuffix(lines(1500, "unterminated"), "\n")})
+	r.Commit("edit the big file, add one without a final newline")
+	if err := os.Remove(filepath.Join(r.Dir, "big.txt")); err != nil {
+		t.Fatal(err)
+	}
+	r.Write(map[string]string{"small.txt": "s\nt\n"})
+	r.Commit("delete the big file")
+
+	want := gitStats(t, r)
+	gitDir := filepath.Join(r.Dir, ".git")
+	head, _ := parseHex([]byte(r.Head()))
+	for _, backend := range []Backend{BackendGoGit, BackendCatFile} {
+		t.Run(string(backend), func(t *testing.T) {
+			commits, err := ListCommits(context.Background(), gitDir, backend, head, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bigSeen := 0
+			err = DiffCommits(context.Background(), gitDir, commits, DiffOptions{Backend: backend, MaxBlobBytes: maxBlob, Workers: 1}, func(cd *CommitDiff) error {
+				var got []fileStat
+				for _, f := range cd.Files {
+					got = append(got, fileStat{path: string(f.Path()), adds: f.Additions, dels: f.Deletions, binary: f.Binary})
+					isBig := f.Path()[0] != 's'
+					if isBig {
+						bigSeen++
+					}
+					if isBig != f.Truncated || (isBig && f.Diff != nil) {
+						t.Errorf("commit %.10s %s: truncated=%v diff %d bytes, want truncated (and no diff) exactly for files over %d bytes",
+							cd.ID, f.Path(), f.Truncated, len(f.Diff), maxBlob)
+					}
+				}
+				if w := want[cd.ID.String()]; fmt.Sprint(got) != fmt.Sprint(w) {
+					t.Errorf("commit %.10s (%q):\n got %v\nwant %v (git log --numstat)", cd.ID, cd.Message, got, w)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bigSeen != 4 {
+				t.Errorf("saw %d changes of big files, want 4 (add, edit, add without newline, delete)", bigSeen)
+			}
+		})
 	}
 }
