@@ -302,7 +302,6 @@ func (b *builder) resolveImport(p *parsed, im Import) (targets []string, externa
 				b.bind(p.path, lastDot(im.Module), fqn)
 				return []string{fqn}, false
 			}
-			files = []string{fileOf(fqn)}
 			for _, n := range im.Names {
 				ts := b.lookup(fileOf(fqn), nameOf(fqn)+"."+n)
 				b.bind(p.path, n, ts...)

@@ -6,8 +6,8 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +20,11 @@ import (
 // wherever the toolchain is; the benchmark skips when the source is absent.
 func goSourceCorpus(tb testing.TB, maxDocs, maxQueries int) ([]synthDoc, []string) {
 	tb.Helper()
-	root := filepath.Join(runtime.GOROOT(), "src")
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		tb.Skipf("go env GOROOT: %v", err)
+	}
+	root := filepath.Join(strings.TrimSpace(string(out)), "src")
 	if _, err := os.Stat(filepath.Join(root, "fmt")); err != nil {
 		tb.Skipf("Go source not found under %s (GOROOT): %v", root, err)
 	}

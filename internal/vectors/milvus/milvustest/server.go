@@ -1023,6 +1023,7 @@ func (s *Server) Search(ctx context.Context, req *milvuspb.SearchRequest) (*milv
 	if err != nil {
 		return fail(err)
 	}
+	//lint:ignore SA1019 the fake must refuse what a client may still send
 	if len(req.GetSubReqs()) > 0 || req.GetFunctionScore() != nil || len(req.GetExprTemplateValues()) > 0 || req.GetSearchByPrimaryKeys() {
 		return fail(merr.WrapErrParameterInvalidMsg("milvustest implements plain vector search only"))
 	}
