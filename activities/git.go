@@ -78,11 +78,23 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 	if err != nil {
 		return schema.ScrapeResult{}, err
 	}
+	head, ok := gitrepo.ParseHash(in.Head)
+	if !ok {
+		return schema.ScrapeResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("scrape %s: head %q is not a commit id", in.Repo, in.Head), ErrTypeBadInput, nil)
+	}
+	root, replace, err := a.identify(ctx, dir, in, head, prev)
+	if err != nil {
+		return schema.ScrapeResult{}, err
+	}
+	scrapeFrom := prev
+	if replace {
+		scrapeFrom = nil // the whole history, replacing what is published
+	}
 	var done, total atomic.Int64
 	stop := heartbeatEvery(ctx, 5*time.Second, func() any { return fmt.Sprintf("%d/%d commits", done.Load(), total.Load()) })
 	defer stop()
 	res, err := commits.Scrape(ctx, commits.Config{
-		Bucket: a.Bucket, Repo: in.Repo, GitDir: dir, Head: in.Head, Prev: prev, Options: in.Options,
+		Bucket: a.Bucket, Repo: in.Repo, GitDir: dir, Head: in.Head, Prev: scrapeFrom, Options: in.Options,
 		Diff:     gitrepo.DiffOptions{Backend: a.Backend},
 		Progress: func(d, t int) { done.Store(int64(d)); total.Store(int64(t)) },
 		Logger:   slog.Default(),
@@ -90,11 +102,54 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 	if err != nil {
 		return schema.ScrapeResult{}, permanent(err)
 	}
-	out := schema.ScrapeResult{Head: res.Head, NewCommits: res.NewCommits, Rows: res.Rows, Parts: res.Parts, FileIDs: res.FileIDsKey}
+	out := schema.ScrapeResult{Head: res.Head, NewCommits: res.NewCommits, Rows: res.Rows, Parts: res.Parts, FileIDs: res.FileIDsKey,
+		Root: root, Replace: replace}
 	if prev != nil {
 		out.BaseHead = prev.Head
 	}
 	return out, nil
+}
+
+// identify returns the repository's root commit and whether the published
+// history must be replaced because it is no longer an ancestor of head
+// (force-push). Indexing another repository into the name is refused.
+func (a *Git) identify(ctx context.Context, dir string, in schema.ScrapeInput, head gitrepo.Hash, prev *schema.Manifest) (root string, replace bool, err error) {
+	if prev != nil && prev.Head != "" && prev.Head != in.Head {
+		anc := false
+		if old, ok := gitrepo.ParseHash(prev.Head); ok {
+			if anc, err = gitrepo.IsAncestor(ctx, dir, a.Backend, old, head); err != nil {
+				return "", false, permanent(fmt.Errorf("scrape %s: %w", in.Repo, err))
+			}
+		}
+		replace = !anc
+	}
+	if prev != nil && prev.Root != "" && prev.Head != "" && !replace {
+		// The new head extends the indexed history: same repository.
+		root = prev.Root
+	} else {
+		h, err := gitrepo.RootCommit(ctx, dir, a.Backend, head)
+		if err != nil {
+			return "", false, permanent(fmt.Errorf("scrape %s: %w", in.Repo, err))
+		}
+		root = h.String()
+	}
+	if err := manifest.CheckIdentity(prev, in.URL, root); err != nil {
+		err = fmt.Errorf("scrape %s: %w", in.Repo, err)
+		return "", false, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	if replace {
+		logger(ctx).Warn("history rewritten (force-push?): the indexed head is not an ancestor of the new head; re-scraping the whole history and replacing the index",
+			"repo", in.Repo, "old_head", prev.Head, "new_head", in.Head)
+	}
+	return root, replace, nil
+}
+
+// logger is the activity's logger inside an activity, slog's default outside.
+func logger(ctx context.Context) interface{ Warn(string, ...any) } {
+	if activity.IsActivity(ctx) {
+		return activity.GetLogger(ctx)
+	}
+	return slog.Default()
 }
 
 // heartbeatEvery records a heartbeat (with details from fn, if set) until stop is called.

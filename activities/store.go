@@ -32,7 +32,7 @@ type PublishInput struct {
 // PublishManifest writes the repository's manifest last, making the new parts visible.
 func (a *Store) PublishManifest(ctx context.Context, in PublishInput) (schema.Manifest, error) {
 	m, err := manifest.Publish(ctx, a.Bucket, manifest.Update{Repo: in.Repo, Head: in.Head, Scrape: in.Scrape, Graph: in.Graph, Search: in.Search, IndexedAt: in.IndexedAt})
-	if errors.Is(err, manifest.ErrStale) {
+	if errors.Is(err, manifest.ErrStale) || errors.Is(err, manifest.ErrOtherRepository) {
 		return schema.Manifest{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
 	if err != nil {

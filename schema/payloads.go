@@ -71,6 +71,12 @@ type RepoResult struct {
 	Head       string   `json:"head,omitempty"`
 	NewCommits int      `json:"new_commits,omitempty"`
 	Rows       int64    `json:"rows,omitempty"`
+	// Empty: the repository has no commits; it is recorded, but there is
+	// nothing to search.
+	Empty bool `json:"empty,omitempty"`
+	// Rewritten: the history was rewritten (force-push) since the last index,
+	// and the index was rebuilt from the new history.
+	Rewritten bool `json:"rewritten,omitempty"`
 }
 
 // FleetSummary is written to runs/<workflow id>/summary.json when a fleet ends.
@@ -125,13 +131,24 @@ type ScrapeResult struct {
 	Rows       int64  `json:"rows"`
 	Parts      []Part `json:"parts"`    // the parts written by this run, oldest first
 	FileIDs    string `json:"file_ids"` // key of the path → file id map at Head
+	// Root identifies the repository: the root commit at the end of Head's
+	// first-parent chain (see Manifest.Root).
+	Root string `json:"root,omitempty"`
+	// Replace: BaseHead is not an ancestor of Head (history was rewritten), so
+	// Parts hold the whole history and replace the published ones.
+	Replace bool `json:"replace,omitempty"`
 }
 
 // Manifest says what is indexed for a repository; written last, replaced atomically.
 type Manifest struct {
-	Version   int            `json:"version"`
-	Repo      RepoName       `json:"repo"`
-	URL       string         `json:"url"`
+	Version int      `json:"version"`
+	Repo    RepoName `json:"repo"`
+	URL     string   `json:"url"`
+	// Root is the repository's identity: the commit without parents reached by
+	// following first parents from Head. A name holds one repository; indexing
+	// another one (another root) into it is refused. "" in manifests written
+	// before identities were recorded; filled by the next index.
+	Root      string         `json:"root,omitempty"`
 	Ref       string         `json:"ref,omitempty"`
 	Head      string         `json:"head"` // newest commit whose history is fully scraped
 	Commits   int            `json:"commits"`

@@ -33,6 +33,9 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 	if _, err := schema.ParseRepoName(string(in.Repo.Name)); err != nil {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrTypeBadInput, nil)
 	}
+	if err := checkInput(ctx, func() error { return validateIndexOptions(in.Options) }); err != nil {
+		return res, err
+	}
 	syncCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           IndexQueue,
 		StartToCloseTimeout: 2 * time.Hour,
@@ -44,6 +47,7 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 		return res, err
 	}
 	res.Head = synced.Head
+	res.Empty = synced.Empty
 
 	// The clone lives on the host that synced it: scrape there.
 	hostCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -63,6 +67,7 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 		}
 	}
 	res.NewCommits = scraped.NewCommits
+	res.Rewritten = scraped.Replace
 
 	// The code graph of the head, on the host with the clone. Histories
 	// recorded before this step existed replay without it.

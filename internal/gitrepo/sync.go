@@ -79,6 +79,9 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 			auth = &http.BasicAuth{Username: "x-access-token", Password: tok}
 		}
 	}
+	if err := dropCloneOfOtherURL(opts.Dir, u); err != nil {
+		return SyncResult{}, err
+	}
 	var repo *git.Repository
 	if _, err := os.Stat(opts.Dir); errors.Is(err, os.ErrNotExist) {
 		repo, err = clone(ctx, opts.Dir, u, opts.Ref, auth, opts.Progress)
@@ -90,7 +93,13 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 		if err != nil {
 			return SyncResult{}, fmt.Errorf("open clone %s: %w", opts.Dir, err)
 		}
-		if err := fetchInto(ctx, repo, opts.Dir, u, opts.Ref, auth, opts.Progress); err != nil {
+		err = fetchInto(ctx, repo, opts.Dir, u, opts.Ref, auth, opts.Progress)
+		if errors.Is(err, errRemoteEmpty) && opts.Ref == "" {
+			// The clone still has the refs of its last fetch: report what
+			// the remote has now, nothing.
+			return SyncResult{Empty: true}, nil
+		}
+		if err != nil {
 			return SyncResult{}, err
 		}
 	}
@@ -186,7 +195,7 @@ func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, p
 	if _, err := r.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{u}, Fetch: refSpecs("")}); err != nil {
 		return nil, fmt.Errorf("clone %s: %w", u, err)
 	}
-	if err := fetchInto(ctx, r, tmp, u, ref, auth, progress); err != nil {
+	if err := fetchInto(ctx, r, tmp, u, ref, auth, progress); err != nil && !errors.Is(err, errRemoteEmpty) {
 		return nil, err
 	}
 	if sh, err := r.Storer.Shallow(); err == nil && len(sh) > 0 {
@@ -202,6 +211,33 @@ func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, p
 	return r, nil
 }
 
+// errRemoteEmpty: the remote has no refs (an empty repository).
+var errRemoteEmpty = errors.New("the remote repository is empty")
+
+// dropCloneOfOtherURL removes the clone at dir when it was made from another
+// URL than u: the name now points elsewhere (the repository moved, or another
+// repository is indexed under the name and will be refused), and fetching into
+// it would mix two histories. The clone is a cache; the next sync remakes it.
+func dropCloneOfOtherURL(dir, u string) error {
+	r, err := git.PlainOpen(dir)
+	if err != nil {
+		return nil // absent, or not a clone: Sync reports the latter
+	}
+	cfg, err := r.Config()
+	if err != nil {
+		return nil
+	}
+	rc, ok := cfg.Remotes["origin"]
+	if !ok || len(rc.URLs) == 0 || rc.URLs[0] == u {
+		return nil
+	}
+	slog.Info("the clone was made from another URL; cloning afresh", "dir", dir, "was", redact(rc.URLs[0]), "now", redact(u))
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove clone %s of %s: %w", dir, redact(rc.URLs[0]), err)
+	}
+	return nil
+}
+
 // goGitFetch is go-git's fetch; tests replace it to make go-git fail.
 var goGitFetch = fetch
 
@@ -212,7 +248,7 @@ var goGitFetch = fetch
 // that git accepts ("possible repository corruption on the remote side").
 func fetchInto(ctx context.Context, repo *git.Repository, dir, u, ref string, auth transport.AuthMethod, progress io.Writer) error {
 	err := goGitFetch(ctx, repo, u, ref, auth, progress)
-	if err == nil || ctx.Err() != nil || !cliMayHelp(err) {
+	if err == nil || errors.Is(err, errRemoteEmpty) || ctx.Err() != nil || !cliMayHelp(err) {
 		return err
 	}
 	if gitBinary() == "" {
@@ -274,8 +310,10 @@ func fetch(ctx context.Context, repo *git.Repository, u, ref string, auth transp
 		RefSpecs: refSpecs(ref), Tags: git.AllTags,
 	})
 	switch {
-	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate), errors.Is(err, transport.ErrEmptyRemoteRepository):
+	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
 		return nil
+	case errors.Is(err, transport.ErrEmptyRemoteRepository):
+		return errRemoteEmpty
 	default:
 		return classify(fmt.Errorf("fetch %s: %w", u, err))
 	}

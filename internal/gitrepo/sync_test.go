@@ -109,6 +109,38 @@ func TestSyncEmptyRepository(t *testing.T) {
 	if err != nil || res.Empty || res.Head.String() != head {
 		t.Fatalf("after first commit: %+v %v", res, err)
 	}
+	// Every branch deleted: the remote is empty again, whatever the clone
+	// still holds.
+	r.Git("update-ref", "-d", "refs/heads/main")
+	if res, err = syncTo(t, clone, r.Dir, ""); err != nil || !res.Empty {
+		t.Fatalf("after deleting every branch: %+v %v, want empty", res, err)
+	}
+}
+
+// TestSyncFromAnotherURLReclones: a clone made from one URL is never fetched
+// into from another, which would mix two repositories' refs and objects.
+func TestSyncFromAnotherURLReclones(t *testing.T) {
+	a := gitfixture.New(t)
+	a.Write(map[string]string{"a.txt": "a\n"})
+	a.Commit("a")
+	a.Git("branch", "only-in-a")
+	b := gitfixture.New(t)
+	b.Write(map[string]string{"b.txt": "b\n"})
+	b.Commit("b")
+	clone := filepath.Join(t.TempDir(), "repo.git")
+	if res, err := syncTo(t, clone, a.Dir, ""); err != nil || res.Head.String() != a.Head() {
+		t.Fatalf("sync a: %+v %v", res, err)
+	}
+	res, err := syncTo(t, clone, b.Dir, "")
+	if err != nil || res.Head.String() != b.Head() {
+		t.Fatalf("sync b into a's clone: %+v %v, want head %s", res, err, b.Head())
+	}
+	if _, err := Resolve(clone, "only-in-a"); err == nil {
+		t.Errorf("a's branch is still in the clone after syncing b")
+	}
+	if _, err := Resolve(clone, a.Head()); err == nil {
+		t.Errorf("a's commit is still in the clone after syncing b")
+	}
 }
 
 func TestSyncShallowSource(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +18,56 @@ import (
 
 // ErrStale is returned by Publish when the manifest moved since the scrape began.
 var ErrStale = errors.New("manifest changed since the scrape started")
+
+// ErrOtherRepository is returned when a repository is indexed under a name
+// that already holds a different repository (another root commit).
+var ErrOtherRepository = errors.New("name holds another repository")
+
+// CheckIdentity refuses to index the repository at url with root commit root
+// under a name whose manifest prev records another repository. A manifest
+// written before roots were recorded (Root "") accepts any root: the next
+// index fills it in.
+func CheckIdentity(prev *schema.Manifest, url, root string) error {
+	if prev == nil || prev.Root == "" || root == "" || prev.Root == root {
+		return nil
+	}
+	return fmt.Errorf("repository name %q already holds %s (root %s); this is %s (root %s): give it another name, e.g. %s: %w",
+		prev.Repo, prev.URL, shortID(prev.Root), url, shortID(root), suggestName(prev.Repo, url), ErrOtherRepository)
+}
+
+// suggestName is an example spec that indexes url under a name other than
+// taken: owner/name from a remote URL, parent/dir for a local path.
+func suggestName(taken schema.RepoName, url string) string {
+	var cands []string
+	if schema.IsRemoteURL(url) {
+		if n, err := schema.RepoNameFromURL(url); err == nil {
+			cands = append(cands, string(n))
+		}
+	} else {
+		p := strings.TrimSuffix(strings.TrimSuffix(strings.TrimRight(filepath.ToSlash(url), "/"), "/.git"), ".git")
+		if dir, base := path.Split(p); base != "" {
+			cands = append(cands, path.Base(dir)+"/"+base)
+		}
+	}
+	_, last, ok := strings.Cut(string(taken), "/")
+	if !ok {
+		last = string(taken)
+	}
+	cands = append(cands, "other/"+last)
+	for _, c := range cands {
+		if n, err := schema.ParseRepoName(c); err == nil && n != taken {
+			return string(n) + "=" + url
+		}
+	}
+	return "owner/name=" + url
+}
+
+func shortID(h string) string {
+	if len(h) > 7 {
+		return h[:7]
+	}
+	return h
+}
 
 // Read returns the repository's manifest, or nil if nothing is published yet.
 func Read(ctx context.Context, b *blob.Bucket, repo schema.RepoName) (*schema.Manifest, error) {
@@ -65,10 +117,27 @@ func Publish(ctx context.Context, b *blob.Bucket, u Update) (*schema.Manifest, e
 	if u.Scrape.Head != "" && u.Scrape.BaseHead != prevHead {
 		return nil, fmt.Errorf("publish %s: scraped from %q but the manifest is at %q: %w", repo, u.Scrape.BaseHead, prevHead, ErrStale)
 	}
+	if err := CheckIdentity(prev, u.Repo.URL, u.Scrape.Root); err != nil {
+		return nil, fmt.Errorf("publish %s: %w", repo, err)
+	}
+	if u.Head == "" && u.Scrape.Head == "" && prev != nil && prev.Head != "" {
+		// An empty repository would keep the old history under a new URL.
+		return nil, fmt.Errorf("publish %s: repository name %q already holds %s (%d commits, root %s); %s has no commits: give it another name, e.g. %s: %w",
+			repo, repo, prev.URL, prev.Commits, shortID(prev.Root), u.Repo.URL, suggestName(repo, u.Repo.URL), ErrOtherRepository)
+	}
 	m := schema.Manifest{Version: schema.ManifestVersion, Repo: repo, URL: u.Repo.URL, Ref: u.Repo.Ref,
 		IndexedAt: u.IndexedAt.UTC(), Versions: map[string]int{"commits": schema.CommitsVersion}}
 	if prev != nil {
-		m.Head, m.Commits, m.Rows, m.Parts, m.FileIDs, m.Graph, m.Search = prev.Head, prev.Commits, prev.Rows, prev.Parts, prev.FileIDs, prev.Graph, prev.Search
+		m.Root, m.Head, m.Commits, m.Rows, m.Parts, m.FileIDs, m.Graph, m.Search = prev.Root, prev.Head, prev.Commits, prev.Rows, prev.Parts, prev.FileIDs, prev.Graph, prev.Search
+	}
+	if u.Scrape.Root != "" {
+		m.Root = u.Scrape.Root
+	}
+	if u.Scrape.Replace {
+		// The history was rewritten: the scrape holds all of it. The old parts
+		// stay valid under the old manifest until the new one is written, and
+		// the sweep below removes them after.
+		m.Commits, m.Rows, m.Parts = 0, 0, nil
 	}
 	if u.Graph != nil {
 		m.Graph = u.Graph
