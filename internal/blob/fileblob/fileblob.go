@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -23,8 +24,37 @@ import (
 const TempDir = ".locus-tmp"
 
 // staleTempAge is how old a temp file must be before Open treats it as left by
-// a crashed writer; far longer than any single write.
+// a crashed writer when it cannot tell whose it is (another host's, or a name
+// it does not know); far longer than any single write. Temp files of this
+// host whose process is gone go at once.
 const staleTempAge = 24 * time.Hour
+
+// tempOwner is the "<host>.<pid>" prefix of this process's temp file names,
+// which lets Open tell a writer that was killed (kill -9, a crash) from one
+// still running.
+var tempOwner = func() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s.%d", sanitizeHost(host), os.Getpid())
+}()
+
+// sanitizeHost keeps a host name to [A-Za-z0-9-], at most 64 bytes.
+func sanitizeHost(h string) string {
+	var b strings.Builder
+	for _, r := range h {
+		if b.Len() == 64 {
+			break
+		}
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	if b.Len() == 0 {
+		return "host"
+	}
+	return b.String()
+}
 
 // Options configures a file bucket.
 type Options struct {
@@ -44,7 +74,8 @@ type Bucket struct {
 var _ driver.Bucket = (*Bucket)(nil)
 
 // Open opens (creating it if needed) the directory dir as a bucket and
-// removes temp files that crashed writers left more than a day ago.
+// removes temp files that crashed writers left: those of processes of this
+// host that no longer run, and any older than a day.
 func Open(dir string, opts Options) (*Bucket, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("fileblob: %w", err)
@@ -67,11 +98,34 @@ func (b *Bucket) removeStaleTemps() {
 	if err != nil {
 		return
 	}
+	host, _ := os.Hostname()
+	host = sanitizeHost(host)
 	for _, e := range entries {
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTempAge {
+		if staleTemp(e, host) {
 			_ = b.root.Remove(TempDir + "/" + e.Name())
 		}
 	}
+}
+
+// staleTemp reports whether the temp file e ("<host>.<pid>.<random>.tmp")
+// belongs to no live writer.
+func staleTemp(e fs.DirEntry, host string) bool {
+	if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > staleTempAge {
+		return true
+	}
+	name, ok := strings.CutSuffix(e.Name(), ".tmp")
+	if !ok {
+		return false
+	}
+	parts := strings.Split(name, ".")
+	if len(parts) != 3 || parts[0] != host {
+		return false // another host's (a shared filesystem), or not ours
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil || pid <= 0 || pid == os.Getpid() {
+		return false
+	}
+	return !processAlive(pid)
 }
 
 // Close releases the directory handle.
@@ -108,7 +162,7 @@ func (b *Bucket) NewWriter(ctx context.Context, key string) (driver.Writer, erro
 	if err := checkReserved(key); err != nil {
 		return nil, err
 	}
-	tmp := TempDir + "/" + rand.Text() + ".tmp"
+	tmp := TempDir + "/" + tempOwner + "." + rand.Text() + ".tmp"
 	f, err := b.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("create temp file: %w", err)

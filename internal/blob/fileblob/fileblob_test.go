@@ -1,10 +1,15 @@
 package fileblob_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -193,5 +198,147 @@ func TestDeletePrunesEmptyDirs(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "a")); err != nil {
 		t.Errorf("non-empty directory a removed: %v", err)
+	}
+}
+
+// helperWriterEnv makes the test binary act as a writer that never finishes
+// (see TestKilledWritersTempRemovedOnOpen).
+const helperWriterEnv = "LOCUS_FILEBLOB_HELPER_DIR"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(helperWriterEnv); dir != "" {
+		b, err := blob.OpenFile(dir, fileblob.Options{})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		w, err := b.NewWriter(context.Background(), "part.parquet")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		w.Write([]byte("half a part"))
+		fmt.Println("writing")
+		time.Sleep(time.Hour) // until killed
+	}
+	os.Exit(m.Run())
+}
+
+// tempOwner returns the "<host>.<pid>" prefix of this process's temp files.
+func tempOwner(t *testing.T, b *blob.Bucket, dir string) string {
+	t.Helper()
+	w, err := b.NewWriter(t.Context(), "probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	entries, err := os.ReadDir(filepath.Join(dir, fileblob.TempDir))
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("temp dir: %v %v", entries, err)
+	}
+	parts := strings.Split(entries[0].Name(), ".")
+	if len(parts) != 4 || parts[1] != strconv.Itoa(os.Getpid()) {
+		t.Fatalf("temp file %q: want <host>.<pid>.<random>.tmp", entries[0].Name())
+	}
+	return parts[0] + "." + parts[1]
+}
+
+// TestTempFilesOfDeadProcessesRemovedOnOpen: temp files of processes of this
+// host that are gone are removed at once; those of live processes, of other
+// hosts and of unknown names only after a day.
+func TestTempFilesOfDeadProcessesRemovedOnOpen(t *testing.T) {
+	dir := t.TempDir()
+	b, err := blob.OpenFile(dir, fileblob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := tempOwner(t, b, dir)
+	b.Close()
+	host, _, _ := strings.Cut(owner, ".")
+
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skipf("cannot run true: %v", err)
+	}
+	live := exec.Command("sleep", "60")
+	if err := live.Start(); err != nil {
+		t.Skipf("cannot run sleep: %v", err)
+	}
+	t.Cleanup(func() { live.Process.Kill(); live.Wait() })
+	deadPid, livePid := strconv.Itoa(dead.ProcessState.Pid()), strconv.Itoa(live.Process.Pid)
+
+	for _, tc := range []struct {
+		name string
+		age  time.Duration
+		keep bool
+	}{
+		{host + "." + deadPid + ".AAAA.tmp", 0, false},
+		{host + "." + livePid + ".BBBB.tmp", 0, true},
+		{owner + ".CCCC.tmp", 0, true}, // this process's own writer
+		{"otherhost." + deadPid + ".DDDD.tmp", 0, true},
+		{"otherhost." + deadPid + ".EEEE.tmp", 48 * time.Hour, false},
+		{"inflight.tmp", 0, true},
+		{"crashed.tmp", 48 * time.Hour, false},
+		{host + ".notapid.FFFF.tmp", 0, true},
+	} {
+		p := filepath.Join(dir, fileblob.TempDir, tc.name)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if tc.age > 0 {
+			old := time.Now().Add(-tc.age)
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+		defer func() {
+			_, err := os.Stat(p)
+			if kept := err == nil; kept != tc.keep {
+				t.Errorf("%s (age %v): kept=%v, want %v", tc.name, tc.age, kept, tc.keep)
+			}
+		}()
+	}
+	b, err = blob.OpenFile(dir, fileblob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+}
+
+// TestKilledWritersTempRemovedOnOpen kills (SIGKILL) a process in the middle
+// of a write and checks that the next Open removes what it left.
+func TestKilledWritersTempRemovedOnOpen(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperWriterEnv+"="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "writing\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("helper writer: %q %v", line, err)
+	}
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no chance to clean up
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	entries, _ := os.ReadDir(filepath.Join(dir, fileblob.TempDir))
+	if len(entries) != 1 {
+		t.Fatalf("the killed writer left %v, want one temp file", entries)
+	}
+	b, err := blob.OpenFile(dir, fileblob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	noTempFiles(t, dir)
+	if _, err := b.Attributes(t.Context(), "part.parquet"); !errors.Is(err, blob.ErrNotFound) {
+		t.Errorf("the half-written object is visible: %v", err)
 	}
 }
