@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/locus-dev/locus/internal/llm"
@@ -46,7 +47,21 @@ type SelectOutput struct {
 	LatencyMs        int64    `json:"latency_ms"`
 }
 
+// SelectFailure is attached as details to every error SelectNeighbors
+// returns for a failed selection, so the workflow can tell the user which
+// server failed and how often it was tried.
+type SelectFailure struct {
+	// URL is the LLM endpoint, "" for selectors without one.
+	URL string `json:"url,omitempty"`
+	// Attempt is this activity attempt, from 1.
+	Attempt int32 `json:"attempt"`
+}
+
 // SelectNeighbors asks the selector which candidates of one center to promote.
+//
+// Failures the workflow tolerates (a center keeps its place without
+// neighbours) are marked benign, so the SDK logs each failed attempt at
+// DEBUG rather than ERROR: the workflow's result carries one warning instead.
 func (a *LLM) SelectNeighbors(ctx context.Context, in SelectInput) (SelectOutput, error) {
 	sel, err := search.SelectCenter(ctx, a.Deps, in.Repo, in.Commit, in.Issue, in.Center, in.Candidates)
 	out := SelectOutput{IDs: sel.IDs, Selector: sel.Model, Calls: sel.Calls, CachedCalls: sel.CachedCalls,
@@ -54,25 +69,34 @@ func (a *LLM) SelectNeighbors(ctx context.Context, in SelectInput) (SelectOutput
 	if err == nil {
 		return out, nil
 	}
+	fail := SelectFailure{URL: llm.Endpoint(a.Deps.Selector), Attempt: activity.GetInfo(ctx).Attempt}
 	var le *llm.Error
+	if errors.As(err, &le) && le.URL != "" {
+		fail.URL = le.URL
+	}
+	activity.GetLogger(ctx).Debug("neighbour selection failed", "center", in.Center, "url", fail.URL, "attempt", fail.Attempt, "error", err)
+	opts := temporal.ApplicationErrorOptions{Cause: err, Details: []any{fail}, Category: temporal.ApplicationErrorCategoryBenign}
 	switch {
 	case ctx.Err() != nil:
 		// This attempt was cancelled (the worker is stopping, or timed out):
 		// the call did not complete, so another attempt must make it.
 		return out, fmt.Errorf("select neighbours of %s: attempt cancelled: %w", in.Center, ctx.Err())
 	case errors.Is(err, search.ErrNotIndexed):
-		return out, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		opts.NonRetryable, opts.Category = true, temporal.ApplicationErrorCategoryUnspecified
+		return out, temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeBadInput, opts)
 	case errors.Is(err, llm.ErrInvalidOutput):
-		return out, temporal.NewApplicationError(err.Error(), ErrTypeInvalidOutput, err)
+		return out, temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeInvalidOutput, opts)
 	case llm.IsRetryable(err):
-		return out, temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeLLMRetryable,
-			temporal.ApplicationErrorOptions{Cause: err, NextRetryDelay: llm.RetryAfter(err)})
-	case errors.As(err, &le):
+		opts.NextRetryDelay = llm.RetryAfter(err)
+		return out, temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeLLMRetryable, opts)
+	case le != nil:
 		// The server refused the request itself (4xx): retrying cannot help.
-		return out, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		opts.NonRetryable = true
+		return out, temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeBadInput, opts)
 	default:
-		// Cancellation (the worker stopping), store errors: retry.
-		return out, err
+		// Store errors: retry; they are not the LLM's, so they log as errors.
+		opts.Category = temporal.ApplicationErrorCategoryUnspecified
+		return out, temporal.NewApplicationErrorWithOptions(err.Error(), "SelectFailed", opts)
 	}
 }
 
@@ -85,6 +109,9 @@ type RetrieveInput struct {
 
 // Retrieve ranks and expands (steps 1–3 of SpIDER).
 func (a *Search) Retrieve(ctx context.Context, in RetrieveInput) (search.Retrieval, error) {
+	if err := in.Params.Validate(); err != nil {
+		return search.Retrieval{}, badInput(fmt.Errorf("retrieve %s: %w", in.Repo, err))
+	}
 	r, err := search.Retrieve(ctx, a.Deps, in.Repo, in.Issue, in.Params)
 	if err != nil {
 		if errors.Is(err, search.ErrNotIndexed) || errors.Is(err, search.ErrBadQuery) {

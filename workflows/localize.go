@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -29,7 +31,7 @@ type LocalizeInput struct {
 	// the published index is at.
 	Commit string `json:"commit,omitempty"`
 	// LLMRetry tunes the selection retries; zero values: 1 s initial
-	// interval, doubling up to 1 min, 8 attempts.
+	// interval, doubling up to 10 s, 5 attempts, at most 2 min per center.
 	LLMRetry RetryOptions `json:"llm_retry,omitempty"`
 }
 
@@ -37,13 +39,44 @@ type LocalizeInput struct {
 type RetryOptions struct {
 	InitialInterval time.Duration `json:"initial_interval,omitempty"`
 	MaximumAttempts int32         `json:"maximum_attempts,omitempty"`
+	MaximumInterval time.Duration `json:"maximum_interval,omitempty"`
+	// Total bounds all attempts together, waits included (the activity's
+	// schedule-to-close timeout), so a dead server costs a known time.
+	Total time.Duration `json:"total,omitempty"`
 }
+
+// Selection retry defaults: a server down for good costs at most about
+// 1+2+4+8 s of waiting plus the calls themselves, bounded by 2 min.
+const (
+	defaultLLMInitialInterval = time.Second
+	defaultLLMMaximumInterval = 10 * time.Second
+	defaultLLMMaximumAttempts = 5
+	defaultLLMTotal           = 2 * time.Minute
+)
 
 // LocalizeResult is the ranked list and what the query cost.
 type LocalizeResult struct {
 	search.Result
 	// CachedCalls were answered from the decision cache (not billed again).
 	CachedCalls int `json:"cached_calls"`
+	// SelectorUnavailable lists, in rank order, the centers whose neighbour
+	// selection failed after its retries: they keep their place in Items
+	// but have no selected neighbours.
+	SelectorUnavailable []UnavailableCenter `json:"selector_unavailable,omitempty"`
+	// Warning says in one line what SelectorUnavailable means for the
+	// result; empty when every selection succeeded.
+	Warning string `json:"warning,omitempty"`
+}
+
+// UnavailableCenter is a center whose selector could not answer.
+type UnavailableCenter struct {
+	Center string `json:"center"`
+	// URL is the LLM endpoint that failed, "" when unknown.
+	URL string `json:"url,omitempty"`
+	// Attempts made, 0 when unknown (the total time ran out mid-call).
+	Attempts int32 `json:"attempts"`
+	// Error is the last attempt's error.
+	Error string `json:"error"`
 }
 
 // Localize retrieves, expands, asks the selector about each center in
@@ -51,6 +84,9 @@ type LocalizeResult struct {
 // server's Retry-After; a center whose selection keeps failing keeps its
 // place without neighbours), and assembles the result.
 func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
+	if err := checkInput(ctx, func() error { return validateLocalizeInput(in) }); err != nil {
+		return LocalizeResult{}, err
+	}
 	start := workflow.Now(ctx)
 	retrCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           IndexQueue,
@@ -68,20 +104,29 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 	}
 	out := LocalizeResult{Result: search.Result{Repo: r.Repo, Commit: r.Commit, Method: r.Method, Embedder: r.Embedder}}
 	selected := map[string]spider.Selection{}
+	var selStart time.Time
 	if r.Expansion != nil {
-		initial, attempts := in.LLMRetry.InitialInterval, in.LLMRetry.MaximumAttempts
-		if initial <= 0 {
-			initial = time.Second
+		ro := in.LLMRetry
+		if ro.InitialInterval <= 0 {
+			ro.InitialInterval = defaultLLMInitialInterval
 		}
-		if attempts <= 0 {
-			attempts = 8
+		if ro.MaximumInterval <= 0 {
+			ro.MaximumInterval = max(defaultLLMMaximumInterval, ro.InitialInterval)
+		}
+		if ro.MaximumAttempts <= 0 {
+			ro.MaximumAttempts = defaultLLMMaximumAttempts
+		}
+		if ro.Total <= 0 {
+			ro.Total = defaultLLMTotal
 		}
 		llmCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue:           LLMQueue,
-			StartToCloseTimeout: 5 * time.Minute,
-			RetryPolicy: &temporal.RetryPolicy{InitialInterval: initial, BackoffCoefficient: 2, MaximumInterval: time.Minute,
-				MaximumAttempts: attempts, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
+			TaskQueue:              LLMQueue,
+			StartToCloseTimeout:    min(5*time.Minute, ro.Total),
+			ScheduleToCloseTimeout: ro.Total,
+			RetryPolicy: &temporal.RetryPolicy{InitialInterval: ro.InitialInterval, BackoffCoefficient: 2, MaximumInterval: ro.MaximumInterval,
+				MaximumAttempts: ro.MaximumAttempts, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
 		})
+		selStart = workflow.Now(ctx)
 		type pending struct {
 			center string
 			fut    workflow.Future
@@ -102,6 +147,7 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 			var so activities.SelectOutput
 			if err := p.fut.Get(ctx, &so); err != nil {
 				out.Failed = append(out.Failed, p.center)
+				out.SelectorUnavailable = append(out.SelectorUnavailable, unavailable(p.center, err))
 				continue
 			}
 			if out.Selector == "" {
@@ -115,6 +161,9 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 			selected[p.center] = spider.Selection{IDs: so.IDs, Selector: so.Selector}
 		}
 	}
+	if len(out.SelectorUnavailable) > 0 {
+		out.Warning = selectorWarning(out.SelectorUnavailable, workflow.Now(ctx).Sub(selStart))
+	}
 	items, err := search.Finish(&r, selected)
 	if err != nil {
 		return LocalizeResult{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrTypeBadInput, err)
@@ -122,4 +171,59 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 	out.Items = items
 	out.Latency = workflow.Now(ctx).Sub(start)
 	return out, nil
+}
+
+// unavailable describes a center's failed selection from the activity's
+// final error and the details SelectNeighbors attached to it.
+func unavailable(center string, err error) UnavailableCenter {
+	u := UnavailableCenter{Center: center, Error: err.Error()}
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		u.Error = app.Message()
+		var f activities.SelectFailure
+		if app.HasDetails() && app.Details(&f) == nil {
+			u.URL, u.Attempts = f.URL, f.Attempt
+		}
+		return u
+	}
+	var te *temporal.TimeoutError
+	if errors.As(err, &te) {
+		u.Error = "gave up: " + te.Error()
+		if errors.As(te, &app) && app.HasDetails() {
+			var f activities.SelectFailure
+			if app.Details(&f) == nil {
+				u.URL, u.Attempts = f.URL, f.Attempt
+			}
+		}
+	}
+	return u
+}
+
+// selectorWarning is the one line a user sees when selections failed:
+//
+//	LLM at URL unavailable after N attempts over T s: ERR; results for centers X, Y have no selected neighbours
+func selectorWarning(us []UnavailableCenter, elapsed time.Duration) string {
+	first := us[0]
+	var attempts int32
+	centers := make([]string, len(us))
+	for i, u := range us {
+		attempts = max(attempts, u.Attempts)
+		centers[i] = u.Center
+	}
+	who := "the neighbour selector"
+	if first.URL != "" {
+		who = "LLM at " + first.URL
+	}
+	tries := "its retries"
+	if attempts == 1 {
+		tries = "1 attempt"
+	} else if attempts > 1 {
+		tries = fmt.Sprintf("%d attempts", attempts)
+	}
+	noun := "centers"
+	if len(us) == 1 {
+		noun = "center"
+	}
+	return fmt.Sprintf("%s unavailable after %s over %.1f s: %s; results for %s %s have no selected neighbours",
+		who, tries, elapsed.Seconds(), first.Error, noun, strings.Join(centers, ", "))
 }

@@ -2,18 +2,22 @@ package e2e
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/locus-dev/locus/internal/llm/llmtest"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/testlog"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
 	"github.com/locus-dev/locus/workflows"
@@ -73,7 +77,7 @@ func TestLocalizeWithFlakyLLM(t *testing.T) {
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: workflows.IndexQueue}, workflows.Localize,
 			workflows.LocalizeInput{Repo: name, Issue: "expire entries should get the key from the cache store",
 				Params:   search.Params{Method: search.MethodSpIDER, Params: spider.Params{K: 3, C: 1}},
-				LLMRetry: workflows.RetryOptions{InitialInterval: 50 * time.Millisecond}})
+				LLMRetry: workflows.RetryOptions{InitialInterval: 50 * time.Millisecond, MaximumAttempts: 8}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,12 +105,19 @@ func TestLocalizeWithFlakyLLM(t *testing.T) {
 	if got := fake.Total(); got != 7 {
 		t.Errorf("the fake saw %d requests, want 7 (five failed attempts, garbage, repaired answer)", got)
 	}
+	// The garbage answer was not cached (only validated decisions are), so a
+	// re-run asks the first prompt once more and gets the good answer; a
+	// third run is answered from the cache alone.
 	again := localize()
-	if fake.Total() != 7 || again.CachedCalls == 0 {
-		t.Errorf("a re-run made %d new calls (%d cached), want 0 new: decisions are cached by prompt hash", fake.Total()-7, again.CachedCalls)
+	if fake.Total() != 8 || len(again.Failed) != 0 {
+		t.Errorf("a re-run made %d new calls (failed %v), want 1: the garbage answer must not be cached", fake.Total()-7, again.Failed)
 	}
-	if len(again.Items) != len(out.Items) {
-		t.Errorf("re-run gave %d items, first run %d", len(again.Items), len(out.Items))
+	third := localize()
+	if fake.Total() != 8 || third.CachedCalls == 0 {
+		t.Errorf("a third run made %d new calls (%d cached), want 0 new: decisions are cached by prompt hash", fake.Total()-8, third.CachedCalls)
+	}
+	if len(again.Items) != len(out.Items) || len(third.Items) != len(out.Items) {
+		t.Errorf("re-runs gave %d and %d items, first run %d", len(again.Items), len(third.Items), len(out.Items))
 	}
 }
 
@@ -199,5 +210,132 @@ func TestLocalizeSurvivesWorkerLoss(t *testing.T) {
 	}
 	if len(asked) != 2 {
 		t.Errorf("centers asked: %v, want two", asked)
+	}
+}
+
+// levelCounter counts the records at or above ERROR that pass through it.
+type levelCounter struct {
+	slog.Handler
+	errors *atomic.Int64
+}
+
+func (h levelCounter) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		h.errors.Add(1)
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h levelCounter) WithAttrs(as []slog.Attr) slog.Handler {
+	return levelCounter{h.Handler.WithAttrs(as), h.errors}
+}
+
+func (h levelCounter) WithGroup(name string) slog.Handler {
+	return levelCounter{h.Handler.WithGroup(name), h.errors}
+}
+
+// TestLocalizeLLMUnavailable runs Localize against an LLM that answers only
+// 500s, or only garbage: retries are bounded, each failed attempt is logged
+// below ERROR, the result names the centers left without neighbours with one
+// warning (the server's URL, the attempts, the last error), and once the
+// server is healthy the next query asks it again (nothing bad was cached).
+func TestLocalizeLLMUnavailable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r := gitfixture.New(t)
+	r.Write(map[string]string{"pkg/cache.py": `class Cache:
+    def get(self, key):
+        return self.store.get(key)
+
+    def evict(self, key):
+        self.store.pop(key)
+
+    def expire_entries(self, now):
+        for k in list(self.store):
+            self.evict(k)
+`})
+	r.Commit("cache")
+	fake := llmtest.NewServer(t)
+	srv := startServer(t, t.TempDir())
+	var errorLogs atomic.Int64
+	c, err := client.Dial(client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(),
+		Logger: sdklog.NewStructuredLogger(slog.New(levelCounter{testlog.New(t, slog.LevelDebug).Handler(), &errorLogs}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	b := blobtest.Bucket(t)
+	ws, err := workers.Start(workers.Config{DataDir: t.TempDir(), Bucket: b,
+		LLM: "openai+http://" + strings.TrimPrefix(fake.URL, "http://") + "?model=fake-selector&timeout=2s"}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, w := range ws {
+			w.Stop()
+		}
+	})
+	name := schema.RepoName("acme/cache")
+	if _, res := runFleet(ctx, t, c, "fleet-llm-down", schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: name, URL: r.Dir}}}); res.Done != 1 {
+		t.Fatalf("indexing failed: %+v", res)
+	}
+	localize := func() workflows.LocalizeResult {
+		t.Helper()
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: workflows.IndexQueue}, workflows.Localize,
+			workflows.LocalizeInput{Repo: name, Issue: "expire entries should evict each key from the cache store",
+				Params:   search.Params{Method: search.MethodSpIDER, Params: spider.Params{K: 3, C: 2}},
+				LLMRetry: workflows.RetryOptions{InitialInterval: 10 * time.Millisecond, MaximumAttempts: 3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out workflows.LocalizeResult
+		if err := run.Get(ctx, &out); err != nil {
+			t.Fatalf("a dead selector must not fail the query: %v", err)
+		}
+		return out
+	}
+	endpoint := fake.URL + llmtest.PathOpenAI
+	for _, tc := range []struct {
+		name        string
+		step        llmtest.Step
+		perAttempt  int // requests one attempt makes
+		errContains string
+	}{
+		{name: "500", step: llmtest.ServerError(), perAttempt: 1, errContains: "HTTP 500"},
+		{name: "garbage", step: llmtest.Garbage(), perAttempt: 2, errContains: "invalid model output"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake.SetHandler(func(llmtest.Request) llmtest.Step { return tc.step })
+			before, errsBefore := fake.Total(), errorLogs.Load()
+			out := localize()
+			t.Logf("warning: %s", out.Warning)
+			if len(out.SelectorUnavailable) != 2 || len(out.Failed) != 2 || len(out.Items) == 0 {
+				t.Fatalf("want both centers unavailable and items kept: %+v", out)
+			}
+			for _, u := range out.SelectorUnavailable {
+				if u.Attempts != 3 || u.URL != endpoint || !strings.Contains(u.Error, tc.errContains) {
+					t.Errorf("unavailable center %+v, want 3 attempts at %s with %q", u, endpoint, tc.errContains)
+				}
+			}
+			for _, want := range []string{"LLM at " + endpoint + " unavailable after 3 attempts over ", tc.errContains,
+				"results for centers " + out.SelectorUnavailable[0].Center + ", " + out.SelectorUnavailable[1].Center + " have no selected neighbours"} {
+				if !strings.Contains(out.Warning, want) {
+					t.Errorf("warning %q lacks %q", out.Warning, want)
+				}
+			}
+			if got, want := fake.Total()-before, 2*3*tc.perAttempt; got != want {
+				t.Errorf("the fake saw %d requests, want %d (2 centers × 3 attempts × %d)", got, want, tc.perAttempt)
+			}
+			if n := errorLogs.Load() - errsBefore; n != 0 {
+				t.Errorf("%d ERROR log records for an expected, handled LLM outage; want 0", n)
+			}
+		})
+	}
+	// Healthy again: the next query asks the server and succeeds.
+	fake.SetHandler(func(llmtest.Request) llmtest.Step { return llmtest.IDs("pkg/cache.py:Cache.evict") })
+	before := fake.Total()
+	out := localize()
+	if len(out.SelectorUnavailable) != 0 || out.Warning != "" || fake.Total() == before {
+		t.Errorf("after recovery: %d requests, result %+v", fake.Total()-before, out)
 	}
 }

@@ -57,6 +57,9 @@ type cachedChat struct {
 
 func (c *cachedChat) Name() string { return c.chat.Name() }
 
+// URL is the wrapped chat's endpoint (see Endpoint).
+func (c *cachedChat) URL() string { return Endpoint(c.chat) }
+
 func (c *cachedChat) Complete(ctx context.Context, req Request) (Response, error) {
 	key := CacheKey(c.chat.Name(), req)
 	resp, ok, err := c.cache.Get(ctx, key)

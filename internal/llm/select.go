@@ -511,3 +511,16 @@ func (s *LLMSelector) Select(ctx context.Context, issue string, center Candidate
 
 // Name is the chat model's name.
 func (s *LLMSelector) Name() string { return s.Chat.Name() }
+
+// URL is the chat's endpoint (see Endpoint).
+func (s *LLMSelector) URL() string { return Endpoint(s.Chat) }
+
+// Endpoint is the URL a Chat or Selector sends its requests to, for messages
+// that tell the user which server failed; "" when it has none (the
+// heuristic) or does not say.
+func Endpoint(v any) string {
+	if u, ok := v.(interface{ URL() string }); ok {
+		return u.URL()
+	}
+	return ""
+}

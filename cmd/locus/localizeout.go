@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/workflows"
+)
+
+// printLocalize writes a Localize result as JSON or as a table. Centers
+// whose selector was unavailable are marked in the table; the one warning
+// that explains them goes to warn (stderr), so it is seen even when stdout
+// is piped or is JSON.
+func printLocalize(out, warn io.Writer, res workflows.LocalizeResult, asJSON bool) error {
+	if res.Warning != "" {
+		fmt.Fprintln(warn, "locus: warning:", res.Warning)
+	}
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	r := &res.Result
+	fmt.Fprintf(out, "%s at %s, method %s", r.Repo, short(r.Commit), r.Method)
+	if r.Embedder != "" {
+		fmt.Fprintf(out, ", embedder %s", r.Embedder)
+	}
+	if r.Selector != "" {
+		fmt.Fprintf(out, ", selector %s", r.Selector)
+	}
+	fmt.Fprintf(out, "\n")
+	down := map[string]bool{}
+	for _, u := range res.SelectorUnavailable {
+		down[u.Center] = true
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tFUNCTION\tSCORE\tWHY")
+	for i, it := range r.Items {
+		why := it.Why()
+		if it.Reason == spider.ReasonCenter && down[it.ID] {
+			why += " (selector unavailable: no neighbours selected)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%.4f\t%s\n", i+1, it.ID, it.Score, why)
+	}
+	tw.Flush()
+	fmt.Fprintf(out, "LLM calls %d (%d from cache), tokens %d+%d, latency %s\n", r.LLMCalls, res.CachedCalls, r.PromptTokens, r.CompletionTokens, r.Latency.Round(1e6))
+	return nil
+}
+
+// strictResult is the error `localize --strict` exits with when any
+// center's selector was unavailable; nil otherwise.
+func strictResult(res workflows.LocalizeResult) error {
+	if len(res.SelectorUnavailable) == 0 {
+		return nil
+	}
+	return exitError{code: 3, msg: fmt.Sprintf("--strict: the selector was unavailable for %d of the centers", len(res.SelectorUnavailable))}
+}

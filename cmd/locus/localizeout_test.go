@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/workflows"
+)
+
+func TestPrintLocalizeSelectorUnavailable(t *testing.T) {
+	items := []spider.Item{
+		{ID: "a.py:f", Score: 0.9, Rank: 1, Reason: spider.ReasonCenter},
+		{ID: "a.py:h", Score: 0.7, Rank: 2, Reason: spider.ReasonNeighbour, Center: "a.py:f", Selector: "m"},
+		{ID: "b.py:g", Score: 0.8, Rank: 3, Reason: spider.ReasonCenter},
+	}
+	healthy := workflows.LocalizeResult{Result: search.Result{Repo: "acme/x", Commit: "c0ffee0123", Method: "spider", Selector: "m", Items: items}}
+	down := healthy
+	down.Failed = []string{"b.py:g"}
+	down.SelectorUnavailable = []workflows.UnavailableCenter{{Center: "b.py:g", URL: "http://llm:8000/v1/chat/completions", Attempts: 5, Error: "HTTP 500"}}
+	down.Warning = "LLM at http://llm:8000/v1/chat/completions unavailable after 5 attempts over 15.2 s: HTTP 500; results for center b.py:g have no selected neighbours"
+	for _, tc := range []struct {
+		name        string
+		res         workflows.LocalizeResult
+		json        bool
+		strict      bool
+		wantOut     []string
+		notOut      []string
+		wantWarn    bool
+		wantExit    int // 0: no error
+		unavailJSON int
+	}{
+		{name: "healthy table", res: healthy, wantOut: []string{"a.py:f", "b.py:g"}, notOut: []string{"unavailable"}},
+		{name: "healthy strict", res: healthy, strict: true},
+		{name: "down table", res: down, wantOut: []string{"selector unavailable"}, wantWarn: true},
+		{name: "down strict", res: down, strict: true, wantWarn: true, wantExit: 3},
+		{name: "down json", res: down, json: true, wantWarn: true, unavailJSON: 1},
+		{name: "down json strict", res: down, json: true, strict: true, wantWarn: true, wantExit: 3, unavailJSON: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, warn bytes.Buffer
+			err := printLocalize(&out, &warn, tc.res, tc.json)
+			if err == nil && tc.strict {
+				err = strictResult(tc.res)
+			}
+			var ee exitError
+			switch {
+			case tc.wantExit == 0 && err != nil:
+				t.Fatalf("err %v, want none", err)
+			case tc.wantExit != 0 && (!errors.As(err, &ee) || ee.code != tc.wantExit):
+				t.Fatalf("err %v, want exit %d", err, tc.wantExit)
+			}
+			if got := strings.Contains(warn.String(), tc.res.Warning) && strings.Count(warn.String(), "\n") == 1; got != tc.wantWarn {
+				t.Errorf("stderr %q: want one warning line %v", warn.String(), tc.wantWarn)
+			}
+			for _, s := range tc.wantOut {
+				if !strings.Contains(out.String(), s) {
+					t.Errorf("stdout lacks %q:\n%s", s, out.String())
+				}
+			}
+			for _, s := range tc.notOut {
+				if strings.Contains(out.String(), s) {
+					t.Errorf("stdout has %q:\n%s", s, out.String())
+				}
+			}
+			if tc.json {
+				var got struct {
+					SelectorUnavailable []workflows.UnavailableCenter `json:"selector_unavailable"`
+					Warning             string                        `json:"warning"`
+				}
+				if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+					t.Fatalf("--json output: %v\n%s", err, out.String())
+				}
+				if len(got.SelectorUnavailable) != tc.unavailJSON || got.Warning != tc.res.Warning {
+					t.Errorf("--json output %+v", got)
+				}
+			}
+			if !tc.json && tc.res.Warning != "" {
+				// Only the center whose selector was down is marked.
+				for _, line := range strings.Split(out.String(), "\n") {
+					if strings.Contains(line, "unavailable") && !strings.Contains(line, "b.py:g") {
+						t.Errorf("line %q marked, but only b.py:g's selector was unavailable", line)
+					}
+				}
+			}
+		})
+	}
+}
