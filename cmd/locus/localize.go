@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"go.temporal.io/sdk/client"
 
@@ -30,6 +28,7 @@ func runLocalize(ctx context.Context, args []string) error {
 	depth := fs.Int("depth", 4, "BFS depth d from each center")
 	workerFlags(fs, &g)
 	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
+	strict := fs.Bool("strict", false, "exit with status 3 when the neighbour selector (LLM) was unavailable for any center")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: locus localize --repo R [flags] (--issue-file F | \"issue text\")\n\n")
 		fs.PrintDefaults()
@@ -87,29 +86,11 @@ func runLocalize(ctx context.Context, args []string) error {
 	if err := run.Get(ctx, &out); err != nil {
 		return fmt.Errorf("localize %s: %w", repo, err)
 	}
-	res := &out.Result
-	if g.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+	if err := printLocalize(stdout, stderr, out, g.json); err != nil {
+		return err
 	}
-	fmt.Fprintf(stdout, "%s at %s, method %s", res.Repo, short(res.Commit), res.Method)
-	if res.Embedder != "" {
-		fmt.Fprintf(stdout, ", embedder %s", res.Embedder)
-	}
-	if res.Selector != "" {
-		fmt.Fprintf(stdout, ", selector %s", res.Selector)
-	}
-	fmt.Fprintf(stdout, "\n")
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tFUNCTION\tSCORE\tWHY")
-	for i, it := range res.Items {
-		fmt.Fprintf(tw, "%d\t%s\t%.4f\t%s\n", i+1, it.ID, it.Score, it.Why())
-	}
-	tw.Flush()
-	fmt.Fprintf(stdout, "LLM calls %d (%d from cache), tokens %d+%d, latency %s\n", res.LLMCalls, out.CachedCalls, res.PromptTokens, res.CompletionTokens, res.Latency.Round(1e6))
-	if len(res.Failed) > 0 {
-		fmt.Fprintf(stdout, "selection failed for centers %v (kept without neighbours)\n", res.Failed)
+	if *strict {
+		return strictResult(out)
 	}
 	return nil
 }
