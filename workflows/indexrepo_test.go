@@ -193,8 +193,8 @@ func TestIndexRepoEmptyRepositorySkipsScrape(t *testing.T) {
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
-	if !res.OK || res.Head != "" || res.NewCommits != 0 || res.Rows != 0 {
-		t.Errorf("result = %+v, want OK with nothing indexed", res)
+	if !res.OK || !res.Empty || res.Head != "" || res.NewCommits != 0 || res.Rows != 0 {
+		t.Errorf("result = %+v, want OK, reported empty, with nothing indexed", res)
 	}
 }
 
