@@ -2,7 +2,10 @@ package workflows
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
@@ -26,8 +29,14 @@ func TestLocalizeSelectsPerCenterInParallel(t *testing.T) {
 	exp.Params.K = 3
 	env.OnActivity(searchActs.Retrieve, mock.Anything, mock.Anything).Return(
 		search.Retrieval{Repo: "acme/x", Commit: "c0ffee0", Method: search.MethodSpIDER, TopK: ranking[:3], Expansion: exp}, nil).Once()
+	// Every call waits until all of them are in flight: if the workflow ran
+	// the selections one after another, the first would never see the second.
+	barrier := newBarrier(len(exp.Centers))
 	env.OnActivity(llmActs.SelectNeighbors, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.SelectInput) (activities.SelectOutput, error) {
+			if !barrier.wait(2 * time.Second) {
+				t.Errorf("SelectNeighbors(%s) waited 2 s for the other centers' calls: the selections do not run in parallel", in.Center)
+			}
 			if q := activity.GetInfo(ctx).TaskQueue; q != LLMQueue {
 				t.Errorf("SelectNeighbors on %q, want %q", q, LLMQueue)
 			}
@@ -37,6 +46,7 @@ func TestLocalizeSelectsPerCenterInParallel(t *testing.T) {
 			return activities.SelectOutput{IDs: []string{"a.py:h"}, Selector: "m", Calls: 1, PromptTokens: 10, CompletionTokens: 2}, nil
 		}).Times(2)
 
+	env.SetTestTimeout(20 * time.Second) // room for the barrier to time out and say why
 	env.ExecuteWorkflow(Localize, LocalizeInput{Repo: "acme/x", Issue: "bug"})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -55,6 +65,35 @@ func TestLocalizeSelectsPerCenterInParallel(t *testing.T) {
 	}
 	if len(out.Failed) != 1 || out.Failed[0] != "b.py:g" || out.LLMCalls != 1 || out.PromptTokens != 10 || out.Selector != "m" {
 		t.Errorf("result %+v", out)
+	}
+	if len(out.SelectorUnavailable) != 1 || out.SelectorUnavailable[0].Center != "b.py:g" || !strings.Contains(out.SelectorUnavailable[0].Error, "refused") ||
+		!strings.Contains(out.Warning, "results for center b.py:g have no selected neighbours") {
+		t.Errorf("selector unavailable %+v, warning %q", out.SelectorUnavailable, out.Warning)
+	}
+}
+
+// barrier opens when n callers are waiting.
+type barrier struct {
+	mu   sync.Mutex
+	n    int
+	open chan struct{}
+}
+
+func newBarrier(n int) *barrier { return &barrier{n: n, open: make(chan struct{})} }
+
+// wait reports whether all n callers arrived within d.
+func (b *barrier) wait(d time.Duration) bool {
+	b.mu.Lock()
+	b.n--
+	if b.n == 0 {
+		close(b.open)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.open:
+		return true
+	case <-time.After(d):
+		return false
 	}
 }
 
