@@ -42,15 +42,21 @@ func (r RepoName) GraphPrefix(commit string) string { return r.Prefix() + "graph
 
 // GraphInfo is what the manifest records about the published graph.
 type GraphInfo struct {
-	Commit     string         `json:"commit"`
-	NodesKey   string         `json:"nodes_key"`
-	EdgesKey   string         `json:"edges_key"`
-	ReportKey  string         `json:"report_key"`
-	Nodes      int            `json:"nodes"`
-	Edges      int            `json:"edges"`
-	Files      int            `json:"files"`
-	Languages  map[string]int `json:"languages"` // parsed files by language
-	Unresolved map[string]int `json:"unresolved,omitempty"`
+	Commit    string `json:"commit"`
+	NodesKey  string `json:"nodes_key"`
+	EdgesKey  string `json:"edges_key"`
+	ReportKey string `json:"report_key"`
+	// Sizes and hex SHA-256 of the two tables as written, checked by every
+	// reader; 0 and "" for graphs written before they were recorded.
+	NodesBytes  int64          `json:"nodes_bytes,omitempty"`
+	NodesSHA256 string         `json:"nodes_sha256,omitempty"`
+	EdgesBytes  int64          `json:"edges_bytes,omitempty"`
+	EdgesSHA256 string         `json:"edges_sha256,omitempty"`
+	Nodes       int            `json:"nodes"`
+	Edges       int            `json:"edges"`
+	Files       int            `json:"files"`
+	Languages   map[string]int `json:"languages"` // parsed files by language
+	Unresolved  map[string]int `json:"unresolved,omitempty"`
 }
 
 // SearchInfo is what the manifest records about the retrieval indexes.

@@ -169,6 +169,9 @@ type Part struct {
 	Commits int    `json:"commits"`
 	Rows    int64  `json:"rows"`
 	Bytes   int64  `json:"bytes"`
+	// SHA256 is the hex SHA-256 of the part as written; "" for parts written
+	// before it was recorded (their size is still checked).
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // BuildGraphInput is the BuildGraph activity's argument.

@@ -40,6 +40,10 @@ var (
 	// ErrChanged is returned by ReaderAt.ReadAt when the object was replaced
 	// after OpenReaderAt; mixing bytes of two versions would corrupt readers.
 	ErrChanged = errors.New("object changed while reading")
+	// ErrCorrupt is wrapped by every error about a stored object that is not
+	// what its writer recorded (wrong size or checksum, not the format it
+	// should be): retrying the read cannot help, rewriting it can.
+	ErrCorrupt = errors.New("stored object is damaged")
 )
 
 type (

@@ -1,7 +1,10 @@
 package codegraph
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,10 +27,11 @@ func Write(ctx context.Context, b *blob.Bucket, repo schema.RepoName, commit str
 	info := schema.GraphInfo{Commit: commit, NodesKey: prefix + "nodes.parquet", EdgesKey: prefix + "edges.parquet",
 		ReportKey: prefix + "report.json", Nodes: len(g.Nodes), Edges: len(g.Edges), Files: g.Stats.Files,
 		Languages: g.Stats.FilesByLang, Unresolved: g.Stats.Unresolved}
-	if err := writeParquet(ctx, b, info.NodesKey, validNodes(g.Nodes)); err != nil {
+	var err error
+	if info.NodesBytes, info.NodesSHA256, err = writeParquet(ctx, b, info.NodesKey, validNodes(g.Nodes)); err != nil {
 		return info, err
 	}
-	if err := writeParquet(ctx, b, info.EdgesKey, validEdges(g.Edges)); err != nil {
+	if info.EdgesBytes, info.EdgesSHA256, err = writeParquet(ctx, b, info.EdgesKey, validEdges(g.Edges)); err != nil {
 		return info, err
 	}
 	rep, err := json.MarshalIndent(g.Stats, "", "  ")
@@ -79,49 +83,83 @@ func validEdges(edges []Edge) []Edge {
 	return out
 }
 
-func writeParquet[T any](ctx context.Context, b *blob.Bucket, key string, rows []T) error {
+// writeParquet stores rows at key and returns the object's size and hex SHA-256.
+func writeParquet[T any](ctx context.Context, b *blob.Bucket, key string, rows []T) (int64, string, error) {
 	w, err := b.NewWriter(ctx, key)
 	if err != nil {
-		return err
+		return 0, "", err
 	}
-	pw := parquet.NewGenericWriter[T](w, parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
+	h := sha256.New()
+	cw := &countingWriter{w: io.MultiWriter(w, h)}
+	pw := parquet.NewGenericWriter[T](cw, parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
 		parquet.KeyValueMetadata("locus.graph_version", fmt.Sprint(schema.GraphVersion)))
 	for i := 0; i < len(rows); i += 4096 {
 		if _, err := pw.Write(rows[i:min(i+4096, len(rows))]); err != nil {
 			w.Abort()
-			return fmt.Errorf("write %s: %w", key, err)
+			return 0, "", fmt.Errorf("write %s: %w", key, err)
 		}
 	}
 	if err := pw.Close(); err != nil {
 		w.Abort()
-		return fmt.Errorf("write %s: %w", key, err)
+		return 0, "", fmt.Errorf("write %s: %w", key, err)
 	}
-	return w.Close()
+	if err := w.Close(); err != nil {
+		return 0, "", fmt.Errorf("write %s: %w", key, err)
+	}
+	return cw.n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Read loads a stored graph (nodes and edges; Stats only in part).
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// Read loads a stored graph (nodes and edges; Stats only in part). Each table
+// is checked against the size and SHA-256 the manifest recorded (when it did)
+// and must be readable Parquet; a table that is not is an error naming its
+// key and wrapping blob.ErrCorrupt, which a retry cannot fix but a rebuild
+// (IndexRepo's BuildGraph) does.
 func Read(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*Graph, error) {
 	g := &Graph{}
 	var err error
-	if g.Nodes, err = readParquet[Node](ctx, b, info.NodesKey); err != nil {
+	if g.Nodes, err = readParquet[Node](ctx, b, info.NodesKey, info.NodesBytes, info.NodesSHA256); err != nil {
 		return nil, err
 	}
-	if g.Edges, err = readParquet[Edge](ctx, b, info.EdgesKey); err != nil {
+	if g.Edges, err = readParquet[Edge](ctx, b, info.EdgesKey, info.EdgesBytes, info.EdgesSHA256); err != nil {
 		return nil, err
 	}
 	g.Stats.Nodes = len(g.Nodes)
 	return g, nil
 }
 
-func readParquet[T any](ctx context.Context, b *blob.Bucket, key string) ([]T, error) {
-	ra, err := b.OpenReaderAt(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	defer ra.Close()
-	f, err := parquet.OpenFile(ra, ra.Size())
+// Verify reports whether the stored graph reads back intact (see Read).
+func Verify(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) error {
+	_, err := Read(ctx, b, info)
+	return err
+}
+
+func readParquet[T any](ctx context.Context, b *blob.Bucket, key string, size int64, sum string) ([]T, error) {
+	data, err := b.ReadAll(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("graph table %s: %w", key, err)
+	}
+	if size > 0 && int64(len(data)) != size {
+		return nil, fmt.Errorf("graph table %s: %d bytes, the manifest recorded %d (truncated or replaced): %w", key, len(data), size, blob.ErrCorrupt)
+	}
+	if sum != "" {
+		if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != sum {
+			return nil, fmt.Errorf("graph table %s: SHA-256 %x, the manifest recorded %s: %w", key, h, sum, blob.ErrCorrupt)
+		}
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, fmt.Errorf("graph table %s: not a readable Parquet file (%v): %w", key, err, blob.ErrCorrupt)
 	}
 	r := parquet.NewGenericReader[T](f)
 	defer r.Close()
@@ -134,7 +172,7 @@ func readParquet[T any](ctx context.Context, b *blob.Bucket, key string) ([]T, e
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("graph table %s: %w", key, err)
+			return nil, fmt.Errorf("graph table %s: %v: %w", key, err, blob.ErrCorrupt)
 		}
 	}
 }

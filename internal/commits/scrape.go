@@ -4,8 +4,10 @@ package commits
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"log/slog"
 	"path"
@@ -192,7 +194,7 @@ func newPartWriter(ctx context.Context, cfg Config, first, last string, want int
 	if err != nil {
 		return nil, fmt.Errorf("part %s: %w", key, err)
 	}
-	cw := &countingWriter{w: w}
+	cw := &countingWriter{w: w, h: sha256.New()}
 	pq := parquet.NewGenericWriter[schema.CommitFile](cw,
 		parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
 		parquet.KeyValueMetadata("locus.commits_version", fmt.Sprint(schema.CommitsVersion)),
@@ -281,19 +283,23 @@ func (p *partWriter) close() (schema.Part, error) {
 		return p.part, fmt.Errorf("part %s: %w", p.key, err)
 	}
 	p.part.Bytes = p.cw.n
+	p.part.SHA256 = hex.EncodeToString(p.cw.h.Sum(nil))
 	return p.part, nil
 }
 
 func (p *partWriter) abort() { p.w.Abort() }
 
+// countingWriter counts and hashes what reaches the store, for the manifest.
 type countingWriter struct {
 	w io.Writer
 	n int64
+	h hash.Hash
 }
 
 func (c *countingWriter) Write(b []byte) (int, error) {
 	n, err := c.w.Write(b)
 	c.n += int64(n)
+	c.h.Write(b[:n])
 	return n, err
 }
 
