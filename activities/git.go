@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -89,6 +90,17 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 	scrapeFrom := prev
 	if replace {
 		scrapeFrom = nil // the whole history, replacing what is published
+	}
+	if !replace && prev != nil {
+		// The commits table is derived from git: a damaged or missing part is
+		// re-scraped, not reported as indexed.
+		if err := commits.VerifyParts(ctx, a.Bucket, prev, false); err != nil {
+			if ctx.Err() != nil || !(errors.Is(err, blob.ErrCorrupt) || errors.Is(err, blob.ErrNotFound)) {
+				return schema.ScrapeResult{}, fmt.Errorf("scrape %s: %w", in.Repo, err)
+			}
+			logger(ctx).Warn("published commit parts are damaged; re-scraping the whole history to replace them", "repo", in.Repo, "error", err)
+			replace, scrapeFrom = true, nil
+		}
 	}
 	var done, total atomic.Int64
 	stop := heartbeatEvery(ctx, 5*time.Second, func() any { return fmt.Sprintf("%d/%d commits", done.Load(), total.Load()) })
@@ -206,7 +218,15 @@ func (a *Git) BuildGraph(ctx context.Context, in schema.BuildGraphInput) (schema
 	if m, err := manifest.Read(ctx, a.Bucket, in.Repo); err != nil {
 		return schema.GraphInfo{}, err
 	} else if m != nil && m.Graph != nil && m.Graph.Commit == in.Head {
-		return *m.Graph, nil
+		// Reused only when it reads back intact; a damaged graph is rebuilt.
+		err := codegraph.Verify(ctx, a.Bucket, *m.Graph)
+		if err == nil {
+			return *m.Graph, nil
+		}
+		if ctx.Err() != nil || !(errors.Is(err, blob.ErrCorrupt) || errors.Is(err, blob.ErrNotFound)) {
+			return schema.GraphInfo{}, fmt.Errorf("build graph %s@%s: %w", in.Repo, in.Head, err)
+		}
+		logger(ctx).Warn("published graph is damaged; rebuilding it", "repo", in.Repo, "head", in.Head, "error", err)
 	}
 	head, ok := gitrepo.ParseHash(in.Head)
 	if !ok {

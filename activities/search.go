@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/schema"
@@ -25,6 +26,9 @@ func (a *Search) IndexSearch(ctx context.Context, in schema.IndexSearchInput) (s
 	defer stop()
 	res, err := search.IndexRepo(ctx, a.Deps, in.Repo, in.Graph)
 	if err != nil {
+		if errors.Is(err, blob.ErrCorrupt) {
+			return schema.SearchInfo{}, damaged(err)
+		}
 		if embed.IsRetryable(err) {
 			return schema.SearchInfo{}, err
 		}
@@ -47,7 +51,7 @@ type PlanEmbedOutput struct {
 func (a *Search) PlanEmbed(ctx context.Context, in schema.IndexSearchInput) (PlanEmbedOutput, error) {
 	keys, err := search.PlanEmbed(ctx, a.Deps, in.Repo, in.Graph, 0)
 	if err != nil {
-		return PlanEmbedOutput{}, err
+		return PlanEmbedOutput{}, damaged(err)
 	}
 	return PlanEmbedOutput{Batches: keys}, nil
 }
@@ -87,7 +91,7 @@ func (a *Search) FinishIndex(ctx context.Context, in schema.IndexSearchInput) (s
 	defer stop()
 	res, err := search.FinishIndex(ctx, a.Deps, in.Repo, in.Graph)
 	if err != nil {
-		return schema.SearchInfo{}, err
+		return schema.SearchInfo{}, damaged(err)
 	}
 	dim := 0
 	if a.Deps.Embedder != nil {
@@ -95,4 +99,17 @@ func (a *Search) FinishIndex(ctx context.Context, in schema.IndexSearchInput) (s
 	}
 	return schema.SearchInfo{Commit: in.Graph.Commit, Model: res.Model, Dim: dim, Functions: res.Functions,
 		Embedded: res.Embedded, SparseKey: res.SparseKey}, nil
+}
+
+// ErrTypeDamaged marks a stored object that is damaged (blob.ErrCorrupt):
+// reading it again cannot help, so it is not retried; the next index run
+// rebuilds it.
+const ErrTypeDamaged = "StoreDamaged"
+
+// damaged makes an error about a damaged stored object non-retryable.
+func damaged(err error) error {
+	if err == nil || !errors.Is(err, blob.ErrCorrupt) {
+		return err
+	}
+	return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeDamaged, err)
 }
