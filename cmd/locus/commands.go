@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/locus-dev/locus/internal/devserver"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
 )
 
@@ -23,6 +26,15 @@ func runStatus(ctx context.Context, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	// Optional REPO arguments (owner/name, a path, '.' or a URL) filter the list.
+	want := map[schema.RepoName]string{}
+	for _, a := range fs.Args() {
+		n, err := gitrepo.ResolveRepoArg(a)
+		if err != nil {
+			return err
+		}
+		want[n] = a
+	}
 	g.logger()
 	b, err := g.openStore(ctx)
 	if err != nil {
@@ -32,6 +44,24 @@ func runStatus(ctx context.Context, args []string) error {
 	ms, err := manifest.List(ctx, b)
 	if err != nil {
 		return err
+	}
+	if len(want) > 0 {
+		kept := ms[:0]
+		for _, m := range ms {
+			if _, ok := want[m.Repo]; ok {
+				kept = append(kept, m)
+				delete(want, m.Repo)
+			}
+		}
+		ms = kept
+		var missing []string
+		for n, a := range want {
+			missing = append(missing, fmt.Sprintf("%s (from %q)", n, a))
+		}
+		if len(missing) > 0 {
+			sort.Strings(missing)
+			return exitError{code: 1, msg: "not indexed: " + strings.Join(missing, ", ")}
+		}
 	}
 	if g.json {
 		for i := range ms {
@@ -61,6 +91,9 @@ func runServer(ctx context.Context, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := check(fs, checkHostPort("--address", *addr)); err != nil {
+		return err
+	}
 	log := g.logger()
 	dir := filepath.Join(g.dataDir, "temporal")
 	srv, err := devserver.Start(ctx, devserver.Options{DataDir: dir, Address: *addr, Namespace: g.namespace, Logger: log})
@@ -80,6 +113,13 @@ func runWorker(ctx context.Context, args []string) error {
 	conc := fs.Int("activities", 4, "concurrent activities per task queue")
 	workerFlags(fs, &g)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := check(fs,
+		intRange("activities", *conc, 1, 10000),
+		checkBackend(*backend),
+		g.checkWorkerFlags(),
+	); err != nil {
 		return err
 	}
 	log := g.logger()

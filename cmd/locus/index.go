@@ -125,8 +125,13 @@ func runIndex(ctx context.Context, args []string) error {
 		fmt.Fprintln(tw, "REPO\tSTATUS\tHEAD\tNEW COMMITS\tROWS\tERROR")
 		for _, r := range sum.Results {
 			status := "ok"
-			if !r.OK {
+			switch {
+			case !r.OK:
 				status = "failed"
+			case r.Empty:
+				status = "empty (no commits)"
+			case r.Rewritten:
+				status = "ok (history rewritten: replaced)"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", r.Repo, status, short(r.Head), r.NewCommits, r.Rows, oneLine(r.Error))
 		}
@@ -163,7 +168,8 @@ func repoSpecs(args []string, file string) ([]schema.RepoSpec, error) {
 	seen := map[schema.RepoName]string{}
 	var out []schema.RepoSpec
 	for _, l := range lines {
-		s, err := schema.ParseRepoSpec(l)
+		// Local paths come back absolute and named after their origin remote.
+		s, err := gitrepo.ResolveSpec(l)
 		if err != nil {
 			return nil, err
 		}
@@ -171,12 +177,6 @@ func repoSpecs(args []string, file string) ([]schema.RepoSpec, error) {
 			return nil, fmt.Errorf("repository %s given twice (%q and %q); name one of them: other/name=%s", s.Name, prev, l, s.URL)
 		}
 		seen[s.Name] = l
-		if !strings.Contains(s.URL, "://") && !strings.Contains(s.URL, "@") {
-			// Local paths are resolved here, where the user typed them.
-			if abs, err := absPath(s.URL); err == nil {
-				s.URL = abs
-			}
-		}
 		out = append(out, s)
 	}
 	return out, nil

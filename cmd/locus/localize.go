@@ -9,16 +9,16 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
-	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workflows"
 )
 
 func runLocalize(ctx context.Context, args []string) error {
 	var g globals
 	fs := newFlags("localize", &g)
-	repoFlag := fs.String("repo", "", "indexed repository (owner/name, as locus status shows it)")
+	repoFlag := fs.String("repo", "", "indexed repository: owner/name as locus status shows it, or the path, '.' or URL it was indexed from")
 	ref := fs.String("ref", "", "commit id (7+ digits) the index must be at; default whatever is indexed")
 	issueFile := fs.String("issue-file", "", "read the issue text from this file ('-' for standard input)")
 	method := fs.String("method", search.MethodSpIDER, "sr, der, spisr or spider")
@@ -54,7 +54,7 @@ func runLocalize(ctx context.Context, args []string) error {
 		fs.Usage()
 		return exitError{code: 2, msg: "localize needs --repo and an issue"}
 	}
-	repo, err := schema.ParseRepoName(*repoFlag)
+	repo, err := gitrepo.ResolveRepoArg(*repoFlag)
 	if err != nil {
 		return err
 	}

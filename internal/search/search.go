@@ -188,6 +188,9 @@ func Retrieve(ctx context.Context, d Deps, repo schema.RepoName, issue string, p
 	if err != nil {
 		return nil, err
 	}
+	if m != nil && m.Head == "" && m.Graph == nil {
+		return nil, fmt.Errorf("localize %s: repository %s is indexed but empty (no commits): %w", repo, repo, ErrNotIndexed)
+	}
 	if m == nil || m.Graph == nil {
 		return nil, fmt.Errorf("localize %s: %w (run locus index first)", repo, ErrNotIndexed)
 	}
