@@ -197,29 +197,61 @@ func sweep(ctx context.Context, b *blob.Bucket, m *schema.Manifest) error {
 }
 
 // List returns every published manifest in the store, sorted by repository.
+// One unreadable manifest fails the whole listing; ListAll isolates it.
 func List(ctx context.Context, b *blob.Bucket) ([]schema.Manifest, error) {
-	objs, err := b.List(ctx, "repos/")
+	out, bad, err := ListAll(ctx, b)
 	if err != nil {
 		return nil, err
 	}
+	if len(bad) > 0 {
+		return nil, &bad[0]
+	}
+	return out, nil
+}
+
+// RepoError is a repository whose manifest could not be read.
+type RepoError struct {
+	Repo schema.RepoName
+	Key  string
+	Err  error
+}
+
+func (e *RepoError) Error() string { return e.Err.Error() }
+func (e *RepoError) Unwrap() error { return e.Err }
+
+// ListAll returns every readable published manifest, sorted by repository,
+// and one RepoError per repository whose manifest is damaged (or newer than
+// this locus), so that one repository's damage does not hide the others. err
+// is only for a store that cannot be listed at all.
+func ListAll(ctx context.Context, b *blob.Bucket) ([]schema.Manifest, []RepoError, error) {
+	objs, err := b.List(ctx, "repos/")
+	if err != nil {
+		return nil, nil, fmt.Errorf("list manifests: %w", err)
+	}
 	var out []schema.Manifest
+	var bad []RepoError
 	for _, o := range objs {
 		if !strings.HasSuffix(o.Key, "/manifest.json") {
 			continue
 		}
 		name := strings.TrimSuffix(strings.TrimPrefix(o.Key, "repos/"), "/manifest.json")
 		repo, err := schema.ParseRepoName(name)
-		if err != nil {
-			continue // not ours
+		if err != nil || repo.ManifestKey() != o.Key {
+			continue // not ours (a file somewhere deeper, or a name we never write)
 		}
 		m, err := Read(ctx, b, repo)
 		if err != nil {
-			return nil, err
+			if ctx.Err() != nil {
+				return nil, nil, err
+			}
+			bad = append(bad, RepoError{Repo: repo, Key: o.Key, Err: err})
+			continue
 		}
 		if m != nil {
 			out = append(out, *m)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Repo < out[j].Repo })
-	return out, nil
+	sort.Slice(bad, func(i, j int) bool { return bad[i].Repo < bad[j].Repo })
+	return out, bad, nil
 }
