@@ -2,33 +2,58 @@ package workflows
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"go.temporal.io/sdk/worker"
 )
 
+// replayed are the workflows whose recorded histories the replay test
+// replays, by history file prefix. A new workflow goes here, and its
+// histories are recorded by an e2e test run under `task update-golden`.
+var replayed = map[string]any{
+	"indexfleet-": IndexFleet,
+	"indexrepo-":  IndexRepo,
+	"localize-":   Localize,
+}
+
+const recordHint = "record them with: task update-golden (go test ./internal/e2e -run 'TestIndexFleetEndToEnd|TestLocalize' -update)"
+
 // TestReplayHistories replays histories recorded from a real run against the
 // current workflow code: a change that would break workflows already running
 // (a new, removed or reordered activity, child or timer) fails here. After a
-// deliberate, versioned change, re-record them with
-//
-//	go test ./internal/e2e -run TestIndexFleetEndToEnd -update
+// deliberate, versioned change, re-record them with `task update-golden`.
 func TestReplayHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "histories", "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) == 0 {
-		t.Fatal("no histories in testdata/histories; record them with: go test ./internal/e2e -run TestIndexFleetEndToEnd -update")
-	}
+	have := map[string]int{}
 	for _, f := range files {
+		prefix := ""
+		for p := range replayed {
+			if strings.HasPrefix(filepath.Base(f), p) {
+				prefix = p
+			}
+		}
+		if prefix == "" {
+			t.Errorf("%s: no workflow in replayed matches its name", f)
+			continue
+		}
+		have[prefix]++
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflow(IndexFleet)
-			r.RegisterWorkflow(IndexRepo)
+			for _, wf := range replayed {
+				r.RegisterWorkflow(wf)
+			}
 			if err := r.ReplayWorkflowHistoryFromJSONFile(testLogger(t), f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
 			}
 		})
+	}
+	for p := range replayed {
+		if have[p] == 0 {
+			t.Errorf("no %s*.json history in testdata/histories; %s", p, recordHint)
+		}
 	}
 }

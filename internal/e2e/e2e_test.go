@@ -409,44 +409,51 @@ func checkMerge(ctx context.Context, t *testing.T, b *blob.Bucket, name schema.R
 // indexed and one that failed.
 func recordHistories(ctx context.Context, t *testing.T, c client.Client, run fleetRun) {
 	t.Helper()
-	if err := os.MkdirAll(historiesDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	for _, h := range []struct{ file, id, runID string }{
 		{"indexfleet-continued-as-new.json", run.id, run.firstRunID},
 		{"indexfleet-completed.json", run.id, ""},
 		{"indexrepo-indexed.json", workflows.RepoWorkflowID("fixtures/alpha"), ""},
 		{"indexrepo-failed.json", workflows.RepoWorkflowID("fixtures/bogus"), ""},
 	} {
-		var hist historypb.History
-		it := c.GetWorkflowHistory(ctx, h.id, h.runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for it.HasNext() {
-			ev, err := it.Next()
-			if err != nil {
-				t.Fatalf("history of %s: %v", h.id, err)
-			}
-			hist.Events = append(hist.Events, ev)
-		}
-		data, err := protojson.Marshal(&hist)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if data, err = scrubPaths(data); err != nil {
-			t.Fatal(err)
-		}
-		// protojson varies its spacing from build to build; indent it stably
-		// so that re-recording only shows real changes.
-		var out bytes.Buffer
-		if err := json.Indent(&out, data, "", "  "); err != nil {
-			t.Fatal(err)
-		}
-		out.WriteByte('\n')
-		path := filepath.Join(historiesDir, h.file)
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s (%d events)", path, len(hist.Events))
+		writeHistory(ctx, t, c, h.file, h.id, h.runID)
 	}
+}
+
+// writeHistory records the history of workflow id (its latest run when
+// runID is empty) as historiesDir/file, with local paths scrubbed.
+func writeHistory(ctx context.Context, t *testing.T, c client.Client, file, id, runID string) {
+	t.Helper()
+	if err := os.MkdirAll(historiesDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var hist historypb.History
+	it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatalf("history of %s: %v", id, err)
+		}
+		hist.Events = append(hist.Events, ev)
+	}
+	data, err := protojson.Marshal(&hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err = scrubPaths(data); err != nil {
+		t.Fatal(err)
+	}
+	// protojson varies its spacing from build to build; indent it stably
+	// so that re-recording only shows real changes.
+	var out bytes.Buffer
+	if err := json.Indent(&out, data, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	out.WriteByte('\n')
+	path := filepath.Join(historiesDir, file)
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s (%d events)", path, len(hist.Events))
 }
 
 // tempPath matches the temporary directories of this machine's test run.

@@ -73,6 +73,7 @@ func TestLocalizeWithFlakyLLM(t *testing.T) {
 		t.Fatalf("indexing failed: %+v", res)
 	}
 
+	var lastID string
 	localize := func() workflows.LocalizeResult {
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: workflows.IndexQueue}, workflows.Localize,
 			workflows.LocalizeInput{Repo: name, Issue: "expire entries should get the key from the cache store",
@@ -85,9 +86,13 @@ func TestLocalizeWithFlakyLLM(t *testing.T) {
 		if err := run.Get(ctx, &out); err != nil {
 			t.Fatal(err)
 		}
+		lastID = run.GetID()
 		return out
 	}
 	out := localize()
+	if *update {
+		writeHistory(ctx, t, c, "localize-llm-retried.json", lastID, "")
+	}
 	if len(out.Failed) != 0 || out.Selector != "fake-selector" {
 		t.Fatalf("result %+v", out)
 	}
@@ -113,6 +118,9 @@ func TestLocalizeWithFlakyLLM(t *testing.T) {
 		t.Errorf("a re-run made %d new calls (failed %v), want 1: the garbage answer must not be cached", fake.Total()-7, again.Failed)
 	}
 	third := localize()
+	if *update {
+		writeHistory(ctx, t, c, "localize-cached.json", lastID, "")
+	}
 	if fake.Total() != 8 || third.CachedCalls == 0 {
 		t.Errorf("a third run made %d new calls (%d cached), want 0 new: decisions are cached by prompt hash", fake.Total()-8, third.CachedCalls)
 	}
@@ -279,6 +287,7 @@ func TestLocalizeLLMUnavailable(t *testing.T) {
 	if _, res := runFleet(ctx, t, c, "fleet-llm-down", schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: name, URL: r.Dir}}}); res.Done != 1 {
 		t.Fatalf("indexing failed: %+v", res)
 	}
+	var lastID string
 	localize := func() workflows.LocalizeResult {
 		t.Helper()
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: workflows.IndexQueue}, workflows.Localize,
@@ -292,22 +301,27 @@ func TestLocalizeLLMUnavailable(t *testing.T) {
 		if err := run.Get(ctx, &out); err != nil {
 			t.Fatalf("a dead selector must not fail the query: %v", err)
 		}
+		lastID = run.GetID()
 		return out
 	}
 	endpoint := fake.URL + llmtest.PathOpenAI
 	for _, tc := range []struct {
 		name        string
+		history     string // recorded with -update for the replay test
 		step        llmtest.Step
 		perAttempt  int // requests one attempt makes
 		errContains string
 	}{
-		{name: "500", step: llmtest.ServerError(), perAttempt: 1, errContains: "HTTP 500"},
+		{name: "500", history: "localize-selector-unavailable.json", step: llmtest.ServerError(), perAttempt: 1, errContains: "HTTP 500"},
 		{name: "garbage", step: llmtest.Garbage(), perAttempt: 2, errContains: "invalid model output"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fake.SetHandler(func(llmtest.Request) llmtest.Step { return tc.step })
 			before, errsBefore := fake.Total(), errorLogs.Load()
 			out := localize()
+			if *update && tc.history != "" {
+				writeHistory(ctx, t, c, tc.history, lastID, "")
+			}
 			t.Logf("warning: %s", out.Warning)
 			if len(out.SelectorUnavailable) != 2 || len(out.Failed) != 2 || len(out.Items) == 0 {
 				t.Fatalf("want both centers unavailable and items kept: %+v", out)
