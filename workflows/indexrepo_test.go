@@ -326,3 +326,35 @@ func TestIndexRepoRejectsBadName(t *testing.T) {
 		})
 	}
 }
+
+// TestIndexRepoReportsRewrittenHistory: a replacing scrape (force-push) reaches
+// PublishManifest intact and the result says the history was rewritten.
+func TestIndexRepoReportsRewrittenHistory(t *testing.T) {
+	env := newRepoEnv(t)
+	env.OnActivity(git.Sync, mock.Anything, mock.Anything).Return(
+		schema.SyncResult{Repo: acme.Name, HostQueue: testHostQueue, Head: testHead}, nil).Once()
+	root := strings.Repeat("1", 40)
+	env.OnActivity(git.ScrapeCommits, mock.Anything, mock.Anything).Return(
+		schema.ScrapeResult{BaseHead: strings.Repeat("9", 40), Head: testHead, NewCommits: 8, Rows: 11, Root: root, Replace: true}, nil).Once()
+	env.OnActivity(git.BuildGraph, mock.Anything, mock.Anything).Return(schema.GraphInfo{Commit: testHead}, nil).Once()
+	env.OnActivity(searchActs.PlanEmbed, mock.Anything, mock.Anything).Return(activities.PlanEmbedOutput{}, nil).Once()
+	env.OnActivity(searchActs.FinishIndex, mock.Anything, mock.Anything).Return(schema.SearchInfo{Commit: testHead}, nil).Once()
+	var published activities.PublishInput
+	env.OnActivity(store.PublishManifest, mock.Anything, mock.Anything).Return(publishEcho(t, &published)).Once()
+
+	env.ExecuteWorkflow(IndexRepo, schema.IndexRepoInput{Repo: acme})
+
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("workflow error: %v", err)
+	}
+	if !published.Scrape.Replace || published.Scrape.Root != root {
+		t.Errorf("PublishManifest got scrape %+v, want the replacing scrape with its root", published.Scrape)
+	}
+	var res schema.RepoResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK || !res.Rewritten || res.Empty || res.NewCommits != 8 {
+		t.Errorf("result = %+v, want OK and rewritten with 8 commits", res)
+	}
+}
