@@ -2,112 +2,44 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"math"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
-
-	"github.com/locus-dev/locus/internal/eval/report"
-	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
 
-// TestEvalHarnessExactMetrics runs `locus eval` end to end on a benchmark the
-// test builds: one repository with three functions in distinct vocabularies
-// and three instances whose BM25 answers are known, so every metric value can
-// be computed by hand. A change in any metric definition fails this test.
-func TestEvalHarnessExactMetrics(t *testing.T) {
-	r := gitfixture.New(t)
-	r.Write(map[string]string{
-		"bank/ledger.py": "def post_entry(ledger, amount):\n    ledger.append(amount)\n\n\ndef balance(ledger):\n    return sum(ledger)\n",
-		"bank/rates.py":  "def convert_currency(value, rate):\n    return value * rate\n",
-	})
-	base := r.Commit("base")
-	root := t.TempDir()
-	r.Git("clone", "-q", "--bare", r.Dir, filepath.Join(root, "acme+bank", "repo"))
-
-	patch := func(file, old, new string, line int) string {
-		return "--- a/" + file + "\n+++ b/" + file + "\n@@ -" + itoa(line) + " +" + itoa(line) + " @@\n-" + old + "\n+" + new + "\n"
-	}
-	instances := []map[string]any{
-		// BM25 ranks convert_currency first: rank 1.
-		{"instance_id": "acme__bank-1", "repo": "acme/bank", "language": "python", "base_commit": base,
-			"problem_statement": "convert currency uses the wrong rate value",
-			"patch":             patch("bank/rates.py", "    return value * rate", "    return value / rate", 2), "source": "test"},
-		// Two gold functions: post_entry (rank 1) and balance (rank 2).
-		{"instance_id": "acme__bank-2", "repo": "acme/bank", "language": "python", "base_commit": base,
-			"problem_statement": "post entry to the ledger and the ledger balance sum are wrong",
-			"patch": patch("bank/ledger.py", "    ledger.append(amount)", "    ledger.append(round(amount))", 2) +
-				"@@ -6 +6 @@\n-    return sum(ledger)\n+    return round(sum(ledger), 2)\n", "source": "test"},
-		// No function-level edit: excluded and counted.
-		{"instance_id": "acme__bank-3", "repo": "acme/bank", "language": "python", "base_commit": base,
-			"problem_statement": "docs", "patch": "--- a/README\n+++ b/README\n@@ -1 +1 @@\n-a\n+b\n", "source": "test"},
-	}
-	benchFile := filepath.Join(t.TempDir(), "tiny.jsonl")
-	f, err := os.Create(benchFile)
-	if err != nil {
+// TestEvalAndBenchUsage checks the flag handling left in cmd: the work
+// itself is tested in internal/eval/evalrun and internal/benchmark.
+func TestEvalAndBenchUsage(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	enc := json.NewEncoder(f)
-	for _, in := range instances {
-		enc.Encode(in)
-	}
-	f.Close()
-
-	out := filepath.Join(t.TempDir(), "report")
-	if _, err := capture(t, func() error {
-		return runEval(context.Background(), []string{"--data-dir", t.TempDir(), "--bench", benchFile,
-			"--repo-path", "acme/bank=" + filepath.Join(root, "acme+bank", "repo"), "--out", out, "--methods", "sr", "--log-level", "warn"})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	fh, err := os.Open(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	rs, err := report.ReadJSON(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	get := func(level, metric string, k int) float64 {
-		for _, c := range rs.Cells {
-			if c.Method == "sr" && c.Group == report.GroupAll && c.Level == level && c.Metric == metric && c.K == k {
-				return c.Mean
-			}
-		}
-		t.Fatalf("no cell %s %s@%d", level, metric, k)
-		return 0
-	}
-	// Instance 1: gold {convert_currency} at rank 1. Instance 2: gold
-	// {post_entry, balance} at ranks 1 and 2 (BM25 over the fixture).
-	for _, c := range []struct {
-		level, metric string
-		k             int
-		want          float64
+	for _, tc := range []struct {
+		name     string
+		run      func(context.Context, []string) error
+		args     []string
+		code     int    // exit code of an exitError; 0: any other error
+		contains string // in the message
 	}{
-		{"function", "Recall", 1, (1 + 0.5) / 2},  // 1/1 and 1/2
-		{"function", "Acc", 1, (1 + 0) / 2.0},     // instance 2 needs both
-		{"function", "Recall", 3, 1},              // everything by rank 3
-		{"function", "Acc", 3, 1},                 //
-		{"function", "P", 3, (1.0/3 + 2.0/3) / 2}, // 1 and 2 hits in 3
-		{"function", "MRR", 0, 1},                 // first gold at rank 1 in both
-		{"function", "MAP", 0, 1},                 // AP = 1 and (1/1 + 2/2)/2 = 1
-		{"file", "Recall", 1, 1},                  // one gold file each, at rank 1
-		{"file", "P", 3, 1.0 / 3},                 // one hit in 3 for each instance
+		{"eval without bench", runEval, []string{"--repo-dir", "x"}, 2, "--bench"},
+		{"eval without repos", runEval, []string{"--bench", empty}, 2, "--repo-dir"},
+		{"eval bad repo-path", runEval, []string{"--repo-path", "noslash=dir"}, 2, "owner/name=DIR"},
+		{"eval empty bench", runEval, []string{"--data-dir", t.TempDir(), "--bench", empty, "--repo-dir", t.TempDir()}, 0, "no records"},
+		{"bench scrape without repo", runBench, []string{"scrape"}, 2, "--repo"},
+		{"bench search not a repo", runBench, []string{"search", "--repo", t.TempDir()}, 0, "not a git repository"},
+		{"bench unknown", runBench, []string{"lint"}, 2, "usage"},
 	} {
-		if got := get(c.level, c.metric, c.k); math.Abs(got-c.want) > 1e-9 {
-			t.Errorf("%s %s@%d = %.6f, want %.6f", c.level, c.metric, c.k, got, c.want)
-		}
-	}
-	if len(rs.Instances) != 4 { // 2 evaluated instances × 2 levels
-		t.Errorf("%d per-instance records, want 4 (the third instance is excluded)", len(rs.Instances))
-	}
-	for _, name := range []string{"report.md", "results.csv", "plot-recall-function-all.png"} {
-		if _, err := os.Stat(filepath.Join(out, name)); err != nil {
-			t.Errorf("report file %s: %v", name, err)
+		_, err := capture(t, func() error { return tc.run(context.Background(), tc.args) })
+		var ee exitError
+		switch {
+		case err == nil:
+			t.Errorf("%s: no error", tc.name)
+		case tc.code != 0 && (!errors.As(err, &ee) || ee.code != tc.code):
+			t.Errorf("%s: %v, want exit code %d", tc.name, err, tc.code)
+		case !strings.Contains(err.Error()+ee.msg, tc.contains):
+			t.Errorf("%s: %v does not mention %q", tc.name, err, tc.contains)
 		}
 	}
 }
-
-func itoa(n int) string { return string(rune('0' + n)) }

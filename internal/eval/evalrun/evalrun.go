@@ -1,0 +1,308 @@
+// Package evalrun evaluates retrieval on a benchmark file — function-level
+// (swe-dev format) or commit-history (commits-dev format) — and summarises
+// the per-instance metrics as a report.ResultSet.
+package evalrun
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/locus-dev/locus/internal/benchmark"
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/eval/bench"
+	"github.com/locus-dev/locus/internal/eval/commitrun"
+	"github.com/locus-dev/locus/internal/eval/funceval"
+	"github.com/locus-dev/locus/internal/eval/metrics"
+	"github.com/locus-dev/locus/internal/eval/report"
+	"github.com/locus-dev/locus/internal/search"
+)
+
+// FunctionKs are the cutoffs of function-level reports.
+var FunctionKs = []int{1, 3, 5, 10, 20, 50}
+
+// CommitKs are the commit-history benchmark's cutoffs (the seed paper's).
+var CommitKs = []int{1, 5, 10, 20, 100, 1000}
+
+// Commit-history methods, in report order.
+const (
+	MethodMessages = "bm25-messages"
+	MethodFiles    = "bm25-files"
+	MethodRRF      = "rrf"
+)
+
+// Kinds of benchmark.
+const (
+	KindFunctions = "functions"
+	KindCommits   = "commits"
+)
+
+// Options configures Run.
+type Options struct {
+	BenchFile string
+	Bucket    *blob.Bucket
+	// Deps are the embedder and neighbour selector of function-level runs;
+	// Deps.Bucket defaults to Bucket.
+	Deps search.Deps
+	// Resolve maps owner/name to the git directory of its clone.
+	Resolve func(repo string) (string, error)
+	Methods []string // function-level methods; default sr, der, spisr, spider
+	Repos   []string // only these repositories (owner/name); empty: all
+	Limit   int      // at most this many instances; 0: all
+	Seed    uint64   // bootstrap seed
+	// Log receives progress lines; may be nil.
+	Log func(format string, args ...any)
+}
+
+// Result is a summarised run.
+type Result struct {
+	Kind    string            `json:"kind"` // KindFunctions or KindCommits
+	Set     *report.ResultSet `json:"-"`
+	Skipped []funceval.Skip   `json:"skipped"`
+}
+
+// DefaultMethods are the function-level methods Run uses when none are given.
+var DefaultMethods = []string{search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER}
+
+// Run evaluates the benchmark in o.BenchFile, telling its format by its
+// first record.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if o.BenchFile == "" || o.Bucket == nil || o.Resolve == nil {
+		return nil, fmt.Errorf("eval: a benchmark file, a bucket and a repository resolver are required")
+	}
+	commits, err := IsCommitBench(o.BenchFile)
+	if err != nil {
+		return nil, err
+	}
+	if commits {
+		return runCommits(ctx, o)
+	}
+	return runFunctions(ctx, o)
+}
+
+// IsCommitBench tells a commits-dev file from a swe-dev one by its first record.
+func IsCommitBench(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, fmt.Errorf("eval: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			return strings.Contains(l, `"query_id"`), nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return false, fmt.Errorf("eval: read %s: %w", path, err)
+	}
+	return false, fmt.Errorf("eval: %s holds no records", path)
+}
+
+// DefaultOutDir is where a report goes when no directory is given:
+// <dataDir>/eval/<benchmark file name without .jsonl>.
+func DefaultOutDir(dataDir, benchFile string) string {
+	return filepath.Join(dataDir, "eval", strings.TrimSuffix(filepath.Base(benchFile), ".jsonl"))
+}
+
+// Resolver resolves owner/name to a git directory: an explicit path
+// (keys lower-case owner/name, values a working copy or git directory)
+// wins, then a clone under root in one of bench.RepoLayouts.
+func Resolver(root string, paths map[string]string) func(string) (string, error) {
+	return func(repo string) (string, error) {
+		if p, ok := paths[strings.ToLower(repo)]; ok {
+			d, err := benchmark.GitDir(p)
+			if err != nil {
+				return "", fmt.Errorf("repository %s: %w", repo, err)
+			}
+			return d, nil
+		}
+		if root == "" {
+			return "", fmt.Errorf("repository %s: no path given for it and no repository folder", repo)
+		}
+		return bench.RepoDir(root, repo)
+	}
+}
+
+func (o Options) logf(format string, args ...any) {
+	if o.Log != nil {
+		o.Log(format, args...)
+	}
+}
+
+func runFunctions(ctx context.Context, o Options) (*Result, error) {
+	start := time.Now()
+	insts, err := bench.LoadSWE(o.BenchFile)
+	if err != nil {
+		return nil, err
+	}
+	insts = bench.Filter{Repos: o.Repos, Limit: o.Limit}.SWE(insts)
+	methods := o.Methods
+	if len(methods) == 0 {
+		methods = DefaultMethods
+	}
+	deps := o.Deps
+	if deps.Bucket == nil {
+		deps.Bucket = o.Bucket
+	}
+	runner := &funceval.Runner{Bucket: o.Bucket, Deps: deps, RepoDir: o.Resolve,
+		Methods: methods, K: FunctionKs[len(FunctionKs)-1], Log: o.Log}
+	var fi []funceval.Instance
+	spans := map[string]map[string][]string{}
+	for _, in := range insts {
+		fi = append(fi, funceval.Instance{ID: in.InstanceID, Repo: in.Repo, Language: in.Language, BaseCommit: in.BaseCommit,
+			Issue: in.ProblemStatement, Patch: in.Patch, GoldSpans: in.GoldSpans})
+		spans[in.InstanceID] = in.GoldSpans
+	}
+	results, skips, err := runner.Run(ctx, fi)
+	if err != nil {
+		return nil, fmt.Errorf("eval %s: %w", o.BenchFile, err)
+	}
+	var recs []report.Instance
+	evaluated := map[string]bool{}
+	agree, withSpans := 0, 0
+	for _, r := range results {
+		for _, lvl := range []struct {
+			name         string
+			gold, ranked []string
+		}{{"function", r.Gold, r.Ranked}, {"file", r.GoldFile, r.Files}} {
+			vals, err := metrics.Compute(lvl.ranked, lvl.gold, FunctionKs)
+			if err != nil {
+				return nil, fmt.Errorf("eval %s: instance %s, method %s: %w", o.BenchFile, r.Instance, r.Method, err)
+			}
+			recs = append(recs, report.Instance{ID: r.Instance, Method: r.Method, Group: r.Language, Level: lvl.name,
+				Gold: lvl.gold, Ranked: lvl.ranked, Values: vals})
+		}
+		if evaluated[r.Instance] {
+			continue
+		}
+		evaluated[r.Instance] = true
+		if sp := spans[r.Instance]; len(sp) > 0 {
+			withSpans++
+			if sameFunctions(r.Gold, sp) {
+				agree++
+			}
+		}
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("eval %s: no instance could be evaluated (%d skipped)", o.BenchFile, len(skips))
+	}
+	rs, err := report.Build(recs, report.BuildOptions{Benchmark: filepath.Base(o.BenchFile), Methods: methods,
+		Levels: []string{"function", "file"}, Metrics: []string{metrics.Recall, metrics.Acc, metrics.Precision, metrics.NDCG},
+		Ks: FunctionKs, Uncut: []string{metrics.MRR, metrics.MAP}, Baseline: search.MethodSR, Bootstrap: metrics.DefaultBootstrap(o.Seed)})
+	if err != nil {
+		return nil, fmt.Errorf("eval %s: %w", o.BenchFile, err)
+	}
+	embedder, selector := "none", "none"
+	if deps.Embedder != nil {
+		embedder = deps.Embedder.Name()
+	}
+	if deps.Selector != nil {
+		selector = deps.Selector.Name()
+	}
+	rs.Notes = append(rs.Notes,
+		fmt.Sprintf("embedder: %s; selector: %s", embedder, selector),
+		fmt.Sprintf("%d instances evaluated, %d skipped; every gold function from the patch is in gold_spans on %d of %d instances that have them", len(evaluated), len(skips), agree, withSpans),
+		fmt.Sprintf("run time %s", time.Since(start).Round(time.Second)))
+	for _, s := range skips {
+		rs.Notes = append(rs.Notes, "skipped "+s.Instance+": "+s.Reason)
+	}
+	return &Result{Kind: KindFunctions, Set: rs, Skipped: skips}, nil
+}
+
+// sameFunctions reports whether every gold function id is among the
+// gold_spans' function names (file:name).
+func sameFunctions(gold []string, spans map[string][]string) bool {
+	want := map[string]bool{}
+	for f, names := range spans {
+		for _, n := range names {
+			want[f+":"+n] = true
+		}
+	}
+	for _, g := range gold {
+		if !want[g] {
+			return false
+		}
+	}
+	return true
+}
+
+func runCommits(ctx context.Context, o Options) (*Result, error) {
+	start := time.Now()
+	qs, err := bench.LoadCommits(o.BenchFile)
+	if err != nil {
+		return nil, err
+	}
+	qs = bench.Filter{Repos: o.Repos, Limit: o.Limit}.Commits(qs)
+	byRepo := map[string][]bench.CommitQuery{}
+	for _, q := range qs {
+		byRepo[q.Repo] = append(byRepo[q.Repo], q)
+	}
+	var recs []report.Instance
+	var notes []string
+	var skipped []funceval.Skip
+	for _, repo := range bench.CommitRepos(qs) {
+		gitDir, err := o.Resolve(repo)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("skipped %s: %v", repo, err))
+			for _, q := range byRepo[repo] {
+				skipped = append(skipped, funceval.Skip{Instance: q.QueryID, Reason: err.Error()})
+			}
+			continue
+		}
+		t0 := time.Now()
+		res, skips, err := commitrun.Run(ctx, o.Bucket, gitDir, repo, byRepo[repo])
+		if err != nil {
+			return nil, fmt.Errorf("eval %s: %s: %w", o.BenchFile, repo, err)
+		}
+		o.logf("%s: %d queries in %s, %d skipped", repo, len(res), time.Since(t0).Round(time.Second), len(skips))
+		notes = append(notes, fmt.Sprintf("%s: %d queries in %s, %d skipped", repo, len(res), time.Since(t0).Round(time.Second), len(skips)))
+		for _, s := range skips {
+			notes = append(notes, "skipped "+s.Query+": "+s.Reason)
+			skipped = append(skipped, funceval.Skip{Instance: s.Query, Reason: s.Reason})
+		}
+		for _, r := range res {
+			for _, m := range []struct {
+				name   string
+				ranked []string
+			}{{MethodMessages, r.Ranked}, {MethodFiles, r.Files}, {MethodRRF, r.Fused}} {
+				vals, err := metrics.Compute(m.ranked, r.Gold, CommitKs)
+				if err != nil {
+					notes = append(notes, "excluded "+r.Query+": "+err.Error())
+					break
+				}
+				recs = append(recs, report.Instance{ID: r.Query, Method: m.name, Group: repo, Level: "file", Gold: r.Gold, Ranked: m.ranked, Values: vals})
+			}
+		}
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("eval %s: no query could be evaluated: %s", o.BenchFile, strings.Join(notes, "; "))
+	}
+	rs, err := report.Build(recs, report.BuildOptions{Benchmark: filepath.Base(o.BenchFile), Methods: []string{MethodMessages, MethodFiles, MethodRRF},
+		Baseline: MethodMessages,
+		Levels:   []string{"file"}, Metrics: []string{metrics.Recall, metrics.Precision}, Ks: CommitKs,
+		Uncut: []string{metrics.MRR, metrics.MAP}, Bootstrap: metrics.DefaultBootstrap(o.Seed)})
+	if err != nil {
+		return nil, fmt.Errorf("eval %s: %w", o.BenchFile, err)
+	}
+	rs.Notes = append([]string{MethodMessages + ": BM25 (k1=0.9, b=0.4) over commit messages older than the query, each file scored by its best commit (maxp), files that exist at the query commit's first parent",
+		MethodFiles + ": BM25 (k1=1.2, b=0.75) over path and content of the files at that state (binary files and files over 1 MiB left out); " + MethodRRF + ": reciprocal-rank fusion (k=60) of the two",
+		fmt.Sprintf("run time %s", time.Since(start).Round(time.Second))}, notes...)
+	return &Result{Kind: KindCommits, Set: rs, Skipped: skipped}, nil
+}
+
+// Mean is the mean of one cell of rs (0 when absent): method, group,
+// level, metric and cutoff (0: uncut).
+func Mean(rs *report.ResultSet, method, group, level, metric string, k int) float64 {
+	for _, c := range rs.Cells {
+		if c.Method == method && c.Group == group && c.Level == level && c.Metric == metric && c.K == k {
+			return c.Mean
+		}
+	}
+	return 0
+}
