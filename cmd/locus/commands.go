@@ -20,7 +20,7 @@ import (
 
 func absPath(p string) (string, error) { return filepath.Abs(p) }
 
-func runStatus(ctx context.Context, args []string) error {
+func runStatus(ctx context.Context, args []string) (err error) {
 	var g globals
 	fs := newFlags("status", &g)
 	if err := parse(fs, args); err != nil {
@@ -41,27 +41,39 @@ func runStatus(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
-	ms, err := manifest.List(ctx, b)
-	if err != nil {
-		return err
-	}
+	// Named repositories are read one by one (no listing of the whole
+	// store); a damaged manifest is reported for its repository alone.
+	var ms []schema.Manifest
+	var bad []manifest.RepoError
 	if len(want) > 0 {
-		kept := ms[:0]
-		for _, m := range ms {
-			if _, ok := want[m.Repo]; ok {
-				kept = append(kept, m)
-				delete(want, m.Repo)
-			}
-		}
-		ms = kept
 		var missing []string
 		for n, a := range want {
-			missing = append(missing, fmt.Sprintf("%s (from %q)", n, a))
+			m, err := manifest.Read(ctx, b, n)
+			switch {
+			case err != nil:
+				bad = append(bad, manifest.RepoError{Repo: n, Key: n.ManifestKey(), Err: err})
+			case m == nil:
+				missing = append(missing, fmt.Sprintf("%s (from %q)", n, a))
+			default:
+				ms = append(ms, *m)
+			}
 		}
 		if len(missing) > 0 {
 			sort.Strings(missing)
 			return exitError{code: 1, msg: "not indexed: " + strings.Join(missing, ", ")}
 		}
+		sort.Slice(ms, func(i, j int) bool { return ms[i].Repo < ms[j].Repo })
+		sort.Slice(bad, func(i, j int) bool { return bad[i].Repo < bad[j].Repo })
+	} else if ms, bad, err = manifest.ListAll(ctx, b); err != nil {
+		return err
+	}
+	defer func() {
+		if len(bad) > 0 && err == nil {
+			err = exitError{code: 1, msg: fmt.Sprintf("%d repositories have a damaged manifest (re-run locus index on them)", len(bad))}
+		}
+	}()
+	for _, e := range bad {
+		fmt.Fprintf(stderr, "DAMAGED %s: %v\n", e.Repo, e.Err)
 	}
 	if g.json {
 		for i := range ms {
