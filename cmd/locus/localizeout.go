@@ -6,6 +6,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/workflows"
 )
@@ -57,4 +58,27 @@ func strictResult(res workflows.LocalizeResult) error {
 		return nil
 	}
 	return exitError{code: 3, msg: fmt.Sprintf("--strict: the selector was unavailable for %d of the centers", len(res.SelectorUnavailable))}
+}
+
+// trimIssue names the issue (its file, standard input or the command line)
+// and cuts its text to limit bytes, warning on stderr when it does, so that
+// a huge issue never fails deep inside Temporal with "Blob data size
+// exceeds limit".
+func trimIssue(file, text string, limit int) (trimmed, name string, err error) {
+	switch file {
+	case "":
+		name = "(command line)"
+	case "-":
+		name = "(standard input)"
+	default:
+		name = file
+	}
+	trimmed, warning, err := search.TrimIssue(name, text, limit)
+	if err != nil {
+		return "", name, exitError{code: 2, msg: err.Error()}
+	}
+	if warning != "" {
+		fmt.Fprintln(stderr, "locus: warning:", warning)
+	}
+	return trimmed, name, nil
 }

@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 	"github.com/locus-dev/locus/workflows"
 )
 
@@ -88,5 +92,52 @@ func TestPrintLocalizeSelectorUnavailable(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLocalizeHugeIssue: a 4 MB issue file used to fail inside Temporal with
+// "Blob data size exceeds limit." and no name; now it is cut to
+// --max-issue-bytes with one warning naming the file, and the query runs.
+func TestLocalizeHugeIssue(t *testing.T) {
+	r := gitfixture.New(t)
+	r.Write(map[string]string{"pkg/cache.py": "class Cache:\n    def get(self, key):\n        return self.store.get(key)\n\n    def evict(self, key):\n        self.store.pop(key)\n"})
+	r.Commit("cache")
+	data := t.TempDir()
+	ctx := context.Background()
+	if _, err := capture(t, func() error {
+		return runIndex(ctx, []string{"--data-dir", data, "--log-level", "warn", "--json", "acme/cache=" + r.Dir})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	issueFile := filepath.Join(t.TempDir(), "issue-4mb.md")
+	if err := os.WriteFile(issueFile, []byte(strings.Repeat("evict drops the wrong key from the cache store\n", 4<<20/47+1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var warn bytes.Buffer
+	oldErr := stderr
+	stderr = &warn
+	defer func() { stderr = oldErr }()
+	out, err := capture(t, func() error {
+		return runLocalize(ctx, []string{"--data-dir", data, "--log-level", "warn", "--json", "--repo", "acme/cache",
+			"--method", "sr", "--k", "2", "--issue-file", issueFile})
+	})
+	if err != nil {
+		t.Fatalf("localize with a 4 MB issue: %v\nstderr: %s", err, warn.String())
+	}
+	var res workflows.LocalizeResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Items) == 0 {
+		t.Fatalf("--json output (%v): %s", err, out)
+	}
+	if !strings.Contains(warn.String(), issueFile) || !strings.Contains(warn.String(), "over the 256.0 KiB limit") {
+		t.Errorf("stderr %q: want one warning naming %s and the limit", warn.String(), issueFile)
+	}
+	// A limit beyond what the payloads allow is refused, naming the issue.
+	_, err = capture(t, func() error {
+		return runLocalize(ctx, []string{"--data-dir", data, "--log-level", "warn", "--repo", "acme/cache",
+			"--max-issue-bytes", "4000000", "--issue-file", issueFile})
+	})
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(ee.msg, issueFile) {
+		t.Errorf("--max-issue-bytes 4000000: %v, want exit 2 naming %s", err, issueFile)
 	}
 }
