@@ -28,6 +28,7 @@ func runLocalize(ctx context.Context, args []string) error {
 	depth := fs.Int("depth", 4, "BFS depth d from each center")
 	workerFlags(fs, &g)
 	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
+	maxIssue := fs.Int("max-issue-bytes", search.DefaultMaxIssueBytes, "issue text beyond this many bytes is cut, with a warning (at most 1 MiB)")
 	strict := fs.Bool("strict", false, "exit with status 3 when the neighbour selector (LLM) was unavailable for any center")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: locus localize --repo R [flags] (--issue-file F | \"issue text\")\n\n")
@@ -53,6 +54,10 @@ func runLocalize(ctx context.Context, args []string) error {
 	if strings.TrimSpace(issue) == "" || *repoFlag == "" {
 		fs.Usage()
 		return exitError{code: 2, msg: "localize needs --repo and an issue"}
+	}
+	issue, issueName, trimErr := trimIssue(*issueFile, issue, *maxIssue)
+	if trimErr != nil {
+		return trimErr
 	}
 	repo, err := gitrepo.ResolveRepoArg(*repoFlag)
 	if err != nil {
@@ -80,7 +85,7 @@ func runLocalize(ctx context.Context, args []string) error {
 		workflows.LocalizeInput{Repo: repo, Issue: issue, Commit: *ref,
 			Params: search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}}})
 	if err != nil {
-		return fmt.Errorf("start localize: %w", err)
+		return fmt.Errorf("start localize of issue %s: %w", issueName, err)
 	}
 	var out workflows.LocalizeResult
 	if err := run.Get(ctx, &out); err != nil {
