@@ -4,6 +4,7 @@ package activities
 
 import (
 	"errors"
+	"strings"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -13,17 +14,35 @@ import (
 // Error types of non-retryable application errors.
 const (
 	// ErrTypeBadInput: the input can never succeed (bad name, not a repository,
-	// no such ref, corrupt object).
+	// no such ref, corrupt object, invalid parameters).
 	ErrTypeBadInput = "BadInput"
 )
 
-// permanent wraps err as non-retryable when retrying cannot help.
+// permanent wraps err as non-retryable when retrying cannot help. The
+// message is the whole story, so the error carries no cause: a cause would
+// be serialised as a chain that repeats the message and ends in the bare
+// marker ("permanent").
 func permanent(err error) error {
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, gitrepo.ErrPermanent) || errors.Is(err, gitrepo.ErrCorruptObject) {
-		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		return temporal.NewNonRetryableApplicationError(withoutMarker(err.Error()), ErrTypeBadInput, nil)
 	}
 	return err
+}
+
+// badInput is a non-retryable error for an input that fails validation.
+func badInput(err error) error {
+	return temporal.NewNonRetryableApplicationError(strings.ReplaceAll(err.Error(), "\n", "; "), ErrTypeBadInput, nil)
+}
+
+// withoutMarker removes what gitrepo.ErrPermanent adds to a message
+// ("…: permanent", "… (permanent)"): it classifies the error, it says nothing
+// to a reader.
+func withoutMarker(msg string) string {
+	m := gitrepo.ErrPermanent.Error()
+	msg = strings.ReplaceAll(msg, " ("+m+")", "")
+	msg = strings.ReplaceAll(msg, ": "+m+": ", ": ")
+	return strings.TrimSuffix(msg, ": "+m)
 }

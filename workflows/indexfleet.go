@@ -31,6 +31,9 @@ type FleetResult struct {
 // stores this run's results and continues as new, so the history stays small
 // for any fleet size. A failed repository is recorded and never fails the fleet.
 func IndexFleet(ctx workflow.Context, in schema.IndexFleetInput) (FleetResult, error) {
+	if err := checkInput(ctx, func() error { return validateFleetInput(in) }); err != nil {
+		return FleetResult{}, err
+	}
 	window := in.Options.Window
 	if window <= 0 {
 		window = DefaultWindow

@@ -44,6 +44,19 @@ func runIndex(ctx context.Context, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := check(fs,
+		intRange("window", *window, 1, workflows.MaxWindow),
+		intRange("continue-as-new-after", *perRun, 1, workflows.MaxContinueAsNewAfter),
+		intRange("max-diff-bytes", *maxDiff, 1, -1),
+		checkBackend(*backend),
+	); err != nil {
+		return err
+	}
+	if !*noWorker {
+		if err := check(fs, g.checkWorkerFlags()); err != nil {
+			return err
+		}
+	}
 	log := g.logger()
 	specs, err := repoSpecs(fs.Args(), *reposFile)
 	if err != nil {
@@ -96,12 +109,13 @@ func runIndex(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("start fleet %s: %w", *id, err)
 	}
-	fmt.Fprintf(os.Stderr, "fleet %s: %d repositories (run %s)\n", *id, len(specs), run.GetRunID())
-	done := make(chan struct{})
-	go reportProgress(ctx, c, *id, done)
+	fmt.Fprintf(stderr, "fleet %s: %d repositories (run %s)\n", *id, len(specs), run.GetRunID())
+	stopProgress := watchProgress(ctx, stderr, func(ctx context.Context) (schema.FleetProgress, error) {
+		return queryProgress(ctx, c, *id)
+	}, time.Second, 10*time.Second)
 	var res workflows.FleetResult
 	err = run.Get(ctx, &res)
-	close(done)
+	stopProgress(err == nil)
 	if ctx.Err() != nil {
 		return exitError{code: 130, msg: fmt.Sprintf("interrupted; fleet %s keeps its state in %s — run the same command again to continue", *id, g.dataDir)}
 	}
@@ -188,30 +202,17 @@ func fleetID(in schema.IndexFleetInput) string {
 	return "index-fleet-" + hex.EncodeToString(sum[:6])
 }
 
-// reportProgress prints the fleet's progress whenever it changes.
-func reportProgress(ctx context.Context, c client.Client, id string, done <-chan struct{}) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	var last schema.FleetProgress
-	for {
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		v, err := c.QueryWorkflow(ctx, id, "", workflows.ProgressQuery)
-		if err != nil {
-			continue
-		}
-		var p schema.FleetProgress
-		if v.Get(&p) != nil || p == last {
-			continue
-		}
-		last = p
-		fmt.Fprintf(os.Stderr, "progress: %d/%d done, %d failed, %d running, %d pending\n", p.Done, p.Total, p.Failed, p.Running, p.Pending)
+// queryProgress asks the fleet workflow for its progress.
+func queryProgress(ctx context.Context, c client.Client, id string) (schema.FleetProgress, error) {
+	var p schema.FleetProgress
+	v, err := c.QueryWorkflow(ctx, id, "", workflows.ProgressQuery)
+	if err != nil {
+		return p, fmt.Errorf("query progress of %s: %w", id, err)
 	}
+	if err := v.Get(&p); err != nil {
+		return p, fmt.Errorf("decode progress of %s: %w", id, err)
+	}
+	return p, nil
 }
 
 func short(h string) string {

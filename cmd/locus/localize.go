@@ -37,6 +37,21 @@ func runLocalize(ctx context.Context, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := check(fs,
+		oneOf("method", *method, search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER),
+		intRange("k", *k, 1, -1),
+		atLeastK(*n, *k),
+		intRange("c", *c, 1, -1),
+		intRange("depth", *depth, 1, -1),
+		checkRef(*ref),
+	); err != nil {
+		return err
+	}
+	if !*noWorker {
+		if err := check(fs, g.checkWorkerFlags()); err != nil {
+			return err
+		}
+	}
 	issue := strings.Join(fs.Args(), " ")
 	if *issueFile != "" {
 		var data []byte

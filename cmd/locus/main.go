@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -37,54 +36,17 @@ Usage:
   locus worker [flags]           run workers against a Temporal server
   locus bench  scrape [flags]    time commit scraping against git log
 
+  locus --version                print the version and commit locus was built from
+
 Run "locus COMMAND -h" for the flags of a command. Every flag can also be set
 with an environment variable LOCUS_<FLAG> (dashes become underscores).
 `
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	var err error
-	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
-	case "index":
-		err = runIndex(ctx, args)
-	case "status":
-		err = runStatus(ctx, args)
-	case "localize":
-		err = runLocalize(ctx, args)
-	case "eval":
-		err = runEval(ctx, args)
-	case "server":
-		err = runServer(ctx, args)
-	case "worker":
-		err = runWorker(ctx, args)
-	case "bench":
-		err = runBench(ctx, args)
-	case "-h", "--help", "help":
-		fmt.Print(usage)
-		return
-	default:
-		fmt.Fprintf(os.Stderr, "locus: unknown command %q\n\n%s", cmd, usage)
-		os.Exit(2)
-	}
-	var ee exitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		if ee.msg != "" {
-			fmt.Fprintln(os.Stderr, "locus:", ee.msg)
-		}
-		os.Exit(ee.code)
-	case errors.Is(err, flag.ErrHelp):
-		os.Exit(2)
-	default:
-		fmt.Fprintln(os.Stderr, "locus:", err)
-		os.Exit(1)
-	}
+	code := run(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
 }
 
 type exitError struct {
@@ -124,9 +86,9 @@ func (g *globals) workerConfig(ctx context.Context, b *blob.Bucket) (workers.Con
 	}
 	deps := search.Deps{Embedder: e, QueryInstruction: g.queryInst}
 	if g.vectors != "" {
-		u, err := url.Parse(g.vectors)
-		if err != nil || u.Scheme != "milvus" || u.Host == "" {
-			return workers.Config{}, fmt.Errorf("--vectors %q: want milvus://host:port", g.vectors)
+		u, err := milvusAddress(g.vectors)
+		if err != nil {
+			return workers.Config{}, err
 		}
 		ix, err := milvus.Open(ctx, milvus.Options{Address: u.Host, Collection: u.Query().Get("collection"), DB: u.Query().Get("db"),
 			Model: e.Name(), Dim: e.Dim(), Token: os.Getenv("LOCUS_MILVUS_TOKEN")})
@@ -150,18 +112,32 @@ func newFlags(name string, g *globals) *flag.FlagSet {
 	fs.StringVar(&g.store, "store", "", "object store URL: file:///dir or s3://bucket/prefix?endpoint=…&region=…&path_style=true (default file://<data-dir>/store)")
 	fs.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.BoolVar(&g.json, "json", false, "print machine-readable JSON")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s [flags]\n\n", fs.Name())
+		fs.PrintDefaults()
+	}
 	return fs
 }
 
 // parse parses args, letting LOCUS_<NAME> environment variables fill flags
-// not given on the command line.
+// not given on the command line. -h prints the usage to stdout and returns
+// errHelp (exit 0); a bad flag is one message (exit 2) that names the nearest
+// flag there is; the global flags are checked before any work starts.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
+	fs.SetOutput(io.Discard) // the flag package would print errors and usage itself
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stdout)
+		fs.Usage()
+		fs.SetOutput(stderr)
+		return errHelp
+	}
+	if err != nil {
+		return flagError(fs, err)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var err error
 	fs.VisitAll(func(f *flag.Flag) {
 		if set[f.Name] {
 			return
@@ -169,19 +145,35 @@ func parse(fs *flag.FlagSet, args []string) error {
 		env := "LOCUS_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v, ok := os.LookupEnv(env); ok && err == nil {
 			if e := f.Value.Set(v); e != nil {
-				err = fmt.Errorf("%s=%q: %w", env, v, e)
+				err = exitError{code: 2, msg: fmt.Sprintf("%s: %s=%q: %v", fs.Name(), env, v, e)}
 			}
 		}
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	if f := fs.Lookup("log-level"); f != nil {
+		if err := checkLogLevel(f.Value.String()); err != nil {
+			return usageError(fs, err)
+		}
+	}
+	if f := fs.Lookup("temporal"); f != nil && f.Value.String() != "" {
+		if err := checkHostPort("--temporal", f.Value.String()); err != nil {
+			return usageError(fs, err)
+		}
+	}
+	if f := fs.Lookup("data-dir"); f != nil && strings.TrimSpace(f.Value.String()) == "" {
+		return usageError(fs, errors.New("--data-dir is empty: want a directory"))
+	}
+	return nil
 }
 
 func (g *globals) logger() *slog.Logger {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(g.logLevel)); err != nil {
+	lvl, err := parseLogLevel(g.logLevel)
+	if err != nil { // parse has checked it; an unchecked caller gets info
 		lvl = slog.LevelInfo
 	}
-	l := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	l := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	slog.SetDefault(l)
 	return l
 }

@@ -87,6 +87,11 @@ func TestIndexThenStatus(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "index that ref first") {
 		t.Fatalf("localize --ref at another commit: %v", err)
 	}
+	// The user reads the failing step's message once, not Temporal's chain.
+	if msg := errorMessage(err); strings.Count(msg, "index that ref first") != 1 || strings.Contains(msg, "workflow execution error") ||
+		strings.Contains(msg, "(type:") || !strings.HasPrefix(msg, "localize acme/widgets: ") {
+		t.Fatalf("localize --ref at another commit reads %q", msg)
+	}
 	// The same command again resumes nothing and scrapes nothing new.
 	out, err = capture(t, func() error {
 		return runIndex(ctx, []string{"--data-dir", data, "--log-level", "warn", "acme/widgets=" + r.Dir})

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/locus-dev/locus/internal/embed"
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/llm"
+)
+
+// cmdName is the command a flag set belongs to, as messages name it.
+func cmdName(fs *flag.FlagSet) string { return strings.TrimPrefix(fs.Name(), "locus ") }
+
+// usageError is a bad command line: exit status 2, one line naming the command.
+func usageError(fs *flag.FlagSet, err error) error {
+	return exitError{code: 2, msg: fmt.Sprintf("%s: %v (run 'locus %s -h' for the flags)", cmdName(fs), err, cmdName(fs))}
+}
+
+// flagError rewrites the flag package's parse error: an unknown flag names
+// the nearest defined one.
+func flagError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = "unknown flag --" + name
+		if s := nearest(name, flagNames(fs)); s != "" {
+			msg += "; did you mean --" + s + "?"
+		}
+		return usageError(fs, errors.New(msg))
+	}
+	return usageError(fs, err)
+}
+
+var logLevels = []string{"debug", "info", "warn", "error"}
+
+// parseLogLevel accepts the four level names (any case).
+func parseLogLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("--log-level %q: want one of %s", s, strings.Join(logLevels, ", "))
+}
+
+func checkLogLevel(s string) error {
+	_, err := parseLogLevel(s)
+	return err
+}
+
+// checkHostPort accepts host:port with a port number.
+func checkHostPort(flagName, v string) error {
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return fmt.Errorf("%s %q: want host:port (%v)", flagName, v, err)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("%s %q: port %q is not a number from 0 to 65535", flagName, v, port)
+	}
+	_ = host // empty means every interface, which a listener accepts
+	return nil
+}
+
+// intRange checks lo <= v <= hi (hi < lo: no upper bound).
+func intRange(flagName string, v, lo, hi int) error {
+	if v < lo || hi >= lo && v > hi {
+		if hi < lo {
+			return fmt.Errorf("--%s %d: want at least %d", flagName, v, lo)
+		}
+		return fmt.Errorf("--%s %d: want %d to %d", flagName, v, lo, hi)
+	}
+	return nil
+}
+
+// oneOf checks that v is one of the allowed values.
+func oneOf(flagName, v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	var shown []string
+	for _, a := range allowed {
+		if a == "" {
+			a = `"" (automatic)`
+		}
+		shown = append(shown, a)
+	}
+	msg := fmt.Sprintf("--%s %q: want one of %s", flagName, v, strings.Join(shown, ", "))
+	if s := nearest(v, allowed); s != "" {
+		msg += "; did you mean " + s + "?"
+	}
+	return errors.New(msg)
+}
+
+// checkBackend checks --git-backend.
+func checkBackend(v string) error {
+	return oneOf("git-backend", v, string(gitrepo.BackendAuto), string(gitrepo.BackendCatFile), string(gitrepo.BackendGoGit))
+}
+
+// checkWorkerFlags checks the backend URLs of a worker before anything
+// starts: opening an embedder or selector from a URL touches no network.
+func (g *globals) checkWorkerFlags() error {
+	e, err := embed.Open(context.Background(), g.embedder)
+	if err != nil {
+		return fmt.Errorf("--embedder: %w", err)
+	}
+	if c, ok := e.(interface{ Close() error }); ok {
+		c.Close()
+	}
+	if _, err := llm.OpenSelector(g.llm, 0); err != nil {
+		return fmt.Errorf("--llm: %w", err)
+	}
+	if g.vectors != "" {
+		if _, err := milvusAddress(g.vectors); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// milvusAddress is the host:port of a milvus:// vector index URL.
+func milvusAddress(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "milvus" || u.Host == "" {
+		return nil, fmt.Errorf("--vectors %q: want milvus://host:port", raw)
+	}
+	return u, nil
+}
+
+// check runs the checks in order and returns the first failure as a usage error.
+func check(fs *flag.FlagSet, errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return usageError(fs, err)
+		}
+	}
+	return nil
+}
+
+// atLeastK checks that the pool --n holds the budget --k.
+func atLeastK(n, k int) error {
+	if n < k {
+		return fmt.Errorf("--n %d: the pool must hold at least --k (%d) functions", n, k)
+	}
+	return nil
+}
+
+// checkRef accepts an empty ref or a commit id of 7 to 64 hex digits.
+func checkRef(ref string) error {
+	if ref == "" {
+		return nil
+	}
+	if len(ref) < 7 || len(ref) > 64 || strings.Trim(strings.ToLower(ref), "0123456789abcdef") != "" {
+		return fmt.Errorf("--ref %q: want a commit id of 7 to 64 hex digits", ref)
+	}
+	return nil
+}
