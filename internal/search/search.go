@@ -228,15 +228,11 @@ func Retrieve(ctx context.Context, d Deps, repo schema.RepoName, issue string, p
 	if p.Method == MethodSR || p.Method == MethodDER {
 		return r, nil
 	}
-	g, err := codegraph.Read(ctx, d.Bucket, *m.Graph)
+	lg, err := graphs.get(ctx, d.Bucket, *m.Graph)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("localize %s: %w", repo, err)
 	}
-	sg, _, err := spiderGraph(g)
-	if err != nil {
-		return nil, err
-	}
-	exp, err := spider.Expand(sg, ranking, p.Params)
+	exp, err := spider.Expand(lg.sg, ranking, p.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +247,9 @@ var (
 )
 
 // Code returns the code of the given function ids at the repository's
-// published graph commit.
+// published graph commit (ids that are not functions of it are left out).
+// The decoded graph is shared with Retrieve and other queries of this
+// process (see graphCacheSize).
 func Code(ctx context.Context, d Deps, repo schema.RepoName, commit string, ids []string) (map[string]string, error) {
 	d.defaults()
 	m, err := manifest.Read(ctx, d.Bucket, repo)
@@ -261,18 +259,14 @@ func Code(ctx context.Context, d Deps, repo schema.RepoName, commit string, ids 
 	if m == nil || m.Graph == nil || m.Graph.Commit != commit {
 		return nil, fmt.Errorf("code of %s@%s: the published graph is at another commit: %w", repo, commit, ErrNotIndexed)
 	}
-	g, err := codegraph.Read(ctx, d.Bucket, *m.Graph)
+	lg, err := graphs.get(ctx, d.Bucket, *m.Graph)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("code of %s@%s: %w", repo, commit, err)
 	}
-	want := map[string]bool{}
+	out := make(map[string]string, len(ids))
 	for _, id := range ids {
-		want[id] = true
-	}
-	out := map[string]string{}
-	for _, n := range g.Nodes {
-		if want[n.ID] {
-			out[n.ID] = n.Code
+		if c, ok := lg.code[id]; ok {
+			out[id] = c
 		}
 	}
 	return out, nil
