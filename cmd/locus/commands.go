@@ -123,6 +123,7 @@ func runWorker(ctx context.Context, args []string) error {
 	fs := newFlags("worker", &g)
 	backend := fs.String("git-backend", "", "how objects are read: cat-file, go-git, or empty for automatic")
 	conc := fs.Int("activities", 4, "concurrent activities per task queue")
+	embedded := fs.String("embedded-address", devserver.DefaultAddress, "with no --temporal: the address of the embedded Temporal server this worker starts")
 	workerFlags(fs, &g)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -131,6 +132,7 @@ func runWorker(ctx context.Context, args []string) error {
 		intRange("activities", *conc, 1, 10000),
 		checkBackend(*backend),
 		g.checkWorkerFlags(),
+		checkHostPort("--embedded-address", *embedded),
 	); err != nil {
 		return err
 	}
@@ -140,6 +142,13 @@ func runWorker(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
+	if g.temporal == "" {
+		// A worker is only useful where others can reach its server: say
+		// which one it starts, on a fixed address, rather than a private one.
+		g.embeddedAddr = *embedded
+		fmt.Fprintf(stderr, "worker: no --temporal given: starting the embedded Temporal server on %s (data in %s)\n",
+			*embedded, filepath.Join(g.dataDir, "temporal"))
+	}
 	c, closeAll, err := g.connect(ctx, log)
 	if err != nil {
 		return err
@@ -150,6 +159,9 @@ func runWorker(ctx context.Context, args []string) error {
 		return err
 	}
 	cfg.Backend, cfg.MaxConcurrentActivities = gitrepo.Backend(*backend), *conc
-	fmt.Fprintf(os.Stderr, "worker: queues locus-index and %s; Ctrl-C stops it\n", workers.HostQueue(g.dataDir))
+	if g.temporal == "" {
+		fmt.Fprintf(stderr, "worker: embedded Temporal server listening on %s; run other commands with --temporal %s --no-worker\n", g.addr, g.addr)
+	}
+	fmt.Fprintf(stderr, "worker: connected to %s, queues locus-index and %s; Ctrl-C stops it\n", g.addr, workers.HostQueue(g.dataDir))
 	return workers.Run(ctx, cfg, c)
 }

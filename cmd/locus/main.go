@@ -68,6 +68,12 @@ type globals struct {
 	llm       string // neighbour selector URL (see llm.Open); default the heuristic
 	vectors   string // vector index URL: "" (local, in the store) or milvus://host:19530
 	queryInst string // instruction prefixed to queries for instruction-tuned embedders; default none
+
+	// embeddedAddr is where an embedded server listens; default a free
+	// loopback port (only this process needs to reach it).
+	embeddedAddr string
+	// addr is the Temporal frontend connect dialled.
+	addr string
 }
 
 // workerFlags adds the flags of commands that run workers in this process.
@@ -204,11 +210,15 @@ func (g *globals) connect(ctx context.Context, log *slog.Logger) (client.Client,
 	var srv *devserver.Server
 	if addr == "" {
 		var err error
+		listen := g.embeddedAddr
+		if listen == "" {
+			listen = "127.0.0.1:0"
+		}
 		srv, err = devserver.Start(ctx, devserver.Options{
-			DataDir: filepath.Join(g.dataDir, "temporal"), Address: "127.0.0.1:0", Namespace: g.namespace, Logger: log,
+			DataDir: filepath.Join(g.dataDir, "temporal"), Address: listen, Namespace: g.namespace, Logger: log,
 		})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("start the embedded Temporal server on %s: %w", listen, err)
 		}
 		addr = srv.Address()
 		log.Debug("embedded Temporal server", "address", addr, "data", filepath.Join(g.dataDir, "temporal"))
@@ -223,6 +233,7 @@ func (g *globals) connect(ctx context.Context, log *slog.Logger) (client.Client,
 		}
 		return nil, nil, fmt.Errorf("connect to Temporal at %s: %w", addr, err)
 	}
+	g.addr = addr
 	return c, func() {
 		c.Close()
 		if srv != nil {
