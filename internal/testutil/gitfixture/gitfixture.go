@@ -24,7 +24,21 @@ func New(t testing.TB) *Repo {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed; the fixture repositories need the git CLI")
 	}
-	r := &Repo{t: t, Dir: t.TempDir()}
+	return NewAt(t, t.TempDir())
+}
+
+// NewAt initialises an empty repository on branch main in dir (created if
+// missing). Unlike New it fails the test when git is not installed: suites that
+// must never skip use it.
+func NewAt(t testing.TB, dir string) *Repo {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is not installed; the fixture repositories need the git CLI")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &Repo{t: t, Dir: dir}
 	r.Git("init", "-q", "-b", "main")
 	r.Git("config", "core.quotepath", "false")
 	return r
@@ -69,6 +83,54 @@ func (r *Repo) Write(files map[string]string) {
 			r.t.Fatal(err)
 		}
 	}
+}
+
+// WriteBytes creates or replaces one file with exact bytes (binary content,
+// invalid UTF-8), creating its directory.
+func (r *Repo) WriteBytes(path string, data []byte) {
+	r.t.Helper()
+	full := filepath.Join(r.Dir, path)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(full, data, 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// Symlink creates a symbolic link at path (relative to the working copy)
+// pointing at target, which may lie outside the repository.
+func (r *Repo) Symlink(target, path string) {
+	r.t.Helper()
+	full := filepath.Join(r.Dir, path)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.Symlink(target, full); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// CommitAs stages everything and commits with the exact bytes of msg as the
+// message and the given author (any bytes, e.g. invalid UTF-8); returns the id.
+func (r *Repo) CommitAs(author, email string, msg []byte) string {
+	r.t.Helper()
+	r.tick++
+	r.Git("add", "-A")
+	f, err := os.CreateTemp("", "gitfixture-msg-*")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(msg); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		r.t.Fatal(err)
+	}
+	r.Git("commit", "-q", "--allow-empty", "--allow-empty-message", "--cleanup=verbatim",
+		"--author", author+" <"+email+">", "-F", f.Name())
+	return r.Head()
 }
 
 // Commit stages everything and commits with msg (empty commits allowed); returns the id.

@@ -1,0 +1,865 @@
+package badinput
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// cases is the bad-input suite. Every case runs against a store that already
+// holds baseRepo, which must come out untouched unless the case says otherwise.
+var cases = []badCase{
+	// Repository names: nothing may be written outside the store.
+	nameCase("name-dotdot", "../x", `part ".." is not allowed`),
+	nameCase("name-dotdot-nested", "a/../../b", "want owner/name"),
+	nameCase("name-absolute", "/etc/x", "want owner/name"),
+	nameCase("name-backslash", `a\b`, `character '\\' is not allowed`),
+	nameCase("name-dot-git", ".git/x", `part ".git" is not allowed`),
+	nameCase("name-three-parts", "a/b/c", "want owner/name"),
+	nameCase("name-non-ascii", "ünï/x", "character 'ü' is not allowed"),
+	nameCase("name-too-long", strings.Repeat("n", 101)+"/x", "longer than 100 characters"),
+	{
+		name:  "name-nul-in-repos-file",
+		input: "a repos-file line whose name holds a NUL byte (`a\\x00b=PATH`)",
+		want:  "exit 1 before any work; the error quotes the line and says the character is not allowed",
+		setup: func(s *sandbox) []string {
+			r := s.simpleRepo("r")
+			writeFile(s, "fleet.txt", "a\x00b="+r.Dir+"\n")
+			return []string{"index", "--repos-file", filepath.Join(s.dir, "fleet.txt")}
+		},
+		code:  1,
+		names: []string{`a\x00b`, "is not allowed"},
+		check: func(s *sandbox, r result) { s.notIndexed("a") },
+	},
+
+	// Repository specs and repos-files.
+	{
+		name:  "ref-empty",
+		input: "a spec ending in `#` with no ref (`PATH#`)",
+		want:  "exit 1 before any work: \"empty ref after '#'\", quoting the spec",
+		setup: func(s *sandbox) []string {
+			r := s.simpleRepo("r")
+			s.vars["SPEC"] = r.Dir + "#"
+			return []string{"index", r.Dir + "#"}
+		},
+		code:  1,
+		names: []string{"{{SPEC}}", "empty ref after '#'"},
+		check: func(s *sandbox, r result) { s.notIndexed("r") },
+	},
+	{
+		name:  "spec-no-url",
+		input: "a name with nothing after `=` (`x/y=`)",
+		want:  "exit 1 before any work: \"no URL or path\", quoting the spec",
+		setup: func(s *sandbox) []string { return []string{"index", "x/y="} },
+		code:  1,
+		names: []string{`"x/y="`, "no URL or path"},
+	},
+	{
+		name:  "spec-duplicate",
+		input: "the same repository given twice in one command",
+		want:  "exit 1 before any work; the error quotes both specs and suggests naming one (`other/name=…`)",
+		setup: func(s *sandbox) []string {
+			r := s.simpleRepo("r")
+			return []string{"index", r.Dir, "r=" + r.Dir}
+		},
+		code:  1,
+		names: []string{"given twice", "other/name="},
+		check: func(s *sandbox, r result) { s.notIndexed("r") },
+	},
+	{
+		name:  "repos-file-missing",
+		input: "`--repos-file` naming a file that does not exist",
+		want:  "exit 1; the error names the file",
+		setup: func(s *sandbox) []string {
+			s.vars["F"] = filepath.Join(s.dir, "no-such-fleet.txt")
+			return []string{"index", "--repos-file", s.vars["F"]}
+		},
+		code:  1,
+		names: []string{"{{F}}"},
+	},
+	{
+		name:  "repos-file-bad-line",
+		input: "a repos-file with comments, blank lines and one bad line (`../x=PATH`) among good ones",
+		want:  "exit 1 before any work: the error quotes the bad line; the good lines are not indexed either",
+		setup: func(s *sandbox) []string {
+			r := s.simpleRepo("r")
+			writeFile(s, "fleet.txt", "# fleet\n\n"+r.Dir+"\n../x="+r.Dir+"\n")
+			return []string{"index", "--repos-file", filepath.Join(s.dir, "fleet.txt")}
+		},
+		code:  1,
+		names: []string{`"../x=`, `part ".." is not allowed`},
+		check: func(s *sandbox, r result) { s.notIndexed("r") },
+	},
+	{
+		name:  "env-not-a-number",
+		input: "`LOCUS_WINDOW=abc` in the environment",
+		want:  "exit 2 before any work; the error names the variable and its value",
+		setup: func(s *sandbox) []string {
+			s.env = append(s.env, "LOCUS_WINDOW=abc")
+			return []string{"index", s.simpleRepo("r").Dir}
+		},
+		code:  2,
+		names: []string{`LOCUS_WINDOW="abc"`},
+		check: func(s *sandbox, r result) { s.notIndexed("r") },
+	},
+
+	// Repositories that cannot be read.
+	fleetFailure("path-missing", "a local path that does not exist",
+		func(s *sandbox) string { return filepath.Join(s.dir, "nowhere") }, "no such file or directory"),
+	fleetFailure("not-a-repository", "a directory that is not a git repository",
+		func(s *sandbox) string {
+			writeFile(s, "plain/README", "not a repo\n")
+			return filepath.Join(s.dir, "plain")
+		}, "plain"),
+	fleetFailure("file-not-directory", "a path to a file instead of a directory",
+		func(s *sandbox) string { return filepath.Join(s.simpleRepo("r").Dir, "lib.py") }, "not a directory"),
+	fleetFailure("file-url-missing", "a `file://` URL to a path that does not exist",
+		func(s *sandbox) string { return "file://" + filepath.Join(s.dir, "gone") }, "no such file or directory"),
+	{
+		name:  "ref-missing",
+		input: "a ref that the repository does not have (`PATH#nope`)",
+		want:  "exit 1; the repository is recorded as failed with \"ref \\\"nope\\\": no such branch, tag or commit\"; nothing is published for it",
+		setup: func(s *sandbox) []string { return []string{"index", "bad/ref=" + s.simpleRepo("r").Dir + "#nope"} },
+		code:  1,
+		names: []string{"bad/ref", `ref "nope"`, "no such branch"},
+		check: func(s *sandbox, r result) { s.notIndexed("bad/ref") },
+	},
+	{
+		name:  "fleet-one-bad-repository",
+		input: "a fleet of one good repository and one path that does not exist",
+		want:  "exit 1 (\"1 of 2 repositories failed\"); the good one is indexed, the bad one is named with its error",
+		setup: func(s *sandbox) []string {
+			s.vars["BAD"] = filepath.Join(s.dir, "missing")
+			return []string{"index", "good/one=" + s.simpleRepo("r").Dir, "bad/one=" + s.vars["BAD"]}
+		},
+		code:  1,
+		names: []string{"1 of 2 repositories failed", "bad/one", "{{BAD}}"},
+		check: func(s *sandbox, r result) {
+			s.indexed("good/one")
+			s.notIndexed("bad/one")
+		},
+	},
+
+	// Contents that are hard to parse.
+	{
+		name:  "binary-file",
+		input: "a binary file (PNG header, NUL bytes) committed next to code",
+		want:  "indexed; the commit row for the binary is stored, the graph holds only the code files",
+		setup: func(s *sandbox) []string {
+			r := s.repo("r")
+			r.WriteBytes("logo.png", append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), make([]byte, 4096)...))
+			r.Write(map[string]string{"lib.py": "def helper(n):\n    return n * 2\n"})
+			r.Commit("add logo")
+			return []string{"index", "bin/r=" + r.Dir}
+		},
+		check: func(s *sandbox, r result) {
+			m := s.indexed("bin/r")
+			if paths := s.column(m.Parts[0].Key, "path"); !slices.Contains(paths, "logo.png") {
+				s.t.Errorf("commit rows %v lack logo.png", paths)
+			}
+			ids := s.nodeIDs("bin/r")
+			if !slices.Contains(ids, "lib.py:helper") || slices.Contains(ids, "logo.png") {
+				s.t.Errorf("graph nodes %v: want lib.py:helper and no logo.png", ids)
+			}
+		},
+	},
+	syntaxCase("syntax-error-python", "broken.py", "def ok():\n    return 1\n\ndef broken(:\n    pass\n", "broken.py:ok"),
+	syntaxCase("syntax-error-java", "Broken.java", "class Broken {\n  int ok() { return 1; }\n  void bad( { }\n", "Broken.java:Broken.ok"),
+	syntaxCase("syntax-error-go", "broken.go", "package x\n\nfunc Ok() int { return 1 }\n\nfunc Bad( {\n", "broken.go:Ok"),
+	syntaxCase("syntax-error-javascript", "broken.js", "function ok() { return 1 }\nfunction bad( {\n", "broken.js:ok"),
+	{
+		name:  "symlink-outside-repository",
+		input: "a committed symlink pointing at a secret file outside the repository",
+		want:  "indexed; the link is stored as a link, the target's content is never read into the store",
+		setup: func(s *sandbox) []string {
+			writeFile(s, "outside/secret.txt", "TOP-SECRET-CONTENT-9f3a\n")
+			r := s.repo("r")
+			r.Symlink(filepath.Join(s.dir, "outside", "secret.txt"), "leak.py")
+			r.Write(map[string]string{"lib.py": "def helper(n):\n    return n * 2\n"})
+			r.Commit("link outside")
+			return []string{"index", "link/r=" + r.Dir}
+		},
+		check: func(s *sandbox, r result) {
+			s.indexed("link/r")
+			if hits := filesContaining(s.t, s.data, "TOP-SECRET-CONTENT-9f3a"); len(hits) > 0 {
+				s.t.Errorf("the symlink target's content is stored in %v", hits)
+			}
+		},
+	},
+	{
+		name:  "minified-javascript",
+		input: "a 300 KB minified JavaScript file on one line",
+		want:  "indexed; the commit row is stored, the graph skips the file and its report lists it as skipped (\"minified\") instead of parsing it",
+		setup: func(s *sandbox) []string {
+			var b strings.Builder
+			for i := 0; b.Len() < 300<<10; i++ {
+				b.WriteString("function f" + strconv.Itoa(i) + "(a,b){return a+b*" + strconv.Itoa(i) + "};")
+			}
+			r := s.repo("r")
+			r.Write(map[string]string{"app.min.js": b.String(), "src/app.js": "function add(a, b) {\n  return a + b\n}\n"})
+			r.Commit("build")
+			return []string{"index", "min/r=" + r.Dir}
+		},
+		check: func(s *sandbox, r result) {
+			m := s.indexed("min/r")
+			if paths := s.column(m.Parts[0].Key, "path"); !slices.Contains(paths, "app.min.js") {
+				s.t.Errorf("commit rows %v lack app.min.js", paths)
+			}
+			ids := s.nodeIDs("min/r")
+			if !slices.Contains(ids, "src/app.js:add") || slices.Contains(ids, "app.min.js") {
+				s.t.Errorf("graph nodes %v: want src/app.js:add and not the minified file", ids)
+			}
+			rep := graphReport(s, m)
+			if !slices.Contains(rep.Skipped, skip{Path: "app.min.js", Reason: "minified"}) {
+				s.t.Errorf("graph report skips %v, want app.min.js as minified", rep.Skipped)
+			}
+		},
+	},
+	{
+		name:  "hostile-file-names",
+		input: "file names with spaces, quotes, a newline, a leading dash and non-ASCII letters",
+		want:  "indexed; every name is stored exactly in the commit rows",
+		setup: func(s *sandbox) []string {
+			r := s.repo("r")
+			r.Write(map[string]string{
+				"with space.py": "def a():\n    return 1\n", "quote\"d.py": "def b():\n    return 2\n",
+				"new\nline.py": "def c():\n    return 3\n", "-dash.py": "def d():\n    return 4\n", "ünïcödé/名前.py": "def e():\n    return 5\n",
+			})
+			r.Commit("odd names")
+			return []string{"index", "names/r=" + r.Dir}
+		},
+		check: func(s *sandbox, r result) {
+			m := s.indexed("names/r")
+			paths := s.column(m.Parts[0].Key, "path")
+			for _, p := range []string{"with space.py", "quote\"d.py", "new\nline.py", "-dash.py", "ünïcödé/名前.py"} {
+				if !slices.Contains(paths, p) {
+					s.t.Errorf("commit rows lack %q: %q", p, paths)
+				}
+			}
+		},
+	},
+	{
+		name:  "crlf-and-bom",
+		input: "source files with CRLF line ends and a UTF-8 byte order mark",
+		want:  "indexed; their functions are in the graph",
+		setup: func(s *sandbox) []string {
+			r := s.repo("r")
+			r.Write(map[string]string{"win.py": "\ufeffdef crlf():\r\n    return 1\r\n", "Win.java": "\ufeffclass Win {\r\n  int a() { return 1; }\r\n}\r\n"})
+			r.Commit("windows files")
+			return []string{"index", "crlf/r=" + r.Dir}
+		},
+		check: func(s *sandbox, r result) {
+			ids := s.nodeIDs("crlf/r")
+			for _, id := range []string{"win.py:crlf", "Win.java:Win.a"} {
+				if !slices.Contains(ids, id) {
+					s.t.Errorf("graph lacks %s: %v", id, ids)
+				}
+			}
+		},
+	},
+	{
+		name:  "deep-nesting",
+		input: "a file 60 directories deep",
+		want:  "indexed; the file's function is in the graph under its full path",
+		setup: func(s *sandbox) []string {
+			p := strings.Repeat("d/", 60) + "deep.py"
+			s.vars["ID"] = p + ":deep"
+			r := s.repo("r")
+			r.Write(map[string]string{p: "def deep():\n    return 1\n"})
+			r.Commit("deep")
+			return []string{"index", "deep/r=" + r.Dir}
+		},
+		check: func(s *sandbox, r result) {
+			if ids := s.nodeIDs("deep/r"); !slices.Contains(ids, s.vars["ID"]) {
+				s.t.Errorf("graph lacks %s (%d nodes)", s.vars["ID"], len(ids))
+			}
+		},
+	},
+	{
+		name:  "empty-and-blank-files",
+		input: "an empty .py file and a .go file of whitespace only",
+		want:  "indexed; both files are in the commit rows, the other files' functions are in the graph",
+		setup: func(s *sandbox) []string {
+			r := s.repo("r")
+			r.Write(map[string]string{"empty.py": "", "blank.go": "\n\n   \n", "lib.py": "def helper():\n    return 1\n"})
+			r.Commit("empties")
+			return []string{"index", "empty/files=" + r.Dir}
+		},
+		check: func(s *sandbox, r result) {
+			m := s.indexed("empty/files")
+			paths := s.column(m.Parts[0].Key, "path")
+			for _, p := range []string{"empty.py", "blank.go", "lib.py"} {
+				if !slices.Contains(paths, p) {
+					s.t.Errorf("commit rows lack %s: %v", p, paths)
+				}
+			}
+			if ids := s.nodeIDs("empty/files"); !slices.Contains(ids, "lib.py:helper") {
+				s.t.Errorf("graph lacks lib.py:helper: %v", ids)
+			}
+		},
+	},
+	{
+		name:  "submodule-entry",
+		input: "a gitlink (submodule) entry whose commit is not in the repository",
+		want:  "indexed; the gitlink is a commit row, nothing is fetched for it",
+		setup: func(s *sandbox) []string {
+			r := s.repo("r")
+			r.Write(map[string]string{"lib.py": "def helper():\n    return 1\n"})
+			r.Git("add", "lib.py")
+			r.Git("update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111,vendor/sub")
+			r.Tick()
+			r.Git("commit", "-q", "-m", "add submodule")
+			return []string{"index", "sub/r=" + r.Dir}
+		},
+		check: func(s *sandbox, r result) {
+			m := s.indexed("sub/r")
+			if paths := s.column(m.Parts[0].Key, "path"); !slices.Contains(paths, "vendor/sub") {
+				s.t.Errorf("commit rows %v lack the gitlink vendor/sub", paths)
+			}
+		},
+	},
+
+	// Repository shapes that are legal but unusual.
+	{
+		name:  "bare-repository",
+		input: "a bare repository directory",
+		want:  "indexed like a working copy",
+		setup: func(s *sandbox) []string {
+			r := s.simpleRepo("src")
+			bare := filepath.Join(s.dir, "bare.git")
+			r.Git("clone", "-q", "--bare", r.Dir, bare)
+			return []string{"index", "bare/r=" + bare}
+		},
+		check: func(s *sandbox, r result) {
+			if m := s.indexed("bare/r"); m.Commits != 1 {
+				s.t.Errorf("bare repository indexed with %d commits, want 1", m.Commits)
+			}
+		},
+	},
+	{
+		name:  "detached-head",
+		input: "a working copy with a detached HEAD",
+		want:  "indexed at the detached commit",
+		setup: func(s *sandbox) []string {
+			r := s.simpleRepo("r")
+			first := r.Head()
+			r.Write(map[string]string{"more.py": "def more():\n    return 1\n"})
+			r.Commit("more")
+			r.Git("checkout", "-q", "--detach", first)
+			s.vars["HEAD"] = first
+			return []string{"index", "detached/r=" + r.Dir}
+		},
+		check: func(s *sandbox, r result) {
+			if m := s.indexed("detached/r"); m.Head != s.vars["HEAD"] || m.Commits != 1 {
+				s.t.Errorf("indexed at %s with %d commits, want the detached %s with 1", m.Head, m.Commits, s.vars["HEAD"])
+			}
+		},
+	},
+	{
+		name:  "path-with-spaces",
+		input: "a repository whose directory name has spaces and a `#`-free ref given as a tag",
+		want:  "indexed at the tag",
+		setup: func(s *sandbox) []string {
+			r := s.repo("my repo (copy)")
+			r.Write(map[string]string{"lib.py": "def helper():\n    return 1\n"})
+			s.vars["HEAD"] = r.Commit("v1")
+			r.Git("tag", "v1")
+			r.Write(map[string]string{"lib.py": "def helper():\n    return 2\n"})
+			r.Commit("after v1")
+			return []string{"index", "spaces/r=" + r.Dir + "#v1"}
+		},
+		check: func(s *sandbox, r result) {
+			if m := s.indexed("spaces/r"); m.Head != s.vars["HEAD"] {
+				s.t.Errorf("indexed at %s, want the tag's commit %s", m.Head, s.vars["HEAD"])
+			}
+		},
+	},
+	{
+		name:  "reindex-unchanged",
+		input: "indexing an already indexed repository again with no new commits",
+		want:  "exit 0 with 0 new commits; the stored commit parts are unchanged",
+		setup: func(s *sandbox) []string {
+			m := s.indexed(baseRepo)
+			s.vars["URL"] = m.URL
+			return []string{"index", baseRepo + "=" + m.URL}
+		},
+		touchesBase: true,
+		check: func(s *sandbox, r result) {
+			m := s.indexed(baseRepo)
+			if m.Head != seed.head || m.Commits != 2 {
+				s.t.Errorf("after re-indexing: head %s with %d commits, want %s with 2", m.Head, m.Commits, seed.head)
+			}
+			got, err := snapshot(filepath.Join(s.store(), "repos", baseRepo, "commits"))
+			if err != nil {
+				s.t.Fatal(err)
+			}
+			for f, h := range seed.snap {
+				if strings.HasPrefix(f, "commits/") && got[strings.TrimPrefix(f, "commits/")] != h {
+					s.t.Errorf("re-indexing changed or lost %s", f)
+				}
+			}
+		},
+	},
+
+	// Concurrency.
+	{
+		name:  "two-concurrent-index-runs",
+		input: "two `locus index` runs on the same data dir at the same time",
+		want:  "the second exits 1 at once, naming the data dir's lock and suggesting another data dir or --temporal; the first finishes and is indexed; the second's repository is not",
+		setup: func(s *sandbox) []string {
+			emb := newEmbedServer(s.t, 8)
+			first := s.simpleRepo("first")
+			done := make(chan result, 1)
+			go func() {
+				done <- s.locus("index", "--embedder", "openai+http://"+strings.TrimPrefix(emb.URL, "http://")+"?model=m&dim=8", "one/first="+first.Dir)
+			}()
+			select {
+			case <-emb.arrived: // the first run holds the data dir and waits on the embedder
+			case <-time.After(cmdTimeout):
+				s.t.Fatal("the first index run never reached its embedder")
+			}
+			s.t.Cleanup(func() {
+				emb.release()
+				if r := <-done; r.code != 0 {
+					s.t.Errorf("the first run failed: %v", r)
+				} else {
+					s.indexed("one/first")
+				}
+			})
+			s.vars["LOCK"] = filepath.Join(s.data, "temporal")
+			return []string{"index", "two/second=" + s.simpleRepo("second").Dir}
+		},
+		code:  1,
+		names: []string{"in use by another locus process", "{{LOCK}}"},
+		check: func(s *sandbox, r result) { s.notIndexed("two/second") },
+	},
+
+	// Two repositories that look alike, and histories that change under locus.
+	{
+		name:  "same-name-other-repository",
+		input: "another repository indexed under a name that already holds one (`fixtures/base=OTHER`)",
+		want:  "exit 1; the repository is refused: the error says the name already holds another repository (both URLs and roots) and to give it another name; the stored one is untouched",
+		setup: func(s *sandbox) []string {
+			other := s.simpleRepo("other")
+			s.vars["OTHER"] = other.Dir
+			return []string{"index", baseRepo + "=" + other.Dir}
+		},
+		code:  1,
+		names: []string{baseRepo, "already holds", "{{OTHER}}"},
+	},
+	{
+		name:  "force-pushed-history",
+		input: "a repository whose branch was rewritten (reset and recommitted) after it was indexed",
+		want:  "exit 0; locus says the history was rewritten and replaces the stored history with the new one (no commits of the old branch remain)",
+		setup: func(s *sandbox) []string {
+			r := s.simpleRepo("r")
+			r.Write(map[string]string{"gone.py": "def gone():\n    return 1\n"})
+			old := r.Commit("to be rewritten")
+			if res := s.locus("index", "fp/r="+r.Dir); res.code != 0 {
+				s.t.Fatalf("first index: %v", res)
+			}
+			r.Git("reset", "-q", "--hard", "HEAD~1")
+			r.Write(map[string]string{"new.py": "def new():\n    return 2\n"})
+			s.vars["OLD"], s.vars["NEW"] = old, r.Commit("rewritten")
+			return []string{"index", "fp/r=" + r.Dir}
+		},
+		names: []string{"history rewritten"},
+		check: func(s *sandbox, r result) {
+			m := s.indexed("fp/r")
+			if m.Head != s.vars["NEW"] || m.Commits != 2 {
+				s.t.Errorf("after the rewrite: head %s with %d commits, want %s with 2", m.Head, m.Commits, s.vars["NEW"])
+			}
+			for _, p := range m.Parts {
+				if ids := s.column(p.Key, "commit_id"); slices.Contains(ids, s.vars["OLD"]) {
+					s.t.Errorf("part %s still holds the rewritten commit %s", p.Key, s.vars["OLD"])
+				}
+			}
+		},
+	},
+	{
+		name:  "empty-repository",
+		input: "a repository with no commits",
+		want:  "exit 0; the repository is reported as \"empty (no commits)\" and listed by status with 0 commits",
+		setup: func(s *sandbox) []string { return []string{"index", "empty/r=" + s.repo("r").Dir} },
+		check: func(s *sandbox, r result) {
+			if !strings.Contains(r.stdout, "empty (no commits)") {
+				s.t.Errorf("index output does not say the repository is empty:\n%v", r)
+			}
+			if m := s.statusOf("empty/r"); m == nil || m.Commits != 0 || m.Head != "" {
+				s.t.Errorf("status shows the empty repository as %+v", m)
+			}
+		},
+	},
+	{
+		name:  "url-unreachable",
+		input: "an http URL where no server listens",
+		want:  "exit 1 after bounded retries; the repository is listed as failed with the URL and \"connection refused\"; nothing is published",
+		setup: func(s *sandbox) []string {
+			s.vars["URL"] = "http://" + freePort(s) + "/x.git"
+			return []string{"index", "net/r=" + s.vars["URL"]}
+		},
+		code:  1,
+		names: []string{"net/r", "{{URL}}", "connection refused", "1 of 1 repositories failed"},
+		check: func(s *sandbox, r result) { s.notIndexed("net/r") },
+	},
+
+	// Damaged store objects.
+	{
+		name:  "truncated-commits-part",
+		input: "a stored commits Parquet part cut to 100 bytes, then `locus index` again",
+		want:  "exit 0; a warning names the damaged part and the history is re-scraped to replace it; every part is readable again",
+		setup: func(s *sandbox) []string {
+			m := s.indexed(baseRepo)
+			s.vars["PART"] = m.Parts[0].Key
+			if err := os.Truncate(filepath.Join(s.store(), filepath.FromSlash(m.Parts[0].Key)), 100); err != nil {
+				s.t.Fatal(err)
+			}
+			return []string{"index", baseRepo + "=" + m.URL}
+		},
+		touchesBase: true,
+		names:       []string{"{{PART}}", "damaged"},
+		check: func(s *sandbox, r result) {
+			if m := s.indexed(baseRepo); m.Head != seed.head || m.Commits != 2 {
+				s.t.Errorf("after the repair: head %s with %d commits, want %s with 2", m.Head, m.Commits, seed.head)
+			}
+		},
+	},
+	{
+		name:  "garbage-nodes-parquet-localize",
+		input: "a stored graph nodes.parquet overwritten with garbage, then `locus localize`",
+		want:  "exit 1: the error names the damaged nodes.parquet (\"stored object is damaged\"); no ranking is printed",
+		setup: func(s *sandbox) []string {
+			m := s.indexed(baseRepo)
+			s.vars["NODES"] = m.Graph.NodesKey
+			writeFile(s, filepath.Join("data", "store", filepath.FromSlash(m.Graph.NodesKey)), "garbage\n")
+			return []string{"localize", "--repo", baseRepo, "port is negative"}
+		},
+		touchesBase: true,
+		code:        1,
+		names:       []string{"{{NODES}}", "damaged"},
+		check: func(s *sandbox, r result) {
+			if strings.Contains(r.stdout, "Server.bind") {
+				s.t.Errorf("a ranking was printed from a damaged graph:\n%v", r)
+			}
+		},
+	},
+	{
+		name:  "garbage-nodes-parquet-reindex",
+		input: "a stored graph nodes.parquet overwritten with garbage, then `locus index` again",
+		want:  "exit 0; the damaged graph is rebuilt and readable again",
+		setup: func(s *sandbox) []string {
+			m := s.indexed(baseRepo)
+			writeFile(s, filepath.Join("data", "store", filepath.FromSlash(m.Graph.NodesKey)), "garbage\n")
+			return []string{"index", baseRepo + "=" + m.URL}
+		},
+		touchesBase: true,
+		check: func(s *sandbox, r result) {
+			if ids := s.nodeIDs(baseRepo); !slices.Contains(ids, "app/server.py:Server.bind") {
+				s.t.Errorf("rebuilt graph lacks app/server.py:Server.bind: %v", ids)
+			}
+		},
+	},
+
+	// The LLM.
+	{
+		name:  "llm-down-strict",
+		input: "`locus localize --strict --llm URL` where no LLM server listens",
+		want:  "exit 3 after bounded retries: one warning names the LLM URL; the ranking is still printed with each center marked \"selector unavailable\"",
+		setup: func(s *sandbox) []string {
+			s.vars["LLM"] = "http://" + freePort(s) + "/v1"
+			return []string{"localize", "--repo", indexPortRepo(s), "--strict", "--llm", "openai+" + s.vars["LLM"] + "?model=m", "bind rejects a negative port"}
+		},
+		code:  3,
+		names: []string{"{{LLM}}", "unavailable", "--strict"},
+		check: func(s *sandbox, r result) {
+			if n := strings.Count(r.stderr, "warning:"); n != 1 {
+				s.t.Errorf("%d warnings, want 1:\n%v", n, r)
+			}
+			if !strings.Contains(r.stdout, "port.py:Port.bind") || !strings.Contains(r.stdout, "selector unavailable") {
+				s.t.Errorf("the ranking is missing or does not mark the centers:\n%v", r)
+			}
+		},
+	},
+
+	// Localize.
+	{
+		name:  "localize-never-indexed",
+		input: "`locus localize` on a repository that was never indexed",
+		want:  "exit 1: \"REPO: not indexed (run locus index first)\"",
+		setup: func(s *sandbox) []string {
+			return []string{"localize", "--repo", "nope/never", "server crashes on start"}
+		},
+		code:  1,
+		names: []string{"nope/never", "not indexed"},
+	},
+	{
+		name:  "localize-empty-issue",
+		input: "`locus localize` with an empty issue text",
+		want:  "exit 2 with the usage: \"localize needs --repo and an issue\"",
+		setup: func(s *sandbox) []string { return []string{"localize", "--repo", baseRepo, ""} },
+		code:  2,
+		names: []string{"needs --repo and an issue"},
+	},
+	{
+		name:  "localize-blank-issue-file",
+		input: "`--issue-file` holding only whitespace",
+		want:  "exit 2 with the usage: \"localize needs --repo and an issue\"",
+		setup: func(s *sandbox) []string {
+			writeFile(s, "issue.txt", " \n\t\n")
+			return []string{"localize", "--repo", baseRepo, "--issue-file", filepath.Join(s.dir, "issue.txt")}
+		},
+		code:  2,
+		names: []string{"needs --repo and an issue"},
+	},
+	{
+		name:  "localize-issue-file-missing",
+		input: "`--issue-file` naming a file that does not exist",
+		want:  "exit 1; the error names the file",
+		setup: func(s *sandbox) []string {
+			s.vars["F"] = filepath.Join(s.dir, "no-issue.txt")
+			return []string{"localize", "--repo", baseRepo, "--issue-file", s.vars["F"]}
+		},
+		code:  1,
+		names: []string{"{{F}}"},
+	},
+	{
+		name:  "localize-repo-traversal",
+		input: "`locus localize --repo ../x`",
+		want:  "exit 1 before any work: the name is refused (`part \"..\" is not allowed`)",
+		setup: func(s *sandbox) []string { return []string{"localize", "--repo", "../x", "bug"} },
+		code:  1,
+		names: []string{`"../x"`, `part ".." is not allowed`},
+	},
+	{
+		name:  "localize-ref-not-indexed",
+		input: "`locus localize --ref` with a commit the index is not at",
+		want:  "exit 1: the error names the repository, the indexed commit and the asked one, and says to index that ref",
+		setup: func(s *sandbox) []string {
+			s.vars["HEAD"] = seed.head
+			return []string{"localize", "--repo", baseRepo, "--ref", "deadbeef", "port is negative"}
+		},
+		code:  1,
+		names: []string{baseRepo, "{{HEAD}}", "deadbeef", "index that ref first"},
+	},
+	{
+		name:  "localize-unknown-method",
+		input: "`locus localize --method bogus`",
+		want:  "exit 2 before any work: the error names the flag, the value and the methods there are",
+		setup: func(s *sandbox) []string {
+			return []string{"localize", "--repo", baseRepo, "--method", "bogus", "port is negative"}
+		},
+		code:  2,
+		names: []string{`--method "bogus"`, "sr, der, spisr, spider"},
+	},
+	{
+		name:  "localize-invalid-utf8-issue",
+		input: "an issue text with invalid UTF-8 bytes",
+		want:  "exit 0; functions are ranked from the valid words",
+		setup: func(s *sandbox) []string {
+			return []string{"localize", "--repo", baseRepo, "--json", "bind \xff\xfe port \xc3( negative"}
+		},
+		check: func(s *sandbox, r result) {
+			var out struct {
+				Items []struct {
+					ID string `json:"id"`
+				} `json:"items"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+				s.t.Fatalf("localize --json: %v\n%s", err, r.stdout)
+			}
+			var ids []string
+			for _, it := range out.Items {
+				ids = append(ids, it.ID)
+			}
+			if !slices.Contains(ids, "app/server.py:Server.bind") {
+				s.t.Errorf("ranked %v, want app/server.py:Server.bind among them", ids)
+			}
+		},
+	},
+
+	// Stores and the command line.
+	{
+		name:  "store-unknown-scheme",
+		input: "`--store bogus://x`",
+		want:  "exit 1: the error names the URL and the schemes locus knows",
+		setup: func(s *sandbox) []string { return []string{"status", "--store", "bogus://x"} },
+		code:  1,
+		names: []string{"bogus://x", "unsupported scheme"},
+	},
+	{
+		name:  "store-s3-no-bucket",
+		input: "`--store s3://` with no bucket",
+		want:  "exit 1: \"missing bucket name (want s3://bucket/prefix)\"",
+		setup: func(s *sandbox) []string { return []string{"status", "--store", "s3://"} },
+		code:  1,
+		names: []string{"s3://", "missing bucket name"},
+	},
+	{
+		name:  "embedder-url-without-dim",
+		input: "`--embedder openai+http://host?model=m` without its dim",
+		want:  "exit 2 before any work: the error names the URL and says dim is required; nothing is indexed",
+		setup: func(s *sandbox) []string {
+			return []string{"index", "--embedder", "openai+http://127.0.0.1:9?model=m", "emb/r=" + s.simpleRepo("r").Dir}
+		},
+		code:  2,
+		names: []string{"openai+http://127.0.0.1:9?model=m", "dim is required"},
+		check: func(s *sandbox, r result) { s.notIndexed("emb/r") },
+	},
+	{
+		name:  "unknown-command",
+		input: "`locus frobnicate`",
+		want:  "exit 2: `unknown command \"frobnicate\"` and the usage",
+		setup: func(s *sandbox) []string { return []string{"frobnicate"} },
+		code:  2,
+		names: []string{`"frobnicate"`},
+	},
+	{
+		name:  "unknown-flag",
+		input: "`locus index --bogus-flag PATH`",
+		want:  "exit 2 before any work; the error names the flag",
+		setup: func(s *sandbox) []string { return []string{"index", "--bogus-flag", s.simpleRepo("r").Dir} },
+		code:  2,
+		names: []string{"bogus-flag"},
+		check: func(s *sandbox, r result) { s.notIndexed("r") },
+	},
+}
+
+// indexPortRepo indexes a repository with one class of eight methods (enough
+// for SpIDER to ask its selector about neighbours) and returns its name.
+func indexPortRepo(s *sandbox) string {
+	s.t.Helper()
+	var b strings.Builder
+	b.WriteString("class Port:\n")
+	for _, m := range []string{"open", "close", "bind", "listen", "accept", "reject", "parse", "check"} {
+		b.WriteString("    def " + m + "(self, port):\n        return port  # " + m + " the port\n\n")
+	}
+	r := s.repo("port")
+	r.Write(map[string]string{"port.py": b.String()})
+	r.Commit("ports")
+	if res := s.locus("index", "llm/port="+r.Dir); res.code != 0 {
+		s.t.Fatalf("index: %v", res)
+	}
+	return "llm/port"
+}
+
+// nameCase is a repository name that must be refused before anything runs.
+func nameCase(name, repoName, why string) badCase {
+	return badCase{
+		name:  name,
+		input: "repository name `" + repoName + "` (`" + repoName + "=PATH`)",
+		want:  "exit 1 before any work: the error quotes the spec and says why (" + why + "); nothing is written",
+		setup: func(s *sandbox) []string {
+			r := s.simpleRepo("r")
+			return []string{"index", repoName + "=" + r.Dir}
+		},
+		code:  1,
+		names: []string{strings.ReplaceAll(repoName, `\`, `\\`), why},
+		check: func(s *sandbox, r result) {
+			entries, err := os.ReadDir(filepath.Join(s.store(), "repos"))
+			if err != nil {
+				s.t.Fatal(err)
+			}
+			if len(entries) != 1 || entries[0].Name() != "fixtures" {
+				s.t.Errorf("the store's repos/ holds %v, want only fixtures", entries)
+			}
+			if _, err := os.Stat(filepath.Join(s.data, "temporal")); err == nil {
+				s.t.Error("a refused name still started the Temporal server")
+			}
+		},
+	}
+}
+
+// fleetFailure is a repository that cannot be read: the fleet records it as
+// failed with an error naming it, and nothing is published for it.
+func fleetFailure(name, input string, path func(*sandbox) string, why string) badCase {
+	return badCase{
+		name:  name,
+		input: input,
+		want:  "exit 1 (\"1 of 1 repositories failed\"); the repository is listed as failed with an error naming the path (" + why + "); nothing is published for it",
+		setup: func(s *sandbox) []string {
+			p := path(s)
+			s.vars["PATH"] = strings.TrimPrefix(p, "file://")
+			return []string{"index", "bad/repo=" + p}
+		},
+		code:  1,
+		names: []string{"bad/repo", "{{PATH}}", why, "1 of 1 repositories failed"},
+		check: func(s *sandbox, r result) { s.notIndexed("bad/repo") },
+	}
+}
+
+// syntaxCase is a file with a syntax error next to a good one: the graph is
+// built, the functions that parse are in it, the report counts the file.
+func syntaxCase(name, file, src, okID string) badCase {
+	return badCase{
+		name:  name,
+		input: "a " + filepath.Ext(file) + " file with a syntax error (`" + file + "`)",
+		want:  "indexed; the functions before the error are in the graph and the graph report counts the file under files_with_errors",
+		setup: func(s *sandbox) []string {
+			r := s.repo("r")
+			r.Write(map[string]string{file: src, "good.py": "def good():\n    return 1\n"})
+			r.Commit("broken file")
+			return []string{"index", "syntax/r=" + r.Dir}
+		},
+		check: func(s *sandbox, r result) {
+			ids := s.nodeIDs("syntax/r")
+			for _, id := range []string{file, okID, "good.py:good"} {
+				if !slices.Contains(ids, id) {
+					s.t.Errorf("graph lacks %s: %v", id, ids)
+				}
+			}
+			if rep := graphReport(s, s.indexed("syntax/r")); rep.FilesWithErrors != 1 {
+				s.t.Errorf("graph report counts %d files with errors, want 1", rep.FilesWithErrors)
+			}
+		},
+	}
+}
+
+type skip struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// graphReport reads the report.json stored beside the graph's nodes.
+func graphReport(s *sandbox, m manifestJSON) (rep struct {
+	FilesWithErrors int    `json:"files_with_errors"`
+	Skipped         []skip `json:"skipped"`
+}) {
+	s.t.Helper()
+	key := strings.TrimSuffix(m.Graph.NodesKey, "nodes.parquet") + "report.json"
+	data, err := os.ReadFile(filepath.Join(s.store(), filepath.FromSlash(key)))
+	if err != nil {
+		s.t.Fatalf("graph report: %v", err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		s.t.Fatalf("graph report %s: %v", key, err)
+	}
+	return rep
+}
+
+func writeFile(s *sandbox, rel, content string) {
+	s.t.Helper()
+	p := filepath.Join(s.dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// freePort is a TCP port nothing listens on.
+func freePort(s *sandbox) string {
+	s.t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
