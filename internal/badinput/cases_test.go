@@ -749,9 +749,13 @@ func indexPortRepo(s *sandbox) string {
 
 // nameCase is a repository name that must be refused before anything runs.
 func nameCase(name, repoName, why string) badCase {
+	shown := "repository name `" + repoName + "` (`" + repoName + "=PATH`)"
+	if len(repoName) > 40 {
+		shown = "repository name with a part of " + strconv.Itoa(strings.Index(repoName, "/")) + " characters (`nnn…n/x=PATH`)"
+	}
 	return badCase{
 		name:  name,
-		input: "repository name `" + repoName + "` (`" + repoName + "=PATH`)",
+		input: shown,
 		want:  "exit 1 before any work: the error quotes the spec and says why (" + why + "); nothing is written",
 		setup: func(s *sandbox) []string {
 			r := s.simpleRepo("r")
