@@ -4,11 +4,13 @@ package activities
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/vectors"
 )
 
 // Error types of non-retryable application errors.
@@ -45,4 +47,21 @@ func withoutMarker(msg string) string {
 	msg = strings.ReplaceAll(msg, " ("+m+")", "")
 	msg = strings.ReplaceAll(msg, ": "+m+": ", ": ")
 	return strings.TrimSuffix(msg, ": "+m)
+}
+
+// vectorStore names the vector index for the manifest: "local" for the
+// default exact index in the store, else its driver's package ("milvus").
+func vectorStore(ix vectors.Index) string {
+	switch ix.(type) {
+	case nil, *vectors.Local:
+		return "local"
+	}
+	if s, ok := ix.(fmt.Stringer); ok {
+		return s.String()
+	}
+	name := strings.TrimPrefix(fmt.Sprintf("%T", ix), "*")
+	if pkg, _, ok := strings.Cut(name, "."); ok {
+		return pkg
+	}
+	return name
 }

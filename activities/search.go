@@ -39,7 +39,7 @@ func (a *Search) IndexSearch(ctx context.Context, in schema.IndexSearchInput) (s
 		dim = a.Deps.Embedder.Dim()
 	}
 	return schema.SearchInfo{Commit: in.Graph.Commit, Model: res.Model, Dim: dim, Functions: res.Functions,
-		Embedded: res.Embedded, SparseKey: res.SparseKey}, nil
+		Embedded: res.Embedded, SparseKey: res.SparseKey, Vectors: vectorStore(a.Deps.Vectors)}, nil
 }
 
 // PlanEmbedOutput lists the batches to embed.
@@ -98,7 +98,7 @@ func (a *Search) FinishIndex(ctx context.Context, in schema.IndexSearchInput) (s
 		dim = a.Deps.Embedder.Dim()
 	}
 	return schema.SearchInfo{Commit: in.Graph.Commit, Model: res.Model, Dim: dim, Functions: res.Functions,
-		Embedded: res.Embedded, SparseKey: res.SparseKey}, nil
+		Embedded: res.Embedded, SparseKey: res.SparseKey, Vectors: vectorStore(a.Deps.Vectors)}, nil
 }
 
 // ErrTypeDamaged marks a stored object that is damaged (blob.ErrCorrupt):

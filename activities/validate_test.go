@@ -11,6 +11,7 @@ import (
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
+	"github.com/locus-dev/locus/internal/vectors"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -82,5 +83,27 @@ func TestRetrieveRejectsBadParams(t *testing.T) {
 				t.Fatalf("err = %v, want a non-retryable %s naming %q", err, ErrTypeBadInput, tc.want)
 			}
 		})
+	}
+}
+
+type stringerIndex struct{ vectors.Index }
+
+func (stringerIndex) String() string { return "milvus://db:19530/locus" }
+
+type otherIndex struct{ vectors.Index }
+
+func TestVectorStoreName(t *testing.T) {
+	for _, tc := range []struct {
+		ix   vectors.Index
+		want string
+	}{
+		{nil, "local"},
+		{&vectors.Local{}, "local"},
+		{stringerIndex{}, "milvus://db:19530/locus"},
+		{otherIndex{}, "activities"},
+	} {
+		if got := vectorStore(tc.ix); got != tc.want {
+			t.Errorf("vectorStore(%T) = %q, want %q", tc.ix, got, tc.want)
+		}
 	}
 }

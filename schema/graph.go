@@ -67,6 +67,9 @@ type SearchInfo struct {
 	Functions int    `json:"functions"`
 	Embedded  int    `json:"embedded"`   // functions embedded by the last run (others came from the cache)
 	SparseKey string `json:"sparse_key"` // BM25 index over function documents
+	// Vectors is the vector store holding the vectors: "local" (an exact
+	// index in the object store) or the driver's name, e.g. "milvus".
+	Vectors string `json:"vectors,omitempty"`
 }
 
 // IndexSearchInput is the IndexSearch activity's argument.

@@ -75,6 +75,15 @@ func runStatus(ctx context.Context, args []string) (err error) {
 	for _, e := range bad {
 		fmt.Fprintf(stderr, "DAMAGED %s: %v\n", e.Repo, e.Err)
 	}
+	for _, m := range ms {
+		w, err := languageWarning(ctx, b, m)
+		if err != nil {
+			w = err.Error() // one unreadable file list must not hide the others
+		}
+		if w != "" {
+			fmt.Fprintln(stderr, "warning:", w)
+		}
+	}
 	if g.json {
 		for i := range ms {
 			ms[i].Parts = nil
@@ -88,10 +97,15 @@ func runStatus(ctx context.Context, args []string) (err error) {
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "REPO\tHEAD\tCOMMITS\tROWS\tPARTS\tINDEXED\tURL")
+	fmt.Fprintln(tw, "REPO\tHEAD\tCOMMITS\tROWS\tPARTS\tGRAPH FILES\tNODES\tEMBEDDER\tVECTORS\tINDEXED\tURL")
 	for _, m := range ms {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", m.Repo, short(m.Head), m.Commits, m.Rows, len(m.Parts),
-			m.IndexedAt.Local().Format(time.DateTime), m.URL)
+		nodes := "-"
+		if m.Graph != nil {
+			nodes = fmt.Sprint(m.Graph.Nodes)
+		}
+		emb, vec := searchColumns(m)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Repo, short(m.Head), m.Commits, m.Rows, len(m.Parts),
+			graphLanguages(m.Graph), nodes, emb, vec, m.IndexedAt.Local().Format(time.DateTime), m.URL)
 	}
 	return tw.Flush()
 }

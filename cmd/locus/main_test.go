@@ -60,6 +60,27 @@ func TestIndexThenStatus(t *testing.T) {
 	if len(ms) != 1 || ms[0].Repo != "acme/widgets" || ms[0].Head != head || ms[0].Commits != 2 {
 		t.Fatalf("status = %+v", ms)
 	}
+	if ms[0].Search == nil || ms[0].Search.Vectors != "local" || ms[0].Graph == nil || ms[0].Graph.Languages["go"] != 1 {
+		t.Fatalf("status records search %+v, graph %+v; want the local vector store and one go file", ms[0].Search, ms[0].Graph)
+	}
+	// The table shows the graph, the embedder and the vector store; a Go
+	// repository draws no language warning.
+	var errBuf bytes.Buffer
+	oldErr := stderr
+	stderr = &errBuf
+	out, err = capture(t, func() error { return runStatus(ctx, []string{"--data-dir", data}) })
+	stderr = oldErr
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"GRAPH FILES", "NODES", "EMBEDDER", "VECTORS", "go:1", ms[0].Search.Model, "local"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(errBuf.String(), "warning") {
+		t.Errorf("status warns about a Go repository: %s", errBuf.String())
+	}
 	// The index answers queries: the function the issue names ranks first.
 	out, err = capture(t, func() error {
 		return runLocalize(ctx, []string{"--data-dir", data, "--json", "--repo", "acme/widgets", "--k", "3", "--c", "1", "the A function in a.go"})

@@ -25,6 +25,16 @@ type FileIDs struct {
 // NewFileIDs returns an empty map.
 func NewFileIDs() *FileIDs { return &FileIDs{byPath: make(map[string]string)} }
 
+// Paths lists the paths in the map, sorted.
+func (f *FileIDs) Paths() []string {
+	paths := make([]string, 0, len(f.byPath))
+	for p := range f.byPath {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	return paths
+}
+
 // Len is the number of paths known.
 func (f *FileIDs) Len() int { return len(f.byPath) }
 
