@@ -216,8 +216,11 @@ func TestSearchWithPeer(t *testing.T) {
 	if p.Name != "words" || p.SameTop10 != 3 || p.MeanOverlap != 1 || p.MaxScoreRelDiff == 0 {
 		t.Errorf("peer result %+v", p)
 	}
+	if l := res.Localize; l == nil || l.Queries != 3 || l.Selector == "" || l.OffP50 <= 0 || l.ColdP50 <= 0 || l.WarmP50 <= 0 {
+		t.Errorf("localize latency %+v: want three queries timed in every cache mode", l)
+	}
 	var b bytes.Buffer
-	if err := WriteSearchTable(&b, res); err != nil || !strings.Contains(b.String(), "words_p50_ms") {
+	if err := WriteSearchTable(&b, res); err != nil || !strings.Contains(b.String(), "words_p50_ms") || !strings.Contains(b.String(), "localize_p50_ms_graph_cache_warm") {
 		t.Errorf("table %q: %v", b.String(), err)
 	}
 }

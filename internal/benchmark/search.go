@@ -64,6 +64,23 @@ type SearchResult struct {
 	SpiderP50    float64     `json:"spider_p50_ms"`
 	SpiderP99    float64     `json:"spider_p99_ms"`
 	Peer         *PeerResult `json:"peer,omitempty"`
+	// Localize is a whole query in process (retrieve, one neighbour
+	// selection per center with the heuristic selector, assembly) with the
+	// decoded-graph cache off (each step decodes nodes.parquet, as before
+	// the cache), cold (one decode per query) and warm.
+	Localize *LocalizeLatency `json:"localize,omitempty"`
+}
+
+// LocalizeLatency holds per-query latencies in milliseconds.
+type LocalizeLatency struct {
+	Queries  int     `json:"queries"`
+	Method   string  `json:"method"`
+	OffP50   float64 `json:"cache_off_p50_ms"`
+	ColdP50  float64 `json:"cache_cold_p50_ms"`
+	WarmP50  float64 `json:"cache_warm_p50_ms"`
+	OffWarm  float64 `json:"off_over_warm"`
+	OffCold  float64 `json:"off_over_cold"`
+	Selector string  `json:"selector"`
 }
 
 // PeerResult compares the peer's top 10 with ours.
@@ -172,7 +189,62 @@ func Search(ctx context.Context, o SearchOptions) (*SearchResult, error) {
 	if pc != nil {
 		res.Peer = pc.result(len(queries))
 	}
+	if res.Localize, err = localizeLatency(ctx, search.Deps{Bucket: b}, name, queries); err != nil {
+		return nil, fmt.Errorf("bench search %s: %w", o.GitDir, err)
+	}
 	return res, nil
+}
+
+// localizeQueries bounds the whole-query passes (three per query).
+const localizeQueries = 50
+
+// localizeLatency runs up to localizeQueries queries through search.Localize
+// three times: with the graph cache off, cold (emptied before each query) and
+// warm, and leaves the cache on.
+func localizeLatency(ctx context.Context, d search.Deps, repo schema.RepoName, queries []string) (*LocalizeLatency, error) {
+	if len(queries) > localizeQueries {
+		queries = queries[:localizeQueries]
+	}
+	p := search.Params{Method: "spisr"}
+	out := &LocalizeLatency{Queries: len(queries), Method: p.Method}
+	defer search.SetGraphCache(true)
+	run := func(on, cold bool) (float64, error) {
+		search.SetGraphCache(on)
+		var lat []time.Duration
+		for _, q := range queries {
+			if cold {
+				search.ResetGraphCache()
+			}
+			s := time.Now()
+			r, err := search.Localize(ctx, d, repo, q, p)
+			if err != nil {
+				return 0, fmt.Errorf("localize %q: %w", q, err)
+			}
+			lat = append(lat, time.Since(s))
+			out.Selector = r.Selector
+		}
+		return Percentile(lat, 50), nil
+	}
+	var err error
+	if out.OffP50, err = run(false, false); err != nil {
+		return nil, err
+	}
+	if out.ColdP50, err = run(true, true); err != nil {
+		return nil, err
+	}
+	if _, err = run(true, false); err != nil { // fill the cache
+		return nil, err
+	}
+	if out.WarmP50, err = run(true, false); err != nil {
+		return nil, err
+	}
+	if out.WarmP50 > 0 {
+		out.OffWarm = out.OffP50 / out.WarmP50
+	}
+	if out.ColdP50 > 0 {
+		out.OffCold = out.OffP50 / out.ColdP50
+	}
+	return out, nil
 }
 
 // peerCompare accumulates a peer's latency and agreement with our BM25.
@@ -314,5 +386,13 @@ func WriteSearchTable(w io.Writer, r *SearchResult) error {
 	}
 	row("spider_p50_ms", r.SpiderP50)
 	row("spider_p99_ms", r.SpiderP99)
+	if l := r.Localize; l != nil {
+		row("localize_queries", fmt.Sprintf("%d (%s, %s)", l.Queries, l.Method, l.Selector))
+		row("localize_p50_ms_graph_cache_off", l.OffP50)
+		row("localize_p50_ms_graph_cache_cold", l.ColdP50)
+		row("localize_p50_ms_graph_cache_warm", l.WarmP50)
+		row("localize_cache_off_over_cold", fmt.Sprintf("%.2fx", l.OffCold))
+		row("localize_cache_off_over_warm", fmt.Sprintf("%.2fx", l.OffWarm))
+	}
 	return tw.Flush()
 }

@@ -56,6 +56,16 @@ var graphs = &graphLRU{}
 // and decodes its graph again (benchmarks measure both).
 func ResetGraphCache() { graphs.reset() }
 
+// SetGraphCache turns the decoded-graph cache on or off (off: every Retrieve
+// and SelectNeighbors decodes the graph anew, as locus did before the cache)
+// and empties it; benchmarks compare the two.
+func SetGraphCache(on bool) {
+	graphs.mu.Lock()
+	graphs.off = !on
+	graphs.mu.Unlock()
+	graphs.reset()
+}
+
 func (c *graphLRU) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
