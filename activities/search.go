@@ -62,27 +62,17 @@ type EmbedBatchInput struct {
 	Key  string          `json:"key"`
 }
 
-// EmbedBatch embeds one batch into the cache; embedding-server throttling is
-// retried after the server's Retry-After, 4xx answers are not retried.
+// EmbedBatch embeds one batch into the cache; embedding-server failures are
+// retried (after the server's Retry-After), 4xx answers are not, and the
+// errors name the server (see embedFailure).
 func (a *Search) EmbedBatch(ctx context.Context, in EmbedBatchInput) (int, error) {
 	stop := heartbeatEvery(ctx, 10*time.Second, nil)
 	defer stop()
 	n, err := search.EmbedBatch(ctx, a.Deps, in.Repo, in.Key)
-	if err == nil {
-		return n, nil
+	if err != nil {
+		return 0, a.embedFailure(ctx, in, err)
 	}
-	var ee *embed.Error
-	switch {
-	case ctx.Err() != nil:
-		return 0, err
-	case embed.IsRetryable(err):
-		return 0, temporal.NewApplicationErrorWithOptions(err.Error(), "EmbedRetryable",
-			temporal.ApplicationErrorOptions{Cause: err, NextRetryDelay: embed.RetryAfter(err)})
-	case errors.As(err, &ee):
-		return 0, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
-	default:
-		return 0, err
-	}
+	return n, nil
 }
 
 // FinishIndex upserts vectors, deletes vanished ones and writes BM25.

@@ -22,6 +22,16 @@ type IndexOptions struct {
 	// PrimaryLanguageOnly builds the code graph of the repository's main
 	// language only (the SpIDER paper's setting); default all languages.
 	PrimaryLanguageOnly bool `json:"primary_language_only,omitempty"`
+	// EmbedRetry tunes the retries of the embedding steps; nil or zero
+	// values: 2 s initial interval, doubling up to 30 s, 4 attempts.
+	EmbedRetry *RetryOptions `json:"embed_retry,omitempty"`
+}
+
+// RetryOptions tune an activity retry policy; zero values take the defaults.
+type RetryOptions struct {
+	InitialInterval time.Duration `json:"initial_interval,omitempty"`
+	MaximumInterval time.Duration `json:"maximum_interval,omitempty"`
+	MaximumAttempts int32         `json:"maximum_attempts,omitempty"`
 }
 
 // FleetOptions tune an IndexFleet run.

@@ -92,8 +92,7 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 			TaskQueue:           EmbedQueue,
 			StartToCloseTimeout: 2 * time.Hour,
 			HeartbeatTimeout:    time.Minute,
-			RetryPolicy: &temporal.RetryPolicy{InitialInterval: 2 * time.Second, BackoffCoefficient: 2,
-				MaximumInterval: 5 * time.Minute, MaximumAttempts: 8, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
+			RetryPolicy:         embedRetry(in.Options.EmbedRetry),
 		})
 		sin := schema.IndexSearchInput{Repo: in.Repo.Name, Graph: *graph}
 		var si schema.SearchInfo

@@ -88,6 +88,14 @@ func validateIndexOptions(o schema.IndexOptions) error {
 	if o.CommitsPerPart < 0 {
 		errs = append(errs, fmt.Errorf("commits-per-part %d: want at least 1 (0: default)", o.CommitsPerPart))
 	}
+	if r := o.EmbedRetry; r != nil {
+		if r.MaximumAttempts < 0 {
+			errs = append(errs, fmt.Errorf("embed retry maximum attempts %d: want at least 1 (0: default)", r.MaximumAttempts))
+		}
+		if r.InitialInterval < 0 || r.MaximumInterval < 0 {
+			errs = append(errs, fmt.Errorf("embed retry intervals %v, %v: want positive durations (0: default)", r.InitialInterval, r.MaximumInterval))
+		}
+	}
 	if len(errs) > 0 {
 		return errors.New(joinErrs(errs))
 	}

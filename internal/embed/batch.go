@@ -3,6 +3,7 @@ package embed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -17,9 +18,16 @@ type BatchOptions struct {
 	Concurrency int
 	// MaxChars truncates each text (the model's limit); default 8192 bytes.
 	MaxChars int
-	// Retries of a retryable failure per request; default 3. Backoff starts
-	// at 500 ms and doubles, unless the server sent Retry-After.
+	// Retries of a retryable failure per request; default 3. The wait starts
+	// at Backoff and doubles, unless the server sent Retry-After.
 	Retries int
+	// Backoff is the first wait between retries; default 500 ms.
+	Backoff time.Duration
+	// RetryBudget bounds the time a request spends retrying, from its first
+	// failure: a retry whose wait would end later is not made and the last
+	// failure is returned, for the caller's own retry policy (a Temporal
+	// activity's) to take over. Default 1 min.
+	RetryBudget time.Duration
 	// Sleep waits between retries; tests replace it. Default time.Sleep with ctx.
 	Sleep func(ctx context.Context, d time.Duration) error
 }
@@ -39,6 +47,12 @@ func (o *BatchOptions) defaults() {
 	}
 	if o.Retries <= 0 {
 		o.Retries = 3
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = 500 * time.Millisecond
+	}
+	if o.RetryBudget <= 0 {
+		o.RetryBudget = time.Minute
 	}
 	if o.Sleep == nil {
 		o.Sleep = func(ctx context.Context, d time.Duration) error {
@@ -67,6 +81,9 @@ func (b *Batched) Name() string { return b.E.Name() }
 
 // Dim is the wrapped model's dimension.
 func (b *Batched) Dim() int { return b.E.Dim() }
+
+// Endpoint is the wrapped embedder's endpoint.
+func (b *Batched) Endpoint() string { return Endpoint(b.E) }
 
 // Embed embeds all texts, in order.
 func (b *Batched) Embed(ctx context.Context, texts []string) ([][]float32, error) {
@@ -114,12 +131,13 @@ func (b *Batched) Embed(ctx context.Context, texts []string) ([][]float32, error
 
 // embedSpan embeds one batch into out, retrying and splitting as needed.
 func (b *Batched) embedSpan(ctx context.Context, o *BatchOptions, texts []string, out [][]float32) error {
-	backoff := 500 * time.Millisecond
+	backoff := o.Backoff
+	var deadline time.Time // of retrying, set at the first failure
 	for attempt := 0; ; attempt++ {
 		vecs, err := b.E.Embed(ctx, texts)
 		if err == nil {
 			if len(vecs) != len(texts) {
-				return &Error{Msg: "server returned a different number of vectors than texts"}
+				return &Error{URL: Endpoint(b.E), Msg: fmt.Sprintf("server returned %d vectors for %d texts", len(vecs), len(texts))}
 			}
 			copy(out, vecs)
 			return nil
@@ -139,9 +157,26 @@ func (b *Batched) embedSpan(ctx context.Context, o *BatchOptions, texts []string
 		if ra := RetryAfter(err); ra > 0 {
 			wait = ra
 		}
+		now := time.Now()
+		if deadline.IsZero() {
+			deadline = now.Add(o.RetryBudget)
+		}
+		if now.Add(wait).After(deadline) {
+			return err
+		}
 		if err := o.Sleep(ctx, wait); err != nil {
 			return err
 		}
 		backoff *= 2
 	}
+}
+
+// Endpoint is where e sends its requests: the URL of a remote embedder
+// (http://gpu-1:8080/v1/embeddings, bedrock://MODEL-ID), "" for the local
+// lexical one.
+func Endpoint(e Embedder) string {
+	if ep, ok := e.(interface{ Endpoint() string }); ok {
+		return ep.Endpoint()
+	}
+	return ""
 }

@@ -31,6 +31,9 @@ func (b *Bedrock) Name() string { return b.ModelID }
 // Dim is the configured dimension.
 func (b *Bedrock) Dim() int { return b.Dims }
 
+// Endpoint names the model as errors name it: bedrock://MODEL-ID.
+func (b *Bedrock) Endpoint() string { return "bedrock://" + b.ModelID }
+
 // Embed implements Embedder.
 func (b *Bedrock) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if b.Cohere {
@@ -45,7 +48,7 @@ func (b *Bedrock) Embed(ctx context.Context, texts []string) ([][]float32, error
 			return nil, err
 		}
 		if err := checkDims(out.Embeddings, len(texts), b.Dims); err != nil {
-			return nil, err
+			return nil, atURL(err, b.Endpoint())
 		}
 		return out.Embeddings, nil
 	}
@@ -60,7 +63,7 @@ func (b *Bedrock) Embed(ctx context.Context, texts []string) ([][]float32, error
 		vecs[i] = out.Embedding
 	}
 	if err := checkDims(vecs, len(texts), b.Dims); err != nil {
-		return nil, err
+		return nil, atURL(err, b.Endpoint())
 	}
 	return vecs, nil
 }
@@ -78,7 +81,7 @@ func (b *Bedrock) invoke(ctx context.Context, body any, out any) error {
 		return classifyAWS(b.ModelID, err)
 	}
 	if err := json.Unmarshal(resp.Body, out); err != nil {
-		return &Error{Msg: fmt.Sprintf("bedrock %s: malformed response body (%v): %s", b.ModelID, err, snippet(resp.Body)), Retryable: true}
+		return &Error{URL: b.Endpoint(), Msg: fmt.Sprintf("malformed response body (%v): %s", err, snippet(resp.Body)), Retryable: true}
 	}
 	return nil
 }
@@ -92,7 +95,7 @@ func classifyAWS(model string, err error) error {
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
 		st := re.HTTPStatusCode()
-		e := &Error{Status: st, Msg: fmt.Sprintf("bedrock %s: %v", model, err)}
+		e := &Error{URL: "bedrock://" + model, Status: st, Msg: err.Error()}
 		if re.Response != nil {
 			e.RetryAfter = parseRetryAfter(re.Response.Header.Get("Retry-After"), time.Now())
 		}
@@ -104,5 +107,5 @@ func classifyAWS(model string, err error) error {
 		}
 		return e
 	}
-	return &Error{Msg: fmt.Sprintf("bedrock %s: %v", model, err), Retryable: true}
+	return &Error{URL: "bedrock://" + model, Msg: err.Error(), Retryable: true}
 }

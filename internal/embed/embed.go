@@ -21,6 +21,9 @@ type Embedder interface {
 
 // Error is a failed request to an embedding server.
 type Error struct {
+	// URL is the endpoint the request went to (http://gpu-1:8080/v1/embeddings,
+	// bedrock://MODEL); "" when no request was made.
+	URL        string
 	Status     int           // HTTP status; 0 for transport errors
 	RetryAfter time.Duration // from Retry-After, when given
 	Retryable  bool
@@ -30,10 +33,19 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Status == 0 {
-		return "embed: " + e.Msg
+	if e.URL == "" {
+		return "embed: " + e.Reason()
 	}
-	return fmt.Sprintf("embed: HTTP %d: %s", e.Status, e.Msg)
+	return "embed: " + e.URL + ": " + e.Reason()
+}
+
+// Reason is what went wrong without the endpoint: "HTTP 500: body" or the
+// transport error.
+func (e *Error) Reason() string {
+	if e.Status == 0 {
+		return e.Msg
+	}
+	return fmt.Sprintf("HTTP %d: %s", e.Status, e.Msg)
 }
 
 // IsRetryable reports whether retrying the request may succeed.

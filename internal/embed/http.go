@@ -4,11 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
+)
+
+// Routes of the remote embedders.
+const (
+	pathOpenAI = "/v1/embeddings"
+	pathTEI    = "/embed"
 )
 
 // HTTPOptions configure the remote embedders.
@@ -44,9 +52,10 @@ func post(ctx context.Context, o *HTTPOptions, path string, body, out any) error
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(o.BaseURL, "/")+path, bytes.NewReader(data))
+	endpoint := o.endpoint(path)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(data))
 	if err != nil {
-		return &Error{Msg: err.Error()}
+		return &Error{URL: endpoint, Msg: err.Error()}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if o.APIKey != "" {
@@ -57,27 +66,46 @@ func post(ctx context.Context, o *HTTPOptions, path string, body, out any) error
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return &Error{Msg: fmt.Sprintf("%s %s: %v", req.Method, req.URL, err), Retryable: true}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is the Error's own field
+		}
+		return &Error{URL: endpoint, Msg: err.Error(), Retryable: true}
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
 	if err != nil {
-		return &Error{Status: resp.StatusCode, Msg: "reading the response: " + err.Error(), Retryable: true}
+		return &Error{URL: endpoint, Status: resp.StatusCode, Msg: "reading the response: " + err.Error(), Retryable: true}
 	}
 	if resp.StatusCode != http.StatusOK {
-		e := &Error{Status: resp.StatusCode, Msg: snippet(raw), RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+		e := &Error{URL: endpoint, Status: resp.StatusCode, Msg: snippet(raw), RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 		switch {
 		case resp.StatusCode == http.StatusRequestEntityTooLarge:
 			e.TooLarge = true
-		case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+		case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode >= 500:
 			e.Retryable = true
 		}
 		return e
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
-		return &Error{Status: resp.StatusCode, Msg: fmt.Sprintf("malformed response body (%v): %s", err, snippet(raw)), Retryable: true}
+		return &Error{URL: endpoint, Status: resp.StatusCode, Msg: fmt.Sprintf("malformed response body (%v): %s", err, snippet(raw)), Retryable: true}
 	}
 	return nil
+}
+
+// endpoint is the URL of the server's route path.
+func (o *HTTPOptions) endpoint(path string) string {
+	return strings.TrimRight(o.BaseURL, "/") + path
+}
+
+// atURL names the endpoint in an *Error that has none (checks of a
+// response made after the request succeeded).
+func atURL(err error, endpoint string) error {
+	var e *Error
+	if errors.As(err, &e) && e.URL == "" {
+		e.URL = endpoint
+	}
+	return err
 }
 
 func snippet(b []byte) string {
@@ -114,21 +142,24 @@ func (c *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 			Embedding []float32 `json:"embedding"`
 		} `json:"data"`
 	}
-	if err := post(ctx, &c.Opts, "/v1/embeddings", map[string]any{"model": c.Opts.Model, "input": texts}, &resp); err != nil {
+	if err := post(ctx, &c.Opts, pathOpenAI, map[string]any{"model": c.Opts.Model, "input": texts}, &resp); err != nil {
 		return nil, err
 	}
 	vecs := make([][]float32, len(texts))
 	for _, d := range resp.Data {
 		if d.Index < 0 || d.Index >= len(texts) || vecs[d.Index] != nil {
-			return nil, &Error{Msg: fmt.Sprintf("response has a bad or repeated index %d", d.Index), Retryable: true}
+			return nil, &Error{URL: c.Opts.endpoint(pathOpenAI), Msg: fmt.Sprintf("response has a bad or repeated index %d", d.Index), Retryable: true}
 		}
 		vecs[d.Index] = d.Embedding
 	}
 	if err := checkDims(vecs, len(texts), c.Opts.Dim); err != nil {
-		return nil, err
+		return nil, atURL(err, c.Opts.endpoint(pathOpenAI))
 	}
 	return vecs, nil
 }
+
+// Endpoint is the URL requests go to.
+func (c *OpenAI) Endpoint() string { return c.Opts.endpoint(pathOpenAI) }
 
 // TEI talks to Hugging Face text-embeddings-inference's native /embed route.
 type TEI struct{ Opts HTTPOptions }
@@ -138,11 +169,14 @@ func (c *TEI) Dim() int     { return c.Opts.Dim }
 
 func (c *TEI) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	var vecs [][]float32
-	if err := post(ctx, &c.Opts, "/embed", map[string]any{"inputs": texts, "truncate": true, "normalize": true}, &vecs); err != nil {
+	if err := post(ctx, &c.Opts, pathTEI, map[string]any{"inputs": texts, "truncate": true, "normalize": true}, &vecs); err != nil {
 		return nil, err
 	}
 	if err := checkDims(vecs, len(texts), c.Opts.Dim); err != nil {
-		return nil, err
+		return nil, atURL(err, c.Opts.endpoint(pathTEI))
 	}
 	return vecs, nil
 }
+
+// Endpoint is the URL requests go to.
+func (c *TEI) Endpoint() string { return c.Opts.endpoint(pathTEI) }
