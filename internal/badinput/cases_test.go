@@ -2,13 +2,17 @@ package badinput
 
 import (
 	"encoding/json"
+	"maps"
 	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // cases is the bad-input suite. Every case runs against a store that already
@@ -727,6 +731,196 @@ var cases = []badCase{
 		names: []string{"bogus-flag"},
 		check: func(s *sandbox, r result) { s.notIndexed("r") },
 	},
+
+	// Flags are checked before any work starts.
+	flagCase("flag-k-zero", []string{"localize", "--repo", baseRepo, "--k", "0", "bug"}, "--k 0", "want at least 1"),
+	flagCase("flag-k-negative", []string{"localize", "--repo", baseRepo, "--k", "-1", "bug"}, "--k -1", "want at least 1"),
+	flagCase("flag-n-negative", []string{"localize", "--repo", baseRepo, "--n", "-5", "bug"}, "--n -5", "at least --k"),
+	flagCase("flag-window-negative", []string{"index", "--window", "-1", "."}, "--window -1", "want 1 to 1000"),
+	flagCase("flag-log-level-unknown", []string{"status", "--log-level", "shout"}, `--log-level "shout"`, "debug, info, warn, error"),
+	flagCase("flag-git-backend-unknown", []string{"index", "--git-backend", "bogus", "."}, `--git-backend "bogus"`, "cat-file, go-git"),
+	flagCase("flag-misspelt", []string{"index", "--windw", "3", "."}, "--windw", "did you mean --window?"),
+	{
+		name:  "command-misspelt",
+		input: "`locus indx` (a misspelt command)",
+		want:  "exit 2: `unknown command \"indx\"; did you mean index?`",
+		setup: func(s *sandbox) []string { return []string{"indx"} },
+		code:  2,
+		names: []string{`"indx"`, "did you mean index?"},
+	},
+	{
+		name:  "help-flag",
+		input: "`locus -h` and `locus index -h`",
+		want:  "exit 0 with the usage on stdout (help is not an error)",
+		setup: func(s *sandbox) []string {
+			if r := s.locus("-h"); r.code != 0 || !strings.Contains(r.stdout, "locus index") {
+				s.t.Errorf("locus -h: %v", r)
+			}
+			return []string{"index", "-h"}
+		},
+		check: func(s *sandbox, r result) {
+			if !strings.Contains(r.stdout+r.stderr, "-window int") {
+				s.t.Errorf("locus index -h does not list the flags:\n%v", r)
+			}
+		},
+	},
+
+	// More damage and leftovers in the store.
+	{
+		name:  "garbage-manifest",
+		input: "another repository's manifest.json overwritten with garbage, then `locus status`",
+		want:  "exit 1; status still lists every readable repository and prints one DAMAGED line naming the damaged manifest",
+		setup: func(s *sandbox) []string {
+			writeFile(s, "data/store/repos/other/r/manifest.json", "{garbage")
+			return []string{"status"}
+		},
+		code:  1,
+		names: []string{"DAMAGED", "repos/other/r/manifest.json"},
+		check: func(s *sandbox, r result) {
+			if !strings.Contains(r.stdout, baseRepo) {
+				s.t.Errorf("status no longer lists %s:\n%v", baseRepo, r)
+			}
+		},
+	},
+	{
+		name:  "stale-temp-file",
+		input: "a 1 MiB temporary file left in the store by a writer killed with kill -9",
+		want:  "the next locus command removes it; stored data is untouched",
+		setup: func(s *sandbox) []string {
+			dead := exec.Command("true")
+			if err := dead.Run(); err != nil {
+				s.t.Fatal(err)
+			}
+			host, _ := os.Hostname()
+			name := sanitizeHost(host) + "." + strconv.Itoa(dead.Process.Pid) + ".x1y2.tmp"
+			s.vars["TMP"] = filepath.Join(s.store(), ".locus-tmp", name)
+			writeFile(s, filepath.Join("data", "store", ".locus-tmp", name), strings.Repeat("x", 1<<20))
+			return []string{"status"}
+		},
+		check: func(s *sandbox, r result) {
+			if _, err := os.Stat(s.vars["TMP"]); err == nil {
+				s.t.Errorf("the dead writer's temp file %s is still there", s.vars["TMP"])
+			}
+		},
+	},
+
+	// Issues and the models locus talks to.
+	{
+		name:  "issue-4mb",
+		input: "a 4.3 MiB issue file",
+		want:  "exit 0; one warning names the file and says only the first 256 KiB are used; the ranking is printed",
+		setup: func(s *sandbox) []string {
+			writeFile(s, "big-issue.txt", strings.Repeat("bind rejects a negative port ", 160000))
+			s.vars["F"] = filepath.Join(s.dir, "big-issue.txt")
+			return []string{"localize", "--repo", baseRepo, "--issue-file", s.vars["F"]}
+		},
+		names: []string{"{{F}}", "256.0 KiB"},
+		check: func(s *sandbox, r result) {
+			if n := strings.Count(r.stderr, "warning:"); n != 1 {
+				s.t.Errorf("%d warnings, want 1:\n%v", n, r)
+			}
+			if !strings.Contains(r.stdout, "app/server.py:Server.bind") {
+				s.t.Errorf("no ranking printed:\n%v", r)
+			}
+		},
+	},
+	{
+		name:  "llm-garbage-answers",
+		input: "an LLM that answers every neighbour selection with garbage (`]]] not json`)",
+		want:  "exit 0 after bounded retries: one warning names the LLM, centers are marked \"selector unavailable\", and no garbage answer is cached",
+		setup: func(s *sandbox) []string {
+			chat := newChatServer(s.t, http.StatusOK, "]]] not json {{ at all")
+			s.vars["LLM"] = chat.URL
+			return []string{"localize", "--repo", indexPortRepo(s), "--llm", "openai+" + chat.URL + "/v1?model=m", "bind rejects a negative port"}
+		},
+		names: []string{"{{LLM}}", "unavailable"},
+		check: func(s *sandbox, r result) {
+			if n := strings.Count(r.stderr, "warning:"); n != 1 {
+				s.t.Errorf("%d warnings, want 1:\n%v", n, r)
+			}
+			if !strings.Contains(r.stdout, "selector unavailable") {
+				s.t.Errorf("centers are not marked:\n%v", r)
+			}
+			snap, err := snapshot(filepath.Join(s.store(), "llmcache"))
+			if err != nil {
+				s.t.Fatal(err)
+			}
+			if len(snap) > 0 {
+				s.t.Errorf("garbage answers were cached: %v", slices.Sorted(maps.Keys(snap)))
+			}
+		},
+	},
+	// Bytes that are not UTF-8, and big files.
+	{
+		name:  "invalid-utf8-history",
+		input: "a commit whose file path, message and author name are invalid UTF-8 (Latin-1 bytes)",
+		want:  "indexed; every text column is valid UTF-8: the path holds U+FFFD for the bad byte and its exact bytes in path_raw; author and message, which have no encoding header, are read as Latin-1 (`José`, `résumé of café`)",
+		setup: func(s *sandbox) []string {
+			r := s.repo("r")
+			r.WriteBytes("caf\xe9.py", []byte("def cafe():\n    return 1\n"))
+			r.CommitAs("Jos\xe9", "jose@example.com", []byte("r\xe9sum\xe9 of caf\xe9\n"))
+			return []string{"index", "utf8/r=" + r.Dir}
+		},
+		check: func(s *sandbox, r result) {
+			m := s.indexed("utf8/r")
+			key := m.Parts[0].Key
+			for col, want := range map[string]string{"path": "caf\ufffd.py", "path_raw": "caf\xe9.py", "author_name": "José", "message": "résumé of café\n"} {
+				if got := s.column(key, col); !slices.Contains(got, want) {
+					s.t.Errorf("column %s = %q, want %q among them", col, got, want)
+				}
+			}
+			for _, col := range []string{"path", "author_name", "message"} {
+				for _, v := range s.column(key, col) {
+					if !utf8.ValidString(v) {
+						s.t.Errorf("column %s holds invalid UTF-8 %q", col, v)
+					}
+				}
+			}
+		},
+	},
+	{
+		name:  "shallow-clone",
+		input: "a shallow clone (`git clone --depth 1`) as the repository",
+		want:  "exit 1; the repository is refused as shallow (its history is incomplete) with the path named; nothing is published",
+		setup: func(s *sandbox) []string {
+			r := s.simpleRepo("full")
+			r.Write(map[string]string{"more.py": "def more():\n    return 1\n"})
+			r.Commit("more")
+			shallow := filepath.Join(s.dir, "shallow")
+			r.Git("clone", "-q", "--depth", "1", "file://"+r.Dir, shallow)
+			s.vars["PATH"] = shallow
+			return []string{"index", "shallow/r=" + shallow}
+		},
+		code:  1,
+		names: []string{"shallow/r", "shallow"},
+		check: func(s *sandbox, r result) { s.notIndexed("shallow/r") },
+	},
+	{
+		name:  "file-50mb",
+		input: "a 50 MB text file added in a commit",
+		want:  "indexed; the commit row keeps the exact line counts and flags its diff as cut",
+		setup: func(s *sandbox) []string {
+			r := s.repo("r")
+			line := strings.Repeat("x", 99) + "\n"
+			r.Write(map[string]string{"big.txt": strings.Repeat(line, 500000), "lib.py": "def helper():\n    return 1\n"})
+			r.Commit("add a big file")
+			return []string{"index", "big/r=" + r.Dir}
+		},
+		check: func(s *sandbox, r result) {
+			m := s.indexed("big/r")
+			paths := s.column(m.Parts[0].Key, "path")
+			i := slices.Index(paths, "big.txt")
+			if i < 0 {
+				s.t.Fatalf("commit rows %v lack big.txt", paths)
+			}
+			if adds := s.column(m.Parts[0].Key, "additions"); adds[i] != "500000" {
+				s.t.Errorf("big.txt has %s additions, want 500000", adds[i])
+			}
+			if cut := s.column(m.Parts[0].Key, "diff_truncated"); cut[i] != "true" {
+				s.t.Errorf("big.txt's diff_truncated is %s, want true", cut[i])
+			}
+		},
+	},
 }
 
 // indexPortRepo indexes a repository with one class of eight methods (enough
@@ -745,6 +939,43 @@ func indexPortRepo(s *sandbox) string {
 		s.t.Fatalf("index: %v", res)
 	}
 	return "llm/port"
+}
+
+// flagCase is a flag value locus must refuse before it starts anything.
+func flagCase(name string, args []string, flagShown, why string) badCase {
+	return badCase{
+		name:  name,
+		input: "`locus " + strings.Join(args[:len(args)-1], " ") + " …`",
+		want:  "exit 2 before any work: the error names the flag and value (`" + flagShown + "`) and says what is allowed (" + why + ")",
+		setup: func(s *sandbox) []string { return args },
+		code:  2,
+		names: []string{flagShown, why},
+		check: func(s *sandbox, r result) {
+			if _, err := os.Stat(filepath.Join(s.data, "temporal")); err == nil {
+				s.t.Error("a refused flag still started the Temporal server")
+			}
+		},
+	}
+}
+
+// sanitizeHost is how the file store names this host in its temp files
+// ([A-Za-z0-9-], at most 64 bytes).
+func sanitizeHost(h string) string {
+	var b strings.Builder
+	for _, r := range h {
+		if b.Len() == 64 {
+			break
+		}
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	if b.Len() == 0 {
+		return "host"
+	}
+	return b.String()
 }
 
 // nameCase is a repository name that must be refused before anything runs.

@@ -283,10 +283,10 @@ type manifestJSON struct {
 	} `json:"graph"`
 }
 
-// status runs locus status --json.
-func (s *sandbox) status() []manifestJSON {
+// status runs locus status --json for the named repositories (all when none).
+func (s *sandbox) status(repos ...string) []manifestJSON {
 	s.t.Helper()
-	r := s.locus("status", "--json")
+	r := s.locus(append([]string{"status", "--json"}, repos...)...)
 	if r.code != 0 {
 		s.t.Fatalf("status: %v", r)
 	}
@@ -299,7 +299,7 @@ func (s *sandbox) status() []manifestJSON {
 
 func (s *sandbox) statusOf(repo string) *manifestJSON {
 	s.t.Helper()
-	for _, m := range s.status() {
+	for _, m := range s.status(repo) {
 		if m.Repo == repo {
 			return &m
 		}
@@ -384,8 +384,14 @@ func (s *sandbox) column(key, name string) []string {
 			n, err := rows.ReadRows(buf)
 			for _, row := range buf[:n] {
 				for _, v := range row {
-					if v.Column() == leaf.ColumnIndex {
+					switch {
+					case v.Column() != leaf.ColumnIndex:
+					case v.IsNull():
+						out = append(out, "")
+					case v.Kind() == parquet.ByteArray || v.Kind() == parquet.FixedLenByteArray:
 						out = append(out, string(v.ByteArray()))
+					default:
+						out = append(out, v.String())
 					}
 				}
 			}

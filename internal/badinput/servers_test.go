@@ -94,3 +94,45 @@ func newEmbedServer(t *testing.T, dim int) *embedServer {
 }
 
 func (e *embedServer) release() { e.once.Do(func() { close(e.gate) }) }
+
+// chatServer speaks the OpenAI /v1/chat/completions protocol and answers
+// every request with content (or with status when it is not 200).
+type chatServer struct {
+	URL   string
+	mu    sync.Mutex
+	calls int
+}
+
+func newChatServer(t *testing.T, status int, content string) *chatServer {
+	t.Helper()
+	c := &chatServer{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		c.calls++
+		c.mu.Unlock()
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		if status != http.StatusOK {
+			http.Error(w, `{"error":{"message":"model overloaded"}}`, status)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "model": "m",
+			"choices": []map[string]any{{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": content}}},
+			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+		})
+	}))
+	t.Cleanup(srv.Close)
+	c.URL = srv.URL
+	return c
+}
+
+func (c *chatServer) Calls() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls
+}
