@@ -54,7 +54,7 @@ func (a *Git) Sync(ctx context.Context, in schema.SyncInput) (schema.SyncResult,
 	if err != nil {
 		return schema.SyncResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
-	stop := heartbeatEvery(ctx, 10*time.Second, nil)
+	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
 	defer stop()
 	r, err := gitrepo.Sync(ctx, gitrepo.SyncOptions{Dir: dir, URL: in.Repo.URL, Ref: in.Repo.Ref,
 		Progress: &progressHeartbeat{ctx: ctx}})
@@ -75,6 +75,9 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 	if err != nil {
 		return schema.ScrapeResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
+	var done, total atomic.Int64
+	stop := heartbeatEvery(ctx, HeartbeatInterval, func() any { return fmt.Sprintf("%d/%d commits", done.Load(), total.Load()) })
+	defer stop()
 	prev, err := manifest.Read(ctx, a.Bucket, in.Repo)
 	if err != nil {
 		return schema.ScrapeResult{}, err
@@ -87,24 +90,26 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 	if err != nil {
 		return schema.ScrapeResult{}, err
 	}
-	scrapeFrom := prev
+	scrapeFrom, reason := prev, ""
 	if replace {
-		scrapeFrom = nil // the whole history, replacing what is published
+		scrapeFrom, reason = nil, schema.ReplaceRewritten // the whole history, replacing what is published
 	}
 	if !replace && prev != nil {
-		// The commits table is derived from git: a damaged or missing part is
-		// re-scraped, not reported as indexed.
-		if err := commits.VerifyParts(ctx, a.Bucket, prev, false); err != nil {
+		// The commits table and the file-id map are derived from git: a
+		// damaged or missing one is re-scraped, not reported as indexed.
+		err := commits.VerifyParts(ctx, a.Bucket, prev, false)
+		if err == nil && prev.FileIDs != "" {
+			// The scrape continues from the map: check it reads.
+			_, err = commits.LoadFileIDs(ctx, a.Bucket, prev.FileIDs)
+		}
+		if err != nil {
 			if ctx.Err() != nil || !(errors.Is(err, blob.ErrCorrupt) || errors.Is(err, blob.ErrNotFound)) {
 				return schema.ScrapeResult{}, fmt.Errorf("scrape %s: %w", in.Repo, err)
 			}
-			logger(ctx).Warn("published commit parts are damaged; re-scraping the whole history to replace them", "repo", in.Repo, "error", err)
-			replace, scrapeFrom = true, nil
+			logger(ctx).Warn("published commit history is damaged; re-scraping the whole history to replace it", "repo", in.Repo, "error", err)
+			replace, scrapeFrom, reason = true, nil, schema.ReplaceDamaged
 		}
 	}
-	var done, total atomic.Int64
-	stop := heartbeatEvery(ctx, 5*time.Second, func() any { return fmt.Sprintf("%d/%d commits", done.Load(), total.Load()) })
-	defer stop()
 	res, err := commits.Scrape(ctx, commits.Config{
 		Bucket: a.Bucket, Repo: in.Repo, GitDir: dir, Head: in.Head, Prev: scrapeFrom, Options: in.Options,
 		Diff:     gitrepo.DiffOptions{Backend: a.Backend},
@@ -115,7 +120,7 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 		return schema.ScrapeResult{}, permanent(err)
 	}
 	out := schema.ScrapeResult{Head: res.Head, NewCommits: res.NewCommits, Rows: res.Rows, Parts: res.Parts, FileIDs: res.FileIDsKey,
-		Root: root, Replace: replace}
+		Root: root, Replace: replace, ReplaceReason: reason}
 	if prev != nil {
 		out.BaseHead = prev.Head
 	}
@@ -163,6 +168,12 @@ func logger(ctx context.Context) interface{ Warn(string, ...any) } {
 	}
 	return slog.Default()
 }
+
+// HeartbeatInterval is how often the long activities heartbeat; their
+// heartbeat timeout (workflows.HeartbeatTimeout) is several of these, so a
+// live attempt is never mistaken for a dead one and a dead one is noticed
+// within seconds.
+const HeartbeatInterval = 3 * time.Second
 
 // heartbeatEvery records a heartbeat (with details from fn, if set) until stop is called.
 func heartbeatEvery(ctx context.Context, every time.Duration, fn func() any) (stop func()) {
@@ -215,6 +226,8 @@ func (a *Git) BuildGraph(ctx context.Context, in schema.BuildGraphInput) (schema
 	if err != nil {
 		return schema.GraphInfo{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
+	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
+	defer stop()
 	if m, err := manifest.Read(ctx, a.Bucket, in.Repo); err != nil {
 		return schema.GraphInfo{}, err
 	} else if m != nil && m.Graph != nil && m.Graph.Commit == in.Head {
@@ -232,8 +245,6 @@ func (a *Git) BuildGraph(ctx context.Context, in schema.BuildGraphInput) (schema
 	if !ok {
 		return schema.GraphInfo{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("head %q is not a commit id", in.Head), ErrTypeBadInput, nil)
 	}
-	stop := heartbeatEvery(ctx, 5*time.Second, nil)
-	defer stop()
 	g, err := codegraph.BuildCommit(ctx, dir, a.Backend, head, codegraph.Options{PrimaryLanguageOnly: in.Options.PrimaryLanguageOnly})
 	if err != nil {
 		return schema.GraphInfo{}, permanent(fmt.Errorf("build graph %s@%s: %w", in.Repo, in.Head, err))

@@ -201,8 +201,9 @@ func TestIndexReplacesRewrittenHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !scraped.Replace || scraped.NewCommits != 8 {
-		t.Errorf("scrape after force-push: replace=%v new=%d, want a replacing scrape of all 8 commits", scraped.Replace, scraped.NewCommits)
+	if !scraped.Replace || scraped.NewCommits != 8 || scraped.ReplaceReason != schema.ReplaceRewritten {
+		t.Errorf("scrape after force-push: replace=%v (%q) new=%d, want a replacing scrape of all 8 commits for %q",
+			scraped.Replace, scraped.ReplaceReason, scraped.NewCommits, schema.ReplaceRewritten)
 	}
 
 	// The same history indexed from scratch into another store.

@@ -117,7 +117,7 @@ func (a *Search) Retrieve(ctx context.Context, in RetrieveInput) (search.Retriev
 		if errors.Is(err, search.ErrNotIndexed) || errors.Is(err, search.ErrBadQuery) {
 			return search.Retrieval{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 		}
-		return search.Retrieval{}, err
+		return search.Retrieval{}, damaged(err) // a damaged index is rebuilt by index, not by retrying
 	}
 	return *r, nil
 }

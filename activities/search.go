@@ -3,13 +3,13 @@ package activities
 import (
 	"context"
 	"errors"
-	"time"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/sparse"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -22,7 +22,7 @@ type Search struct {
 // vectors, deletes vanished ones and writes the BM25 index. Embedding-server
 // failures are retried by Temporal; 4xx answers are not.
 func (a *Search) IndexSearch(ctx context.Context, in schema.IndexSearchInput) (schema.SearchInfo, error) {
-	stop := heartbeatEvery(ctx, 10*time.Second, nil)
+	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
 	defer stop()
 	res, err := search.IndexRepo(ctx, a.Deps, in.Repo, in.Graph)
 	if err != nil {
@@ -38,8 +38,9 @@ func (a *Search) IndexSearch(ctx context.Context, in schema.IndexSearchInput) (s
 	if a.Deps.Embedder != nil {
 		dim = a.Deps.Embedder.Dim()
 	}
-	return schema.SearchInfo{Commit: in.Graph.Commit, Model: res.Model, Dim: dim, Functions: res.Functions,
-		Embedded: res.Embedded, SparseKey: res.SparseKey, Vectors: vectorStore(a.Deps.Vectors)}, nil
+	info := schema.SearchInfo{Commit: in.Graph.Commit, Model: res.Model, Dim: dim, Functions: res.Functions,
+		Embedded: res.Embedded, SparseKey: res.SparseKey, Vectors: vectorStore(a.Deps.Vectors)}
+	return a.withSparseDigest(ctx, info)
 }
 
 // PlanEmbedOutput lists the batches to embed.
@@ -49,6 +50,8 @@ type PlanEmbedOutput struct {
 
 // PlanEmbed stores the functions the embedding cache lacks as batches.
 func (a *Search) PlanEmbed(ctx context.Context, in schema.IndexSearchInput) (PlanEmbedOutput, error) {
+	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
+	defer stop()
 	keys, err := search.PlanEmbed(ctx, a.Deps, in.Repo, in.Graph, 0)
 	if err != nil {
 		return PlanEmbedOutput{}, damaged(err)
@@ -66,7 +69,7 @@ type EmbedBatchInput struct {
 // retried (after the server's Retry-After), 4xx answers are not, and the
 // errors name the server (see embedFailure).
 func (a *Search) EmbedBatch(ctx context.Context, in EmbedBatchInput) (int, error) {
-	stop := heartbeatEvery(ctx, 10*time.Second, nil)
+	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
 	defer stop()
 	n, err := search.EmbedBatch(ctx, a.Deps, in.Repo, in.Key)
 	if err != nil {
@@ -77,7 +80,7 @@ func (a *Search) EmbedBatch(ctx context.Context, in EmbedBatchInput) (int, error
 
 // FinishIndex upserts vectors, deletes vanished ones and writes BM25.
 func (a *Search) FinishIndex(ctx context.Context, in schema.IndexSearchInput) (schema.SearchInfo, error) {
-	stop := heartbeatEvery(ctx, 10*time.Second, nil)
+	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
 	defer stop()
 	res, err := search.FinishIndex(ctx, a.Deps, in.Repo, in.Graph)
 	if err != nil {
@@ -87,8 +90,9 @@ func (a *Search) FinishIndex(ctx context.Context, in schema.IndexSearchInput) (s
 	if a.Deps.Embedder != nil {
 		dim = a.Deps.Embedder.Dim()
 	}
-	return schema.SearchInfo{Commit: in.Graph.Commit, Model: res.Model, Dim: dim, Functions: res.Functions,
-		Embedded: res.Embedded, SparseKey: res.SparseKey, Vectors: vectorStore(a.Deps.Vectors)}, nil
+	info := schema.SearchInfo{Commit: in.Graph.Commit, Model: res.Model, Dim: dim, Functions: res.Functions,
+		Embedded: res.Embedded, SparseKey: res.SparseKey, Vectors: vectorStore(a.Deps.Vectors)}
+	return a.withSparseDigest(ctx, info)
 }
 
 // ErrTypeDamaged marks a stored object that is damaged (blob.ErrCorrupt):
@@ -102,4 +106,20 @@ func damaged(err error) error {
 		return err
 	}
 	return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeDamaged, err)
+}
+
+// withSparseDigest records the size and SHA-256 of the BM25 index just
+// written, read back and decoded, so that readers can tell damage from a
+// valid index and the next index run rebuilds a damaged one.
+func (a *Search) withSparseDigest(ctx context.Context, info schema.SearchInfo) (schema.SearchInfo, error) {
+	if info.SparseKey == "" {
+		return info, nil
+	}
+	size, sum, err := sparse.Digest(ctx, a.Deps.Bucket, info.SparseKey)
+	if err != nil {
+		// Damaged right after writing: retrying rewrites it.
+		return schema.SearchInfo{}, err
+	}
+	info.SparseBytes, info.SparseSHA256 = size, sum
+	return info, nil
 }

@@ -70,6 +70,10 @@ type SearchInfo struct {
 	// Vectors is the vector store holding the vectors: "local" (an exact
 	// index in the object store) or the driver's name, e.g. "milvus".
 	Vectors string `json:"vectors,omitempty"`
+	// Size and hex SHA-256 of the BM25 index as written, checked by readers;
+	// 0 and "" for indexes written before they were recorded.
+	SparseBytes  int64  `json:"sparse_bytes,omitempty"`
+	SparseSHA256 string `json:"sparse_sha256,omitempty"`
 }
 
 // IndexSearchInput is the IndexSearch activity's argument.

@@ -87,6 +87,9 @@ type RepoResult struct {
 	// Rewritten: the history was rewritten (force-push) since the last index,
 	// and the index was rebuilt from the new history.
 	Rewritten bool `json:"rewritten,omitempty"`
+	// Repaired: published commit parts (or the file-id map) were damaged or
+	// missing, and the whole history was re-scraped to replace them.
+	Repaired bool `json:"repaired,omitempty"`
 }
 
 // FleetSummary is written to runs/<workflow id>/summary.json when a fleet ends.
@@ -144,10 +147,21 @@ type ScrapeResult struct {
 	// Root identifies the repository: the root commit at the end of Head's
 	// first-parent chain (see Manifest.Root).
 	Root string `json:"root,omitempty"`
-	// Replace: BaseHead is not an ancestor of Head (history was rewritten), so
-	// Parts hold the whole history and replace the published ones.
+	// Replace: Parts hold the whole history and replace the published ones,
+	// for the reason ReplaceReason gives.
 	Replace bool `json:"replace,omitempty"`
+	// ReplaceReason says why the history was re-scraped: ReplaceRewritten
+	// (BaseHead is not an ancestor of Head: force-push) or ReplaceDamaged
+	// (published parts or the file-id map were damaged or missing). "" with
+	// Replace set is a result recorded before reasons were: rewritten.
+	ReplaceReason string `json:"replace_reason,omitempty"`
 }
+
+// Reasons of a replacing scrape (ScrapeResult.ReplaceReason).
+const (
+	ReplaceRewritten = "rewritten"
+	ReplaceDamaged   = "damaged"
+)
 
 // Manifest says what is indexed for a repository; written last, replaced atomically.
 type Manifest struct {

@@ -6,9 +6,11 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -45,6 +47,9 @@ type Config struct {
 	// LLMConcurrency bounds selection calls per worker (the rate limit the
 	// LLM servers accept); default 4.
 	LLMConcurrency int
+	// Namespace is the client's Temporal namespace, where attempts of dead
+	// workers of this host are released at start; default "default".
+	Namespace string
 }
 
 // HostQueue names the task queue of this host and data directory: clones live
@@ -84,6 +89,12 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	if hostQueue == "" {
 		hostQueue = HostQueue(cfg.DataDir)
 	}
+	// Each process is its own worker identity, naming this host and data
+	// directory, so a later process can tell the attempts a dead one held.
+	wopts := func(n int, workflowsToo bool) worker.Options {
+		return worker.Options{MaxConcurrentActivityExecutionSize: n, DisableWorkflowWorker: !workflowsToo,
+			Identity: Identity(os.Getpid(), hostQueue), MaxHeartbeatThrottleInterval: HeartbeatThrottle}
+	}
 	conc := cfg.MaxConcurrentActivities
 	if conc <= 0 {
 		conc = 4
@@ -91,13 +102,13 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	git := &activities.Git{CloneDir: filepath.Join(cfg.DataDir, "clones"), HostQueue: hostQueue, Bucket: cfg.Bucket, Backend: cfg.Backend}
 	store := &activities.Store{Bucket: cfg.Bucket}
 
-	index := worker.New(c, workflows.IndexQueue, worker.Options{MaxConcurrentActivityExecutionSize: conc})
+	index := worker.New(c, workflows.IndexQueue, wopts(conc, true))
 	index.RegisterWorkflow(workflows.IndexFleet)
 	index.RegisterWorkflow(workflows.IndexRepo)
 	index.RegisterActivity(git.Sync)
 	index.RegisterActivity(store)
 
-	host := worker.New(c, hostQueue, worker.Options{MaxConcurrentActivityExecutionSize: conc, DisableWorkflowWorker: true})
+	host := worker.New(c, hostQueue, wopts(conc, false))
 	host.RegisterActivity(git.ScrapeCommits)
 	host.RegisterActivity(git.BuildGraph)
 
@@ -115,7 +126,7 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 		sd.Selector = &llm.LLMSelector{Chat: llm.WithCache(chat, &search.LLMCache{Bucket: cfg.Bucket})}
 	}
 	searchActs := &activities.Search{Deps: sd}
-	emb := worker.New(c, workflows.EmbedQueue, worker.Options{MaxConcurrentActivityExecutionSize: econc, DisableWorkflowWorker: true})
+	emb := worker.New(c, workflows.EmbedQueue, wopts(econc, false))
 	emb.RegisterActivity(searchActs.IndexSearch)
 	emb.RegisterActivity(searchActs.PlanEmbed)
 	emb.RegisterActivity(searchActs.EmbedBatch)
@@ -127,7 +138,7 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	if lconc <= 0 {
 		lconc = 4
 	}
-	llmw := worker.New(c, workflows.LLMQueue, worker.Options{MaxConcurrentActivityExecutionSize: lconc, DisableWorkflowWorker: true})
+	llmw := worker.New(c, workflows.LLMQueue, wopts(lconc, false))
 	llmw.RegisterActivity(&activities.LLM{Deps: sd})
 
 	started := []worker.Worker{}
@@ -140,5 +151,24 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 		}
 		started = append(started, w)
 	}
+	ns := cfg.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		defer cancel()
+		if _, err := releaseDeadAttempts(ctx, c, ns, hostQueue, processAlive); err != nil {
+			slog.Warn("could not release the activities of dead workers of this host; they are retried when their heartbeat times out", "error", err)
+		}
+	}()
 	return started, nil
 }
+
+// HeartbeatThrottle bounds how long the SDK holds back an activity's
+// heartbeats; the default (80% of the heartbeat timeout) leaves too little
+// slack under the short heartbeat timeouts IndexRepo uses.
+const HeartbeatThrottle = 2 * time.Second
+
+// releaseTimeout bounds the start-up pass over open workflows.
+const releaseTimeout = time.Minute

@@ -26,6 +26,14 @@ var syncRetry = &temporal.RetryPolicy{
 	MaximumAttempts:    4,
 }
 
+// HeartbeatTimeout is the heartbeat timeout of IndexRepo's long activities
+// (Sync, ScrapeCommits, BuildGraph, the embedding steps, PublishManifest):
+// an attempt whose worker died (kill -9, lost host) is retried this soon, not
+// after its start-to-close timeout. The activities heartbeat every
+// activities.HeartbeatInterval. Changing it does not change the commands a
+// workflow records, so histories replay unchanged.
+const HeartbeatTimeout = 15 * time.Second
+
 // IndexRepo syncs one repository and scrapes its new commits into the store,
 // then publishes the manifest. Every step is idempotent for (repo, commit).
 func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResult, error) {
@@ -39,7 +47,7 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 	syncCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           IndexQueue,
 		StartToCloseTimeout: 2 * time.Hour,
-		HeartbeatTimeout:    30 * time.Second,
+		HeartbeatTimeout:    HeartbeatTimeout,
 		RetryPolicy:         syncRetry,
 	})
 	var synced schema.SyncResult
@@ -54,7 +62,7 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 		TaskQueue:              synced.HostQueue,
 		ScheduleToStartTimeout: 10 * time.Minute,
 		StartToCloseTimeout:    6 * time.Hour,
-		HeartbeatTimeout:       30 * time.Second,
+		HeartbeatTimeout:       HeartbeatTimeout,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
 	})
 	var scraped schema.ScrapeResult
@@ -67,7 +75,8 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 		}
 	}
 	res.NewCommits = scraped.NewCommits
-	res.Rewritten = scraped.Replace
+	res.Rewritten = scraped.Replace && scraped.ReplaceReason != schema.ReplaceDamaged
+	res.Repaired = scraped.Replace && scraped.ReplaceReason == schema.ReplaceDamaged
 
 	// The code graph of the head, on the host with the clone. Histories
 	// recorded before this step existed replay without it.
@@ -91,7 +100,7 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 		embedCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			TaskQueue:           EmbedQueue,
 			StartToCloseTimeout: 2 * time.Hour,
-			HeartbeatTimeout:    time.Minute,
+			HeartbeatTimeout:    HeartbeatTimeout,
 			RetryPolicy:         embedRetry(in.Options.EmbedRetry),
 		})
 		sin := schema.IndexSearchInput{Repo: in.Repo.Name, Graph: *graph}
@@ -126,6 +135,7 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 	pubCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           IndexQueue,
 		StartToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:    HeartbeatTimeout,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
 	})
 	var m schema.Manifest

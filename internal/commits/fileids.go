@@ -103,8 +103,8 @@ func ReadFileIDs(r io.Reader, name string) (*FileIDs, error) {
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for n := 1; sc.Scan(); n++ {
 		id, q, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			return nil, fmt.Errorf("file ids %s: line %d: no separator", name, n)
+		if !ok || id == "" {
+			return nil, fmt.Errorf("file ids %s: line %d: want \"<id> <quoted path>\"", name, n)
 		}
 		p, err := strconv.Unquote(q)
 		if err != nil {
@@ -118,11 +118,18 @@ func ReadFileIDs(r io.Reader, name string) (*FileIDs, error) {
 	return f, nil
 }
 
-// LoadFileIDs reads the map stored at key.
+// LoadFileIDs reads the map stored at key. A map that does not parse
+// (garbage, truncated gzip) is reported as blob.ErrCorrupt, a missing one as
+// blob.ErrNotFound; both name the key. The map is derived from git, so the
+// caller re-scrapes rather than fails.
 func LoadFileIDs(ctx context.Context, b *blob.Bucket, key string) (*FileIDs, error) {
 	data, err := b.ReadAll(ctx, key)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("file ids %s: %w", key, err)
 	}
-	return ReadFileIDs(bytes.NewReader(data), key)
+	f, err := ReadFileIDs(bytes.NewReader(data), key)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%d bytes): %w", err, len(data), blob.ErrCorrupt)
+	}
+	return f, nil
 }

@@ -3,7 +3,9 @@ package sparse
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -57,8 +59,10 @@ var magic = [8]byte{'L', 'O', 'C', 'U', 'S', 'B', 'M', 0x19}
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 var (
-	// ErrCorrupt is wrapped by errors about a damaged or truncated index file.
-	ErrCorrupt = errors.New("corrupt sparse index")
+	// ErrCorrupt is wrapped by errors about a damaged or truncated index file;
+	// it wraps blob.ErrCorrupt, so callers treat it as any damaged object
+	// (rebuild, do not retry).
+	ErrCorrupt = fmt.Errorf("corrupt sparse index: %w", blob.ErrCorrupt)
 	// ErrVersion is wrapped by errors about an index written in a format or
 	// with a tokenizer this build does not read; rebuild the index.
 	ErrVersion = errors.New("unsupported sparse index version")
@@ -92,6 +96,44 @@ func Load(ctx context.Context, bucket *blob.Bucket, key string) (*Index, error) 
 	data, err := bucket.ReadAll(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("sparse: load %s: %w", key, err)
+	}
+	ix, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("sparse: load %s: %w", key, err)
+	}
+	return ix, nil
+}
+
+// Digest reads the index stored under key, checks that it decodes, and
+// returns its size and hex SHA-256 for the manifest to record.
+func Digest(ctx context.Context, bucket *blob.Bucket, key string) (int64, string, error) {
+	data, err := bucket.ReadAll(ctx, key)
+	if err != nil {
+		return 0, "", fmt.Errorf("sparse: digest %s: %w", key, err)
+	}
+	if _, err := Decode(data); err != nil {
+		return 0, "", fmt.Errorf("sparse: digest %s: %w", key, err)
+	}
+	h := sha256.Sum256(data)
+	return int64(len(data)), hex.EncodeToString(h[:]), nil
+}
+
+// LoadVerified is Load that also checks the size and hex SHA-256 recorded
+// when the index was written (0 and "" skip the check, for manifests written
+// before they were recorded): an index replaced by another one, valid in
+// itself, is reported as ErrCorrupt too.
+func LoadVerified(ctx context.Context, bucket *blob.Bucket, key string, size int64, sum string) (*Index, error) {
+	data, err := bucket.ReadAll(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("sparse: load %s: %w", key, err)
+	}
+	if size > 0 && int64(len(data)) != size {
+		return nil, fmt.Errorf("sparse: load %s: %d bytes, the manifest recorded %d (truncated or replaced): %w", key, len(data), size, ErrCorrupt)
+	}
+	if sum != "" {
+		if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != sum {
+			return nil, fmt.Errorf("sparse: load %s: SHA-256 %x, the manifest recorded %s: %w", key, h, sum, ErrCorrupt)
+		}
 	}
 	ix, err := Decode(data)
 	if err != nil {
