@@ -447,14 +447,66 @@ var cases = []badCase{
 	{
 		name:  "same-name-other-repository",
 		input: "another repository indexed under a name that already holds one (`fixtures/base=OTHER`)",
-		want:  "exit 1; the repository is refused: the error says the name already holds another repository (both URLs and roots) and to give it another name; the stored one is untouched",
+		want:  "exit 1; the repository is refused: the error says the name already holds another repository (both URLs and roots) and suggests another name (`give it another name, e.g. owner/other=PATH`); the stored one is untouched",
 		setup: func(s *sandbox) []string {
 			other := s.simpleRepo("other")
 			s.vars["OTHER"] = other.Dir
 			return []string{"index", baseRepo + "=" + other.Dir}
 		},
 		code:  1,
-		names: []string{baseRepo, "already holds", "{{OTHER}}"},
+		names: []string{baseRepo, "already holds", "{{OTHER}}", "give it another name, e.g. ", "={{OTHER}}"},
+	},
+	{
+		name:  "same-repository-other-path",
+		input: "a second clone of an indexed repository, at another path, under the same name",
+		want:  "exit 0 with 0 new commits: the same repository (same root commit) is accepted from its new path; the stored history is unchanged",
+		setup: func(s *sandbox) []string {
+			m := s.indexed(baseRepo)
+			clone := filepath.Join(s.dir, "elsewhere", "base")
+			s.repo("scratch").Git("clone", "-q", m.URL, clone)
+			s.vars["CLONE"] = clone
+			return []string{"index", baseRepo + "=" + clone}
+		},
+		touchesBase: true,
+		check: func(s *sandbox, r result) {
+			m := s.indexed(baseRepo)
+			if m.Head != seed.head || m.Commits != 2 || m.URL != s.vars["CLONE"] {
+				s.t.Errorf("after indexing the clone: %s at %s with %d commits, want %s at %s with 2", m.URL, m.Head, m.Commits, s.vars["CLONE"], seed.head)
+			}
+			got, err := snapshot(filepath.Join(s.store(), "repos", baseRepo, "commits"))
+			if err != nil {
+				s.t.Fatal(err)
+			}
+			for f, h := range seed.snap {
+				if strings.HasPrefix(f, "commits/") && got[strings.TrimPrefix(f, "commits/")] != h {
+					s.t.Errorf("indexing the same repository from another path changed or lost %s", f)
+				}
+			}
+		},
+	},
+	{
+		name:  "lookalike-directories",
+		input: "two different working copies that are both called `repo` (origins github.com/alpha/repo and github.com/beta/repo), indexed without names",
+		want:  "exit 0; each is named from its origin remote (alpha/repo, beta/repo) and stored apart: neither history holds the other's commits",
+		setup: func(s *sandbox) []string {
+			var dirs []string
+			for _, owner := range []string{"alpha", "beta"} {
+				r := s.repo(filepath.Join(owner, "repo"))
+				r.Write(map[string]string{owner + ".py": "def " + owner + "():\n    return 1\n"})
+				s.vars[owner] = r.Commit(owner)
+				r.Git("remote", "add", "origin", "https://github.com/"+owner+"/repo.git")
+				dirs = append(dirs, r.Dir)
+			}
+			return append([]string{"index"}, dirs...)
+		},
+		check: func(s *sandbox, r result) {
+			for _, owner := range []string{"alpha", "beta"} {
+				m := s.indexed(owner + "/repo")
+				if m.Head != s.vars[owner] || m.Commits != 1 {
+					s.t.Errorf("%s/repo is at %s with %d commits, want its own %s alone", owner, m.Head, m.Commits, s.vars[owner])
+				}
+			}
+		},
 	},
 	{
 		name:  "force-pushed-history",
@@ -600,6 +652,39 @@ var cases = []badCase{
 		},
 		code:  1,
 		names: []string{"nope/never", "not indexed"},
+	},
+	{
+		name:  "localize-empty-repository",
+		input: "`locus localize` on a repository that was indexed while it had no commits",
+		want:  "exit 1: \"repository REPO is indexed but empty (no commits)\"",
+		setup: func(s *sandbox) []string {
+			if r := s.locus("index", "empty/r="+s.repo("r").Dir); r.code != 0 {
+				s.t.Fatalf("index the empty repository: %v", r)
+			}
+			return []string{"localize", "--repo", "empty/r", "bug"}
+		},
+		code:  1,
+		names: []string{"empty/r", "indexed but empty"},
+	},
+	{
+		name:  "status-not-indexed",
+		input: "`locus status nope/x` for a repository that is not indexed",
+		want:  "exit 1: \"not indexed: nope/x\"",
+		setup: func(s *sandbox) []string { return []string{"status", "nope/x"} },
+		code:  1,
+		names: []string{"not indexed", "nope/x"},
+	},
+	{
+		name:  "temporal-unreachable",
+		input: "`--temporal HOST:PORT` where no Temporal server listens",
+		want:  "exit 1 at once: the error names the address; nothing is indexed",
+		setup: func(s *sandbox) []string {
+			s.vars["ADDR"] = freePort(s)
+			return []string{"index", "--temporal", s.vars["ADDR"], "tmp/r=" + s.simpleRepo("r").Dir}
+		},
+		code:  1,
+		names: []string{"connect to Temporal at {{ADDR}}"},
+		check: func(s *sandbox, r result) { s.notIndexed("tmp/r") },
 	},
 	{
 		name:  "localize-empty-issue",
