@@ -935,6 +935,61 @@ var cases = []badCase{
 			}
 		},
 	},
+	{
+		name:  "llm-garbage-then-healthy",
+		input: "a localize run against an LLM answering garbage, then the same run against a healthy LLM",
+		want:  "the second run asks the healthy LLM (nothing from the garbage run was cached) and its centers get selected neighbours, with no warning",
+		setup: func(s *sandbox) []string {
+			repo := indexPortRepo(s)
+			bad := newChatServer(s.t, http.StatusOK, "I think the answer is: maybe?")
+			if r := s.locus("localize", "--repo", repo, "--llm", "openai+"+bad.URL+"/v1?model=m", "bind rejects a negative port"); r.code != 0 || !strings.Contains(r.stdout, "selector unavailable") {
+				s.t.Fatalf("garbage run: %v", r)
+			}
+			good := newChatServer(s.t, http.StatusOK, `{"ids": ["port.py:Port.open", "port.py:Port.parse"]}`)
+			s.vars["GOOD"] = good.URL
+			s.t.Cleanup(func() {
+				if good.Calls() == 0 {
+					s.t.Error("the healthy LLM was never asked: a garbage answer was served from the cache")
+				}
+			})
+			return []string{"localize", "--repo", repo, "--llm", "openai+" + good.URL + "/v1?model=m", "bind rejects a negative port"}
+		},
+		check: func(s *sandbox, r result) {
+			if strings.Contains(r.stdout+r.stderr, "unavailable") || strings.Contains(r.stderr, "warning:") {
+				s.t.Errorf("the healthy run still reports the selector unavailable:\n%v", r)
+			}
+			if !strings.Contains(r.stdout, "port.py:Port.open") {
+				s.t.Errorf("the selected neighbour is not ranked:\n%v", r)
+			}
+		},
+	},
+	{
+		name:  "llm-hallucinated-ids",
+		input: "an LLM that selects ids that are not candidates (`../../etc/passwd`, `nope.py:x`)",
+		want:  "exit 0; the unknown ids are ignored: every ranked function exists in the repository",
+		setup: func(s *sandbox) []string {
+			chat := newChatServer(s.t, http.StatusOK, `{"ids": ["../../etc/passwd", "nope.py:x"]}`)
+			return []string{"localize", "--json", "--repo", indexPortRepo(s), "--llm", "openai+" + chat.URL + "/v1?model=m", "bind rejects a negative port"}
+		},
+		check: func(s *sandbox, r result) {
+			var out struct {
+				Items []struct {
+					ID string `json:"id"`
+				} `json:"items"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+				s.t.Fatalf("localize --json: %v\n%s", err, r.stdout)
+			}
+			if len(out.Items) == 0 {
+				s.t.Fatalf("nothing ranked:\n%v", r)
+			}
+			for _, it := range out.Items {
+				if !strings.HasPrefix(it.ID, "port.py:Port.") {
+					s.t.Errorf("ranked %q, which the repository does not have", it.ID)
+				}
+			}
+		},
+	},
 	// Bytes that are not UTF-8, and big files.
 	{
 		name:  "invalid-utf8-history",
