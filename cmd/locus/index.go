@@ -146,6 +146,8 @@ func runIndex(ctx context.Context, args []string) error {
 				status = "empty (no commits)"
 			case r.Rewritten:
 				status = "ok (history rewritten: replaced)"
+			case r.Repaired:
+				status = "ok (damaged commit parts re-scraped)"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", r.Repo, status, short(r.Head), r.NewCommits, r.Rows, oneLine(r.Error))
 		}

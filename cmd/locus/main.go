@@ -103,7 +103,7 @@ func (g *globals) workerConfig(ctx context.Context, b *blob.Bucket) (workers.Con
 		}
 		deps.Vectors = ix
 	}
-	return workers.Config{DataDir: g.dataDir, Bucket: b, LLM: g.llm, Search: deps}, nil
+	return workers.Config{DataDir: g.dataDir, Bucket: b, LLM: g.llm, Search: deps, Namespace: g.namespace}, nil
 }
 
 func newFlags(name string, g *globals) *flag.FlagSet {

@@ -198,7 +198,13 @@ func Retrieve(ctx context.Context, d Deps, repo schema.RepoName, issue string, p
 	var ranking []spider.Scored
 	switch p.Method {
 	case MethodSR, MethodSpISR:
-		ix, err := sparse.Load(ctx, d.Bucket, SparseKey(repo, m.Graph.Commit))
+		key := SparseKey(repo, m.Graph.Commit)
+		var size int64
+		var sum string
+		if m.Search != nil && m.Search.SparseKey == key {
+			size, sum = m.Search.SparseBytes, m.Search.SparseSHA256
+		}
+		ix, err := sparse.LoadVerified(ctx, d.Bucket, key, size, sum)
 		if err != nil {
 			return nil, fmt.Errorf("localize %s: %w", repo, err)
 		}

@@ -2,13 +2,16 @@ package search
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/llm"
 	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/sparse"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/schema"
@@ -120,5 +123,45 @@ func TestPlanEmbedBatches(t *testing.T) {
 	}
 	if keys, _ := PlanEmbed(ctx, d, repo, info, 4); len(keys) != 0 {
 		t.Errorf("a second plan found %d batches to embed, want none", len(keys))
+	}
+}
+
+// TestRetrieveVerifiesSparseIndex swaps the published BM25 index for another
+// valid one: the format's own checksum passes, so only the size and SHA-256
+// recorded in the manifest can tell, and the query must refuse it.
+func TestRetrieveVerifiesSparseIndex(t *testing.T) {
+	ctx := context.Background()
+	b, repo, info := indexFixture(t)
+	d := Deps{Bucket: b}
+	res, err := IndexRepo(ctx, d, repo, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size, sum, err := sparse.Digest(ctx, b, res.SparseKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	si := &schema.SearchInfo{Commit: info.Commit, Model: res.Model, Functions: res.Functions, SparseKey: res.SparseKey, SparseBytes: size, SparseSHA256: sum}
+	if _, err := manifest.Publish(ctx, b, manifest.Update{Repo: schema.RepoSpec{Name: repo}, Search: si}); err != nil {
+		t.Fatal(err)
+	}
+	p := Params{Method: MethodSR, Params: spider.Params{K: 4}}
+	if _, err := Localize(ctx, d, repo, "slugify the text", p); err != nil {
+		t.Fatalf("intact index: %v", err)
+	}
+	bld := sparse.NewBuilder(sparse.DefaultConfig())
+	if err := bld.Add("x.py:f", "slugify something else entirely"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := bld.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sparse.Write(ctx, b, res.SparseKey, other); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Localize(ctx, d, repo, "slugify the text", p)
+	if !errors.Is(err, blob.ErrCorrupt) || !strings.Contains(err.Error(), res.SparseKey) {
+		t.Fatalf("swapped index: got %v, want blob.ErrCorrupt naming %s", err, res.SparseKey)
 	}
 }
