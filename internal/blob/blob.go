@@ -185,6 +185,27 @@ func (b *Bucket) List(ctx context.Context, prefix string) ([]ObjectInfo, error) 
 	return objs, nil
 }
 
+// ListDirs returns the "directories" directly under prefix, sorted: each
+// distinct prefix+seg+"/" under which at least one object is stored, where
+// seg contains no "/" (S3's CommonPrefixes with Delimiter "/"). prefix must be
+// "" or end with "/". Unlike List it does not enumerate the objects below
+// them: the file driver reads one directory, S3 pages through common
+// prefixes. A prefix that names an object, or nothing, has no directories.
+func (b *Bucket) ListDirs(ctx context.Context, prefix string) ([]string, error) {
+	if err := ValidatePrefix(prefix); err != nil {
+		return nil, fmt.Errorf("blob list dirs: %w", err)
+	}
+	if prefix != "" && !strings.HasSuffix(prefix, "/") {
+		return nil, fmt.Errorf("blob list dirs: %w %q: a directory prefix must end with \"/\"", ErrInvalidKey, prefix)
+	}
+	dirs, err := b.d.ListDirs(ctx, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("blob list dirs %q: %w", prefix, err)
+	}
+	slices.Sort(dirs)
+	return slices.Compact(dirs), nil
+}
+
 // Delete removes the object; a missing key yields an error wrapping ErrNotFound.
 func (b *Bucket) Delete(ctx context.Context, key string) error {
 	if err := ValidateKey(key); err != nil {

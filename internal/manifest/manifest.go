@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/locus-dev/locus/internal/blob"
@@ -223,35 +224,97 @@ func (e *RepoError) Unwrap() error { return e.Err }
 // and one RepoError per repository whose manifest is damaged (or newer than
 // this locus), so that one repository's damage does not hide the others. err
 // is only for a store that cannot be listed at all.
+//
+// It lists directories, not objects: the owners under repos/, then the names
+// under each owner, and reads repos/<dir>/manifest.json for every one of them
+// (a name without an owner is a directory directly under repos/), so its cost
+// grows with the number of repositories, not with what they store.
 func ListAll(ctx context.Context, b *blob.Bucket) ([]schema.Manifest, []RepoError, error) {
-	objs, err := b.List(ctx, "repos/")
+	owners, err := b.ListDirs(ctx, "repos/")
 	if err != nil {
 		return nil, nil, fmt.Errorf("list manifests: %w", err)
 	}
+	names := make([][]string, len(owners))
+	err = forEach(ctx, len(owners), func(ctx context.Context, i int) error {
+		var err error
+		names[i], err = b.ListDirs(ctx, owners[i])
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list manifests: %w", err)
+	}
+	var repos []schema.RepoName
+	for i, owner := range owners {
+		for _, dir := range append([]string{owner}, names[i]...) {
+			repo, err := schema.ParseRepoName(strings.TrimSuffix(strings.TrimPrefix(dir, "repos/"), "/"))
+			if err != nil || repo.Prefix() != dir {
+				continue // not ours (a name we never write)
+			}
+			repos = append(repos, repo)
+		}
+	}
+	manifests := make([]*schema.Manifest, len(repos))
+	errs := make([]error, len(repos))
+	err = forEach(ctx, len(repos), func(ctx context.Context, i int) error {
+		manifests[i], errs[i] = Read(ctx, b, repos[i])
+		if errs[i] != nil && ctx.Err() != nil {
+			return errs[i]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
 	var out []schema.Manifest
 	var bad []RepoError
-	for _, o := range objs {
-		if !strings.HasSuffix(o.Key, "/manifest.json") {
-			continue
-		}
-		name := strings.TrimSuffix(strings.TrimPrefix(o.Key, "repos/"), "/manifest.json")
-		repo, err := schema.ParseRepoName(name)
-		if err != nil || repo.ManifestKey() != o.Key {
-			continue // not ours (a file somewhere deeper, or a name we never write)
-		}
-		m, err := Read(ctx, b, repo)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, nil, err
-			}
-			bad = append(bad, RepoError{Repo: repo, Key: o.Key, Err: err})
-			continue
-		}
-		if m != nil {
-			out = append(out, *m)
+	for i, repo := range repos {
+		switch {
+		case errs[i] != nil:
+			bad = append(bad, RepoError{Repo: repo, Key: repo.ManifestKey(), Err: errs[i]})
+		case manifests[i] != nil: // nil: a directory without a manifest
+			out = append(out, *manifests[i])
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Repo < out[j].Repo })
 	sort.Slice(bad, func(i, j int) bool { return bad[i].Repo < bad[j].Repo })
 	return out, bad, nil
+}
+
+// listConcurrency bounds ListAll's requests in flight: enough to hide S3's
+// per-request latency, few enough to stay a polite client.
+const listConcurrency = 16
+
+// forEach calls fn(ctx, i) for i in [0, n), listConcurrency at a time, and
+// returns the first error; the others' ctx is then cancelled.
+func forEach(ctx context.Context, n int, fn func(context.Context, int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, listConcurrency) {
+		wg.Go(func() {
+			for i := range next {
+				if ctx.Err() != nil {
+					continue
+				}
+				if err := fn(ctx, i); err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+feed:
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return context.Cause(ctx)
 }

@@ -43,6 +43,11 @@ type Bucket interface {
 	Attributes(ctx context.Context, key string) (Attrs, error)
 	// List returns every object whose key starts with prefix, in any order.
 	List(ctx context.Context, prefix string) ([]ObjectInfo, error)
+	// ListDirs returns, in any order, the distinct "directories" directly
+	// under prefix ("" or ending with "/"): each prefix+seg+"/" such that at
+	// least one object's key starts with it (S3's CommonPrefixes with
+	// Delimiter "/"). It must not look at the objects below them.
+	ListDirs(ctx context.Context, prefix string) ([]string, error)
 	// Delete returns ErrNotFound when the key does not exist.
 	Delete(ctx context.Context, key string) error
 	Close() error

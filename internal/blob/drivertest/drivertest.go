@@ -35,6 +35,7 @@ func RunConformanceTests(t *testing.T, newBucket func(t *testing.T) *blob.Bucket
 		{"ReaderAt", testReaderAt},
 		{"List", testList},
 		{"ListMany", testListMany},
+		{"ListDirs", testListDirs},
 		{"Delete", testDelete},
 		{"NotFound", testNotFound},
 		{"InvalidKeys", testInvalidKeys},
@@ -387,12 +388,14 @@ func testList(t *testing.T, b *blob.Bucket) {
 	}
 }
 
-// testListMany crosses S3's 1,000-key page size.
+// testListMany crosses S3's 1,000-entry page size, for keys and, since
+// each key is in a directory of its own, for ListDirs' common prefixes.
 func testListMany(t *testing.T, b *blob.Bucket) {
 	const n = 1100
-	var want []string
+	var want, wantDirs []string
 	for i := range n {
-		want = append(want, fmt.Sprintf("many/k%05d", i))
+		want = append(want, fmt.Sprintf("many/k%05d/o", i))
+		wantDirs = append(wantDirs, fmt.Sprintf("many/k%05d/", i))
 	}
 	keys := make(chan string)
 	errs := make(chan error, n)
@@ -425,6 +428,70 @@ func testListMany(t *testing.T, b *blob.Bucket) {
 	}
 	if got := listKeys(t, b, ""); len(got) != n+1 || got[n] != "many2" {
 		t.Errorf("List(\"\") returned %d keys, want %d ending with many2", len(got), n+1)
+	}
+	if got := listDirs(t, b, "many/"); !slices.Equal(got, wantDirs) {
+		t.Errorf("ListDirs(many/) returned %d dirs (sorted: %v), want %d", len(got), slices.IsSorted(got), n)
+	}
+	if got := listDirs(t, b, ""); !slices.Equal(got, []string{"many/"}) {
+		t.Errorf("ListDirs(\"\") = %q, want [many/]", got)
+	}
+}
+
+func listDirs(t *testing.T, b *blob.Bucket, prefix string) []string {
+	t.Helper()
+	dirs, err := b.ListDirs(t.Context(), prefix)
+	if err != nil {
+		t.Fatalf("ListDirs(%q): %v", prefix, err)
+	}
+	return dirs
+}
+
+func testListDirs(t *testing.T, b *blob.Bucket) {
+	ctx := t.Context()
+	keys := []string{
+		"a-c", "a/b/c", "a/b/d", "a/b/e/f", "a/bb", "b", "ba/x", "z/y/x/w",
+		"deep/1/2/3/4/5", "odd/ünï cödé/x", "odd/a+b=c/y", ".hidden/x",
+	}
+	for i, k := range keys {
+		mustWrite(t, b, k, pattern(i+1, i))
+	}
+	cases := map[string][]string{
+		"":              {".hidden/", "a/", "ba/", "deep/", "odd/", "z/"},
+		"a/":            {"a/b/"},
+		"a/b/":          {"a/b/e/"},
+		"a/b/e/":        nil, // only an object
+		"z/":            {"z/y/"},
+		"z/y/":          {"z/y/x/"},
+		"deep/1/2/":     {"deep/1/2/3/"},
+		"deep/1/2/3/4/": nil,
+		"odd/":          {"odd/a+b=c/", "odd/ünï cödé/"},
+		"nothing/":      nil,
+		"b/":            nil, // an object, not a directory
+		"a/b/c/":        nil,
+		"a-c/":          nil,
+		"a/b/c/d/":      nil, // below an object
+	}
+	for prefix, want := range cases {
+		if got := listDirs(t, b, prefix); !slices.Equal(got, want) {
+			t.Errorf("ListDirs(%q) = %q, want %q", prefix, got, want)
+		}
+	}
+	// Dirs disappear with their last object.
+	for _, k := range []string{"z/y/x/w", "a/b/e/f", "deep/1/2/3/4/5"} {
+		if err := b.Delete(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := listDirs(t, b, ""), []string{".hidden/", "a/", "ba/", "odd/"}; !slices.Equal(got, want) {
+		t.Errorf("after deletes ListDirs(\"\") = %q, want %q", got, want)
+	}
+	if got := listDirs(t, b, "a/b/"); len(got) != 0 {
+		t.Errorf("after deletes ListDirs(a/b/) = %q, want none", got)
+	}
+	for _, bad := range []string{"a", "a/b", "/a/", "../", "a//", "a\\b/", "./a/", "a/../b/"} {
+		if _, err := b.ListDirs(ctx, bad); !errors.Is(err, blob.ErrInvalidKey) {
+			t.Errorf("ListDirs(%q) error = %v, want ErrInvalidKey", bad, err)
+		}
 	}
 }
 

@@ -378,6 +378,98 @@ func (b *Bucket) List(ctx context.Context, prefix string) ([]driver.ObjectInfo, 
 	return out, nil
 }
 
+// ListDirs reads the one directory that prefix names. A subdirectory counts
+// only if it holds an object somewhere below it (hasObject), as on S3, so
+// empty directories left by a crash or a concurrent Delete are not reported;
+// the temp directory, symlinked directories and names no key could address
+// never are.
+func (b *Bucket) ListDirs(ctx context.Context, prefix string) ([]string, error) {
+	dir := strings.TrimSuffix(prefix, "/")
+	if dir == "" {
+		dir = "."
+	}
+	entries, err := fs.ReadDir(b.root.FS(), dir)
+	if err != nil {
+		if gone(err) {
+			return nil, nil // no such directory, or prefix names an object
+		}
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		p := prefix + e.Name()
+		if !e.IsDir() || p == TempDir || driver.ValidateKey(p) != nil {
+			continue
+		}
+		ok, err := b.hasObject(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, p+"/")
+		}
+	}
+	return out, nil
+}
+
+// gone reports an error meaning that a path is not (or no longer) a directory.
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// hasObject reports whether List would show any object under dir. It stops at
+// the first one, checking a directory's own files before its subdirectories,
+// so for a directory of objects it costs one open and one short read.
+func (b *Bucket) hasObject(ctx context.Context, dir string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	f, err := b.root.Open(dir)
+	if err != nil {
+		if gone(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	defer f.Close()
+	var subdirs []string
+	for {
+		entries, err := f.ReadDir(64)
+		for _, e := range entries {
+			p := dir + "/" + e.Name()
+			if driver.ValidateKey(p) != nil {
+				continue
+			}
+			switch t := e.Type(); {
+			case t.IsDir():
+				subdirs = append(subdirs, p)
+			case t.IsRegular():
+				return true, nil
+			case t&fs.ModeSymlink != 0:
+				// List shows links to files inside the root, and only those.
+				if fi, err := b.root.Stat(p); err == nil && fi.Mode().IsRegular() {
+					return true, nil
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if gone(err) {
+				return false, nil
+			}
+			return false, err
+		}
+	}
+	for _, sub := range subdirs {
+		if ok, err := b.hasObject(ctx, sub); ok || err != nil {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
 // Delete removes the file, then any parent directories it leaves empty.
 func (b *Bucket) Delete(ctx context.Context, key string) error {
 	if err := checkReserved(key); err != nil {

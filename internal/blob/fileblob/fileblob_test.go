@@ -134,6 +134,77 @@ func TestSymlinksCannotEscape(t *testing.T) {
 	noTempFiles(t, dir)
 }
 
+// TestListDirsMatchesList: ListDirs reports a directory exactly when List
+// shows an object below it, whatever else lies on disk: empty directories
+// (a crash between MkdirAll and Rename), names no key can address, links.
+func TestListDirsMatchesList(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, d := range []string{"empty/a/b", "nested/empty", "nested/has", "deep/x/y/z", `bad\name`, "links", "dangling", "real", "escape"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"nested/has/o", "deep/x/y/z/o", `bad\name/o`, "real/o", "top"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"links/l":    "../top",                         // a file inside the root: an object
+		"dangling/l": "../missing",                     // nothing
+		"dirlink":    "real",                           // a linked directory is not descended
+		"escape/l":   filepath.Join(outside, "secret"), // outside the root
+		"outdir":     outside,                          // outside the root
+	} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Skipf("symlinks unsupported: %v", err)
+		}
+	}
+	b, err := blob.OpenFile(dir, fileblob.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := t.Context()
+	for prefix, want := range map[string]string{
+		"":         "deep/ links/ nested/ real/",
+		"nested/":  "nested/has/",
+		"deep/":    "deep/x/",
+		"empty/":   "",
+		"links/":   "",
+		"top/":     "",
+		"dirlink/": "",
+	} {
+		dirs, err := b.ListDirs(ctx, prefix)
+		if err != nil {
+			t.Fatalf("ListDirs(%q): %v", prefix, err)
+		}
+		if got := strings.Join(dirs, " "); got != want {
+			t.Errorf("ListDirs(%q) = %q, want %q", prefix, got, want)
+		}
+		// The same, derived from the recursive listing.
+		objs, err := b.List(ctx, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fromList []string
+		for _, o := range objs {
+			if i := strings.IndexByte(o.Key[len(prefix):], '/'); i >= 0 {
+				if d := o.Key[:len(prefix)+i+1]; len(fromList) == 0 || fromList[len(fromList)-1] != d {
+					fromList = append(fromList, d)
+				}
+			}
+		}
+		if got := strings.Join(fromList, " "); got != want {
+			t.Errorf("directories of List(%q) = %q, want %q", prefix, got, want)
+		}
+	}
+}
+
 func TestReservedTempDir(t *testing.T) {
 	b, err := blob.OpenFile(t.TempDir(), fileblob.Options{})
 	if err != nil {

@@ -311,6 +311,34 @@ func (b *Bucket) List(ctx context.Context, prefix string) ([]driver.ObjectInfo, 
 	return out, nil
 }
 
+// ListDirs pages through ListObjectsV2 with Delimiter "/" (1,000 entries per
+// page, common prefixes included), so only the prefixes come back, never the
+// objects below them. Prefixes no key could address (such as "a//") are
+// skipped.
+func (b *Bucket) ListDirs(ctx context.Context, prefix string) ([]string, error) {
+	var out []string
+	p := s3.NewListObjectsV2Paginator(b.client, &s3.ListObjectsV2Input{
+		Bucket:    aws.String(b.bucket),
+		Prefix:    aws.String(b.prefix + prefix),
+		Delimiter: aws.String("/"),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, cp := range page.CommonPrefixes {
+			dir, ok := strings.CutPrefix(aws.ToString(cp.Prefix), b.prefix)
+			if !ok || !strings.HasSuffix(dir, "/") || driver.ValidateKey(strings.TrimSuffix(dir, "/")) != nil {
+				slog.Debug("s3blob: skipping unaddressable prefix", "bucket", b.bucket, "prefix", aws.ToString(cp.Prefix))
+				continue
+			}
+			out = append(out, dir)
+		}
+	}
+	return out, nil
+}
+
 // Delete checks existence first because S3's DeleteObject succeeds on a
 // missing key; the check and the delete are not atomic.
 func (b *Bucket) Delete(ctx context.Context, key string) error {
