@@ -177,6 +177,75 @@ var cases = []badCase{
 	syntaxCase("syntax-error-go", "broken.go", "package x\n\nfunc Ok() int { return 1 }\n\nfunc Bad( {\n", "broken.go:Ok"),
 	syntaxCase("syntax-error-javascript", "broken.js", "function ok() { return 1 }\nfunction bad( {\n", "broken.js:ok"),
 	{
+		name:  "deeply-nested-expressions",
+		input: "Python, JavaScript, Java and Go files with expressions nested 20,000 levels deep (one bracket per line)",
+		want:  "indexed without a crash; the functions around the nesting are in the graph",
+		setup: func(s *sandbox) []string {
+			const n = 20000
+			open, closeP := strings.Repeat("(\n", n), strings.Repeat(")\n", n)
+			r := s.repo("r")
+			r.Write(map[string]string{
+				"deep.py":   "x = " + open + "1" + closeP + "\n\ndef after():\n    return 1\n",
+				"deep.js":   "var x = " + strings.Repeat("[\n", n) + strings.Repeat("]\n", n) + ";\nfunction after() { return 1 }\n",
+				"Deep.java": "class Deep {\n  int a() { return " + open + "1" + closeP + "; }\n}\n",
+				"deep.go":   "package x\n\nfunc F() int {\n\treturn " + open + "1" + closeP + "\n}\n",
+			})
+			r.Commit("deep")
+			return []string{"index", "deep/expr=" + r.Dir}
+		},
+		check: func(s *sandbox, r result) {
+			ids := s.nodeIDs("deep/expr")
+			for _, id := range []string{"deep.py:after", "deep.js:after", "Deep.java:Deep.a", "deep.go:F"} {
+				if !slices.Contains(ids, id) {
+					s.t.Errorf("graph lacks %s: %v", id, ids)
+				}
+			}
+		},
+	},
+	{
+		name:  "nul-bytes-in-source",
+		input: "a `.py` file that holds NUL bytes and invalid UTF-8 after its code",
+		want:  "indexed; the commit row is stored, the graph skips the file and its report lists it as skipped (\"binary\")",
+		setup: func(s *sandbox) []string {
+			r := s.repo("r")
+			r.WriteBytes("nul.py", []byte("def a():\n    return 1\n\x00\x00\x00\xff\xfe garbage\n"))
+			r.Write(map[string]string{"lib.py": "def helper():\n    return 1\n"})
+			r.Commit("nul")
+			return []string{"index", "nul/r=" + r.Dir}
+		},
+		check: func(s *sandbox, r result) {
+			m := s.indexed("nul/r")
+			if paths := s.column(m.Parts[0].Key, "path"); !slices.Contains(paths, "nul.py") {
+				s.t.Errorf("commit rows %v lack nul.py", paths)
+			}
+			if ids := s.nodeIDs("nul/r"); !slices.Contains(ids, "lib.py:helper") || slices.Contains(ids, "nul.py:a") {
+				s.t.Errorf("graph nodes %v: want lib.py:helper and nothing from nul.py", ids)
+			}
+			if rep := graphReport(s, m); !slices.Contains(rep.Skipped, skip{Path: "nul.py", Reason: "binary"}) {
+				s.t.Errorf("graph report skips %v, want nul.py as binary", rep.Skipped)
+			}
+		},
+	},
+	{
+		name:  "empty-commit",
+		input: "a commit that changes no file (`git commit --allow-empty`) on top of a normal one",
+		want:  "indexed; both commits are counted and the empty one has its own row",
+		setup: func(s *sandbox) []string {
+			r := s.simpleRepo("r")
+			s.vars["EMPTY"] = r.Commit("nothing changed")
+			return []string{"index", "emptycommit/r=" + r.Dir}
+		},
+		check: func(s *sandbox, r result) {
+			m := s.indexed("emptycommit/r")
+			if m.Commits != 2 || m.Head != s.vars["EMPTY"] {
+				s.t.Errorf("indexed %d commits at %s, want 2 at the empty commit %s", m.Commits, m.Head, s.vars["EMPTY"])
+			}
+			if ids := s.column(m.Parts[0].Key, "commit_id"); !slices.Contains(ids, s.vars["EMPTY"]) {
+				s.t.Errorf("no row for the empty commit: %v", ids)
+			}
+		},
+	},
+	{
 		name:  "symlink-outside-repository",
 		input: "a committed symlink pointing at a secret file outside the repository",
 		want:  "indexed; the link is stored as a link, the target's content is never read into the store",
