@@ -42,12 +42,7 @@ func badInput(err error) error {
 // withoutMarker removes what gitrepo.ErrPermanent adds to a message
 // ("…: permanent", "… (permanent)"): it classifies the error, it says nothing
 // to a reader.
-func withoutMarker(msg string) string {
-	m := gitrepo.ErrPermanent.Error()
-	msg = strings.ReplaceAll(msg, " ("+m+")", "")
-	msg = strings.ReplaceAll(msg, ": "+m+": ", ": ")
-	return strings.TrimSuffix(msg, ": "+m)
-}
+func withoutMarker(msg string) string { return gitrepo.CleanMessage(msg) }
 
 // vectorStore names the vector index for the manifest: "local" for the
 // default exact index in the store, else its driver's package ("milvus").

@@ -54,6 +54,8 @@ func TestWithoutMarker(t *testing.T) {
 		"sync a/b: x: permanent: more":                        "sync a/b: x: more",
 		"sync a/b: object 1234: corrupt git object: bad size": "sync a/b: object 1234: corrupt git object: bad size",
 		"a permanent failure of the permanently broken":       "a permanent failure of the permanently broken",
+		"fetch f: unexpected error: aborting due to possible repository corruption on the remote side.\x00 (permanent)": "fetch f: unexpected error: aborting due to possible repository corruption on the remote side.",
+		"git fetch: exit status 128: error: a\nremote: fatal: b        \n\nfatal: early EOF":                            "git fetch: exit status 128: error: a; remote: fatal: b; fatal: early EOF",
 	} {
 		if got := withoutMarker(in); got != want {
 			t.Errorf("withoutMarker(%q) = %q, want %q", in, got, want)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -26,7 +27,7 @@ import (
 const inlineRepos = 1000
 
 func runIndex(ctx context.Context, args []string) error {
-	var g globals
+	g := globals{reportsFailures: true}
 	fs := newFlags("index", &g)
 	reposFile := fs.String("repos-file", "", "file with one repository spec per line (# comments allowed)")
 	window := fs.Int("window", workflows.DefaultWindow, "repositories indexed at once")
@@ -137,6 +138,7 @@ func runIndex(ctx context.Context, args []string) error {
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "REPO\tSTATUS\tHEAD\tNEW COMMITS\tROWS\tERROR")
+		var cut []schema.RepoResult // errors too long for the table, printed whole below it
 		for _, r := range sum.Results {
 			status := "ok"
 			switch {
@@ -149,9 +151,16 @@ func runIndex(ctx context.Context, args []string) error {
 			case r.Repaired:
 				status = "ok (damaged commit parts re-scraped)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", r.Repo, status, short(r.Head), r.NewCommits, r.Rows, oneLine(r.Error))
+			msg := r.Error
+			if !fitsTable(msg) {
+				cut, msg = append(cut, r), "(below the table)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", r.Repo, status, short(r.Head), r.NewCommits, r.Rows, msg)
 		}
 		tw.Flush()
+		for _, r := range cut {
+			fmt.Fprintf(stdout, "%s: %s\n", r.Repo, r.Error)
+		}
 		fmt.Fprintf(stdout, "%d done, %d failed in %s; summary: %s\n", sum.Done, sum.Failed,
 			sum.FinishedAt.Sub(sum.StartedAt).Round(time.Millisecond), res.SummaryKey)
 	}
@@ -224,10 +233,9 @@ func short(h string) string {
 	return h
 }
 
-func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > 120 {
-		s = s[:120] + "…"
-	}
-	return s
+// fitsTable reports whether an error fits the index table's last column:
+// one line of at most 120 characters. Longer ones are printed whole below
+// the table, never cut.
+func fitsTable(s string) bool {
+	return !strings.Contains(s, "\n") && utf8.RuneCountInString(s) <= 120
 }

@@ -16,7 +16,7 @@ import (
 )
 
 func runLocalize(ctx context.Context, args []string) error {
-	var g globals
+	g := globals{reportsFailures: true}
 	fs := newFlags("localize", &g)
 	repoFlag := fs.String("repo", "", "indexed repository: owner/name as locus status shows it, or the path, '.' or URL it was indexed from")
 	ref := fs.String("ref", "", "commit id (7+ digits) the index must be at; default whatever is indexed")

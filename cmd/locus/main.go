@@ -74,6 +74,12 @@ type globals struct {
 	embeddedAddr string
 	// addr is the Temporal frontend connect dialled.
 	addr string
+	// reportsFailures is set by commands that print every failure in their
+	// result (index, localize): the SDK's own "Activity error." record of a
+	// failed attempt would say it a second time, with the Temporal error
+	// chain, so their in-process workers log it at debug. `locus worker`
+	// keeps it at error, for its operators.
+	reportsFailures bool
 }
 
 // workerFlags adds the flags of commands that run workers in this process.
@@ -225,7 +231,7 @@ func (g *globals) connect(ctx context.Context, log *slog.Logger) (client.Client,
 	}
 	c, err := client.DialContext(ctx, client.Options{
 		HostPort: addr, Namespace: g.namespace,
-		Logger: tlog.NewStructuredLogger(slog.New(levelFloor{log.Handler(), slog.LevelWarn})),
+		Logger: tlog.NewStructuredLogger(slog.New(sdkLogHandler(log.Handler(), g.reportsFailures))),
 	})
 	if err != nil {
 		if srv != nil {
@@ -242,22 +248,45 @@ func (g *globals) connect(ctx context.Context, log *slog.Logger) (client.Client,
 	}, nil
 }
 
-// levelFloor drops records below min: the SDK logs every worker start at info.
+// sdkLogHandler is the Temporal SDK's log handler: warnings and errors only
+// (the SDK logs every worker start at info), and, when the command reports
+// failures itself, its per-attempt "Activity error." records at debug.
+func sdkLogHandler(h slog.Handler, reportsFailures bool) slog.Handler {
+	f := levelFloor{Handler: h, min: slog.LevelWarn}
+	if reportsFailures {
+		f.demote = map[string]bool{"Activity error.": true}
+	}
+	return f
+}
+
+// levelFloor drops records below min, after lowering the records whose
+// message is in demote to debug.
 type levelFloor struct {
 	slog.Handler
-	min slog.Level
+	min    slog.Level
+	demote map[string]bool
 }
 
 func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= h.min && h.Handler.Enabled(ctx, l)
+	return l >= h.min && h.Handler.Enabled(ctx, l) || h.demote != nil && h.Handler.Enabled(ctx, slog.LevelDebug)
+}
+
+func (h levelFloor) Handle(ctx context.Context, r slog.Record) error {
+	if h.demote[r.Message] {
+		r.Level = slog.LevelDebug
+	}
+	if r.Level < h.min && !(h.demote[r.Message] && h.Handler.Enabled(ctx, slog.LevelDebug)) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
 }
 
 func (h levelFloor) WithAttrs(a []slog.Attr) slog.Handler {
-	return levelFloor{h.Handler.WithAttrs(a), h.min}
+	return levelFloor{h.Handler.WithAttrs(a), h.min, h.demote}
 }
 
 func (h levelFloor) WithGroup(n string) slog.Handler {
-	return levelFloor{h.Handler.WithGroup(n), h.min}
+	return levelFloor{h.Handler.WithGroup(n), h.min, h.demote}
 }
 
 var stdout io.Writer = os.Stdout

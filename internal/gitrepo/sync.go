@@ -32,6 +32,39 @@ import (
 // not a repository, authentication refused, unknown ref).
 var ErrPermanent = errors.New("permanent")
 
+// Message is err's text for people: without the markers ErrPermanent adds
+// ("…: permanent", "… (permanent)"), which classify the error and say
+// nothing to a reader, and without control characters (a remote's sideband
+// messages end in NUL; git's own lines in newlines, which become "; ").
+func Message(err error) string {
+	return CleanMessage(err.Error())
+}
+
+// CleanMessage is Message for a message already turned into text.
+func CleanMessage(msg string) string {
+	m := ErrPermanent.Error()
+	msg = strings.ReplaceAll(msg, " ("+m+")", "")
+	msg = strings.ReplaceAll(msg, ": "+m+": ", ": ")
+	msg = strings.TrimSuffix(msg, ": "+m)
+	var b strings.Builder
+	for _, line := range strings.Split(msg, "\n") {
+		line = strings.TrimSpace(strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f {
+				return -1
+			}
+			return r
+		}, line))
+		if line == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
 // SyncOptions describe one clone-or-fetch.
 type SyncOptions struct {
 	// Dir is where the bare mirror clone lives; created on first sync.
@@ -257,9 +290,9 @@ func fetchInto(ctx context.Context, repo *git.Repository, dir, u, ref string, au
 		}
 		return fmt.Errorf("%w (installing git lets locus retry with the git CLI)", err)
 	}
-	slog.Warn("go-git could not fetch; falling back to the git CLI", "url", redact(u), "dir", dir, "go_git_error", err.Error())
+	slog.Warn("go-git could not fetch; falling back to the git CLI", "url", redact(u), "dir", dir, "go_git_error", Message(err))
 	if cerr := cliFetch(ctx, dir, u, ref, auth); cerr != nil {
-		return fmt.Errorf("%w (the git CLI was tried because go-git failed: %s)", cerr, err.Error())
+		return fmt.Errorf("%w (the git CLI was tried because go-git failed: %s)", cerr, Message(err))
 	}
 	return nil
 }
