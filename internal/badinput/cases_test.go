@@ -246,6 +246,54 @@ var cases = []badCase{
 		},
 	},
 	{
+		name:  "latin1-source",
+		input: "a `.py` file whose string literal holds a Latin-1 byte (invalid UTF-8)",
+		want:  "indexed; the function is in the graph and its stored code is valid UTF-8",
+		setup: func(s *sandbox) []string {
+			r := s.repo("r")
+			r.WriteBytes("cafe.py", []byte("def cafe():\n    return \"caf\xe9\"\n"))
+			r.Commit("latin-1")
+			return []string{"index", "latin1/r=" + r.Dir}
+		},
+		check: func(s *sandbox, r result) {
+			if ids := s.nodeIDs("latin1/r"); !slices.Contains(ids, "cafe.py:cafe") {
+				s.t.Errorf("graph lacks cafe.py:cafe: %v", ids)
+			}
+			for _, code := range s.column(s.indexed("latin1/r").Graph.NodesKey, "code") {
+				if !utf8.ValidString(code) {
+					s.t.Errorf("stored code is invalid UTF-8: %q", code)
+				}
+			}
+		},
+	},
+	{
+		name:  "fleet-id-traversal",
+		input: "`locus index --id ../../../escape` (a fleet id that looks like a path)",
+		want:  "exit 0; the run's summary is written inside the store under a sanitised name (`runs/.._.._.._escape/`), nothing outside it",
+		setup: func(s *sandbox) []string {
+			return []string{"index", "--id", "../../../escape", "idt/r=" + s.simpleRepo("r").Dir}
+		},
+		names: []string{"runs/.._.._.._escape/summary.json"},
+		check: func(s *sandbox, r result) {
+			s.indexed("idt/r")
+			if _, err := os.Stat(filepath.Join(s.store(), "runs", ".._.._.._escape", "summary.json")); err != nil {
+				s.t.Errorf("summary not in the store: %v", err)
+			}
+			entries, err := os.ReadDir(s.dir)
+			if err != nil {
+				s.t.Fatal(err)
+			}
+			for _, e := range entries {
+				if e.Name() != "data" && e.Name() != "r" {
+					s.t.Errorf("%s was written next to the data dir", e.Name())
+				}
+			}
+			if hits, _ := filepath.Glob(filepath.Join(filepath.Dir(s.dir), "*escape*")); len(hits) > 0 {
+				s.t.Errorf("written outside the sandbox: %v", hits)
+			}
+		},
+	},
+	{
 		name:  "symlink-outside-repository",
 		input: "a committed symlink pointing at a secret file outside the repository",
 		want:  "indexed; the link is stored as a link, the target's content is never read into the store",
