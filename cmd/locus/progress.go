@@ -60,7 +60,7 @@ func (l progressLine) rateText() string {
 
 func (l progressLine) etaText() string {
 	switch {
-	case l.Total > 0 && l.finished() >= l.Total:
+	case l.Total == 0, l.finished() >= l.Total: // nothing known yet, or nothing left
 		return ""
 	case l.ETA < 0:
 		return "unknown"
@@ -191,7 +191,13 @@ func (b *barProgress) close(done bool) {
 // isTerminal says whether w is a terminal (where a bar can redraw itself).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return false
+	}
+	// A terminal that reports no width (a bare pty) cannot show a bar: mpb
+	// draws nothing there, so it gets the plain lines.
+	width, _, err := term.GetSize(int(f.Fd()))
+	return err == nil && width > 0
 }
 
 // watchProgress polls query every poll interval and shows the answers on w:
@@ -207,9 +213,9 @@ func watchProgress(ctx context.Context, w io.Writer, query func(context.Context)
 	}
 	quit := make(chan struct{})
 	exited := make(chan struct{})
+	var tr progressTracker // the goroutine's until it exits, then stop's
 	go func() {
 		defer close(exited)
-		var tr progressTracker
 		t := time.NewTicker(poll)
 		defer t.Stop()
 		for {
@@ -233,6 +239,12 @@ func watchProgress(ctx context.Context, w io.Writer, query func(context.Context)
 		once.Do(func() {
 			close(quit)
 			<-exited
+			if done { // show the finished state, not the last poll's
+				if p, err := query(ctx); err == nil {
+					now := time.Now()
+					sink.show(now, tr.update(now, p))
+				}
+			}
 			sink.close(done)
 		})
 	}

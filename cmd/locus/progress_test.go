@@ -147,3 +147,23 @@ func TestBarProgressRenders(t *testing.T) {
 		t.Fatalf("bar output lacks the final state:\n%q", out)
 	}
 }
+
+// The fleet can finish between two polls: stop(true) asks once more, so the
+// last thing shown is the finished state, not the last poll's.
+func TestWatchProgressShowsFinalState(t *testing.T) {
+	var buf bytes.Buffer
+	query := func(context.Context) (schema.FleetProgress, error) {
+		return schema.FleetProgress{Total: 3, Done: 2, Failed: 1}, nil
+	}
+	stop := watchProgress(context.Background(), &buf, query, time.Hour, 0)
+	stop(true)
+	if out := buf.String(); !strings.Contains(out, "progress: 3/3 repositories done (1 failed)") || strings.Contains(out, "ETA") {
+		t.Errorf("output %q: want the finished state, without an ETA", out)
+	}
+}
+
+func TestETAUnknownBeforeFirstAnswer(t *testing.T) {
+	if got := (progressLine{}).String(); strings.Contains(got, "ETA") {
+		t.Errorf("zero progress %q must not claim an ETA", got)
+	}
+}
