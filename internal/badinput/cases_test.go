@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -759,6 +760,35 @@ var cases = []badCase{
 		},
 	},
 
+	{
+		name:  "kill-9-during-index",
+		input: "`locus index` killed with kill -9 while it embeds, then the same command again",
+		want:  "the second run resumes the same fleet and finishes (exit 0); the repository is indexed completely and no temporary file is left in the store",
+		setup: func(s *sandbox) []string {
+			emb := newEmbedServer(s.t, 8)
+			args := []string{"index", "--embedder", "openai+http://" + strings.TrimPrefix(emb.URL, "http://") + "?model=m&dim=8", "killed/r=" + s.simpleRepo("r").Dir}
+			first := s.start(args...)
+			select {
+			case <-emb.arrived:
+			case <-time.After(cmdTimeout):
+				s.t.Fatal("the first index run never reached its embedder")
+			}
+			if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+				s.t.Fatal(err)
+			}
+			first.Wait()
+			emb.release()
+			return args
+		},
+		check: func(s *sandbox, r result) {
+			if m := s.indexed("killed/r"); m.Commits != 1 {
+				s.t.Errorf("indexed %d commits, want 1", m.Commits)
+			}
+			if left, _ := os.ReadDir(filepath.Join(s.store(), ".locus-tmp")); len(left) > 0 {
+				s.t.Errorf("temporary files left in the store: %v", left)
+			}
+		},
+	},
 	// Localize.
 	{
 		name:  "localize-never-indexed",

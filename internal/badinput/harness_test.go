@@ -165,14 +165,11 @@ func seedStore(t *testing.T) {
 	}
 }
 
-// runLocus runs the binary with dataDir as LOCUS_HOME, in cwd, with a
+// locusCmd is the binary with dataDir as LOCUS_HOME, in cwd, with a
 // scrubbed environment so the caller's LOCUS_* settings cannot leak in.
-func runLocus(t *testing.T, dataDir, cwd string, env []string, args ...string) result {
+func locusCmd(ctx context.Context, t *testing.T, dataDir, cwd string, env []string, args ...string) *exec.Cmd {
 	t.Helper()
-	bin := locusBinary(t)
-	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd := exec.CommandContext(ctx, locusBinary(t), args...)
 	cmd.Dir = cwd
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "LOCUS_") && !strings.HasPrefix(kv, "HOME=") {
@@ -181,6 +178,15 @@ func runLocus(t *testing.T, dataDir, cwd string, env []string, args ...string) r
 	}
 	cmd.Env = append(cmd.Env, "LOCUS_HOME="+dataDir, "HOME="+cwd, "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1")
 	cmd.Env = append(cmd.Env, env...)
+	return cmd
+}
+
+// runLocus runs one locus command to its end.
+func runLocus(t *testing.T, dataDir, cwd string, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cmdTimeout)
+	defer cancel()
+	cmd := locusCmd(ctx, t, dataDir, cwd, env, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -206,6 +212,24 @@ func runLocus(t *testing.T, dataDir, cwd string, env []string, args ...string) r
 func (s *sandbox) locus(args ...string) result {
 	s.t.Helper()
 	return runLocus(s.t, s.data, s.dir, s.env, args...)
+}
+
+// start starts one command in the background; the caller ends it.
+func (s *sandbox) start(args ...string) *exec.Cmd {
+	s.t.Helper()
+	cmd := locusCmd(context.Background(), s.t, s.data, s.dir, s.env, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("start locus %s: %v", strings.Join(args, " "), err)
+	}
+	s.t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return cmd
 }
 
 // repo makes a fresh repository in the sandbox.
