@@ -524,7 +524,13 @@ func dial(t *testing.T, s *devserver.Server) client.Client {
 
 func startWorkers(t *testing.T, c client.Client, dataDir string, b *blob.Bucket) {
 	t.Helper()
-	ws, err := workers.Start(workers.Config{DataDir: dataDir, Bucket: b}, c)
+	startWorkersWith(t, c, workers.Config{DataDir: dataDir, Bucket: b})
+}
+
+// startWorkersWith starts workers as cfg says and stops them when the test ends.
+func startWorkersWith(t *testing.T, c client.Client, cfg workers.Config) {
+	t.Helper()
+	ws, err := workers.Start(cfg, c)
 	if err != nil {
 		t.Fatalf("start workers: %v", err)
 	}

@@ -139,15 +139,7 @@ func TestIndexEmbedderUnavailable(t *testing.T) {
 		t.Fatalf("embed.Open returned %T, want *embed.Batched", e)
 	}
 	batched.Opts.Backoff = 5 * time.Millisecond
-	ws, err := workers.Start(workers.Config{DataDir: t.TempDir(), Bucket: b, Search: search.Deps{Embedder: e}}, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, w := range ws {
-			w.Stop()
-		}
-	})
+	startWorkersWith(t, c, workers.Config{DataDir: t.TempDir(), Bucket: b, Search: search.Deps{Embedder: e}})
 	name := schema.RepoName("acme/cache")
 	in := schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: name, URL: r.Dir}},
 		Options: schema.FleetOptions{Index: schema.IndexOptions{EmbedRetry: &schema.RetryOptions{InitialInterval: 50 * time.Millisecond, MaximumAttempts: 4}}}}

@@ -31,19 +31,7 @@ import (
 func TestLocalizeWithFlakyLLM(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r := gitfixture.New(t)
-	r.Write(map[string]string{"pkg/cache.py": `class Cache:
-    def get(self, key):
-        return self.store.get(key)
-
-    def evict(self, key):
-        self.store.pop(key)
-
-    def expire_entries(self, now):
-        for k in list(self.store):
-            self.evict(k)
-`})
-	r.Commit("cache")
+	r := cacheRepo(t)
 
 	fake := llmtest.NewServer(t)
 	// Every failure a real server shows, one per attempt, then garbage (which
@@ -58,15 +46,7 @@ func TestLocalizeWithFlakyLLM(t *testing.T) {
 	c := dial(t, srv)
 	b := blobtest.Bucket(t)
 	dataDir := t.TempDir()
-	ws, err := workers.Start(workers.Config{DataDir: dataDir, Bucket: b, LLM: "openai+http://" + strings.TrimPrefix(fake.URL, "http://") + "?model=fake-selector&timeout=1s"}, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, w := range ws {
-			w.Stop()
-		}
-	})
+	startWorkersWith(t, c, workers.Config{DataDir: dataDir, Bucket: b, LLM: "openai+http://" + strings.TrimPrefix(fake.URL, "http://") + "?model=fake-selector&timeout=1s"})
 	name := schema.RepoName("acme/cache")
 	_, res := runFleet(ctx, t, c, "fleet-localize", schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: name, URL: r.Dir}}})
 	if res.Done != 1 {
@@ -250,19 +230,7 @@ func (h levelCounter) WithGroup(name string) slog.Handler {
 func TestLocalizeLLMUnavailable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r := gitfixture.New(t)
-	r.Write(map[string]string{"pkg/cache.py": `class Cache:
-    def get(self, key):
-        return self.store.get(key)
-
-    def evict(self, key):
-        self.store.pop(key)
-
-    def expire_entries(self, now):
-        for k in list(self.store):
-            self.evict(k)
-`})
-	r.Commit("cache")
+	r := cacheRepo(t)
 	fake := llmtest.NewServer(t)
 	srv := startServer(t, t.TempDir())
 	var errorLogs atomic.Int64
@@ -273,16 +241,8 @@ func TestLocalizeLLMUnavailable(t *testing.T) {
 	}
 	t.Cleanup(c.Close)
 	b := blobtest.Bucket(t)
-	ws, err := workers.Start(workers.Config{DataDir: t.TempDir(), Bucket: b,
-		LLM: "openai+http://" + strings.TrimPrefix(fake.URL, "http://") + "?model=fake-selector&timeout=2s"}, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, w := range ws {
-			w.Stop()
-		}
-	})
+	startWorkersWith(t, c, workers.Config{DataDir: t.TempDir(), Bucket: b,
+		LLM: "openai+http://" + strings.TrimPrefix(fake.URL, "http://") + "?model=fake-selector&timeout=2s"})
 	name := schema.RepoName("acme/cache")
 	if _, res := runFleet(ctx, t, c, "fleet-llm-down", schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: name, URL: r.Dir}}}); res.Done != 1 {
 		t.Fatalf("indexing failed: %+v", res)
@@ -352,4 +312,24 @@ func TestLocalizeLLMUnavailable(t *testing.T) {
 	if len(out.SelectorUnavailable) != 0 || out.Warning != "" || fake.Total() == before {
 		t.Errorf("after recovery: %d requests, result %+v", fake.Total()-before, out)
 	}
+}
+
+// cacheRepo is a one-commit repository with a Cache class whose methods call
+// each other, so SpIDER has centers with neighbours to select.
+func cacheRepo(t *testing.T) *gitfixture.Repo {
+	t.Helper()
+	r := gitfixture.New(t)
+	r.Write(map[string]string{"pkg/cache.py": `class Cache:
+    def get(self, key):
+        return self.store.get(key)
+
+    def evict(self, key):
+        self.store.pop(key)
+
+    def expire_entries(self, now):
+        for k in list(self.store):
+            self.evict(k)
+`})
+	r.Commit("cache")
+	return r
 }
