@@ -18,8 +18,6 @@ import (
 	"github.com/locus-dev/locus/workers"
 )
 
-func absPath(p string) (string, error) { return filepath.Abs(p) }
-
 func runStatus(ctx context.Context, args []string) (err error) {
 	var g globals
 	fs := newFlags("status", &g)

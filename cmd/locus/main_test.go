@@ -156,7 +156,8 @@ func TestEnvironmentFillsFlags(t *testing.T) {
 
 func TestFleetIDIsStable(t *testing.T) {
 	in := schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: "a/b", URL: "/x"}}}
-	if fleetID(in) != fleetID(in) || fleetID(in) == fleetID(schema.IndexFleetInput{}) {
+	same := schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: "a/b", URL: "/x"}}}
+	if fleetID(in) != fleetID(same) || fleetID(in) == fleetID(schema.IndexFleetInput{}) {
 		t.Fatal("fleet ids must be deterministic and depend on the input")
 	}
 }

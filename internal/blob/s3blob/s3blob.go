@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 feature/s3/manager's Uploader is deprecated in favour of feature/s3/transfermanager, which is still v0.x; the Uploader passes the conformance suite (100 MiB streaming with bounded memory, abort that removes uploaded parts), so it stays until transfermanager is stable.
+
 // Package s3blob stores blob objects in an S3 bucket through aws-sdk-go-v2.
 package s3blob
 
