@@ -101,6 +101,20 @@ var cases = []badCase{
 		check: func(s *sandbox, r result) { s.notIndexed("r") },
 	},
 	{
+		name:  "repos-file-crlf",
+		input: "a repos-file written on Windows (CRLF line ends, a comment line)",
+		want:  "exit 0; every line is read without its carriage return and each repository is indexed",
+		setup: func(s *sandbox) []string {
+			a, b := s.simpleRepo("a"), s.simpleRepo("b")
+			writeFile(s, "fleet.txt", "# fleet\r\ncrlf/a="+a.Dir+"\r\ncrlf/b="+b.Dir+"\r\n")
+			return []string{"index", "--repos-file", filepath.Join(s.dir, "fleet.txt")}
+		},
+		check: func(s *sandbox, r result) {
+			s.indexed("crlf/a")
+			s.indexed("crlf/b")
+		},
+	},
+	{
 		name:  "env-not-a-number",
 		input: "`LOCUS_WINDOW=abc` in the environment",
 		want:  "exit 2 before any work; the error names the variable and its value",
@@ -682,6 +696,18 @@ var cases = []badCase{
 		check: func(s *sandbox, r result) { s.notIndexed("net/r") },
 	},
 
+	{
+		name:  "ssh-unreachable",
+		input: "an ssh URL where no server listens (`ssh://git@127.0.0.1:PORT/x.git`)",
+		want:  "exit 1 after bounded retries; the repository is listed as failed with the URL named; nothing is published",
+		setup: func(s *sandbox) []string {
+			s.vars["URL"] = "ssh://git@" + freePort(s) + "/x.git"
+			return []string{"index", "net/ssh=" + s.vars["URL"]}
+		},
+		code:  1,
+		names: []string{"net/ssh", "{{URL}}", "1 of 1 repositories failed"},
+		check: func(s *sandbox, r result) { s.notIndexed("net/ssh") },
+	},
 	// Damaged store objects.
 	{
 		name:  "truncated-commits-part",
