@@ -132,6 +132,7 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	emb.RegisterActivity(searchActs.EmbedBatch)
 	emb.RegisterActivity(searchActs.FinishIndex)
 	index.RegisterWorkflow(workflows.Localize)
+	index.RegisterWorkflow(workflows.LocalizeBacklog)
 	index.RegisterActivity(searchActs.Retrieve)
 
 	lconc := cfg.LLMConcurrency

@@ -33,6 +33,10 @@ type LocalizeInput struct {
 	// LLMRetry tunes the selection retries; zero values: 1 s initial
 	// interval, doubling up to 10 s, 5 attempts, at most 2 min per center.
 	LLMRetry RetryOptions `json:"llm_retry,omitempty"`
+	// NoSelector skips neighbour selection (no LLM step): the centers keep
+	// their places without neighbours. LocalizeBacklog sets it once its
+	// token budget is spent.
+	NoSelector bool `json:"no_selector,omitempty"`
 }
 
 // RetryOptions tune an activity retry policy.
@@ -105,7 +109,7 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 	out := LocalizeResult{Result: search.Result{Repo: r.Repo, Commit: r.Commit, Method: r.Method, Embedder: r.Embedder}}
 	selected := map[string]spider.Selection{}
 	var selStart time.Time
-	if r.Expansion != nil {
+	if r.Expansion != nil && !in.NoSelector {
 		ro := in.LLMRetry
 		if ro.InitialInterval <= 0 {
 			ro.InitialInterval = defaultLLMInitialInterval

@@ -1,0 +1,186 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/locus-dev/locus/internal/backlog"
+	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/schema"
+)
+
+// LoadBacklogInput is LoadBacklogIssues's argument.
+type LoadBacklogInput struct {
+	Key    string `json:"key"`
+	Offset int    `json:"offset"`
+	Limit  int    `json:"limit"`
+	// MaxBytes bounds the issue text of one answer (at least one issue is
+	// returned), so that no payload nears Temporal's 2 MB limit.
+	MaxBytes int `json:"max_bytes,omitempty"`
+}
+
+// LoadBacklogIssues returns issues [Offset, Offset+Limit) of a stored
+// backlog, fewer when their texts pass MaxBytes, each with the commit its
+// repository's index is at.
+func (a *Store) LoadBacklogIssues(ctx context.Context, in LoadBacklogInput) ([]schema.BacklogIssue, error) {
+	data, err := a.Bucket.ReadAll(ctx, in.Key)
+	if err != nil {
+		return nil, err
+	}
+	var all []schema.BacklogIssue
+	if err := json.Unmarshal(data, &all); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("backlog %s: %v", in.Key, err), ErrTypeBadInput, nil)
+	}
+	if in.Offset < 0 || in.Offset > len(all) {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("backlog %s: offset %d out of range (%d issues)", in.Key, in.Offset, len(all)), ErrTypeBadInput, nil)
+	}
+	var out []schema.BacklogIssue
+	size := 0
+	heads := map[schema.RepoName]string{}
+	for _, is := range all[in.Offset:min(in.Offset+max(in.Limit, 0), len(all))] {
+		size += len(is.Text)
+		if len(out) > 0 && in.MaxBytes > 0 && size > in.MaxBytes {
+			break
+		}
+		head, ok := heads[is.Repo]
+		if !ok {
+			if _, err := schema.ParseRepoName(string(is.Repo)); err == nil {
+				m, err := manifest.Read(ctx, a.Bucket, is.Repo)
+				if err != nil {
+					return nil, fmt.Errorf("backlog %s: manifest of %s: %w", in.Key, is.Repo, err)
+				}
+				if m != nil && m.Graph != nil {
+					head = m.Graph.Commit
+				}
+			}
+			heads[is.Repo] = head
+		}
+		is.Head = head
+		out = append(out, is)
+	}
+	return out, nil
+}
+
+// BacklogPartInput is WriteBacklogPart's argument.
+type BacklogPartInput struct {
+	Run     string                      `json:"run"`
+	Part    int                         `json:"part"`
+	Results []schema.BacklogIssueResult `json:"results"`
+}
+
+// WriteBacklogPart stores one part of a backlog's results under its
+// deterministic key, replacing what an earlier attempt or run wrote there.
+func (a *Store) WriteBacklogPart(ctx context.Context, in BacklogPartInput) error {
+	rs := make([]backlog.Result, len(in.Results))
+	for i, r := range in.Results {
+		rs[i] = BacklogResult(r)
+	}
+	if _, err := backlog.WritePart(ctx, a.Bucket, backlog.PartKey(in.Run, in.Part), rs); err != nil {
+		return fmt.Errorf("backlog %s part %d: %w", in.Run, in.Part, err)
+	}
+	return nil
+}
+
+// BacklogResult converts a workflow's per-issue result to the engine's row.
+func BacklogResult(r schema.BacklogIssueResult) backlog.Result {
+	out := backlog.Result{IssueID: r.IssueID, Repo: r.Repo, BaseCommit: r.BaseCommit, Method: r.Method, Selector: r.Selector,
+		Files: r.Files, TokensIn: r.TokensIn, TokensOut: r.TokensOut, Cached: r.Cached, SelectorUnavailable: r.SelectorUnavailable,
+		BudgetExhausted: r.BudgetExhausted, Truncated: r.Truncated, Error: r.Error, Source: r.Source, Notes: r.Notes}
+	for _, it := range r.Items {
+		out.Items = append(out.Items, backlog.Ranked{Rank: it.Rank, FunctionID: it.FunctionID, File: it.File, Score: it.Score,
+			Method: it.Method, Why: it.Why})
+	}
+	return out
+}
+
+// BacklogPartKeys are the keys of a run's result parts.
+func BacklogPartKeys(run string, parts int) []string {
+	keys := make([]string, parts)
+	for i := range keys {
+		keys[i] = backlog.PartKey(run, i)
+	}
+	return keys
+}
+
+// BacklogSummaryInput is WriteBacklogSummary's argument.
+type BacklogSummaryInput struct {
+	Run         string    `json:"run"`
+	Parts       int       `json:"parts"`
+	Total       int       `json:"total"`
+	ParseErrors int       `json:"parse_errors,omitempty"`
+	MaxTokens   int       `json:"max_tokens,omitempty"`
+	StartedAt   time.Time `json:"started_at"`
+	FinishedAt  time.Time `json:"finished_at"`
+}
+
+// WriteBacklogSummary reads a run's result parts and writes its summary to
+// backlogs/<run>/summary.json; it returns the key.
+func (a *Store) WriteBacklogSummary(ctx context.Context, in BacklogSummaryInput) (string, error) {
+	rs, err := backlog.ReadParts(ctx, a.Bucket, BacklogPartKeys(in.Run, in.Parts))
+	if err != nil {
+		return "", fmt.Errorf("backlog %s: %w", in.Run, err)
+	}
+	s := BacklogSummary(in.Run, rs)
+	s.Started, s.Finished, s.Total, s.ParseErrors, s.MaxTokens = in.StartedAt, in.FinishedAt, in.Total, in.ParseErrors, in.MaxTokens
+	if in.ParseErrors > 0 {
+		// The CLI stored the records it could not read, with their reasons.
+		data, err := a.Bucket.ReadAll(ctx, BacklogParseErrorsKey(in.Run))
+		if err != nil {
+			return "", fmt.Errorf("backlog %s: parse errors: %w", in.Run, err)
+		}
+		var fs []backlog.Failure
+		if err := json.Unmarshal(data, &fs); err != nil {
+			return "", fmt.Errorf("backlog %s: parse errors: %w", in.Run, err)
+		}
+		s.Failures = append(fs, s.Failures...)
+	}
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	key := schema.BacklogKey(in.Run, "summary.json")
+	if err := a.Bucket.WriteAll(ctx, key, data); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// BacklogParseErrorsKey is where the CLI stores the input records of a run
+// that are not issues (a JSON array of backlog.Failure).
+func BacklogParseErrorsKey(run string) string { return schema.BacklogKey(run, "parse-errors.json") }
+
+// BacklogSummary counts results: done, failed with their reasons, tokens,
+// the selector and the issues ranked after the budget was spent.
+func BacklogSummary(run string, rs []backlog.Result) backlog.Summary {
+	s := backlog.Summary{Run: run, Total: len(rs)}
+	for _, r := range rs {
+		if r.Error != "" {
+			s.Failed++
+			s.Failures = append(s.Failures, backlog.Failure{IssueID: r.IssueID, Source: r.Source, Error: r.Error})
+		} else {
+			s.Done++
+		}
+		s.TokensIn += r.TokensIn
+		s.TokensOut += r.TokensOut
+		if r.BudgetExhausted {
+			s.BudgetExhausted++
+		}
+		if r.Truncated {
+			s.Truncated++
+		}
+		if r.Cached {
+			s.Cached++
+		}
+		if s.Selector == "" && r.Selector != "" {
+			s.Selector = r.Selector
+		}
+		if s.Method == "" && r.Method != "" {
+			s.Method = r.Method
+		}
+	}
+	return s
+}

@@ -1,0 +1,75 @@
+package schema
+
+// BacklogIssue is one issue of a backlog as LocalizeBacklog sees it. The CLI
+// stores the parsed issues as a JSON array of these at backlogs/<run>/input.json;
+// each workflow run loads its slice by offset.
+type BacklogIssue struct {
+	ID         string   `json:"id"`
+	Repo       RepoName `json:"repo"`
+	BaseCommit string   `json:"base_commit,omitempty"`
+	// Text is what the ranking reads (problem statement, or title and body).
+	Text string `json:"text"`
+	// Truncated: Text was cut to the size limit.
+	Truncated bool `json:"truncated,omitempty"`
+	// Source names where the issue came from (file and line).
+	Source string `json:"source,omitempty"`
+	// Notes say what was changed to make the issue usable (text cut,
+	// invalid UTF-8 replaced).
+	Notes []string `json:"notes,omitempty"`
+	// Head is the commit Repo's index is at when the issue was loaded; ""
+	// when the repository is not indexed. Filled by LoadBacklogIssues.
+	Head string `json:"head,omitempty"`
+}
+
+// BacklogRanked is one ranked function of an issue's result.
+type BacklogRanked struct {
+	Rank       int     `json:"rank"`
+	FunctionID string  `json:"function_id"`
+	File       string  `json:"file"`
+	Score      float64 `json:"score"`
+	Method     string  `json:"method"`
+	Why        string  `json:"why"`
+}
+
+// BacklogIssueResult is the outcome of one issue of a backlog, as the
+// workflow passes it to the activity that stores it: the ranking, or Error
+// when it could not be ranked.
+type BacklogIssueResult struct {
+	IssueID    string          `json:"issue_id"`
+	Repo       string          `json:"repo"`
+	BaseCommit string          `json:"base_commit,omitempty"`
+	Method     string          `json:"method,omitempty"`
+	Selector   string          `json:"selector,omitempty"`
+	Items      []BacklogRanked `json:"items,omitempty"`
+	Files      []string        `json:"files,omitempty"`
+	TokensIn   int             `json:"tokens_in"`
+	TokensOut  int             `json:"tokens_out"`
+	// Cached: every selector call was answered from the decision cache.
+	Cached bool `json:"cached,omitempty"`
+	// SelectorUnavailable: some centers' selection failed after its retries.
+	SelectorUnavailable bool `json:"selector_unavailable,omitempty"`
+	// BudgetExhausted: the run's token budget was spent before this issue
+	// started, so it was ranked without the selector.
+	BudgetExhausted bool     `json:"budget_exhausted,omitempty"`
+	Truncated       bool     `json:"truncated,omitempty"`
+	Error           string   `json:"error,omitempty"`
+	Source          string   `json:"source,omitempty"`
+	Notes           []string `json:"notes,omitempty"`
+}
+
+// BacklogProgress is the answer to LocalizeBacklog's "progress" query.
+type BacklogProgress struct {
+	Total   int `json:"total"`
+	Done    int `json:"done"`
+	Failed  int `json:"failed"`
+	Running int `json:"running"`
+	Pending int `json:"pending"`
+	// Tokens spent by the selector so far (all runs of this backlog).
+	TokensIn  int `json:"tokens_in"`
+	TokensOut int `json:"tokens_out"`
+	// BudgetExhausted counts the issues started after the budget was spent.
+	BudgetExhausted int `json:"budget_exhausted"`
+}
+
+// BacklogKey is the key of a file of a backlog run: backlogs/<run>/<name>.
+func BacklogKey(run, name string) string { return "backlogs/" + SafeKeySegment(run) + "/" + name }

@@ -1,0 +1,322 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/locus-dev/locus/activities"
+	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/schema"
+)
+
+// Backlog defaults.
+const (
+	DefaultBacklogWindow   = 8
+	DefaultBacklogPerRun   = 500
+	DefaultBacklogPartSize = 100
+	// maxLoadBytes bounds the issue text one LoadBacklogIssues answer
+	// carries (Temporal refuses payloads over 2 MB).
+	maxLoadBytes = 1 << 20
+)
+
+// BacklogOptions tune a LocalizeBacklog run.
+type BacklogOptions struct {
+	// Window is the most Localize children in flight; default 8.
+	Window int `json:"window,omitempty"`
+	// ContinueAsNewAfter is how many issues one run starts before it
+	// continues as new; default 500, rounded up to a multiple of PartSize
+	// so that a result part never spans two runs.
+	ContinueAsNewAfter int `json:"continue_as_new_after,omitempty"`
+	// PartSize is the issues per result part: part n holds the results of
+	// issues [n·PartSize, (n+1)·PartSize) in input order, so a re-run
+	// writes the same parts under the same keys. Default 100.
+	PartSize int `json:"part_size,omitempty"`
+	// MaxTokens is the run's selector token budget (prompt + completion);
+	// once the finished issues have spent it, issues that start later are
+	// ranked without the selector and marked BudgetExhausted. 0: no budget.
+	// Issues in flight when it is reached still finish, so a run may
+	// overshoot by up to Window issues' worth.
+	MaxTokens int `json:"max_tokens,omitempty"`
+}
+
+// LocalizeBacklogInput is LocalizeBacklog's argument. The issues are stored
+// (a JSON array of schema.BacklogIssue at IssuesKey, Total entries); Next and
+// the carried totals let a continued run pick up where the last one stopped.
+type LocalizeBacklogInput struct {
+	IssuesKey string         `json:"issues_key"`
+	Total     int            `json:"total"`
+	Params    search.Params  `json:"params"`
+	Options   BacklogOptions `json:"options"`
+	LLMRetry  RetryOptions   `json:"llm_retry,omitempty"`
+	// ParseErrors is how many input lines or rows could not be read; they
+	// are counted in the summary.
+	ParseErrors int `json:"parse_errors,omitempty"`
+
+	Next            int       `json:"next,omitempty"`
+	Done            int       `json:"done,omitempty"`
+	Failed          int       `json:"failed,omitempty"`
+	TokensIn        int       `json:"tokens_in,omitempty"`
+	TokensOut       int       `json:"tokens_out,omitempty"`
+	BudgetExhausted int       `json:"budget_exhausted,omitempty"`
+	Parts           int       `json:"parts,omitempty"`
+	StartedAt       time.Time `json:"started_at,omitempty"`
+}
+
+// BacklogResult is what LocalizeBacklog returns.
+type BacklogResult struct {
+	// Run names the store prefix (backlogs/<run>/) and the children
+	// (<run>/<issue id>): the workflow id.
+	Run             string `json:"run"`
+	Total           int    `json:"total"`
+	Done            int    `json:"done"`
+	Failed          int    `json:"failed"`
+	TokensIn        int    `json:"tokens_in"`
+	TokensOut       int    `json:"tokens_out"`
+	BudgetExhausted int    `json:"budget_exhausted"`
+	// Parts is the number of result parts, keys backlog.PartKey(Run, 0…Parts-1).
+	Parts      int    `json:"parts"`
+	SummaryKey string `json:"summary_key"`
+}
+
+// BacklogChildID is the workflow id of an issue's Localize child.
+func BacklogChildID(run, issueID string) string { return run + "/" + issueID }
+
+// LocalizeBacklog ranks a backlog of issues with a bounded sliding window of
+// Localize children. Results are stored in parts of PartSize issues as each
+// part's issues finish; after ContinueAsNewAfter issues it drains the window
+// and continues as new, so the history stays small for any backlog. A failed
+// issue is a per-issue error in the results and never fails the run.
+func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResult, error) {
+	if err := checkInput(ctx, func() error { return validateBacklogInput(in) }); err != nil {
+		return BacklogResult{}, err
+	}
+	o := in.Options
+	window := o.Window
+	if window <= 0 {
+		window = DefaultBacklogWindow
+	}
+	partSize := o.PartSize
+	if partSize <= 0 {
+		partSize = DefaultBacklogPartSize
+	}
+	perRun := o.ContinueAsNewAfter
+	if perRun <= 0 {
+		perRun = DefaultBacklogPerRun
+	}
+	perRun = (perRun + partSize - 1) / partSize * partSize
+	if in.StartedAt.IsZero() {
+		in.StartedAt = workflow.Now(ctx)
+	}
+	run := workflow.GetInfo(ctx).WorkflowExecution.ID
+	actCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           IndexQueue,
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
+	})
+
+	first, end := in.Next, min(in.Next+perRun, in.Total)
+	results := make([]*schema.BacklogIssueResult, end-first) // by position in this run
+	var loaded []schema.BacklogIssue                         // the last batch loaded: issues [loadedTo-len(loaded), loadedTo)
+	loadedTo := first
+	next := first
+	running := 0
+	written := first // issues before this are in written parts
+
+	err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (schema.BacklogProgress, error) {
+		return schema.BacklogProgress{Total: in.Total, Done: in.Done, Failed: in.Failed, Running: running,
+			Pending: in.Total - next, TokensIn: in.TokensIn, TokensOut: in.TokensOut, BudgetExhausted: in.BudgetExhausted}, nil
+	})
+	if err != nil {
+		return BacklogResult{}, err
+	}
+
+	record := func(pos int, r schema.BacklogIssueResult) {
+		results[pos] = &r
+		if r.Error != "" {
+			in.Failed++
+		} else {
+			in.Done++
+		}
+		in.TokensIn += r.TokensIn
+		in.TokensOut += r.TokensOut
+	}
+	// flush writes every part whose issues have all finished, in order.
+	flush := func() error {
+		for written < end {
+			stop := min(written+partSize, end)
+			var part []schema.BacklogIssueResult
+			for i := written; i < stop; i++ {
+				if results[i-first] == nil {
+					return nil
+				}
+				part = append(part, *results[i-first])
+			}
+			err := workflow.ExecuteActivity(actCtx, store.WriteBacklogPart, activities.BacklogPartInput{
+				Run: run, Part: written / partSize, Results: part,
+			}).Get(ctx, nil)
+			if err != nil {
+				return err
+			}
+			for i := written; i < stop; i++ {
+				results[i-first] = nil // stored; keep the memory small
+			}
+			written = stop
+			in.Parts = (written + partSize - 1) / partSize
+		}
+		return nil
+	}
+
+	childCtx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		TaskQueue:         IndexQueue,
+		ParentClosePolicy: 0, // terminate children with the run
+	})
+	sel := workflow.NewSelector(ctx)
+	start := func(pos int, is schema.BacklogIssue) {
+		if msg := baseCommitError(is); msg != "" {
+			record(pos, issueError(is, msg))
+			return
+		}
+		exhausted := o.MaxTokens > 0 && in.TokensIn+in.TokensOut >= o.MaxTokens
+		if exhausted {
+			in.BudgetExhausted++
+		}
+		cctx := workflow.WithWorkflowID(childCtx, BacklogChildID(run, is.ID))
+		fut := workflow.ExecuteChildWorkflow(cctx, Localize, LocalizeInput{Repo: is.Repo, Issue: is.Text, Params: in.Params,
+			Commit: strings.ToLower(is.BaseCommit), LLMRetry: in.LLMRetry, NoSelector: exhausted})
+		running++
+		sel.AddFuture(fut, func(f workflow.Future) {
+			running--
+			var lr LocalizeResult
+			if err := f.Get(ctx, &lr); err != nil {
+				r := issueError(is, errorText(err))
+				r.BudgetExhausted = exhausted
+				record(pos, r)
+				return
+			}
+			record(pos, issueResult(is, lr, exhausted))
+		})
+	}
+	for next < end || running > 0 {
+		for running < window && next < end {
+			if next == loadedTo {
+				var batch []schema.BacklogIssue
+				err := workflow.ExecuteActivity(actCtx, store.LoadBacklogIssues, activities.LoadBacklogInput{
+					Key: in.IssuesKey, Offset: next, Limit: end - next, MaxBytes: maxLoadBytes,
+				}).Get(ctx, &batch)
+				if err != nil {
+					return BacklogResult{}, err
+				}
+				if len(batch) == 0 {
+					return BacklogResult{}, temporal.NewNonRetryableApplicationError(
+						fmt.Sprintf("backlog %s: no issues at offset %d of %s (want %d)", run, next, in.IssuesKey, in.Total), activities.ErrTypeBadInput, nil)
+				}
+				loaded, loadedTo = batch, next+len(batch)
+			}
+			is := loaded[len(loaded)-(loadedTo-next)]
+			start(next-first, is)
+			next++
+		}
+		if err := flush(); err != nil {
+			return BacklogResult{}, err
+		}
+		if running > 0 {
+			sel.Select(ctx)
+		}
+	}
+	if err := flush(); err != nil {
+		return BacklogResult{}, err
+	}
+	if end < in.Total {
+		in.Next = end
+		return BacklogResult{}, workflow.NewContinueAsNewError(ctx, LocalizeBacklog, in)
+	}
+	var summaryKey string
+	err = workflow.ExecuteActivity(actCtx, store.WriteBacklogSummary, activities.BacklogSummaryInput{
+		Run: run, Parts: in.Parts, Total: in.Total, ParseErrors: in.ParseErrors, MaxTokens: o.MaxTokens,
+		StartedAt: in.StartedAt, FinishedAt: workflow.Now(ctx),
+	}).Get(ctx, &summaryKey)
+	if err != nil {
+		return BacklogResult{}, err
+	}
+	return BacklogResult{Run: run, Total: in.Total, Done: in.Done, Failed: in.Failed, TokensIn: in.TokensIn,
+		TokensOut: in.TokensOut, BudgetExhausted: in.BudgetExhausted, Parts: in.Parts, SummaryKey: summaryKey}, nil
+}
+
+// baseCommitError is the per-issue error of an issue whose base commit is
+// not what the index holds; "" when it can be ranked against the index.
+// Snapshots of other commits are not built yet.
+func baseCommitError(is schema.BacklogIssue) string {
+	if is.BaseCommit == "" || is.Head == "" { // no base, or not indexed: Localize says so
+		return ""
+	}
+	if len(is.BaseCommit) >= 7 && strings.HasPrefix(is.Head, strings.ToLower(is.BaseCommit)) {
+		return ""
+	}
+	return fmt.Sprintf("base_commit %s is not the indexed head %s; snapshots are not built yet", is.BaseCommit, is.Head)
+}
+
+func issueError(is schema.BacklogIssue, msg string) schema.BacklogIssueResult {
+	return schema.BacklogIssueResult{IssueID: is.ID, Repo: string(is.Repo), BaseCommit: is.BaseCommit,
+		Truncated: is.Truncated, Source: is.Source, Notes: is.Notes, Error: msg}
+}
+
+// issueResult is one issue's row from its Localize result.
+func issueResult(is schema.BacklogIssue, lr LocalizeResult, exhausted bool) schema.BacklogIssueResult {
+	r := schema.BacklogIssueResult{IssueID: is.ID, Repo: string(is.Repo), BaseCommit: is.BaseCommit,
+		Method: lr.Method, Selector: lr.Selector, TokensIn: lr.PromptTokens, TokensOut: lr.CompletionTokens,
+		Cached:              lr.CachedCalls > 0 && lr.CachedCalls >= lr.LLMCalls,
+		SelectorUnavailable: len(lr.SelectorUnavailable) > 0, BudgetExhausted: exhausted,
+		Truncated: is.Truncated, Source: is.Source, Notes: is.Notes}
+	seen := map[string]bool{}
+	for _, it := range lr.Items {
+		file, _, _ := strings.Cut(it.ID, ":")
+		r.Items = append(r.Items, schema.BacklogRanked{Rank: len(r.Items) + 1, FunctionID: it.ID, File: file,
+			Score: it.Score, Method: lr.Method, Why: it.Why()})
+		if !seen[file] {
+			seen[file] = true
+			r.Files = append(r.Files, file)
+		}
+	}
+	return r
+}
+
+// validateBacklogInput checks what LocalizeBacklog is given.
+func validateBacklogInput(in LocalizeBacklogInput) error {
+	var errs []error
+	o := in.Options
+	if o.Window < 0 || o.Window > MaxWindow {
+		errs = append(errs, fmt.Errorf("window %d: want 1 to %d (0: default %d)", o.Window, MaxWindow, DefaultBacklogWindow))
+	}
+	if o.ContinueAsNewAfter < 0 || o.ContinueAsNewAfter > MaxContinueAsNewAfter {
+		errs = append(errs, fmt.Errorf("continue-as-new-after %d: want 1 to %d (0: default %d)", o.ContinueAsNewAfter, MaxContinueAsNewAfter, DefaultBacklogPerRun))
+	}
+	if o.PartSize < 0 || o.PartSize > MaxContinueAsNewAfter {
+		errs = append(errs, fmt.Errorf("part size %d: want 1 to %d (0: default %d)", o.PartSize, MaxContinueAsNewAfter, DefaultBacklogPartSize))
+	}
+	if o.MaxTokens < 0 {
+		errs = append(errs, fmt.Errorf("max tokens %d: want at least 1 (0: no budget)", o.MaxTokens))
+	}
+	if in.IssuesKey == "" && in.Total > 0 {
+		errs = append(errs, errors.New("no issues key"))
+	}
+	if in.Total < 0 || in.Next < 0 || in.Next > in.Total || in.Done < 0 || in.Failed < 0 || in.Parts < 0 {
+		errs = append(errs, fmt.Errorf("bad counts (total %d, next %d, done %d, failed %d, parts %d)", in.Total, in.Next, in.Done, in.Failed, in.Parts))
+	}
+	switch in.Params.Method {
+	case "", search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER:
+	default:
+		errs = append(errs, fmt.Errorf("method %q: want sr, der, spisr or spider", in.Params.Method))
+	}
+	if err := in.Params.Params.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("localize backlog: %s", joinErrs(errs))
+	}
+	return nil
+}

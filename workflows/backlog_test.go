@@ -1,0 +1,400 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/locus-dev/locus/activities"
+	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/schema"
+	"go.temporal.io/sdk/testsuite"
+)
+
+const testBacklogRun = "backlog-test"
+
+// backlogIssues returns n issues i0…; those whose index is in bad fail in
+// the fake Localize.
+func backlogIssues(n int, bad ...int) []schema.BacklogIssue {
+	out := make([]schema.BacklogIssue, n)
+	for i := range out {
+		out[i] = schema.BacklogIssue{ID: fmt.Sprintf("i%d", i), Repo: "acme/widget", Text: fmt.Sprintf("issue %d", i),
+			Source: fmt.Sprintf("issues.jsonl:%d", i+1), Head: testHead}
+		if slices.Contains(bad, i) {
+			out[i].Text = "bad " + out[i].Text
+		}
+	}
+	return out
+}
+
+// backlogRun is one run of LocalizeBacklog (up to its continue-as-new) with
+// faked Localize children and store activities.
+type backlogRun struct {
+	env *testsuite.TestWorkflowEnvironment
+
+	mu         sync.Mutex
+	running    int
+	maxRunning int
+	started    []string // child workflow ids in start order
+	inputs     map[string]LocalizeInput
+	loads      []activities.LoadBacklogInput
+	parts      []activities.BacklogPartInput
+	summaries  []activities.BacklogSummaryInput
+}
+
+// loadCap is how many issues the fake LoadBacklogIssues returns at most, so
+// that runs load their slice in several answers.
+const loadCap = 3
+
+// tokensPerIssue is what each fake child reports spending (in + out).
+const tokensPerIssue = 10
+
+func newBacklogRun(t *testing.T, issues []schema.BacklogIssue) *backlogRun {
+	t.Helper()
+	r := &backlogRun{env: newTestSuite(t).NewTestWorkflowEnvironment(), inputs: map[string]LocalizeInput{}}
+	env := r.env
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testBacklogRun, TaskQueue: IndexQueue})
+	env.RegisterWorkflow(Localize)
+	env.RegisterActivity(&activities.Store{})
+	env.OnWorkflow(Localize, mock.Anything, mock.Anything).Return(
+		func(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
+			id := workflow.GetInfo(ctx).WorkflowExecution.ID
+			r.mu.Lock()
+			r.running++
+			r.maxRunning = max(r.maxRunning, r.running)
+			r.started = append(r.started, id)
+			r.inputs[id] = in
+			r.mu.Unlock()
+			defer func() {
+				r.mu.Lock()
+				r.running--
+				r.mu.Unlock()
+			}()
+			// Uneven lengths, so completions interleave with starts.
+			var n int
+			fmt.Sscanf(in.Issue, "issue %d", &n)
+			if err := workflow.Sleep(ctx, time.Duration(n%3+1)*time.Hour); err != nil {
+				return LocalizeResult{}, err
+			}
+			if strings.HasPrefix(in.Issue, "bad ") {
+				return LocalizeResult{}, temporal.NewNonRetryableApplicationError("localize acme/widget: not indexed (run locus index first)", activities.ErrTypeBadInput, nil)
+			}
+			res := LocalizeResult{Result: search.Result{Repo: string(in.Repo), Commit: testHead, Method: search.MethodSpIDER,
+				Items: []spider.Item{
+					{ID: "pkg/a.py:f", Score: 0.9, Rank: 1, Reason: spider.ReasonCenter},
+					{ID: "pkg/b.py:C.g", Score: 0.5, Rank: 3, Reason: spider.ReasonNeighbour, Center: "pkg/a.py:f", Hops: 2, Selector: "fake"},
+					{ID: "pkg/a.py:h", Score: 0.4, Rank: 2, Reason: spider.ReasonSemantic},
+				}}}
+			if !in.NoSelector {
+				res.Selector, res.LLMCalls, res.PromptTokens, res.CompletionTokens = "fake", 1, tokensPerIssue-2, 2
+			}
+			return res, nil
+		})
+	env.OnActivity(store.LoadBacklogIssues, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.LoadBacklogInput) ([]schema.BacklogIssue, error) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.loads = append(r.loads, in)
+			if in.Key != schema.BacklogKey(testBacklogRun, "input.json") {
+				return nil, fmt.Errorf("issues key %q", in.Key)
+			}
+			return issues[in.Offset:min(in.Offset+in.Limit, in.Offset+loadCap, len(issues))], nil
+		})
+	env.OnActivity(store.WriteBacklogPart, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.BacklogPartInput) error {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.parts = append(r.parts, in)
+			return nil
+		})
+	env.OnActivity(store.WriteBacklogSummary, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.BacklogSummaryInput) (string, error) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.summaries = append(r.summaries, in)
+			return schema.BacklogKey(in.Run, "summary.json"), nil
+		})
+	return r
+}
+
+func (r *backlogRun) execute(t *testing.T, in LocalizeBacklogInput) (next *LocalizeBacklogInput, res BacklogResult) {
+	t.Helper()
+	r.env.ExecuteWorkflow(LocalizeBacklog, in)
+	if !r.env.IsWorkflowCompleted() {
+		t.Fatal("LocalizeBacklog did not complete")
+	}
+	err := r.env.GetWorkflowError()
+	if err == nil {
+		if err := r.env.GetWorkflowResult(&res); err != nil {
+			t.Fatal(err)
+		}
+		return nil, res
+	}
+	var can *workflow.ContinueAsNewError
+	if !errors.As(err, &can) {
+		t.Fatalf("LocalizeBacklog failed: %v", err)
+	}
+	if can.WorkflowType.Name != "LocalizeBacklog" {
+		t.Errorf("continued as %q, want LocalizeBacklog", can.WorkflowType.Name)
+	}
+	next = new(LocalizeBacklogInput)
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, next); err != nil {
+		t.Fatalf("decode continue-as-new input: %v", err)
+	}
+	return next, res
+}
+
+// runBacklogChain runs LocalizeBacklog and every run it continues as.
+func runBacklogChain(t *testing.T, issues []schema.BacklogIssue, in LocalizeBacklogInput) ([]*backlogRun, []LocalizeBacklogInput, BacklogResult) {
+	t.Helper()
+	in.IssuesKey, in.Total = schema.BacklogKey(testBacklogRun, "input.json"), len(issues)
+	var runs []*backlogRun
+	var inputs []LocalizeBacklogInput
+	for i := 0; ; i++ {
+		if i > len(issues)+1 {
+			t.Fatalf("LocalizeBacklog continued as new %d times for %d issues", i, len(issues))
+		}
+		r := newBacklogRun(t, issues)
+		runs = append(runs, r)
+		inputs = append(inputs, in)
+		next, res := r.execute(t, in)
+		if next == nil {
+			return runs, inputs, res
+		}
+		in = *next
+	}
+}
+
+// allParts is every part written over the runs, in write order.
+func allParts(runs []*backlogRun) []activities.BacklogPartInput {
+	var out []activities.BacklogPartInput
+	for _, r := range runs {
+		out = append(out, r.parts...)
+	}
+	return out
+}
+
+func TestLocalizeBacklogWindow(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		issues, window, perRun int
+		partSize               int
+		wantMax, wantRuns      int
+		wantParts              int
+		wantLastRunNext        int
+	}{
+		{"window smaller than backlog", 11, 3, 0, 4, 3, 1, 3, 0},
+		{"window of one", 4, 1, 0, 0, 1, 1, 1, 0},
+		{"default window", DefaultBacklogWindow + 5, 0, 0, 0, DefaultBacklogWindow, 1, 1, 0},
+		// 4 per run rounded up to 6, two parts of 3 per run.
+		{"continue-as-new", 14, 2, 4, 3, 2, 3, 5, 12},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			issues := backlogIssues(tc.issues)
+			runs, inputs, res := runBacklogChain(t, issues, LocalizeBacklogInput{
+				Options: BacklogOptions{Window: tc.window, ContinueAsNewAfter: tc.perRun, PartSize: tc.partSize}})
+			if len(runs) != tc.wantRuns {
+				t.Fatalf("%d runs, want %d", len(runs), tc.wantRuns)
+			}
+			if got := inputs[len(inputs)-1].Next; got != tc.wantLastRunNext {
+				t.Errorf("last run started at issue %d, want %d", got, tc.wantLastRunNext)
+			}
+			var started []string
+			maxRunning := 0
+			for _, r := range runs {
+				started = append(started, r.started...)
+				maxRunning = max(maxRunning, r.maxRunning)
+				for _, l := range r.loads {
+					if l.MaxBytes <= 0 {
+						t.Errorf("load %+v has no byte cap", l)
+					}
+				}
+			}
+			if maxRunning != tc.wantMax {
+				t.Errorf("at most %d children ran at once, want %d", maxRunning, tc.wantMax)
+			}
+			var want []string
+			for _, is := range issues {
+				want = append(want, testBacklogRun+"/"+is.ID)
+			}
+			slices.Sort(started)
+			slices.Sort(want)
+			if !slices.Equal(started, want) {
+				t.Errorf("children started %v, want each issue once: %v", started, want)
+			}
+			// Parts: one per PartSize issues in input order, each key once.
+			parts := allParts(runs)
+			if len(parts) != tc.wantParts || res.Parts != tc.wantParts {
+				t.Fatalf("%d parts written, result says %d, want %d", len(parts), res.Parts, tc.wantParts)
+			}
+			size := tc.partSize
+			if size == 0 {
+				size = DefaultBacklogPartSize
+			}
+			var order []string
+			for i, p := range parts {
+				if p.Part != i || p.Run != testBacklogRun {
+					t.Errorf("part %d written as %s part %d", i, p.Run, p.Part)
+				}
+				if len(p.Results) > size {
+					t.Errorf("part %d holds %d results, more than %d", i, len(p.Results), size)
+				}
+				for _, r := range p.Results {
+					order = append(order, r.IssueID)
+				}
+			}
+			var ids []string
+			for _, is := range issues {
+				ids = append(ids, is.ID)
+			}
+			if !slices.Equal(order, ids) {
+				t.Errorf("parts hold %v, want the issues in input order %v", order, ids)
+			}
+			wantRes := BacklogResult{Run: testBacklogRun, Total: tc.issues, Done: tc.issues, TokensIn: tc.issues * (tokensPerIssue - 2),
+				TokensOut: tc.issues * 2, Parts: tc.wantParts, SummaryKey: "backlogs/" + testBacklogRun + "/summary.json"}
+			if res != wantRes {
+				t.Errorf("result %+v, want %+v", res, wantRes)
+			}
+			last := runs[len(runs)-1]
+			if len(last.summaries) != 1 || last.summaries[0].Parts != tc.wantParts || last.summaries[0].Total != tc.issues {
+				t.Errorf("summaries %+v, want one over %d parts", last.summaries, tc.wantParts)
+			}
+		})
+	}
+}
+
+func TestLocalizeBacklogContinueAsNewCarriesTotals(t *testing.T) {
+	issues := backlogIssues(7, 1)
+	r := newBacklogRun(t, issues)
+	in := LocalizeBacklogInput{IssuesKey: schema.BacklogKey(testBacklogRun, "input.json"), Total: len(issues),
+		Params: search.Params{Method: search.MethodSpISR}, ParseErrors: 2,
+		Options: BacklogOptions{Window: 2, ContinueAsNewAfter: 4, PartSize: 2, MaxTokens: 1000}}
+	next, _ := r.execute(t, in)
+	if next == nil {
+		t.Fatal("completed, want continue-as-new after 4 issues")
+	}
+	want := in
+	want.Next, want.Done, want.Failed, want.Parts = 4, 3, 1, 2
+	want.TokensIn, want.TokensOut = 3*(tokensPerIssue-2), 3*2
+	want.StartedAt = next.StartedAt
+	if next.StartedAt.IsZero() {
+		t.Error("continue-as-new input has no start time")
+	}
+	if !backlogEqualJSON(t, *next, want) {
+		t.Errorf("continue-as-new input\n%+v\nwant\n%+v", *next, want)
+	}
+	for id, li := range r.inputs {
+		if li.Params.Method != search.MethodSpISR || li.Repo != "acme/widget" {
+			t.Errorf("child %s got %+v, want the run's params and the issue's repo", id, li)
+		}
+	}
+	// The continued run finishes the rest and keeps the start time.
+	r2 := newBacklogRun(t, issues)
+	if n, res := r2.execute(t, *next); n != nil || res.Total != 7 || res.Done != 6 || res.Failed != 1 || res.Parts != 4 {
+		t.Errorf("second run: next %+v, result %+v", n, res)
+	}
+	if len(r2.summaries) != 1 || !r2.summaries[0].StartedAt.Equal(next.StartedAt) || r2.summaries[0].ParseErrors != 2 {
+		t.Errorf("summary input %+v, want the first run's start and 2 parse errors", r2.summaries)
+	}
+}
+
+func TestLocalizeBacklogBudget(t *testing.T) {
+	// One at a time, so the budget is reached at a known issue: after three
+	// issues 30 tokens are spent, at least the 25 allowed.
+	issues := backlogIssues(6)
+	runs, _, res := runBacklogChain(t, issues, LocalizeBacklogInput{Options: BacklogOptions{Window: 1, MaxTokens: 25}})
+	r := runs[0]
+	for i, is := range issues {
+		in := r.inputs[testBacklogRun+"/"+is.ID]
+		if want := i >= 3; in.NoSelector != want {
+			t.Errorf("issue %s started with NoSelector %v, want %v", is.ID, in.NoSelector, want)
+		}
+	}
+	got := allParts(runs)[0].Results
+	for i, rr := range got {
+		want := i >= 3
+		if rr.BudgetExhausted != want || (rr.Selector == "") != want {
+			t.Errorf("issue %s: budget exhausted %v, selector %q; want exhausted %v", rr.IssueID, rr.BudgetExhausted, rr.Selector, want)
+		}
+		if rr.Method != search.MethodSpIDER || len(rr.Items) != 3 {
+			t.Errorf("issue %s: method %q, %d items; the method stays with the selector off", rr.IssueID, rr.Method, len(rr.Items))
+		}
+	}
+	if res.BudgetExhausted != 3 || res.TokensIn+res.TokensOut != 30 || res.Done != 6 {
+		t.Errorf("result %+v, want 3 issues past the budget, 30 tokens, 6 done", res)
+	}
+}
+
+func TestLocalizeBacklogFailuresAreRecorded(t *testing.T) {
+	issues := backlogIssues(5, 2)
+	issues[3].BaseCommit = "fedcba9"    // not the indexed head
+	issues[4].BaseCommit = testHead[:8] // the head: ranked
+	runs, _, res := runBacklogChain(t, issues, LocalizeBacklogInput{Options: BacklogOptions{Window: 2}})
+	r := runs[0]
+	if res.Done != 3 || res.Failed != 2 || res.Total != 5 {
+		t.Fatalf("result %+v, want 3 done and 2 failed", res)
+	}
+	if _, ok := r.inputs[testBacklogRun+"/i3"]; ok {
+		t.Error("the issue whose base commit is not indexed started a Localize child")
+	}
+	if in := r.inputs[testBacklogRun+"/i4"]; in.Commit != testHead[:8] {
+		t.Errorf("the issue at the head was localized with commit %q, want %q", in.Commit, testHead[:8])
+	}
+	byID := map[string]schema.BacklogIssueResult{}
+	for _, rr := range allParts(runs)[0].Results {
+		byID[rr.IssueID] = rr
+	}
+	if e := byID["i2"].Error; e != "localize acme/widget: not indexed (run locus index first)" {
+		t.Errorf("failed child recorded with error %q", e)
+	}
+	wantBase := "base_commit fedcba9 is not the indexed head " + testHead + "; snapshots are not built yet"
+	if e := byID["i3"].Error; e != wantBase {
+		t.Errorf("base commit error %q, want %q", e, wantBase)
+	}
+	if byID["i3"].Source != "issues.jsonl:4" || byID["i2"].Repo != "acme/widget" {
+		t.Errorf("failed results lost the issue's source or repo: %+v %+v", byID["i3"], byID["i2"])
+	}
+	ok := byID["i0"]
+	if ok.Error != "" || !slices.Equal(ok.Files, []string{"pkg/a.py", "pkg/b.py"}) || len(ok.Items) != 3 ||
+		ok.Items[1].FunctionID != "pkg/b.py:C.g" || ok.Items[1].Rank != 2 || !strings.Contains(ok.Items[1].Why, "neighbour of center pkg/a.py:f") {
+		t.Errorf("ranked result %+v", ok)
+	}
+}
+
+func TestLocalizeBacklogRejectsBadInput(t *testing.T) {
+	r := newBacklogRun(t, nil)
+	r.env.ExecuteWorkflow(LocalizeBacklog, LocalizeBacklogInput{IssuesKey: "k", Total: 3, Options: BacklogOptions{Window: -1, MaxTokens: -5}})
+	err := r.env.GetWorkflowError()
+	if err == nil || !strings.Contains(err.Error(), "window -1") || !strings.Contains(err.Error(), "max tokens -5") {
+		t.Fatalf("error %v, want one naming the window and the budget", err)
+	}
+	if len(r.started) != 0 || len(r.loads) != 0 {
+		t.Error("a rejected input started work")
+	}
+}
+
+func backlogEqualJSON(t *testing.T, a, b any) bool {
+	t.Helper()
+	ja, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(ja) == string(jb)
+}
