@@ -1,0 +1,228 @@
+package backlog
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/schema"
+)
+
+// Ranked is one function of an issue's ranking.
+type Ranked struct {
+	Rank       int     `json:"rank"` // 1-based
+	FunctionID string  `json:"id"`
+	File       string  `json:"file"`
+	Score      float64 `json:"score"`
+	// Method says how the function got its place (center, neighbour, ...).
+	Method string `json:"method,omitempty"`
+	Why    string `json:"why,omitempty"`
+}
+
+// Result is one issue's answer.
+type Result struct {
+	IssueID    string `json:"issue_id"`
+	Repo       string `json:"repo"`
+	BaseCommit string `json:"base_commit,omitempty"`
+	Method     string `json:"method,omitempty"`
+	Selector   string `json:"selector,omitempty"`
+	Items      []Ranked
+	// Files are the distinct files of Items in rank order (FilesOf); not
+	// stored in parts: ReadParts derives them from Items.
+	Files     []string
+	TokensIn  int
+	TokensOut int
+	// Cached: every LLM decision came from the cache (nothing billed).
+	Cached              bool
+	SelectorUnavailable bool
+	// BudgetExhausted: ranked without the selector because the run's
+	// --max-tokens budget was spent.
+	BudgetExhausted bool
+	// Truncated: the issue text was cut before ranking.
+	Truncated bool
+	// Error is the per-issue failure; Items is empty then.
+	Error  string
+	Source string
+	// Notes carries Issue.Notes (what was changed to make the input usable).
+	Notes []string
+}
+
+// FilesOf returns the distinct files of items in rank order.
+func FilesOf(items []Ranked) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if it.File != "" && !seen[it.File] {
+			seen[it.File] = true
+			out = append(out, it.File)
+		}
+	}
+	return out
+}
+
+// PartInfo describes one stored results part.
+type PartInfo struct {
+	Key    string `json:"key"`
+	Issues int    `json:"issues"`
+	Rows   int64  `json:"rows"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"` // hex SHA-256 of the part as written
+}
+
+// PartKey is the key of results part n of a run: backlogs/<run>/part-00000.parquet.
+func PartKey(run string, n int) string {
+	return "backlogs/" + schema.SafeKeySegment(run) + fmt.Sprintf("/part-%05d.parquet", n)
+}
+
+// rows flattens results into Parquet rows, strings made valid UTF-8.
+func rows(rs []Result) []schema.BacklogRow {
+	var out []schema.BacklogRow
+	for _, r := range rs {
+		base := schema.BacklogRow{IssueID: v(r.IssueID), Repo: v(r.Repo), BaseCommit: v(r.BaseCommit), Method: v(r.Method),
+			TokensIn: int64(r.TokensIn), TokensOut: int64(r.TokensOut), Cached: r.Cached, Selector: v(r.Selector),
+			SelectorUnavailable: r.SelectorUnavailable, BudgetExhausted: r.BudgetExhausted, Truncated: r.Truncated,
+			Error: v(r.Error), Source: v(r.Source)}
+		for _, n := range r.Notes {
+			base.Notes = append(base.Notes, v(n))
+		}
+		if len(r.Items) == 0 {
+			out = append(out, base)
+			continue
+		}
+		for _, it := range r.Items {
+			row := base
+			row.Rank, row.FunctionID, row.File, row.Score = int32(it.Rank), v(it.FunctionID), v(it.File), it.Score
+			row.ItemMethod, row.Why = v(it.Method), v(it.Why)
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+func v(s string) string { return schema.ValidUTF8(s) }
+
+// WritePart stores results at key as one Parquet part (zstd), replacing
+// what is there: one row per (issue, rank), and one row with rank 0 for an
+// issue without items (a failed one has its error set). Strings that are
+// not valid UTF-8 are stored with U+FFFD in place of the bad bytes.
+func WritePart(ctx context.Context, b *blob.Bucket, key string, rs []Result) (PartInfo, error) {
+	info := PartInfo{Key: key, Issues: len(rs)}
+	for _, r := range rs {
+		if r.Error != "" && len(r.Items) > 0 {
+			return info, fmt.Errorf("backlog part %s: issue %q has both an error and %d items", key, r.IssueID, len(r.Items))
+		}
+		for i, it := range r.Items {
+			// ReadParts tells issues apart by rank: each starts at 1 and increases.
+			if it.Rank < 1 || i > 0 && it.Rank <= r.Items[i-1].Rank || i == 0 && it.Rank != 1 {
+				return info, fmt.Errorf("backlog part %s: issue %q: item %d has rank %d; want ranks 1, 2, ... increasing", key, r.IssueID, i, it.Rank)
+			}
+		}
+	}
+	rows := rows(rs)
+	info.Rows = int64(len(rows))
+	var buf bytes.Buffer
+	pw := parquet.NewGenericWriter[schema.BacklogRow](&buf, parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
+		parquet.KeyValueMetadata("locus.backlog_version", strconv.Itoa(schema.BacklogVersion)))
+	if _, err := pw.Write(rows); err != nil {
+		return info, fmt.Errorf("backlog part %s: %w", key, err)
+	}
+	if err := pw.Close(); err != nil {
+		return info, fmt.Errorf("backlog part %s: %w", key, err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	info.Bytes, info.SHA256 = int64(buf.Len()), hex.EncodeToString(sum[:])
+	if err := b.WriteAll(ctx, key, buf.Bytes()); err != nil {
+		return info, fmt.Errorf("backlog part %s: %w", key, err)
+	}
+	return info, nil
+}
+
+// ReadParts reads the results of parts in the order given (each part's
+// issues in the order written). A part that is not readable Parquet of this
+// layout is an error naming its key and wrapping blob.ErrCorrupt; a missing
+// one wraps blob.ErrNotFound.
+func ReadParts(ctx context.Context, b *blob.Bucket, keys []string) ([]Result, error) {
+	infos := make([]PartInfo, len(keys))
+	for i, k := range keys {
+		infos[i] = PartInfo{Key: k}
+	}
+	return ReadPartsOf(ctx, b, infos)
+}
+
+// ReadPartsOf is ReadParts that also checks each part's size and SHA-256
+// against what WritePart returned (where recorded).
+func ReadPartsOf(ctx context.Context, b *blob.Bucket, parts []PartInfo) ([]Result, error) {
+	var out []Result
+	for _, p := range parts {
+		rs, err := readPart(ctx, b, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}
+
+func readPart(ctx context.Context, b *blob.Bucket, p PartInfo) ([]Result, error) {
+	data, err := b.ReadAll(ctx, p.Key)
+	if err != nil {
+		return nil, fmt.Errorf("backlog part %s: %w", p.Key, err)
+	}
+	if p.Bytes > 0 && int64(len(data)) != p.Bytes {
+		return nil, fmt.Errorf("backlog part %s: %d bytes, %d were written (truncated or replaced): %w", p.Key, len(data), p.Bytes, blob.ErrCorrupt)
+	}
+	if p.SHA256 != "" {
+		if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != p.SHA256 {
+			return nil, fmt.Errorf("backlog part %s: SHA-256 %x, %s was written: %w", p.Key, h, p.SHA256, blob.ErrCorrupt)
+		}
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, fmt.Errorf("backlog part %s: not a readable Parquet file (%v): %w", p.Key, err, blob.ErrCorrupt)
+	}
+	if ver, ok := f.Lookup("locus.backlog_version"); !ok || ver != strconv.Itoa(schema.BacklogVersion) {
+		return nil, fmt.Errorf("backlog part %s: layout version %q, want %d: %w", p.Key, ver, schema.BacklogVersion, blob.ErrCorrupt)
+	}
+	r := parquet.NewGenericReader[schema.BacklogRow](f)
+	defer r.Close()
+	var out []Result
+	buf := make([]schema.BacklogRow, 512)
+	for {
+		n, err := r.Read(buf)
+		for _, row := range buf[:n] {
+			if len(out) == 0 || row.Rank <= 1 || out[len(out)-1].IssueID != row.IssueID {
+				out = append(out, Result{IssueID: row.IssueID, Repo: row.Repo, BaseCommit: row.BaseCommit, Method: row.Method,
+					Selector: row.Selector, TokensIn: int(row.TokensIn), TokensOut: int(row.TokensOut), Cached: row.Cached,
+					SelectorUnavailable: row.SelectorUnavailable, BudgetExhausted: row.BudgetExhausted, Truncated: row.Truncated,
+					Error: row.Error, Source: row.Source, Notes: row.Notes})
+			}
+			if row.Rank > 0 {
+				last := &out[len(out)-1]
+				last.Items = append(last.Items, Ranked{Rank: int(row.Rank), FunctionID: row.FunctionID, File: row.File,
+					Score: row.Score, Method: row.ItemMethod, Why: row.Why})
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("backlog part %s: %w", p.Key, err)
+			}
+			return nil, fmt.Errorf("backlog part %s: %v: %w", p.Key, err, blob.ErrCorrupt)
+		}
+	}
+	for i := range out {
+		out[i].Files = FilesOf(out[i].Items)
+	}
+	return out, nil
+}
