@@ -171,8 +171,10 @@ func runIndex(ctx context.Context, args []string) error {
 }
 
 // repoSpecs parses specs from arguments and a file, rejecting duplicates.
+// Errors about a line of the file name it as FILE:LINE.
 func repoSpecs(args []string, file string) ([]schema.RepoSpec, error) {
 	lines := append([]string(nil), args...)
+	where := make([]string, len(args)) // "" for arguments, FILE:LINE for file lines
 	if file != "" {
 		f, err := os.Open(file)
 		if err != nil {
@@ -180,10 +182,15 @@ func repoSpecs(args []string, file string) ([]schema.RepoSpec, error) {
 		}
 		defer f.Close()
 		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			l := strings.TrimSpace(sc.Text())
+		for n := 1; sc.Scan(); n++ {
+			l := sc.Text()
+			if n == 1 {
+				l = strings.TrimPrefix(l, "\ufeff") // a byte order mark from a Windows editor
+			}
+			l = strings.TrimSpace(l)
 			if l != "" && !strings.HasPrefix(l, "#") {
 				lines = append(lines, l)
+				where = append(where, fmt.Sprintf("%s:%d: ", file, n))
 			}
 		}
 		if err := sc.Err(); err != nil {
@@ -192,14 +199,14 @@ func repoSpecs(args []string, file string) ([]schema.RepoSpec, error) {
 	}
 	seen := map[schema.RepoName]string{}
 	var out []schema.RepoSpec
-	for _, l := range lines {
+	for i, l := range lines {
 		// Local paths come back absolute and named after their origin remote.
 		s, err := gitrepo.ResolveSpec(l)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s%w", where[i], err)
 		}
 		if prev, ok := seen[s.Name]; ok {
-			return nil, fmt.Errorf("repository %s given twice (%q and %q); name one of them: other/name=%s", s.Name, prev, l, s.URL)
+			return nil, fmt.Errorf("%srepository %s given twice (%q and %q); name one of them: other/name=%s", where[i], s.Name, prev, l, s.URL)
 		}
 		seen[s.Name] = l
 		out = append(out, s)

@@ -90,14 +90,15 @@ var cases = []badCase{
 	{
 		name:  "repos-file-bad-line",
 		input: "a repos-file with comments, blank lines and one bad line (`../x=PATH`) among good ones",
-		want:  "exit 1 before any work: the error quotes the bad line; the good lines are not indexed either",
+		want:  "exit 1 before any work: the error names the file and line number (`fleet.txt:4:`) and quotes the bad line; the good lines are not indexed either",
 		setup: func(s *sandbox) []string {
 			r := s.simpleRepo("r")
 			writeFile(s, "fleet.txt", "# fleet\n\n"+r.Dir+"\n../x="+r.Dir+"\n")
-			return []string{"index", "--repos-file", filepath.Join(s.dir, "fleet.txt")}
+			s.vars["F"] = filepath.Join(s.dir, "fleet.txt")
+			return []string{"index", "--repos-file", s.vars["F"]}
 		},
 		code:  1,
-		names: []string{`"../x=`, `part ".." is not allowed`},
+		names: []string{"{{F}}:4: ", `"../x=`, `part ".." is not allowed`},
 		check: func(s *sandbox, r result) { s.notIndexed("r") },
 	},
 	{
@@ -112,6 +113,20 @@ var cases = []badCase{
 		check: func(s *sandbox, r result) {
 			s.indexed("crlf/a")
 			s.indexed("crlf/b")
+		},
+	},
+	{
+		name:  "repos-file-bom",
+		input: "a repos-file that starts with a UTF-8 byte order mark (as some Windows editors write it)",
+		want:  "exit 0; the mark is not taken as part of the first path and every repository is indexed",
+		setup: func(s *sandbox) []string {
+			a, b := s.simpleRepo("a"), s.simpleRepo("b")
+			writeFile(s, "fleet.txt", "\ufeffbom/a="+a.Dir+"\nbom/b="+b.Dir+"\n")
+			return []string{"index", "--repos-file", filepath.Join(s.dir, "fleet.txt")}
+		},
+		check: func(s *sandbox, r result) {
+			s.indexed("bom/a")
+			s.indexed("bom/b")
 		},
 	},
 	{
