@@ -199,6 +199,9 @@ func readPart(ctx context.Context, b *blob.Bucket, p PartInfo) ([]Result, error)
 	for {
 		n, err := r.Read(buf)
 		for _, row := range buf[:n] {
+			if len(row.Notes) == 0 {
+				row.Notes = nil // read back as written
+			}
 			if len(out) == 0 || row.Rank <= 1 || out[len(out)-1].IssueID != row.IssueID {
 				out = append(out, Result{IssueID: row.IssueID, Repo: row.Repo, BaseCommit: row.BaseCommit, Method: row.Method,
 					Selector: row.Selector, TokensIn: int(row.TokensIn), TokensOut: int(row.TokensOut), Cached: row.Cached,
