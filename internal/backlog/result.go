@@ -30,30 +30,30 @@ type Ranked struct {
 
 // Result is one issue's answer.
 type Result struct {
-	IssueID    string `json:"issue_id"`
-	Repo       string `json:"repo"`
-	BaseCommit string `json:"base_commit,omitempty"`
-	Method     string `json:"method,omitempty"`
-	Selector   string `json:"selector,omitempty"`
-	Items      []Ranked
+	IssueID    string   `json:"issue_id"`
+	Repo       string   `json:"repo"`
+	BaseCommit string   `json:"base_commit,omitempty"`
+	Method     string   `json:"method,omitempty"`
+	Selector   string   `json:"selector,omitempty"`
+	Items      []Ranked `json:"items,omitempty"`
 	// Files are the distinct files of Items in rank order (FilesOf); not
 	// stored in parts: ReadParts derives them from Items.
-	Files     []string
-	TokensIn  int
-	TokensOut int
+	Files     []string `json:"files,omitempty"`
+	TokensIn  int      `json:"tokens_in"`
+	TokensOut int      `json:"tokens_out"`
 	// Cached: every LLM decision came from the cache (nothing billed).
-	Cached              bool
-	SelectorUnavailable bool
+	Cached              bool `json:"cached,omitempty"`
+	SelectorUnavailable bool `json:"selector_unavailable,omitempty"`
 	// BudgetExhausted: ranked without the selector because the run's
 	// --max-tokens budget was spent.
-	BudgetExhausted bool
+	BudgetExhausted bool `json:"budget_exhausted,omitempty"`
 	// Truncated: the issue text was cut before ranking.
-	Truncated bool
+	Truncated bool `json:"truncated,omitempty"`
 	// Error is the per-issue failure; Items is empty then.
-	Error  string
-	Source string
+	Error  string `json:"error,omitempty"`
+	Source string `json:"source,omitempty"`
 	// Notes carries Issue.Notes (what was changed to make the input usable).
-	Notes []string
+	Notes []string `json:"notes,omitempty"`
 }
 
 // FilesOf returns the distinct files of items in rank order.
@@ -80,7 +80,7 @@ type PartInfo struct {
 
 // PartKey is the key of results part n of a run: backlogs/<run>/part-00000.parquet.
 func PartKey(run string, n int) string {
-	return "backlogs/" + schema.SafeKeySegment(run) + fmt.Sprintf("/part-%05d.parquet", n)
+	return schema.BacklogKey(run, fmt.Sprintf("part-%05d.parquet", n))
 }
 
 // rows flattens results into Parquet rows, strings made valid UTF-8.
