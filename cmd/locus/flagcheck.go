@@ -55,6 +55,19 @@ func parseLogLevel(s string) (slog.Level, error) {
 	return 0, fmt.Errorf("--log-level %q: want one of %s", s, strings.Join(logLevels, ", "))
 }
 
+// checkStore refuses a --store that is neither a URL nor a plain directory
+// but a mistyped URL ("s3:/bucket", "file:dir", "::::"): taken as a directory
+// it would silently create a local store instead of the one meant.
+func checkStore(s string) error {
+	if s == "" || strings.Contains(s, "://") {
+		return nil
+	}
+	if i := strings.IndexByte(s, ':'); i >= 0 && !strings.ContainsAny(s[:i], `/\`) {
+		return fmt.Errorf("--store %q: looks like a URL without \"//\" (want file:///dir, s3://bucket/prefix or a directory path)", s)
+	}
+	return nil
+}
+
 func checkLogLevel(s string) error {
 	_, err := parseLogLevel(s)
 	return err

@@ -174,6 +174,11 @@ func parse(fs *flag.FlagSet, args []string) error {
 			return usageError(fs, err)
 		}
 	}
+	if f := fs.Lookup("store"); f != nil {
+		if err := checkStore(f.Value.String()); err != nil {
+			return usageError(fs, err)
+		}
+	}
 	if f := fs.Lookup("data-dir"); f != nil && strings.TrimSpace(f.Value.String()) == "" {
 		return usageError(fs, errors.New("--data-dir is empty: want a directory"))
 	}

@@ -977,6 +977,26 @@ var cases = []badCase{
 		names: []string{"s3://", "missing bucket name"},
 	},
 	{
+		name:  "store-url-missing-slashes",
+		input: "`--store s3:/bucket/prefix` (a URL missing one slash) and `--store ::::`",
+		want:  "exit 2 before any work: the store looks like a mistyped URL and is refused, instead of silently becoming a local directory of that name",
+		setup: func(s *sandbox) []string {
+			if r := s.locus("status", "--store", "::::"); r.code != 2 || !strings.Contains(r.stderr, `"::::"`) {
+				s.t.Errorf("--store ::::: %v", r)
+			}
+			return []string{"index", "--store", "s3:/bucket/prefix", "st/r=" + s.simpleRepo("r").Dir}
+		},
+		code:  2,
+		names: []string{`--store "s3:/bucket/prefix"`, "looks like a URL"},
+		check: func(s *sandbox, r result) {
+			for _, d := range []string{"s3:", "::::"} {
+				if _, err := os.Stat(filepath.Join(s.dir, d)); err == nil {
+					s.t.Errorf("a local directory %q was created", d)
+				}
+			}
+		},
+	},
+	{
 		name:  "embedder-url-without-dim",
 		input: "`--embedder openai+http://host?model=m` without its dim",
 		want:  "exit 2 before any work: the error names the URL and says dim is required; nothing is indexed",
