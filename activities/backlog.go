@@ -108,13 +108,16 @@ func BacklogPartKeys(run string, parts int) []string {
 
 // BacklogSummaryInput is WriteBacklogSummary's argument.
 type BacklogSummaryInput struct {
-	Run         string    `json:"run"`
-	Parts       int       `json:"parts"`
-	Total       int       `json:"total"`
-	ParseErrors int       `json:"parse_errors,omitempty"`
-	MaxTokens   int       `json:"max_tokens,omitempty"`
-	StartedAt   time.Time `json:"started_at"`
-	FinishedAt  time.Time `json:"finished_at"`
+	Run         string `json:"run"`
+	Parts       int    `json:"parts"`
+	Total       int    `json:"total"`
+	ParseErrors int    `json:"parse_errors,omitempty"`
+	MaxTokens   int    `json:"max_tokens,omitempty"`
+	// USD per million prompt and completion tokens; 0: unknown.
+	PriceInPerM  float64   `json:"price_in_per_m,omitempty"`
+	PriceOutPerM float64   `json:"price_out_per_m,omitempty"`
+	StartedAt    time.Time `json:"started_at"`
+	FinishedAt   time.Time `json:"finished_at"`
 }
 
 // WriteBacklogSummary reads a run's result parts and writes its summary to
@@ -126,6 +129,7 @@ func (a *Store) WriteBacklogSummary(ctx context.Context, in BacklogSummaryInput)
 	}
 	s := BacklogSummary(in.Run, rs)
 	s.Started, s.Finished, s.Total, s.ParseErrors, s.MaxTokens = in.StartedAt, in.FinishedAt, in.Total, in.ParseErrors, in.MaxTokens
+	s.EstimatedCostUSD = backlog.EstimateCostUSD(s.TokensIn, s.TokensOut, in.PriceInPerM, in.PriceOutPerM)
 	if in.ParseErrors > 0 {
 		// The CLI stored the records it could not read, with their reasons.
 		data, err := a.Bucket.ReadAll(ctx, BacklogParseErrorsKey(in.Run))

@@ -42,6 +42,11 @@ type BacklogOptions struct {
 	// Issues in flight when it is reached still finish, so a run may
 	// overshoot by up to Window issues' worth.
 	MaxTokens int `json:"max_tokens,omitempty"`
+	// PriceInPerM and PriceOutPerM are the selector's USD prices per
+	// million prompt and completion tokens, for the summary's cost
+	// estimate; 0: unknown (no estimate).
+	PriceInPerM  float64 `json:"price_in_per_m,omitempty"`
+	PriceOutPerM float64 `json:"price_out_per_m,omitempty"`
 }
 
 // LocalizeBacklogInput is LocalizeBacklog's argument. The issues are stored
@@ -238,6 +243,7 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 	var summaryKey string
 	err = workflow.ExecuteActivity(actCtx, store.WriteBacklogSummary, activities.BacklogSummaryInput{
 		Run: run, Parts: in.Parts, Total: in.Total, ParseErrors: in.ParseErrors, MaxTokens: o.MaxTokens,
+		PriceInPerM: o.PriceInPerM, PriceOutPerM: o.PriceOutPerM,
 		StartedAt: in.StartedAt, FinishedAt: workflow.Now(ctx),
 	}).Get(ctx, &summaryKey)
 	if err != nil {
@@ -297,6 +303,9 @@ func validateBacklogInput(in LocalizeBacklogInput) error {
 	}
 	if o.PartSize < 0 || o.PartSize > MaxContinueAsNewAfter {
 		errs = append(errs, fmt.Errorf("part size %d: want 1 to %d (0: default %d)", o.PartSize, MaxContinueAsNewAfter, DefaultBacklogPartSize))
+	}
+	if o.PriceInPerM < 0 || o.PriceOutPerM < 0 {
+		errs = append(errs, fmt.Errorf("prices %g, %g per million tokens: want 0 or more", o.PriceInPerM, o.PriceOutPerM))
 	}
 	if o.MaxTokens < 0 {
 		errs = append(errs, fmt.Errorf("max tokens %d: want at least 1 (0: no budget)", o.MaxTokens))

@@ -22,6 +22,7 @@ var commands = map[string]func(context.Context, []string) error{
 	"index":    runIndex,
 	"status":   runStatus,
 	"localize": runLocalize,
+	"backlog":  runBacklog,
 	"eval":     runEval,
 	"server":   runServer,
 	"worker":   runWorker,

@@ -24,13 +24,23 @@ type progressLine struct {
 	Rate float64
 	// ETA is the time the remaining repositories need at Rate; -1 when unknown.
 	ETA time.Duration
+	// Noun names what is counted; "" is repositories.
+	Noun string
+}
+
+// noun is what the line counts.
+func (l progressLine) noun() string {
+	if l.Noun == "" {
+		return "repositories"
+	}
+	return l.Noun
 }
 
 // finished is the repositories that are done or failed.
 func (l progressLine) finished() int { return l.Done + l.Failed }
 
 func (l progressLine) String() string {
-	s := fmt.Sprintf("%d/%d repositories done", l.finished(), l.Total)
+	s := fmt.Sprintf("%d/%d %s done", l.finished(), l.Total, l.noun())
 	if l.Failed > 0 {
 		s += fmt.Sprintf(" (%d failed)", l.Failed)
 	}
@@ -144,10 +154,15 @@ type barProgress struct {
 }
 
 func newBarProgress(w io.Writer, opts ...mpb.ContainerOption) *barProgress {
+	return newNamedBarProgress(w, "", opts...)
+}
+
+// newNamedBarProgress is a bar counting noun ("" is repositories).
+func newNamedBarProgress(w io.Writer, noun string, opts ...mpb.ContainerOption) *barProgress {
 	opts = append([]mpb.ContainerOption{mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(200 * time.Millisecond)}, opts...)
 	b := &barProgress{p: mpb.New(opts...)}
 	b.bar = b.p.AddBar(0,
-		mpb.PrependDecorators(decor.Name("repositories "), decor.Any(func(decor.Statistics) string {
+		mpb.PrependDecorators(decor.Name(progressLine{Noun: noun}.noun()+" "), decor.Any(func(decor.Statistics) string {
 			b.mu.Lock()
 			defer b.mu.Unlock()
 			return fmt.Sprintf("%d/%d", b.last.finished(), b.last.Total)
@@ -205,9 +220,15 @@ func isTerminal(w io.Writer) bool {
 // stop ends it (done: the fleet finished) once the last state is shown.
 func watchProgress(ctx context.Context, w io.Writer, query func(context.Context) (schema.FleetProgress, error),
 	poll, plainEvery time.Duration) (stop func(done bool)) {
+	return watchProgressOf(ctx, w, "", query, poll, plainEvery)
+}
+
+// watchProgressOf is watchProgress counting noun ("" is repositories).
+func watchProgressOf(ctx context.Context, w io.Writer, noun string, query func(context.Context) (schema.FleetProgress, error),
+	poll, plainEvery time.Duration) (stop func(done bool)) {
 	var sink progressSink
 	if isTerminal(w) {
-		sink = newBarProgress(w)
+		sink = newNamedBarProgress(w, noun)
 	} else {
 		sink = &plainProgress{w: w, every: plainEvery}
 	}
@@ -231,7 +252,9 @@ func watchProgress(ctx context.Context, w io.Writer, query func(context.Context)
 				continue // the fleet may not have started its first task yet
 			}
 			now := time.Now()
-			sink.show(now, tr.update(now, p))
+			l := tr.update(now, p)
+			l.Noun = noun
+			sink.show(now, l)
 		}
 	}()
 	var once sync.Once
@@ -242,7 +265,9 @@ func watchProgress(ctx context.Context, w io.Writer, query func(context.Context)
 			if done { // show the finished state, not the last poll's
 				if p, err := query(ctx); err == nil {
 					now := time.Now()
-					sink.show(now, tr.update(now, p))
+					l := tr.update(now, p)
+					l.Noun = noun
+					sink.show(now, l)
 				}
 			}
 			sink.close(done)

@@ -1,0 +1,485 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/locus-dev/locus/activities"
+	"github.com/locus-dev/locus/internal/backlog"
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/schema"
+	"github.com/locus-dev/locus/workflows"
+)
+
+func runBacklog(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "status" {
+		return runBacklogStatus(ctx, args[1:])
+	}
+	g := globals{reportsFailures: true}
+	fs := newFlags("backlog", &g)
+	repoFlag := fs.String("repo", "", "repository of issues that name none (a GitHub issues export names none): owner/name, or the path or URL it was indexed from")
+	out := fs.String("out", "", "directory to write results.jsonl and summary.md to")
+	window := fs.Int("window", workflows.DefaultBacklogWindow, "issues localized at once")
+	maxTokens := fs.Int("max-tokens", 0, "selector token budget of the run (prompt + completion); once spent, the remaining issues are ranked without the selector; 0: no budget")
+	method := fs.String("method", search.MethodSpIDER, "sr, der, spisr or spider")
+	k := fs.Int("k", 20, "functions to return per issue (budget K)")
+	maxText := fs.Int("max-issue-bytes", backlog.DefaultMaxTextBytes, "issue text beyond this many bytes is cut (and the issue flagged truncated)")
+	priceIn := fs.Float64("price-in", 0, "USD per million prompt tokens, for the summary's cost estimate; 0: no estimate")
+	priceOut := fs.Float64("price-out", 0, "USD per million completion tokens, for the summary's cost estimate")
+	perRun := fs.Int("continue-as-new-after", workflows.DefaultBacklogPerRun, "issues per workflow run before it continues as new")
+	workerFlags(fs, &g)
+	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: locus backlog [flags] FILE\n       locus backlog status [flags] [RUN]\n\n"+
+			"FILE is JSON Lines (id or instance_id, repo, base_commit, problem_statement or title and body),\n"+
+			"CSV with a header naming those columns, or a GitHub issues export (JSON array; needs --repo).\n"+
+			"Re-running the same command resumes the same run.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := check(fs,
+		intRange("window", *window, 1, workflows.MaxWindow),
+		intRange("max-tokens", *maxTokens, 0, -1),
+		oneOf("method", *method, search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER),
+		intRange("k", *k, 1, -1),
+		intRange("max-issue-bytes", *maxText, 1, -1),
+		intRange("continue-as-new-after", *perRun, 1, workflows.MaxContinueAsNewAfter),
+		nonNegative("price-in", *priceIn),
+		nonNegative("price-out", *priceOut),
+	); err != nil {
+		return err
+	}
+	if !*noWorker {
+		if err := check(fs, g.checkWorkerFlags()); err != nil {
+			return err
+		}
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitError{code: 2, msg: "backlog needs one issues file"}
+	}
+	file := fs.Arg(0)
+	log := g.logger()
+	defaultRepo := ""
+	if *repoFlag != "" {
+		name, err := gitrepo.ResolveRepoArg(*repoFlag)
+		if err != nil {
+			return usageError(fs, fmt.Errorf("--repo: %w", err))
+		}
+		defaultRepo = string(name)
+	}
+	issues, perrs, err := backlog.ParseFile(file, backlog.ParseOptions{DefaultRepo: defaultRepo, RequireRepo: true, MaxTextBytes: *maxText})
+	if err != nil {
+		return err
+	}
+	failures := backlog.FailuresOf(perrs)
+	// Repositories resolve as `locus index` named them; one that does not
+	// resolve fails its issues, not the others.
+	names := map[string]schema.RepoName{}
+	resolveErr := map[string]error{}
+	var in []schema.BacklogIssue
+	for _, is := range issues {
+		name, ok := names[is.Repo]
+		if _, bad := resolveErr[is.Repo]; !ok && !bad {
+			var err error
+			if name, err = gitrepo.ResolveRepoArg(is.Repo); err != nil {
+				resolveErr[is.Repo] = err
+			} else {
+				names[is.Repo] = name
+			}
+		}
+		if err := resolveErr[is.Repo]; err != nil {
+			failures = append(failures, backlog.Failure{IssueID: is.ID, Source: is.Source, Error: fmt.Sprintf("field %q: %v", "repo", err)})
+			continue
+		}
+		in = append(in, schema.BacklogIssue{ID: is.ID, Repo: name, BaseCommit: is.BaseCommit, Text: is.Text,
+			Truncated: is.Truncated, Source: is.Source, Notes: is.Notes})
+	}
+	for _, f := range failures {
+		fmt.Fprintf(stderr, "%s: %s\n", f.Source, f.Error)
+	}
+	bucket, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer bucket.Close()
+	opts := workflows.BacklogOptions{Window: *window, ContinueAsNewAfter: *perRun, MaxTokens: *maxTokens,
+		PriceInPerM: *priceIn, PriceOutPerM: *priceOut}
+	params := search.Params{Method: *method, Params: spider.Params{K: *k}}
+	id, err := backlogRunID(ctx, bucket, in, failures, opts, params, &g)
+	if err != nil {
+		return err
+	}
+	wf := workflows.LocalizeBacklogInput{IssuesKey: schema.BacklogKey(id, "input.json"), Total: len(in), Params: params,
+		Options: opts, ParseErrors: len(failures)}
+	if err := storeJSON(ctx, bucket, wf.IssuesKey, in); err != nil {
+		return err
+	}
+	if len(failures) > 0 {
+		if err := storeJSON(ctx, bucket, activities.BacklogParseErrorsKey(id), failures); err != nil {
+			return err
+		}
+	}
+	c, closeAll, err := g.connect(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	if !*noWorker {
+		stop, err := g.startWorkers(ctx, bucket, c, nil)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	// The same input resumes the run in progress; a finished run is not
+	// run again, its result is read back.
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: id, TaskQueue: workflows.IndexQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+	}, workflows.LocalizeBacklog, wf)
+	if err != nil {
+		return fmt.Errorf("start backlog %s: %w", id, err)
+	}
+	fmt.Fprintf(stderr, "backlog %s: %d issues from %s\n", id, len(in), file)
+	stopProgress := watchProgressOf(ctx, stderr, "issues", func(ctx context.Context) (schema.FleetProgress, error) {
+		p, err := queryBacklogProgress(ctx, c, id)
+		return schema.FleetProgress{Total: p.Total, Done: p.Done, Failed: p.Failed, Running: p.Running, Pending: p.Pending}, err
+	}, time.Second, 10*time.Second)
+	var res workflows.BacklogResult
+	err = run.Get(ctx, &res)
+	stopProgress(err == nil)
+	if ctx.Err() != nil {
+		return exitError{code: 130, msg: fmt.Sprintf("interrupted; backlog %s keeps its state in %s — run the same command again to continue", id, g.dataDir)}
+	}
+	if err != nil {
+		return fmt.Errorf("backlog %s: %w", id, err)
+	}
+	return reportBacklog(ctx, bucket, res, *out, g.json)
+}
+
+// reportBacklog prints a finished run's summary, writes --out, and says in
+// the exit status whether any issue or record failed.
+func reportBacklog(ctx context.Context, bucket *blob.Bucket, res workflows.BacklogResult, out string, asJSON bool) error {
+	var sum backlog.Summary
+	data, err := bucket.ReadAll(ctx, res.SummaryKey)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, &sum); err != nil {
+		return fmt.Errorf("summary %s: %w", res.SummaryKey, err)
+	}
+	if out != "" {
+		rs, err := backlog.ReadParts(ctx, bucket, activities.BacklogPartKeys(res.Run, res.Parts))
+		if err != nil {
+			return err
+		}
+		if err := writeBacklogOut(out, rs, sum); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		printBacklogSummary(sum, res)
+		if out != "" {
+			fmt.Fprintf(stdout, "wrote %s and %s\n", filepath.Join(out, "results.jsonl"), filepath.Join(out, "summary.md"))
+		}
+	}
+	if sum.Failed > 0 || sum.ParseErrors > 0 {
+		return exitError{code: 1, msg: fmt.Sprintf("%d of %d issues failed, %d records could not be read", sum.Failed, sum.Total, sum.ParseErrors)}
+	}
+	return nil
+}
+
+func printBacklogSummary(s backlog.Summary, res workflows.BacklogResult) {
+	selector := "selector " + s.Selector
+	if s.Selector == "" {
+		selector = "no neighbour selection ran"
+	}
+	fmt.Fprintf(stdout, "backlog %s: %d issues, %d done, %d failed, %d records not read, in %s\n", s.Run, s.Total, s.Done, s.Failed,
+		s.ParseErrors, s.Finished.Sub(s.Started).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "%s: %d tokens in, %d out", selector, s.TokensIn, s.TokensOut)
+	if s.EstimatedCostUSD > 0 {
+		fmt.Fprintf(stdout, ", about $%.2f", s.EstimatedCostUSD)
+	}
+	fmt.Fprintln(stdout)
+	if s.BudgetExhausted > 0 {
+		fmt.Fprintf(stdout, "token budget spent: %d issues ranked without the selector\n", s.BudgetExhausted)
+	}
+	if len(s.Failures) > 0 {
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ISSUE\tSOURCE\tERROR")
+		for _, f := range s.Failures {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", f.IssueID, f.Source, strings.ReplaceAll(f.Error, "\n", " "))
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(stdout, "results: %s\n", schema.BacklogKey(res.Run, "part-*.parquet"))
+}
+
+// writeBacklogOut writes results.jsonl and summary.md to dir, each through
+// a temporary file, so an interrupted write leaves the old file or none.
+func writeBacklogOut(dir string, rs []backlog.Result, s backlog.Summary) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	write := func(name string, fill func(f *os.File) error) error {
+		path := filepath.Join(dir, name)
+		f, err := os.CreateTemp(dir, "."+name+".*")
+		if err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		err = fill(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(f.Name(), path)
+		}
+		if err != nil {
+			os.Remove(f.Name())
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
+	}
+	if err := write("results.jsonl", func(f *os.File) error { return backlog.WriteResultsJSONL(f, rs) }); err != nil {
+		return err
+	}
+	return write("summary.md", func(f *os.File) error { return backlog.WriteSummaryMarkdown(f, s) })
+}
+
+// backlogRunID is the run's workflow id: a hash of what decides its answers
+// (the issues, the records that failed to parse, the options, the
+// retrieval backends and the commits the repositories are indexed at), so
+// the same command resumes the same run, and re-indexing starts a new one.
+func backlogRunID(ctx context.Context, b *blob.Bucket, issues []schema.BacklogIssue, failures []backlog.Failure,
+	opts workflows.BacklogOptions, params search.Params, g *globals) (string, error) {
+	var repos []string
+	seen := map[schema.RepoName]bool{}
+	for _, is := range issues {
+		if !seen[is.Repo] {
+			seen[is.Repo] = true
+			repos = append(repos, string(is.Repo))
+		}
+	}
+	sort.Strings(repos)
+	heads := make([]string, len(repos))
+	for i, r := range repos {
+		m, err := manifest.Read(ctx, b, schema.RepoName(r))
+		if err != nil {
+			return "", fmt.Errorf("manifest of %s: %w", r, err)
+		}
+		if m != nil && m.Graph != nil {
+			heads[i] = m.Graph.Commit
+		}
+	}
+	data, err := json.Marshal(struct {
+		Issues   []schema.BacklogIssue
+		Failures []backlog.Failure
+		Options  workflows.BacklogOptions
+		Params   search.Params
+		Backends []string
+		Repos    []string
+		Heads    []string
+	}{issues, failures, opts, params, []string{g.embedder, g.llm, g.vectors, g.queryInst}, repos, heads})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return "backlog-" + hex.EncodeToString(sum[:8]), nil
+}
+
+func storeJSON(ctx context.Context, b *blob.Bucket, key string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if err := b.WriteAll(ctx, key, data); err != nil {
+		return fmt.Errorf("store %s: %w", key, err)
+	}
+	return nil
+}
+
+// queryBacklogProgress asks a backlog run for its progress.
+func queryBacklogProgress(ctx context.Context, c client.Client, id string) (schema.BacklogProgress, error) {
+	var p schema.BacklogProgress
+	v, err := c.QueryWorkflow(ctx, id, "", workflows.ProgressQuery)
+	if err != nil {
+		return p, fmt.Errorf("query progress of %s: %w", id, err)
+	}
+	if err := v.Get(&p); err != nil {
+		return p, fmt.Errorf("decode progress of %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// nonNegative checks a float flag.
+func nonNegative(flagName string, v float64) error {
+	if v < 0 {
+		return fmt.Errorf("--%s %g: want 0 or more", flagName, v)
+	}
+	return nil
+}
+
+// backlogStatus is one run as `locus backlog status` shows it.
+type backlogStatus struct {
+	Run      string `json:"run"`
+	Finished bool   `json:"finished"`
+	Total    int    `json:"total"`
+	// Stored is how many issues' results are stored (in whole parts).
+	Stored      int `json:"stored"`
+	Done        int `json:"done"`
+	Failed      int `json:"failed"`
+	Pending     int `json:"pending"`
+	ParseErrors int `json:"parse_errors"`
+	TokensIn    int `json:"tokens_in"`
+	TokensOut   int `json:"tokens_out"`
+	// Summary is the finished run's summary.
+	Summary *backlog.Summary `json:"summary,omitempty"`
+}
+
+// runBacklogStatus reports runs from the store: a finished run's summary,
+// or what an unfinished one has stored so far. It needs no Temporal server.
+func runBacklogStatus(ctx context.Context, args []string) error {
+	var g globals
+	fs := newFlags("backlog status", &g)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: locus backlog status [flags] [RUN]\n\nWithout RUN, every backlog run in the store.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		fs.Usage()
+		return exitError{code: 2, msg: "backlog status takes at most one run"}
+	}
+	b, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	var runs []string
+	if fs.NArg() == 1 {
+		runs = []string{fs.Arg(0)}
+	} else {
+		dirs, err := b.ListDirs(ctx, "backlogs/")
+		if err != nil {
+			return err
+		}
+		for _, d := range dirs {
+			runs = append(runs, strings.TrimSuffix(strings.TrimPrefix(d, "backlogs/"), "/"))
+		}
+	}
+	var sts []backlogStatus
+	for _, r := range runs {
+		st, err := readBacklogStatus(ctx, b, r)
+		if err != nil {
+			return err
+		}
+		sts = append(sts, st)
+	}
+	if g.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sts)
+	}
+	if len(sts) == 0 {
+		fmt.Fprintln(stdout, "no backlog runs in the store")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTATE\tISSUES\tDONE\tFAILED\tPENDING\tNOT READ\tTOKENS IN\tTOKENS OUT")
+	for _, s := range sts {
+		state := "finished"
+		if !s.Finished {
+			state = fmt.Sprintf("running or stopped (%d stored)", s.Stored)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", s.Run, state, s.Total, s.Done, s.Failed, s.Pending, s.ParseErrors, s.TokensIn, s.TokensOut)
+	}
+	tw.Flush()
+	if len(sts) == 1 && sts[0].Summary != nil && len(sts[0].Summary.Failures) > 0 {
+		for _, f := range sts[0].Summary.Failures {
+			fmt.Fprintf(stdout, "%s (%s): %s\n", f.IssueID, f.Source, f.Error)
+		}
+	}
+	return nil
+}
+
+// readBacklogStatus reads one run's state from the store.
+func readBacklogStatus(ctx context.Context, b *blob.Bucket, run string) (backlogStatus, error) {
+	st := backlogStatus{Run: run}
+	data, err := b.ReadAll(ctx, schema.BacklogKey(run, "summary.json"))
+	if err == nil {
+		var s backlog.Summary
+		if err := json.Unmarshal(data, &s); err != nil {
+			return st, fmt.Errorf("backlog %s: summary: %w", run, err)
+		}
+		st.Finished, st.Summary = true, &s
+		st.Total, st.Stored, st.Done, st.Failed, st.ParseErrors = s.Total, s.Done+s.Failed, s.Done, s.Failed, s.ParseErrors
+		st.TokensIn, st.TokensOut = s.TokensIn, s.TokensOut
+		return st, nil
+	}
+	if !errors.Is(err, blob.ErrNotFound) {
+		return st, err
+	}
+	data, err = b.ReadAll(ctx, schema.BacklogKey(run, "input.json"))
+	if errors.Is(err, blob.ErrNotFound) {
+		return st, exitError{code: 1, msg: fmt.Sprintf("no backlog run %q in the store (locus backlog status lists them)", run)}
+	}
+	if err != nil {
+		return st, err
+	}
+	var issues []schema.BacklogIssue
+	if err := json.Unmarshal(data, &issues); err != nil {
+		return st, fmt.Errorf("backlog %s: input: %w", run, err)
+	}
+	st.Total = len(issues)
+	if data, err := b.ReadAll(ctx, activities.BacklogParseErrorsKey(run)); err == nil {
+		var fs []backlog.Failure
+		if json.Unmarshal(data, &fs) == nil {
+			st.ParseErrors = len(fs)
+		}
+	}
+	objs, err := b.List(ctx, schema.BacklogKey(run, "part-"))
+	if err != nil {
+		return st, err
+	}
+	keys := make([]string, len(objs))
+	for i, o := range objs {
+		keys[i] = o.Key
+	}
+	rs, err := backlog.ReadParts(ctx, b, keys)
+	if err != nil {
+		return st, fmt.Errorf("backlog %s: %w", run, err)
+	}
+	s := activities.BacklogSummary(run, rs)
+	st.Stored, st.Done, st.Failed, st.TokensIn, st.TokensOut = len(rs), s.Done, s.Failed, s.TokensIn, s.TokensOut
+	st.Pending = st.Total - st.Stored
+	return st, nil
+}
