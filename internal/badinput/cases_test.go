@@ -1198,6 +1198,19 @@ var cases = []badCase{
 			}
 		},
 	},
+	{
+		name:  "embedder-500",
+		input: "`--embedder` pointing at a server that answers every request with HTTP 500",
+		want:  "exit 1 after bounded retries; the repository is listed as failed, the error names the embedder's URL and the HTTP status; nothing is published for it",
+		setup: func(s *sandbox) []string {
+			u := failingEmbedServer(s.t, http.StatusInternalServerError)
+			s.vars["EMB"] = strings.TrimPrefix(u, "http://")
+			return []string{"index", "--embedder", "openai+" + u + "?model=m&dim=8", "emb/r=" + s.simpleRepo("r").Dir}
+		},
+		code:  1,
+		names: []string{"emb/r", "{{EMB}}", "500", "1 of 1 repositories failed"},
+		check: func(s *sandbox, r result) { s.notIndexed("emb/r") },
+	},
 	// Bytes that are not UTF-8, and big files.
 	{
 		name:  "invalid-utf8-history",

@@ -112,3 +112,13 @@ func (c *chatServer) Calls() int {
 	defer c.mu.Unlock()
 	return c.calls
 }
+
+// failingEmbedServer answers every request with status.
+func failingEmbedServer(t *testing.T, status int) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":"internal"}`, status)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
