@@ -53,6 +53,10 @@ type BacklogOptions struct {
 // (a JSON array of schema.BacklogIssue at IssuesKey, Total entries); Next and
 // the carried totals let a continued run pick up where the last one stopped.
 type LocalizeBacklogInput struct {
+	// Run names the children (<run>/<issue id>) and the store prefix
+	// (backlogs/<run>/); default the workflow id. Carried in the input so
+	// that a replay under another workflow id makes the same commands.
+	Run       string         `json:"run,omitempty"`
 	IssuesKey string         `json:"issues_key"`
 	Total     int            `json:"total"`
 	Params    search.Params  `json:"params"`
@@ -75,7 +79,7 @@ type LocalizeBacklogInput struct {
 // BacklogResult is what LocalizeBacklog returns.
 type BacklogResult struct {
 	// Run names the store prefix (backlogs/<run>/) and the children
-	// (<run>/<issue id>): the workflow id.
+	// (<run>/<issue id>).
 	Run             string `json:"run"`
 	Total           int    `json:"total"`
 	Done            int    `json:"done"`
@@ -117,7 +121,11 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 	if in.StartedAt.IsZero() {
 		in.StartedAt = workflow.Now(ctx)
 	}
-	run := workflow.GetInfo(ctx).WorkflowExecution.ID
+	run := in.Run
+	if run == "" {
+		run = workflow.GetInfo(ctx).WorkflowExecution.ID
+		in.Run = run
+	}
 	actCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           IndexQueue,
 		StartToCloseTimeout: 5 * time.Minute,

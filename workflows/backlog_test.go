@@ -287,7 +287,7 @@ func TestLocalizeBacklogContinueAsNewCarriesTotals(t *testing.T) {
 		t.Fatal("completed, want continue-as-new after 4 issues")
 	}
 	want := in
-	want.Next, want.Done, want.Failed, want.Parts = 4, 3, 1, 2
+	want.Run, want.Next, want.Done, want.Failed, want.Parts = testBacklogRun, 4, 3, 1, 2
 	want.TokensIn, want.TokensOut = 3*(tokensPerIssue-2), 3*2
 	want.StartedAt = next.StartedAt
 	if next.StartedAt.IsZero() {

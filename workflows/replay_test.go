@@ -15,9 +15,10 @@ var replayed = map[string]any{
 	"indexfleet-": IndexFleet,
 	"indexrepo-":  IndexRepo,
 	"localize-":   Localize,
+	"backlog-":    LocalizeBacklog,
 }
 
-const recordHint = "record them with: task update-golden (go test ./internal/e2e -run 'TestIndexFleetEndToEnd|TestLocalize' -update)"
+const recordHint = "record them with: task update-golden (go test ./internal/e2e -run 'TestIndexFleetEndToEnd|TestLocalize|TestBacklog' -update)"
 
 // TestReplayHistories replays histories recorded from a real run against the
 // current workflow code: a change that would break workflows already running

@@ -129,7 +129,7 @@ func runBacklog(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	wf := workflows.LocalizeBacklogInput{IssuesKey: schema.BacklogKey(id, "input.json"), Total: len(in), Params: params,
+	wf := workflows.LocalizeBacklogInput{Run: id, IssuesKey: schema.BacklogKey(id, "input.json"), Total: len(in), Params: params,
 		Options: opts, ParseErrors: len(failures)}
 	if err := storeJSON(ctx, bucket, wf.IssuesKey, in); err != nil {
 		return err
