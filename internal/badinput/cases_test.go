@@ -557,6 +557,46 @@ var cases = []badCase{
 		},
 	},
 
+	// Credentials.
+	{
+		name:  "credentials-in-url",
+		input: "an http URL with a user and password (`http://alice:SECRET@host/x.git`) to a real git server",
+		want:  "exit 1 before any work: the URL is refused with its credentials masked (`http://***@host/x.git`) and LOCUS_GIT_TOKEN suggested; the password appears nowhere in the output or the data dir",
+		setup: func(s *sandbox) []string {
+			const secret = "pa55-Zq8-secret"
+			r := s.simpleRepo("src")
+			r.Git("clone", "-q", "--bare", r.Dir, filepath.Join(s.dir, "served", "x.git"))
+			base := serveGit(s.t, filepath.Join(s.dir, "served"), "alice", secret)
+			s.vars["SECRET"] = secret
+			s.vars["MASKED"] = strings.Replace(base, "http://", "http://***@", 1) + "/x.git"
+			return []string{"index", "creds/x=" + strings.Replace(base, "http://", "http://alice:"+secret+"@", 1) + "/x.git"}
+		},
+		code:  1,
+		names: []string{"{{MASKED}}", "credentials", "LOCUS_GIT_TOKEN"},
+		check: func(s *sandbox, r result) {
+			s.notIndexed("creds/x")
+			noSecret(s, r)
+		},
+	},
+	{
+		name:  "credentials-from-environment",
+		input: "a password-protected http repository with the token in LOCUS_GIT_TOKEN",
+		want:  "cloned and indexed; the token appears nowhere in the output, the store, the clone or the Temporal database",
+		setup: func(s *sandbox) []string {
+			const secret = "tok-7Hq2-secret"
+			r := s.simpleRepo("src")
+			r.Git("clone", "-q", "--bare", r.Dir, filepath.Join(s.dir, "served", "x.git"))
+			base := serveGit(s.t, filepath.Join(s.dir, "served"), "x-access-token", secret)
+			s.vars["SECRET"] = secret
+			s.env = append(s.env, "LOCUS_GIT_TOKEN="+secret)
+			return []string{"index", "creds/env=" + base + "/x.git"}
+		},
+		check: func(s *sandbox, r result) {
+			s.indexed("creds/env")
+			noSecret(s, r)
+		},
+	},
+
 	// Concurrency.
 	{
 		name:  "two-concurrent-index-runs",
@@ -1435,6 +1475,22 @@ func graphReport(s *sandbox, m manifestJSON) (rep struct {
 		s.t.Fatalf("graph report %s: %v", key, err)
 	}
 	return rep
+}
+
+// noSecret fails if the case's {{SECRET}} shows in the output or anywhere
+// under the data dir.
+func noSecret(s *sandbox, r result) {
+	s.t.Helper()
+	secret := s.vars["SECRET"]
+	if strings.Contains(r.stdout, secret) || strings.Contains(r.stderr, secret) {
+		s.t.Errorf("the secret is printed:\n%v", r)
+	}
+	if st := s.locus("status", "--json"); strings.Contains(st.stdout, secret) {
+		s.t.Errorf("locus status prints the secret:\n%s", st.stdout)
+	}
+	if hits := filesContaining(s.t, s.data, secret); len(hits) > 0 {
+		s.t.Errorf("the secret is stored in %v", hits)
+	}
 }
 
 func writeFile(s *sandbox, rel, content string) {

@@ -3,10 +3,34 @@ package badinput
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/cgi"
 	"net/http/httptest"
+	"os/exec"
 	"sync"
 	"testing"
 )
+
+// serveGit serves the bare repositories under projectRoot over smart HTTP
+// with git's own http-backend, behind basic auth for user:pass.
+func serveGit(t *testing.T, projectRoot, user, pass string) string {
+	t.Helper()
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := &cgi.Handler{Path: gitPath, Args: []string{"http-backend"}, Root: "/",
+		Env: []string{"GIT_PROJECT_ROOT=" + projectRoot, "GIT_HTTP_EXPORT_ALL=1"}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != user || p != pass {
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			http.Error(w, "authentication required", http.StatusUnauthorized)
+			return
+		}
+		backend.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
 
 // embedServer speaks the OpenAI /v1/embeddings protocol with vectors of dim
 // numbers; every request waits until release is called, so a test can hold
