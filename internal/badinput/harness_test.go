@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -54,6 +55,14 @@ func TestMain(m *testing.M) {
 	if _, err := exec.LookPath("git"); err != nil {
 		fmt.Fprintln(os.Stderr, "badinput: the git CLI is not installed; this suite builds real repositories with it and does not skip")
 		os.Exit(1)
+	}
+	// Most of a case's time is locus waiting (retry backoff, a held
+	// embedder), not computing: run four at a time unless -parallel says.
+	flag.Parse()
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		flag.Set("test.parallel", "4")
 	}
 	var err error
 	root, err = os.MkdirTemp("", "locus-badinput-")
