@@ -149,7 +149,7 @@ var cases = []badCase{
 		func(s *sandbox) string {
 			writeFile(s, "plain/README", "not a repo\n")
 			return filepath.Join(s.dir, "plain")
-		}, "plain"),
+		}, "not a git repository"),
 	fleetFailure("file-not-directory", "a path to a file instead of a directory",
 		func(s *sandbox) string { return filepath.Join(s.simpleRepo("r").Dir, "lib.py") }, "not a directory"),
 	fleetFailure("file-url-missing", "a `file://` URL to a path that does not exist",
@@ -513,7 +513,7 @@ var cases = []badCase{
 	},
 	{
 		name:  "path-with-spaces",
-		input: "a repository whose directory name has spaces and a `#`-free ref given as a tag",
+		input: "a repository whose directory name has spaces and parentheses, indexed at a tag (`PATH#v1`)",
 		want:  "indexed at the tag",
 		setup: func(s *sandbox) []string {
 			r := s.repo("my repo (copy)")
@@ -1282,7 +1282,7 @@ var cases = []badCase{
 	{
 		name:  "shallow-clone",
 		input: "a shallow clone (`git clone --depth 1`) as the repository",
-		want:  "exit 1; the repository is refused as shallow (its history is incomplete) with the path named; nothing is published",
+		want:  "exit 1; the repository is refused as a shallow clone (its history is incomplete), naming the path and suggesting `git fetch --unshallow`; nothing is published",
 		setup: func(s *sandbox) []string {
 			r := s.simpleRepo("full")
 			r.Write(map[string]string{"more.py": "def more():\n    return 1\n"})
@@ -1293,7 +1293,7 @@ var cases = []badCase{
 			return []string{"index", "shallow/r=" + shallow}
 		},
 		code:  1,
-		names: []string{"shallow/r", "shallow"},
+		names: []string{"shallow/r", "{{PATH}}", "shallow clone", "git fetch --unshallow"},
 		check: func(s *sandbox, r result) { s.notIndexed("shallow/r") },
 	},
 	{
@@ -1346,7 +1346,7 @@ func indexPortRepo(s *sandbox) string {
 func flagCase(name string, args []string, flagShown, why string) badCase {
 	return badCase{
 		name:  name,
-		input: "`locus " + strings.Join(args[:len(args)-1], " ") + " …`",
+		input: "`locus " + strings.Join(args, " ") + "`",
 		want:  "exit 2 before any work: the error names the flag and value (`" + flagShown + "`) and says what is allowed (" + why + ")",
 		setup: func(s *sandbox) []string { return args },
 		code:  2,
