@@ -117,3 +117,24 @@ func TestSplitRepoSpecAndIsRemoteURL(t *testing.T) {
 		}
 	}
 }
+
+func TestMaskCredentials(t *testing.T) {
+	for _, tc := range []struct {
+		in, masked string
+		found      bool
+	}{
+		{"https://alice:s3cret@host/x.git", "https://***@host/x.git", true},
+		{"http://token@host/x.git#main", "http://***@host/x.git", true},
+		{"acme/x=https://u:p@host/x.git", "acme/x=https://***@host/x.git", true},
+		{"ssh://git:hunter2@host/x.git", "ssh://git:***@host/x.git", true},
+		{"ssh://git@host/x.git", "ssh://git@host/x.git", false},
+		{"git@host:owner/x.git", "git@host:owner/x.git", false},
+		{"https://host/x.git", "https://host/x.git", false},
+		{"/srv/repos/a@b", "/srv/repos/a@b", false},
+	} {
+		masked, found := MaskCredentials(tc.in)
+		if masked != tc.masked || found != tc.found {
+			t.Errorf("MaskCredentials(%q) = %q, %v; want %q, %v", tc.in, masked, found, tc.masked, tc.found)
+		}
+	}
+}

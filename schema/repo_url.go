@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -92,6 +93,28 @@ func RepoNameFromURL(raw string) (RepoName, error) {
 		name = parts[len(parts)-2] + "/" + parts[len(parts)-1]
 	}
 	return ParseRepoName(name)
+}
+
+// urlCredentials finds the user information of an http(s) URL in a spec,
+// and a user:password pair in any URL with a scheme (ssh://git@host is a
+// user name, not a credential, and stays allowed).
+var urlCredentials = regexp.MustCompile(`(?i)(?:https?://([^/@\s]+)@|[a-z][a-z0-9+.-]*://[^/@\s:]*:([^/@\s]+)@)`)
+
+// MaskCredentials reports whether spec holds credentials in a URL (a
+// password would then be stored in manifests, run history and clone
+// configuration, and printed in logs), and returns spec with them replaced
+// by *** (and any #ref dropped) for an error message.
+func MaskCredentials(spec string) (string, bool) {
+	loc := urlCredentials.FindStringSubmatchIndex(spec)
+	if loc == nil {
+		return spec, false
+	}
+	start, end := loc[2], loc[3]
+	if start < 0 {
+		start, end = loc[4], loc[5]
+	}
+	masked, _, _ := strings.Cut(spec[:start]+"***"+spec[end:], "#")
+	return masked, true
 }
 
 func isSCP(s string) bool {

@@ -72,6 +72,9 @@ func validateFleetInput(in schema.IndexFleetInput) error {
 		if strings.TrimSpace(r.URL) == "" {
 			errs = append(errs, fmt.Errorf("repos[%d] (%s): empty URL", i, r.Name))
 		}
+		if masked, ok := schema.MaskCredentials(r.URL); ok {
+			errs = append(errs, fmt.Errorf("repos[%d] (%s): URL %s holds credentials, which would be stored and logged: drop them and give the worker LOCUS_GIT_TOKEN", i, r.Name, masked))
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("index fleet input: %s", joinErrs(errs))

@@ -69,6 +69,7 @@ func TestIndexFleetRejectsBadInputAtOnce(t *testing.T) {
 		{"duplicate name", schema.IndexFleetInput{Repos: append(ok, ok[0])}, "acme/a given twice"},
 		{"empty url", schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: "acme/a"}}}, "empty URL"},
 		{"negative next", schema.IndexFleetInput{Repos: ok, Next: -1}, "negative counts"},
+		{"credentials in a URL", schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: "acme/a", URL: "https://bob:s3cret@host/a.git"}}}, "https://***@host/a.git holds credentials"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := newTestSuite(t).NewTestWorkflowEnvironment()

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -203,8 +202,7 @@ func repoSpecs(args []string, file string) ([]schema.RepoSpec, error) {
 	for i, l := range lines {
 		// Checked before anything quotes the line: a password in it would
 		// be printed, logged and stored (manifest, run history, clone config).
-		if loc := urlCredentials.FindStringSubmatchIndex(l); loc != nil {
-			masked, _, _ := strings.Cut(l[loc[0]:loc[2]]+"***"+l[loc[3]:], "#")
+		if masked, ok := schema.MaskCredentials(l); ok {
 			return nil, fmt.Errorf("%srepository URL %s: credentials in a URL would be stored and logged; drop them and set LOCUS_GIT_TOKEN (or use a git credential helper)", where[i], masked)
 		}
 		// Local paths come back absolute and named after their origin remote.
@@ -220,9 +218,6 @@ func repoSpecs(args []string, file string) ([]schema.RepoSpec, error) {
 	}
 	return out, nil
 }
-
-// urlCredentials finds the user information of an http(s) URL in a spec.
-var urlCredentials = regexp.MustCompile(`(?i)https?://([^/@\s]+)@`)
 
 func fleetID(in schema.IndexFleetInput) string {
 	data, _ := json.Marshal(in)
