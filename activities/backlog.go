@@ -60,6 +60,9 @@ func (a *Store) LoadBacklogIssues(ctx context.Context, in LoadBacklogInput) ([]s
 			heads[is.Repo] = head
 		}
 		is.Head = head
+		if is.BaseCommit != "" && head != "" {
+			is.HostQueue = a.HostQueue
+		}
 		out = append(out, is)
 	}
 	return out, nil

@@ -105,6 +105,9 @@ type RetrieveInput struct {
 	Repo   schema.RepoName `json:"repo"`
 	Issue  string          `json:"issue"`
 	Params search.Params   `json:"params"`
+	// Snapshot, when set, is the full commit id of a snapshot built by
+	// EnsureSnapshot to rank against instead of the indexed head.
+	Snapshot string `json:"snapshot,omitempty"`
 }
 
 // Retrieve ranks and expands (steps 1–3 of SpIDER).
@@ -112,7 +115,7 @@ func (a *Search) Retrieve(ctx context.Context, in RetrieveInput) (search.Retriev
 	if err := in.Params.Validate(); err != nil {
 		return search.Retrieval{}, badInput(fmt.Errorf("retrieve %s: %w", in.Repo, err))
 	}
-	r, err := search.Retrieve(ctx, a.Deps, in.Repo, in.Issue, in.Params)
+	r, err := search.RetrieveAt(ctx, a.Deps, in.Repo, in.Snapshot, in.Issue, in.Params)
 	if err != nil {
 		if errors.Is(err, search.ErrNotIndexed) || errors.Is(err, search.ErrBadQuery) {
 			return search.Retrieval{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)

@@ -17,6 +17,9 @@ import (
 // Store holds the object store for activities that only read and write it.
 type Store struct {
 	Bucket *blob.Bucket
+	// HostQueue is the task queue of this worker's host, whose clones
+	// EnsureSnapshot reads; LoadBacklogIssues hands it to the workflow.
+	HostQueue string
 }
 
 // PublishInput is PublishManifest's argument.

@@ -19,6 +19,10 @@ type BacklogIssue struct {
 	// Head is the commit Repo's index is at when the issue was loaded; ""
 	// when the repository is not indexed. Filled by LoadBacklogIssues.
 	Head string `json:"head,omitempty"`
+	// HostQueue is the task queue of a host with a clone of Repo, where
+	// the snapshot of BaseCommit is built; filled by LoadBacklogIssues for
+	// issues with a base commit.
+	HostQueue string `json:"host_queue,omitempty"`
 }
 
 // BacklogRanked is one ranked function of an issue's result.

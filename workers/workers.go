@@ -100,7 +100,7 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 		conc = 4
 	}
 	git := &activities.Git{CloneDir: filepath.Join(cfg.DataDir, "clones"), HostQueue: hostQueue, Bucket: cfg.Bucket, Backend: cfg.Backend}
-	store := &activities.Store{Bucket: cfg.Bucket}
+	store := &activities.Store{Bucket: cfg.Bucket, HostQueue: hostQueue}
 
 	index := worker.New(c, workflows.IndexQueue, wopts(conc, true))
 	index.RegisterWorkflow(workflows.IndexFleet)
@@ -134,6 +134,7 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	index.RegisterWorkflow(workflows.Localize)
 	index.RegisterWorkflow(workflows.LocalizeBacklog)
 	index.RegisterActivity(searchActs.Retrieve)
+	host.RegisterActivity(&activities.Snapshot{Git: git, Deps: sd})
 
 	lconc := cfg.LLMConcurrency
 	if lconc <= 0 {

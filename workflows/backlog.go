@@ -92,6 +92,9 @@ type BacklogResult struct {
 	SummaryKey string `json:"summary_key"`
 }
 
+// snapActs is the snapshot activity struct's method values.
+var snapActs *activities.Snapshot
+
 // BacklogChildID is the workflow id of an issue's Localize child.
 func BacklogChildID(run, issueID string) string { return run + "/" + issueID }
 
@@ -189,18 +192,56 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 		ParentClosePolicy: 0, // terminate children with the run
 	})
 	sel := workflow.NewSelector(ctx)
+	// One EnsureSnapshot per distinct (repository, base commit) of this run;
+	// map lookups only, never iterated.
+	snaps := map[string]workflow.Future{}
+	var launch func(pos int, is schema.BacklogIssue, snapshot string)
 	start := func(pos int, is schema.BacklogIssue) {
 		if msg := baseCommitError(is); msg != "" {
-			record(pos, issueError(is, msg))
+			// Histories recorded before snapshots keep the per-issue error.
+			if workflow.GetVersion(ctx, "backlog-snapshots", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+				record(pos, issueError(is, msg))
+				return
+			}
+			if is.HostQueue == "" {
+				record(pos, issueError(is, fmt.Sprintf("base_commit %s of %s: no host with a clone of %s to build its snapshot on", is.BaseCommit, is.Repo, is.Repo)))
+				return
+			}
+			key := string(is.Repo) + "@" + strings.ToLower(is.BaseCommit)
+			f, ok := snaps[key]
+			if !ok {
+				snapCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+					TaskQueue:              is.HostQueue,
+					ScheduleToStartTimeout: 10 * time.Minute,
+					StartToCloseTimeout:    2 * time.Hour,
+					HeartbeatTimeout:       HeartbeatTimeout,
+					RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
+				})
+				f = workflow.ExecuteActivity(snapCtx, snapActs.EnsureSnapshot, schema.EnsureSnapshotInput{Repo: is.Repo, Commit: is.BaseCommit})
+				snaps[key] = f
+			}
+			running++
+			sel.AddFuture(f, func(f workflow.Future) {
+				running--
+				var si schema.SnapshotInfo
+				if err := f.Get(ctx, &si); err != nil {
+					record(pos, issueError(is, errorText(err)))
+					return
+				}
+				launch(pos, is, si.Commit)
+			})
 			return
 		}
+		launch(pos, is, "")
+	}
+	launch = func(pos int, is schema.BacklogIssue, snapshot string) {
 		exhausted := o.MaxTokens > 0 && in.TokensIn+in.TokensOut >= o.MaxTokens
 		if exhausted {
 			in.BudgetExhausted++
 		}
 		cctx := workflow.WithWorkflowID(childCtx, BacklogChildID(run, is.ID))
 		fut := workflow.ExecuteChildWorkflow(cctx, Localize, LocalizeInput{Repo: is.Repo, Issue: is.Text, Params: in.Params,
-			Commit: strings.ToLower(is.BaseCommit), LLMRetry: in.LLMRetry, NoSelector: exhausted})
+			Commit: strings.ToLower(is.BaseCommit), Snapshot: snapshot, LLMRetry: in.LLMRetry, NoSelector: exhausted})
 		running++
 		sel.AddFuture(fut, func(f workflow.Future) {
 			running--
@@ -261,9 +302,9 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 		TokensOut: in.TokensOut, BudgetExhausted: in.BudgetExhausted, Parts: in.Parts, SummaryKey: summaryKey}, nil
 }
 
-// baseCommitError is the per-issue error of an issue whose base commit is
-// not what the index holds; "" when it can be ranked against the index.
-// Snapshots of other commits are not built yet.
+// baseCommitError is "" when the issue can be ranked against the indexed
+// head; otherwise its base commit needs a snapshot, and the message is the
+// per-issue error that runs recorded before snapshots were built.
 func baseCommitError(is schema.BacklogIssue) string {
 	if is.BaseCommit == "" || is.Head == "" { // no base, or not indexed: Localize says so
 		return ""

@@ -53,7 +53,11 @@ type backlogRun struct {
 	loads      []activities.LoadBacklogInput
 	parts      []activities.BacklogPartInput
 	summaries  []activities.BacklogSummaryInput
+	snapshots  []schema.EnsureSnapshotInput
 }
+
+// testSnapshots are the commits the fake EnsureSnapshot knows, by prefix.
+var testSnapshots = []string{"aaaaaaa1aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "bbbbbbb2bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}
 
 // loadCap is how many issues the fake LoadBacklogIssues returns at most, so
 // that runs load their slice in several answers.
@@ -112,6 +116,20 @@ func newBacklogRun(t *testing.T, issues []schema.BacklogIssue) *backlogRun {
 				return nil, fmt.Errorf("issues key %q", in.Key)
 			}
 			return issues[in.Offset:min(in.Offset+in.Limit, in.Offset+loadCap, len(issues))], nil
+		})
+	env.RegisterActivity(&activities.Snapshot{})
+	env.OnActivity(snapActs.EnsureSnapshot, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in schema.EnsureSnapshotInput) (schema.SnapshotInfo, error) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.snapshots = append(r.snapshots, in)
+			for _, c := range testSnapshots {
+				if strings.HasPrefix(c, strings.ToLower(in.Commit)) {
+					return schema.SnapshotInfo{Repo: in.Repo, Commit: c, Functions: 3}, nil
+				}
+			}
+			return schema.SnapshotInfo{}, temporal.NewNonRetryableApplicationError(
+				"base_commit "+in.Commit+" is not a commit of "+string(in.Repo)+": commit not in the repository", activities.ErrTypeBadInput, nil)
 		})
 	env.OnActivity(store.WriteBacklogPart, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.BacklogPartInput) error {
@@ -340,7 +358,8 @@ func TestLocalizeBacklogBudget(t *testing.T) {
 
 func TestLocalizeBacklogFailuresAreRecorded(t *testing.T) {
 	issues := backlogIssues(5, 2)
-	issues[3].BaseCommit = "fedcba9"    // not the indexed head
+	issues[3].BaseCommit = "fedcba9" // not a commit of the repository
+	issues[3].HostQueue = "host-q"
 	issues[4].BaseCommit = testHead[:8] // the head: ranked
 	runs, _, res := runBacklogChain(t, issues, LocalizeBacklogInput{Options: BacklogOptions{Window: 2}})
 	r := runs[0]
@@ -348,7 +367,10 @@ func TestLocalizeBacklogFailuresAreRecorded(t *testing.T) {
 		t.Fatalf("result %+v, want 3 done and 2 failed", res)
 	}
 	if _, ok := r.inputs[testBacklogRun+"/i3"]; ok {
-		t.Error("the issue whose base commit is not indexed started a Localize child")
+		t.Error("the issue whose base commit is not in the repository started a Localize child")
+	}
+	if len(r.snapshots) != 1 || r.snapshots[0].Commit != "fedcba9" {
+		t.Errorf("EnsureSnapshot calls %+v, want one for fedcba9", r.snapshots)
 	}
 	if in := r.inputs[testBacklogRun+"/i4"]; in.Commit != testHead[:8] {
 		t.Errorf("the issue at the head was localized with commit %q, want %q", in.Commit, testHead[:8])
@@ -360,7 +382,7 @@ func TestLocalizeBacklogFailuresAreRecorded(t *testing.T) {
 	if e := byID["i2"].Error; e != "localize acme/widget: not indexed (run locus index first)" {
 		t.Errorf("failed child recorded with error %q", e)
 	}
-	wantBase := "base_commit fedcba9 is not the indexed head " + testHead + "; snapshots are not built yet"
+	wantBase := "base_commit fedcba9 is not a commit of acme/widget: commit not in the repository"
 	if e := byID["i3"].Error; e != wantBase {
 		t.Errorf("base commit error %q, want %q", e, wantBase)
 	}
@@ -371,6 +393,47 @@ func TestLocalizeBacklogFailuresAreRecorded(t *testing.T) {
 	if ok.Error != "" || !slices.Equal(ok.Files, []string{"pkg/a.py", "pkg/b.py"}) || len(ok.Items) != 3 ||
 		ok.Items[1].FunctionID != "pkg/b.py:C.g" || ok.Items[1].Rank != 2 || !strings.Contains(ok.Items[1].Why, "neighbour of center pkg/a.py:f") {
 		t.Errorf("ranked result %+v", ok)
+	}
+}
+
+// Issues whose base commit is not the indexed head are ranked against the
+// snapshot of that commit, built once per distinct (repository, commit).
+func TestLocalizeBacklogSnapshots(t *testing.T) {
+	issues := backlogIssues(7)
+	bases := []string{"", "aaaaaaa1", "aaaaaaa1", "bbbbbbb2", "AAAAAAA1", testHead, "aaaaaaa1"}
+	for i, b := range bases {
+		issues[i].BaseCommit = b
+		if b != "" {
+			issues[i].HostQueue = "host-q"
+		}
+	}
+	issues[6].Repo = "acme/other" // same commit prefix, another repository: its own snapshot
+	runs, _, res := runBacklogChain(t, issues, LocalizeBacklogInput{Options: BacklogOptions{Window: 3}})
+	r := runs[0]
+	if res.Done != 7 || res.Failed != 0 {
+		t.Fatalf("result %+v, want 7 done", res)
+	}
+	var got []string
+	for _, s := range r.snapshots {
+		got = append(got, string(s.Repo)+"@"+s.Commit)
+	}
+	want := []string{"acme/widget@aaaaaaa1", "acme/widget@bbbbbbb2", "acme/other@aaaaaaa1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("EnsureSnapshot calls %v, want %v (one per distinct repository and commit)", got, want)
+	}
+	wantSnap := []string{"", testSnapshots[0], testSnapshots[0], testSnapshots[1], testSnapshots[0], "", testSnapshots[0]}
+	for i, is := range issues {
+		in, ok := r.inputs[testBacklogRun+"/"+is.ID]
+		if !ok {
+			t.Errorf("issue %s: no Localize child", is.ID)
+			continue
+		}
+		if in.Snapshot != wantSnap[i] || in.Commit != strings.ToLower(bases[i]) {
+			t.Errorf("issue %s: Localize with snapshot %q, commit %q; want %q, %q", is.ID, in.Snapshot, in.Commit, wantSnap[i], strings.ToLower(bases[i]))
+		}
+	}
+	if r.maxRunning > 3 {
+		t.Errorf("%d children at once, window 3", r.maxRunning)
 	}
 }
 

@@ -30,6 +30,9 @@ type LocalizeInput struct {
 	// Commit, when set, must be (a prefix of at least 7 digits of) the commit
 	// the published index is at.
 	Commit string `json:"commit,omitempty"`
+	// Snapshot, when set, is the full id of a commit whose snapshot
+	// (built by EnsureSnapshot) is ranked instead of the indexed head.
+	Snapshot string `json:"snapshot,omitempty"`
 	// LLMRetry tunes the selection retries; zero values: 1 s initial
 	// interval, doubling up to 10 s, 5 attempts, at most 2 min per center.
 	LLMRetry RetryOptions `json:"llm_retry,omitempty"`
@@ -97,8 +100,15 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 		StartToCloseTimeout: 5 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
 	})
+	rin := activities.RetrieveInput{Repo: in.Repo, Issue: in.Issue, Params: in.Params}
+	if in.Snapshot != "" {
+		// Histories recorded before snapshots never set it.
+		if workflow.GetVersion(ctx, "localize-snapshot", workflow.DefaultVersion, 1) >= 1 {
+			rin.Snapshot = in.Snapshot
+		}
+	}
 	var r search.Retrieval
-	if err := workflow.ExecuteActivity(retrCtx, searchActs.Retrieve, activities.RetrieveInput{Repo: in.Repo, Issue: in.Issue, Params: in.Params}).Get(ctx, &r); err != nil {
+	if err := workflow.ExecuteActivity(retrCtx, searchActs.Retrieve, rin).Get(ctx, &r); err != nil {
 		return LocalizeResult{}, err
 	}
 	if in.Commit != "" && (len(in.Commit) < 7 || !strings.HasPrefix(r.Commit, in.Commit)) {

@@ -17,12 +17,16 @@ import (
 
 // TestBacklogEndToEnd indexes a tiny repository, then runs `locus backlog`
 // on a JSON Lines file with good issues, a malformed line and an issue whose
-// base commit is not the indexed head: the good ones are ranked, the others
+// base commit is not in the repository: the good ones are ranked (one at
+// an older base commit, against the snapshot of that commit), the others
 // listed with their reasons, the exit status is 1, --out holds
 // results.jsonl and summary.md; re-running the command reads the finished
 // run back, and `backlog status` reports it.
 func TestBacklogEndToEnd(t *testing.T) {
 	r := gitfixture.New(t)
+	r.Write(map[string]string{"pkg/legacy.py": "def legacy_flush(items):\n    \"\"\"Flush the legacy spool to disk.\"\"\"\n    spool.write(items)\n"})
+	old := r.Commit("legacy spool")
+	r.Git("rm", "-q", "pkg/legacy.py")
 	r.Write(map[string]string{
 		"pkg/cache.py": "class Cache:\n    def get(self, key):\n        return self.store.get(key)\n\n    def evict(self, key):\n        self.store.pop(key)\n",
 		"pkg/queue.py": "def push(items, item):\n    items.append(item)\n\ndef drain(items):\n    items.clear()\n",
@@ -42,6 +46,7 @@ func TestBacklogEndToEnd(t *testing.T) {
 		`{"id": "2", "repo": "acme/widgets", "base_commit": "` + head + `", "title": "drain", "body": "drain leaves items in the queue"}`,
 		`{"id": "3", "repo": "acme/widgets", "problem_statement": "get of a missing key"`, // malformed
 		`{"id": "4", "repo": "acme/widgets", "base_commit": "0000000000000000000000000000000000000000", "problem_statement": "push appends twice"}`,
+		`{"id": "5", "repo": "acme/widgets", "base_commit": "` + old[:10] + `", "problem_statement": "legacy flush of the spool writes nothing to disk"}`,
 	}
 	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -54,7 +59,7 @@ func TestBacklogEndToEnd(t *testing.T) {
 	out, err := capture(t, func() error { return runBacklog(ctx, args) })
 	stderr = oldErr
 	var ee exitError
-	if !errors.As(err, &ee) || ee.code != 1 || !strings.Contains(ee.msg, "1 of 3 issues failed, 1 records could not be read") {
+	if !errors.As(err, &ee) || ee.code != 1 || !strings.Contains(ee.msg, "1 of 4 issues failed, 1 records could not be read") {
 		t.Fatalf("backlog: err = %v, want exit 1 naming 1 failed issue and 1 unread record\nstderr:\n%s", err, errBuf.String())
 	}
 	if !strings.Contains(errBuf.String(), file+":3:") {
@@ -64,12 +69,12 @@ func TestBacklogEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatalf("--json output: %v\n%s", err, out)
 	}
-	if sum.Total != 3 || sum.Done != 2 || sum.Failed != 1 || sum.ParseErrors != 1 || sum.Selector != "" && !strings.Contains(sum.Selector, "heuristic") {
+	if sum.Total != 4 || sum.Done != 3 || sum.Failed != 1 || sum.ParseErrors != 1 || sum.Selector != "" && !strings.Contains(sum.Selector, "heuristic") {
 		t.Errorf("summary %+v", sum)
 	}
 	var baseErr, parseErr bool
 	for _, f := range sum.Failures {
-		baseErr = baseErr || f.IssueID == "4" && strings.Contains(f.Error, "base_commit 0000000000000000000000000000000000000000 is not the indexed head "+head+"; snapshots are not built yet")
+		baseErr = baseErr || f.IssueID == "4" && strings.Contains(f.Error, "base_commit 0000000000000000000000000000000000000000 is not a commit of acme/widgets")
 		parseErr = parseErr || strings.HasSuffix(f.Source, "issues.jsonl:3")
 	}
 	if !baseErr || !parseErr {
@@ -91,8 +96,16 @@ func TestBacklogEndToEnd(t *testing.T) {
 		}
 		got = append(got, l)
 	}
-	if len(got) != 3 || got[0].ID != "1" || got[1].ID != "2" || got[2].ID != "4" {
-		t.Fatalf("results.jsonl has %+v, want issues 1, 2, 4", got)
+	if len(got) != 4 || got[0].ID != "1" || got[1].ID != "2" || got[2].ID != "4" || got[3].ID != "5" {
+		t.Fatalf("results.jsonl has %+v, want issues 1, 2, 4, 5", got)
+	}
+	// Issue 5 is ranked against its base commit, where legacy_flush exists.
+	if len(got[3].Functions) == 0 || got[3].Functions[0].ID != "pkg/legacy.py:legacy_flush" || got[3].Error != "" {
+		t.Errorf("issue 5 at %s: %+v, want legacy_flush (only at that commit) first", old[:10], got[3])
+	}
+	// The snapshot is stored by commit; the head's manifest still names the head.
+	if _, err := os.Stat(filepath.Join(data, "store", "repos", "acme", "widgets", "snapshots", old, "manifest.json")); err != nil {
+		t.Errorf("snapshot of %s not stored: %v", old, err)
 	}
 	if len(got[0].Functions) != 3 || got[0].Functions[0].ID != "pkg/cache.py:Cache.evict" || got[2].Error == "" {
 		t.Errorf("results: issue 1 ranks %+v (want Cache.evict first), issue 4 error %q", got[0].Functions, got[2].Error)
@@ -104,7 +117,7 @@ func TestBacklogEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(md), "snapshots are not built yet") {
+	if !strings.Contains(string(md), "is not a commit of acme/widgets") {
 		t.Errorf("summary.md does not give issue 4's reason:\n%s", md)
 	}
 
@@ -129,7 +142,7 @@ func TestBacklogEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &sts); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
-	if len(sts) != 1 || sts[0].Run != sum.Run || !sts[0].Finished || sts[0].Done != 2 || sts[0].Failed != 1 || sts[0].ParseErrors != 1 {
+	if len(sts) != 1 || sts[0].Run != sum.Run || !sts[0].Finished || sts[0].Done != 3 || sts[0].Failed != 1 || sts[0].ParseErrors != 1 {
 		t.Errorf("status %+v", sts)
 	}
 	out, err = capture(t, func() error { return runBacklog(ctx, []string{"status", "--data-dir", data, sum.Run}) })

@@ -23,7 +23,12 @@ import (
 // report.json under the repository's graph prefix. Each object is replaced
 // atomically; the manifest, written later, makes them visible.
 func Write(ctx context.Context, b *blob.Bucket, repo schema.RepoName, commit string, g *Graph) (schema.GraphInfo, error) {
-	prefix := repo.GraphPrefix(commit)
+	return WriteAt(ctx, b, repo.GraphPrefix(commit), commit, g)
+}
+
+// WriteAt is Write under another prefix (a snapshot's, see
+// schema.RepoName.SnapshotPrefix).
+func WriteAt(ctx context.Context, b *blob.Bucket, prefix, commit string, g *Graph) (schema.GraphInfo, error) {
 	info := schema.GraphInfo{Commit: commit, NodesKey: prefix + "nodes.parquet", EdgesKey: prefix + "edges.parquet",
 		ReportKey: prefix + "report.json", Nodes: len(g.Nodes), Edges: len(g.Edges), Files: g.Stats.Files,
 		Languages: g.Stats.FilesByLang, Unresolved: g.Stats.Unresolved}

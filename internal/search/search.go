@@ -179,30 +179,54 @@ type Retrieval struct {
 // Retrieve ranks the functions of repo for issue and, for SpISR and SpIDER,
 // expands the top centers along the code graph.
 func Retrieve(ctx context.Context, d Deps, repo schema.RepoName, issue string, p Params) (*Retrieval, error) {
+	return RetrieveAt(ctx, d, repo, "", issue, p)
+}
+
+// RetrieveAt is Retrieve against the snapshot of repo at commit snapshot (a
+// full commit id, built by EnsureSnapshot), or the indexed head when
+// snapshot is "" or the head's commit.
+func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, issue string, p Params) (*Retrieval, error) {
 	d.defaults()
 	if p.Method == "" {
 		p.Method = MethodSpIDER
 	}
 	p.Params = p.Params.WithDefaults()
+	var graph schema.GraphInfo
+	var si *schema.SearchInfo
+	var snap *schema.SnapshotManifest
 	m, err := manifest.Read(ctx, d.Bucket, repo)
 	if err != nil {
 		return nil, err
 	}
-	if m != nil && m.Head == "" && m.Graph == nil {
-		return nil, fmt.Errorf("localize %s: repository %s is indexed but empty (no commits): %w", repo, repo, ErrNotIndexed)
+	if snapshot != "" && (m == nil || m.Graph == nil || m.Graph.Commit != snapshot) {
+		if snap, err = ReadSnapshot(ctx, d.Bucket, repo, snapshot); err != nil {
+			return nil, fmt.Errorf("localize %s@%s: %w", repo, snapshot, err)
+		}
+		if snap == nil {
+			return nil, fmt.Errorf("localize %s@%s: no snapshot of that commit is built: %w", repo, snapshot, ErrNotIndexed)
+		}
+		graph, si = snap.Graph, &snap.Search
+	} else {
+		if m != nil && m.Head == "" && m.Graph == nil {
+			return nil, fmt.Errorf("localize %s: repository %s is indexed but empty (no commits): %w", repo, repo, ErrNotIndexed)
+		}
+		if m == nil || m.Graph == nil {
+			return nil, fmt.Errorf("localize %s: %w (run locus index first)", repo, ErrNotIndexed)
+		}
+		graph, si = *m.Graph, m.Search
 	}
-	if m == nil || m.Graph == nil {
-		return nil, fmt.Errorf("localize %s: %w (run locus index first)", repo, ErrNotIndexed)
-	}
-	r := &Retrieval{Repo: string(repo), Commit: m.Graph.Commit, Method: p.Method}
+	r := &Retrieval{Repo: string(repo), Commit: graph.Commit, Method: p.Method}
 	var ranking []spider.Scored
 	switch p.Method {
 	case MethodSR, MethodSpISR:
-		key := SparseKey(repo, m.Graph.Commit)
+		key := SparseKey(repo, graph.Commit)
+		if snap != nil {
+			key = snap.Search.SparseKey
+		}
 		var size int64
 		var sum string
-		if m.Search != nil && m.Search.SparseKey == key {
-			size, sum = m.Search.SparseBytes, m.Search.SparseSHA256
+		if si != nil && si.SparseKey == key {
+			size, sum = si.SparseBytes, si.SparseSHA256
 		}
 		ix, err := sparse.LoadVerified(ctx, d.Bucket, key, size, sum)
 		if err != nil {
@@ -213,12 +237,22 @@ func Retrieve(ctx context.Context, d Deps, repo schema.RepoName, issue string, p
 		}
 	case MethodDER, MethodSpIDER:
 		r.Embedder = d.Embedder.Name()
-		if m.Search != nil && m.Search.Model != d.Embedder.Name() {
-			return nil, fmt.Errorf("localize %s: indexed with embedder %s, queried with %s: %w", repo, m.Search.Model, d.Embedder.Name(), ErrBadQuery)
+		if si != nil && si.Model != d.Embedder.Name() {
+			return nil, fmt.Errorf("localize %s: indexed with embedder %s, queried with %s: %w", repo, si.Model, d.Embedder.Name(), ErrBadQuery)
 		}
 		q, err := d.Embedder.Embed(ctx, []string{embed.Query(d.QueryInstruction, issue)})
 		if err != nil {
 			return nil, fmt.Errorf("localize %s: embed query: %w", repo, err)
+		}
+		if snap != nil {
+			sv, err := snapVecs.get(ctx, d, repo, graph)
+			if err != nil {
+				return nil, fmt.Errorf("localize %s@%s: %w", repo, snapshot, err)
+			}
+			for _, h := range sv.search(q[0], p.N) {
+				ranking = append(ranking, spider.Scored{ID: h.id, Score: h.score})
+			}
+			break
 		}
 		hits, err := d.Vectors.Search(ctx, string(repo), q[0], p.N)
 		if err != nil {
@@ -234,7 +268,7 @@ func Retrieve(ctx context.Context, d Deps, repo schema.RepoName, issue string, p
 	if p.Method == MethodSR || p.Method == MethodDER {
 		return r, nil
 	}
-	lg, err := graphs.get(ctx, d.Bucket, *m.Graph)
+	lg, err := graphs.get(ctx, d.Bucket, graph)
 	if err != nil {
 		return nil, fmt.Errorf("localize %s: %w", repo, err)
 	}
@@ -253,7 +287,7 @@ var (
 )
 
 // Code returns the code of the given function ids at the repository's
-// published graph commit (ids that are not functions of it are left out).
+// published graph commit or a snapshot's commit (ids that are not functions of it are left out).
 // The decoded graph is shared with Retrieve and other queries of this
 // process (see graphCacheSize).
 func Code(ctx context.Context, d Deps, repo schema.RepoName, commit string, ids []string) (map[string]string, error) {
@@ -262,10 +296,21 @@ func Code(ctx context.Context, d Deps, repo schema.RepoName, commit string, ids 
 	if err != nil {
 		return nil, err
 	}
-	if m == nil || m.Graph == nil || m.Graph.Commit != commit {
-		return nil, fmt.Errorf("code of %s@%s: the published graph is at another commit: %w", repo, commit, ErrNotIndexed)
+	var graph schema.GraphInfo
+	if m != nil && m.Graph != nil && m.Graph.Commit == commit {
+		graph = *m.Graph
+	} else {
+		// Not the head: the snapshot of that commit, if one is built.
+		snap, err := ReadSnapshot(ctx, d.Bucket, repo, commit)
+		if err != nil {
+			return nil, fmt.Errorf("code of %s@%s: %w", repo, commit, err)
+		}
+		if snap == nil {
+			return nil, fmt.Errorf("code of %s@%s: neither the published graph nor a snapshot is at that commit: %w", repo, commit, ErrNotIndexed)
+		}
+		graph = snap.Graph
 	}
-	lg, err := graphs.get(ctx, d.Bucket, *m.Graph)
+	lg, err := graphs.get(ctx, d.Bucket, graph)
 	if err != nil {
 		return nil, fmt.Errorf("code of %s@%s: %w", repo, commit, err)
 	}

@@ -1,0 +1,233 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/embed"
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/sparse"
+	"github.com/locus-dev/locus/schema"
+)
+
+// SnapshotSparseKey is where the BM25 index of a snapshot lives.
+func SnapshotSparseKey(repo schema.RepoName, commit string) string {
+	return repo.SnapshotPrefix(commit) + "functions.bm25"
+}
+
+// ReadSnapshot returns the snapshot manifest of repo at commit (a full
+// commit id), or nil when none is published.
+func ReadSnapshot(ctx context.Context, b *blob.Bucket, repo schema.RepoName, commit string) (*schema.SnapshotManifest, error) {
+	if h, ok := gitrepo.ParseHash(commit); !ok || h.String() != commit {
+		return nil, fmt.Errorf("snapshot of %s: %q is not a full lower-case commit id: %w", repo, commit, ErrBadQuery)
+	}
+	key := repo.SnapshotManifestKey(commit)
+	data, err := b.ReadAll(ctx, key)
+	if errors.Is(err, blob.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot manifest %s: %w", key, err)
+	}
+	var m schema.SnapshotManifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("snapshot manifest %s: %v: %w", key, err, blob.ErrCorrupt)
+	}
+	if m.Version > schema.SnapshotVersion {
+		return nil, fmt.Errorf("snapshot manifest %s: version %d is newer than this locus understands (%d)", key, m.Version, schema.SnapshotVersion)
+	}
+	if m.Repo != repo || m.Commit != commit || m.Graph.Commit != commit {
+		return nil, fmt.Errorf("snapshot manifest %s names %s@%s: %w", key, m.Repo, m.Commit, blob.ErrCorrupt)
+	}
+	return &m, nil
+}
+
+// VerifySnapshot reports whether every object the snapshot manifest names
+// reads back with the recorded size and SHA-256.
+func VerifySnapshot(ctx context.Context, b *blob.Bucket, m *schema.SnapshotManifest) error {
+	if err := codegraph.Verify(ctx, b, m.Graph); err != nil {
+		return err
+	}
+	if m.Search.SparseKey == "" || m.Search.SparseSHA256 == "" {
+		return fmt.Errorf("snapshot %s@%s: no BM25 index recorded: %w", m.Repo, m.Commit, blob.ErrCorrupt)
+	}
+	_, err := sparse.LoadVerified(ctx, b, m.Search.SparseKey, m.Search.SparseBytes, m.Search.SparseSHA256)
+	return err
+}
+
+// PublishSnapshot writes the snapshot manifest, last: readers see a snapshot
+// only once everything it names is stored. Concurrent builds of one snapshot
+// write the same keys with equivalent content, each object atomically.
+func PublishSnapshot(ctx context.Context, b *blob.Bucket, m *schema.SnapshotManifest) error {
+	m.Version = schema.SnapshotVersion
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return b.WriteAll(ctx, m.Repo.SnapshotManifestKey(m.Commit), append(data, '\n'))
+}
+
+// IndexSnapshot embeds the functions of a snapshot's graph into the
+// repository's embedding cache (only content not embedded before, by any
+// snapshot or the head) and writes the snapshot's BM25 index. Unlike
+// IndexRepo it touches no vector index: the head's vectors stay as they are,
+// and dense queries of the snapshot read the cache (see snapshotVectors).
+func IndexSnapshot(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) (*IndexResult, error) {
+	d.defaults()
+	fns, items, err := functionItems(ctx, d, info)
+	if err != nil {
+		return nil, fmt.Errorf("index snapshot %s@%s: %w", repo, info.Commit, err)
+	}
+	bm := sparse.NewBuilder(sparse.DefaultConfig())
+	for i, n := range fns {
+		if err := bm.Add(n.ID, items[i].Text); err != nil {
+			return nil, fmt.Errorf("index snapshot %s@%s: %w", repo, info.Commit, err)
+		}
+	}
+	res := &IndexResult{Functions: len(fns), Model: d.Embedder.Name(), SparseKey: SnapshotSparseKey(repo, info.Commit)}
+	_, embedded, err := embed.EmbedCached(ctx, d.Embedder, &embed.Cache{Bucket: d.Bucket, Repo: repo, Model: d.Embedder.Name()}, items)
+	if err != nil {
+		return nil, fmt.Errorf("index snapshot %s@%s: embed: %w", repo, info.Commit, err)
+	}
+	res.Embedded = embedded
+	ix, err := bm.Build()
+	if err != nil {
+		return nil, err
+	}
+	if err := sparse.Write(ctx, d.Bucket, res.SparseKey, ix); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// snapshotVectors keeps the decoded vectors of a few snapshots per process:
+// loading reads the embedding cache shards of the repository, and a backlog
+// asks one snapshot many times.
+type snapshotVectors struct {
+	mu      sync.Mutex
+	entries []*snapVecEntry // most recently used first
+}
+
+type snapVecEntry struct {
+	key   string
+	ready chan struct{}
+	ids   []string
+	vecs  [][]float32 // normalised
+	err   error
+}
+
+var snapVecs = &snapshotVectors{}
+
+func (c *snapshotVectors) get(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) (*snapVecEntry, error) {
+	key := fmt.Sprintf("%p\x00%s\x00%s\x00%s", d.Bucket, repo, info.NodesSHA256, d.Embedder.Name())
+	c.mu.Lock()
+	for i, e := range c.entries {
+		if e.key == key {
+			copy(c.entries[1:i+1], c.entries[:i])
+			c.entries[0] = e
+			c.mu.Unlock()
+			select {
+			case <-e.ready:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			if e.err != nil {
+				return c.get(ctx, d, repo, info)
+			}
+			return e, nil
+		}
+	}
+	e := &snapVecEntry{key: key, ready: make(chan struct{})}
+	c.entries = append([]*snapVecEntry{e}, c.entries...)
+	if len(c.entries) > graphCacheSize {
+		c.entries = c.entries[:graphCacheSize]
+	}
+	c.mu.Unlock()
+	e.err = e.load(ctx, d, repo, info)
+	if e.err != nil {
+		c.mu.Lock()
+		for i, x := range c.entries {
+			if x == e {
+				c.entries = append(c.entries[:i], c.entries[i+1:]...)
+				break
+			}
+		}
+		c.mu.Unlock()
+	}
+	close(e.ready)
+	return e, e.err
+}
+
+func (e *snapVecEntry) load(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) error {
+	fns, items, err := functionItems(ctx, d, info)
+	if err != nil {
+		return err
+	}
+	// Everything was embedded when the snapshot was built; a cache part lost
+	// since is embedded again (and stored) rather than failing the query.
+	vecs, _, err := embed.EmbedCached(ctx, d.Embedder, &embed.Cache{Bucket: d.Bucket, Repo: repo, Model: d.Embedder.Name()}, items)
+	if err != nil {
+		return err
+	}
+	e.ids = make([]string, len(fns))
+	e.vecs = make([][]float32, len(fns))
+	for i, n := range fns {
+		e.ids[i] = n.ID
+		e.vecs[i] = normalised(vecs[items[i].Hash])
+	}
+	return nil
+}
+
+func normalised(v []float32) []float32 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	out := make([]float32, len(v))
+	if s == 0 {
+		return out
+	}
+	inv := 1 / math.Sqrt(s)
+	for i, x := range v {
+		out[i] = float32(float64(x) * inv)
+	}
+	return out
+}
+
+// search is exact cosine search, best first, ties by id (as vectors.Local).
+func (e *snapVecEntry) search(q []float32, k int) []snapHit {
+	qn := normalised(q)
+	hits := make([]snapHit, 0, len(e.ids))
+	for i, v := range e.vecs {
+		if len(v) != len(qn) {
+			continue
+		}
+		var s float64
+		for j := range v {
+			s += float64(v[j]) * float64(qn[j])
+		}
+		hits = append(hits, snapHit{e.ids[i], s})
+	}
+	sort.Slice(hits, func(i, j int) bool {
+		if hits[i].score != hits[j].score {
+			return hits[i].score > hits[j].score
+		}
+		return hits[i].id < hits[j].id
+	})
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits
+}
+
+type snapHit struct {
+	id    string
+	score float64
+}

@@ -1,0 +1,193 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
+	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/schema"
+)
+
+const repo = schema.RepoName("acme/snap")
+
+// fixture is a repository with two commits, its head indexed and published
+// as IndexRepo would: old_only exists only at the first commit, new_only
+// only at the head, and parse_config at both.
+func fixture(t *testing.T) (*blob.Bucket, *gitfixture.Repo, string, string) {
+	t.Helper()
+	ctx := context.Background()
+	g := gitfixture.New(t)
+	g.Write(map[string]string{"pkg/conf.py": "def parse_config(path):\n    return open(path).read()\n\n\ndef old_only(text):\n    \"\"\"Strip the legacy banner from the text.\"\"\"\n    return text.replace('banner', '')\n"})
+	first := g.Commit("first")
+	g.Write(map[string]string{"pkg/conf.py": "def parse_config(path):\n    return open(path).read()\n\n\ndef new_only(text):\n    return text.upper()\n"})
+	head := g.Commit("second")
+	b := blobtest.Bucket(t)
+	h, _ := gitrepo.ParseHash(head)
+	gr, err := codegraph.BuildCommit(ctx, g.Dir+"/.git", "", h, codegraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := codegraph.Write(ctx, b, repo, head, gr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ires, err := search.IndexRepo(ctx, search.Deps{Bucket: b}, repo, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	si := &schema.SearchInfo{Commit: head, Model: ires.Model, Functions: ires.Functions, SparseKey: ires.SparseKey}
+	if _, err := manifest.Publish(ctx, b, manifest.Update{Repo: schema.RepoSpec{Name: repo, URL: g.Dir}, Head: head,
+		Graph: &info, Search: si, IndexedAt: time.Unix(0, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	return b, g, first, head
+}
+
+func functionIDs(t *testing.T, b *blob.Bucket, info schema.GraphInfo) []string {
+	t.Helper()
+	g, err := codegraph.Read(context.Background(), b, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, n := range g.Nodes {
+		if n.Type == codegraph.TypeFunction {
+			ids = append(ids, n.ID)
+		}
+	}
+	return ids
+}
+
+func TestEnsureSnapshot(t *testing.T) {
+	ctx := context.Background()
+	b, g, first, head := fixture(t)
+	before, err := b.ReadAll(ctx, repo.ManifestKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Bucket: b, GitDir: g.Dir + "/.git"}
+
+	res, err := Ensure(ctx, c, repo, first[:7])
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Manifest
+	if res.Reused || m.Commit != first || m.Graph.Commit != first {
+		t.Fatalf("first Ensure: reused %v, commit %s; want a new snapshot of %s", res.Reused, m.Commit, first)
+	}
+	if ids := strings.Join(functionIDs(t, b, m.Graph), " "); ids != "pkg/conf.py:old_only pkg/conf.py:parse_config" {
+		t.Errorf("snapshot functions %q, want the first commit's", ids)
+	}
+	// parse_config was embedded when the head was indexed: the shared cache answers.
+	if res.Embedded != 1 || m.Search.Functions != 2 {
+		t.Errorf("embedded %d of %d functions, want 1 of 2 (the unchanged one from the cache)", res.Embedded, m.Search.Functions)
+	}
+	for _, k := range []string{m.Graph.NodesKey, m.Graph.EdgesKey, m.Search.SparseKey} {
+		if !strings.HasPrefix(k, repo.SnapshotPrefix(first)) {
+			t.Errorf("snapshot object %s outside %s", k, repo.SnapshotPrefix(first))
+		}
+	}
+	after, err := b.ReadAll(ctx, repo.ManifestKey())
+	if err != nil || !bytes.Equal(before, after) {
+		t.Errorf("the repository's manifest changed (%v)", err)
+	}
+
+	// Ranked against the snapshot: old_only is found, new_only is not.
+	for _, method := range []string{search.MethodSR, search.MethodSpIDER} {
+		r, err := search.RetrieveAt(ctx, search.Deps{Bucket: b}, repo, first, "strip the legacy banner from the text", search.Params{Method: method})
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		if r.Commit != first || len(r.TopK) == 0 || r.TopK[0].ID != "pkg/conf.py:old_only" {
+			t.Errorf("%s at the snapshot: commit %s, top %+v; want old_only first", method, r.Commit, r.TopK)
+		}
+		for _, s := range r.TopK {
+			if s.ID == "pkg/conf.py:new_only" {
+				t.Errorf("%s at the snapshot ranked new_only, which only exists at the head", method)
+			}
+		}
+	}
+	code, err := search.Code(ctx, search.Deps{Bucket: b}, repo, first, []string{"pkg/conf.py:old_only"})
+	if err != nil || !strings.Contains(code["pkg/conf.py:old_only"], "legacy banner") {
+		t.Errorf("code at the snapshot: %v, %v", code, err)
+	}
+	// The head still ranks the head.
+	r, err := search.Retrieve(ctx, search.Deps{Bucket: b}, repo, "upper", search.Params{Method: search.MethodSR})
+	if err != nil || r.Commit != head {
+		t.Errorf("head retrieval at %s (%v), want %s", r.Commit, err, head)
+	}
+
+	again, err := Ensure(ctx, c, repo, first)
+	if err != nil || !again.Reused || again.Manifest.Commit != first {
+		t.Fatalf("second Ensure: %+v, %v; want the stored snapshot reused", again, err)
+	}
+
+	// A damaged object is rebuilt, not served.
+	if err := b.WriteAll(ctx, m.Graph.NodesKey, []byte("not parquet")); err != nil {
+		t.Fatal(err)
+	}
+	rebuilt, err := Ensure(ctx, c, repo, first)
+	if err != nil || rebuilt.Reused {
+		t.Fatalf("Ensure over a damaged snapshot: %+v, %v; want a rebuild", rebuilt, err)
+	}
+	if err := search.VerifySnapshot(ctx, b, rebuilt.Manifest); err != nil {
+		t.Errorf("rebuilt snapshot does not verify: %v", err)
+	}
+	if err := b.WriteAll(ctx, repo.SnapshotManifestKey(first), []byte("{")); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := Ensure(ctx, c, repo, first); err != nil || res.Reused {
+		t.Fatalf("Ensure over a damaged snapshot manifest: %+v, %v; want a rebuild", res, err)
+	}
+}
+
+func TestEnsureSnapshotUnknownCommit(t *testing.T) {
+	b, g, _, _ := fixture(t)
+	for _, commit := range []string{"deadbee", "0000000000000000000000000000000000000000", "abc", "not-a-commit", "../../x"} {
+		_, err := Ensure(context.Background(), Config{Bucket: b, GitDir: g.Dir + "/.git"}, repo, commit)
+		if !errors.Is(err, ErrUnknownCommit) || !strings.Contains(err.Error(), commit) || !strings.Contains(err.Error(), string(repo)) {
+			t.Errorf("Ensure(%q): %v; want ErrUnknownCommit naming the commit and %s", commit, err, repo)
+		}
+	}
+	objs, err := b.List(context.Background(), repo.Prefix()+"snapshots/")
+	if err != nil || len(objs) != 0 {
+		t.Errorf("unknown commits left %d objects (%v)", len(objs), err)
+	}
+}
+
+// Concurrent builds of one snapshot write the same keys atomically: both
+// succeed and what is left verifies.
+func TestEnsureSnapshotConcurrent(t *testing.T) {
+	b, g, first, _ := fixture(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = Ensure(context.Background(), Config{Bucket: b, GitDir: g.Dir + "/.git"}, repo, first)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := search.ReadSnapshot(context.Background(), b, repo, first)
+	if err != nil || m == nil {
+		t.Fatalf("snapshot manifest: %v", err)
+	}
+	if err := search.VerifySnapshot(context.Background(), b, m); err != nil {
+		t.Error(err)
+	}
+}
