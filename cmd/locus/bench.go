@@ -11,6 +11,8 @@ import (
 
 	"github.com/locus-dev/locus/internal/benchmark"
 	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/workflows"
 )
 
 // runBench runs locus bench SUBCOMMAND; args[0] is the subcommand.
@@ -23,9 +25,11 @@ func runBench(ctx context.Context, args []string) error {
 			return runBenchGraph(ctx, args[1:])
 		case "search":
 			return runBenchSearch(ctx, args[1:])
+		case "backlog":
+			return runBenchBacklog(ctx, args[1:])
 		}
 	}
-	return exitError{code: 2, msg: "usage: locus bench scrape|graph|search --repo DIR [flags]"}
+	return exitError{code: 2, msg: "usage: locus bench scrape|graph|search|backlog --repo DIR [flags]"}
 }
 
 func runBenchScrape(ctx context.Context, args []string) error {
@@ -115,6 +119,45 @@ func runBenchSearch(ctx context.Context, args []string) error {
 		return printJSON(res)
 	}
 	return benchmark.WriteSearchTable(stdout, res)
+}
+
+// runBenchBacklog indexes the repository on the embedded Temporal server
+// and ranks the same issues directly and through LocalizeBacklog.
+func runBenchBacklog(ctx context.Context, args []string) error {
+	var g globals
+	fs := newFlags("bench backlog", &g)
+	repo := fs.String("repo", "", "git directory or working copy (read in place)")
+	ref := fs.String("ref", "", "commit to index; default HEAD")
+	issues := fs.Int("issues", 1000, "issues: the repository's latest commit subjects, cycled when fewer")
+	window := fs.Int("window", workflows.DefaultBacklogWindow, "LocalizeBacklog's window (Localize children in flight)")
+	method := fs.String("method", search.MethodSpIDER, "sr, der, spisr or spider")
+	k := fs.Int("k", 20, "functions per issue (budget K)")
+	cpuProfile := fs.String("cpuprofile", "", "write CPU profiles of the direct and workflow passes to PREFIX-direct.pprof and PREFIX-workflow.pprof")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := check(fs,
+		intRange("issues", *issues, 1, -1),
+		intRange("window", *window, 1, workflows.MaxWindow),
+		oneOf("method", *method, search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER),
+		intRange("k", *k, 1, -1),
+	); err != nil {
+		return err
+	}
+	g.logger()
+	gitDir, head, err := benchTarget("bench backlog", *repo, *ref)
+	if err != nil {
+		return err
+	}
+	res, err := benchmark.Backlog(ctx, benchmark.BacklogOptions{GitDir: gitDir, Head: head, Issues: *issues, Window: *window,
+		Method: *method, K: *k, CPUProfile: *cpuProfile})
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return printJSON(res)
+	}
+	return benchmark.WriteBacklogTable(stdout, res)
 }
 
 // selfChild re-runs this binary with args, the child spec and quiet logs.
