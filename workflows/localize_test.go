@@ -108,3 +108,38 @@ func TestLocalizeRefusesAnotherCommit(t *testing.T) {
 		t.Fatal("a query at another commit than the index's must fail")
 	}
 }
+
+// A Localize with Snapshot retrieves from that snapshot, and the selections
+// read code at its commit.
+func TestLocalizeAtSnapshot(t *testing.T) {
+	const snap = "aaaaaaa1aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	env := newTestSuite(t).NewTestWorkflowEnvironment()
+	env.RegisterActivity(&activities.Search{})
+	env.RegisterActivity(&activities.LLM{})
+	ranking := []spider.Scored{{ID: "a.py:old", Score: 0.9}, {ID: "a.py:h", Score: 0.7}}
+	exp := &spider.Expansion{Params: spider.Params{K: 2, C: 1}.WithDefaults(), TopK: ranking, Pool: 2,
+		Centers: []spider.Center{{ID: "a.py:old", Score: 0.9, Rank: 1, InGraph: true, Candidates: []spider.Candidate{{ID: "a.py:h", Score: 0.7, Rank: 2, Hops: 2, InTopK: true}}}}}
+	exp.Params.K = 2
+	env.OnActivity(searchActs.Retrieve, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.RetrieveInput) (search.Retrieval, error) {
+			if in.Snapshot != snap {
+				t.Errorf("Retrieve with snapshot %q, want %q", in.Snapshot, snap)
+			}
+			return search.Retrieval{Repo: "acme/x", Commit: snap, Method: search.MethodSpIDER, TopK: ranking, Expansion: exp}, nil
+		}).Once()
+	env.OnActivity(llmActs.SelectNeighbors, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.SelectInput) (activities.SelectOutput, error) {
+			if in.Commit != snap {
+				t.Errorf("SelectNeighbors at %q, want the snapshot %q", in.Commit, snap)
+			}
+			return activities.SelectOutput{IDs: []string{"a.py:h"}, Selector: "m"}, nil
+		}).Once()
+	env.ExecuteWorkflow(Localize, LocalizeInput{Repo: "acme/x", Issue: "bug", Commit: "aaaaaaa1", Snapshot: snap})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var out LocalizeResult
+	if err := env.GetWorkflowResult(&out); err != nil || out.Commit != snap || len(out.Items) != 2 || out.Items[0].ID != "a.py:old" {
+		t.Fatalf("result %+v (%v), want a.py:old first at %s", out, err, snap)
+	}
+}

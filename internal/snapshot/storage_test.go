@@ -1,0 +1,123 @@
+package snapshot
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
+	"github.com/locus-dev/locus/schema"
+)
+
+// BenchmarkSnapshotStorage indexes the head of the repository at
+// LOCUS_BENCH_REPO (a git directory) as IndexRepo does, then builds
+// snapshots of LOCUS_BENCH_SNAPSHOTS (default 6) first-parent commits
+// LOCUS_BENCH_WEEKS (default 3) weeks apart before it, and reports the
+// bytes each snapshot adds to the store: its own prefix and the embedding
+// cache growth (functions whose content is new).
+//
+//	LOCUS_BENCH_REPO=/path/to/sympy.git go test ./internal/snapshot -run '^$' -bench SnapshotStorage -benchtime 1x -v
+func BenchmarkSnapshotStorage(b *testing.B) {
+	gitDir := os.Getenv("LOCUS_BENCH_REPO")
+	if gitDir == "" {
+		b.Skip("set LOCUS_BENCH_REPO to a git directory to measure snapshot storage")
+	}
+	n := envInt("LOCUS_BENCH_SNAPSHOTS", 6)
+	weeks := envInt("LOCUS_BENCH_WEEKS", 3)
+	ctx := context.Background()
+	out, err := exec.Command("git", "--git-dir", gitDir, "log", "--first-parent", "--format=%H %ct").Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var commits []string
+	var last int64
+	for i, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		h, ts, _ := strings.Cut(line, " ")
+		t, _ := strconv.ParseInt(ts, 10, 64)
+		if i == 0 || last-t >= int64(weeks)*7*24*3600 {
+			commits = append(commits, h)
+			last = t
+		}
+		if len(commits) == n+1 {
+			break
+		}
+	}
+	for range b.N {
+		bk := blobtest.Bucket(b)
+		repo := schema.RepoName("bench/repo")
+		start := time.Now()
+		head := commits[0]
+		h, _ := gitrepo.ParseHash(head)
+		g, err := codegraph.BuildCommit(ctx, gitDir, "", h, codegraph.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		info, err := codegraph.Write(ctx, bk, repo, head, g)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ires, err := search.IndexRepo(ctx, search.Deps{Bucket: bk}, repo, info)
+		if err != nil {
+			b.Fatal(err)
+		}
+		si := &schema.SearchInfo{Commit: head, Model: ires.Model, Functions: ires.Functions, SparseKey: ires.SparseKey}
+		if _, err := manifest.Publish(ctx, bk, manifest.Update{Repo: schema.RepoSpec{Name: repo}, Head: head, Graph: &info, Search: si, IndexedAt: time.Now()}); err != nil {
+			b.Fatal(err)
+		}
+		headBytes := size(b, bk, repo.Prefix())
+		b.Logf("head %s: %d functions, %.1f MB indexed in %s (graph %.1f MB, BM25 %.1f MB, embeddings %.1f MB, vectors %.1f MB)",
+			head[:10], ires.Functions, mb(headBytes), time.Since(start).Round(time.Second), mb(size(b, bk, repo.GraphPrefix(head))),
+			mb(size(b, bk, repo.Prefix()+"sparse/")), mb(size(b, bk, repo.Prefix()+"embeddings/")), mb(size(b, bk, repo.Prefix()+"vectors/")))
+		var total, own int64
+		for _, c := range commits[1:] {
+			before := size(b, bk, repo.Prefix())
+			t0 := time.Now()
+			res, err := Ensure(ctx, Config{Bucket: bk, GitDir: gitDir}, repo, c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			grown := size(b, bk, repo.Prefix()) - before
+			mine := size(b, bk, repo.SnapshotPrefix(c))
+			total += grown
+			own += mine
+			m := res.Manifest
+			b.Logf("snapshot %s: %d functions (%d embedded anew), +%.2f MB (prefix %.2f MB: nodes %.2f, edges %.2f, BM25 %.2f; embedding cache +%.2f MB) in %s",
+				c[:10], m.Search.Functions, res.Embedded, mb(grown), mb(mine), mb(m.Graph.NodesBytes), mb(m.Graph.EdgesBytes), mb(m.Search.SparseBytes),
+				mb(grown-mine), time.Since(t0).Round(time.Second))
+		}
+		k := float64(len(commits) - 1)
+		b.ReportMetric(mb(total)/k, "MB/snapshot")
+		b.ReportMetric(mb(own)/k, "MB-prefix/snapshot")
+		b.ReportMetric(mb(headBytes), "MB-head")
+	}
+}
+
+func size(b *testing.B, bk *blob.Bucket, prefix string) int64 {
+	objs, err := bk.List(context.Background(), prefix)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for _, o := range objs {
+		n += o.Size
+	}
+	return n
+}
+
+func mb(n int64) float64 { return float64(n) / 1e6 }
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
