@@ -23,10 +23,12 @@ import (
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/blob/fileblob"
 	"github.com/locus-dev/locus/internal/devserver"
+	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/internal/vectors"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
 	"github.com/locus-dev/locus/workflows"
@@ -50,6 +52,11 @@ type BacklogOptions struct {
 	// goes to CPUProfile+"-direct.pprof" and the workflow pass's to
 	// CPUProfile+"-workflow.pprof".
 	CPUProfile string
+	// SharedVectors gives the workers and the direct path one local vector
+	// index for the whole process, so a query does not load the stored
+	// vectors again (a worker whose workers.Config.Search.Vectors is set
+	// does the same). Default off: the backends `locus backlog` runs with.
+	SharedVectors bool
 	// Logger receives the embedded server's and workers' warnings; default
 	// warnings and errors to stderr.
 	Logger *slog.Logger
@@ -73,6 +80,8 @@ type BacklogResult struct {
 	// DistinctTexts is how many different commit subjects the issues use.
 	DistinctTexts int `json:"distinct_texts"`
 	Window        int `json:"window"`
+	// SharedVectors: one vector index for the process (see BacklogOptions).
+	SharedVectors bool `json:"shared_vectors,omitempty"`
 
 	// The direct path: search.Localize per issue, one after another.
 	DirectSeconds      float64 `json:"direct_seconds"`
@@ -178,7 +187,12 @@ func Backlog(ctx context.Context, o BacklogOptions) (*BacklogResult, error) {
 	defer c.Close()
 	// The workers `locus backlog` starts in process, with the default
 	// backends (lexical embedder, local vectors, heuristic selector).
-	ws, err := workers.Start(workers.Config{DataDir: tmp, Bucket: b}, c)
+	deps := search.Deps{Bucket: b}
+	if o.SharedVectors {
+		e := &embed.Lexical{}
+		deps.Vectors = vectors.NewLocal(b, e.Name(), e.Dim())
+	}
+	ws, err := workers.Start(workers.Config{DataDir: tmp, Bucket: b, Search: deps}, c)
 	if err != nil {
 		return nil, fmt.Errorf("bench backlog: %w", err)
 	}
@@ -190,7 +204,7 @@ func Backlog(ctx context.Context, o BacklogOptions) (*BacklogResult, error) {
 
 	res := &BacklogResult{Repository: o.GitDir, Commit: o.Head.String(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Indexing: "IndexFleet workflow, embedded Temporal server, in-process workers", Method: o.Method, K: o.K,
-		Issues: len(issues), DistinctTexts: min(len(subjects), len(issues)), Window: o.Window}
+		Issues: len(issues), DistinctTexts: min(len(subjects), len(issues)), Window: o.Window, SharedVectors: o.SharedVectors}
 	t0 := time.Now()
 	if err := benchIndex(ctx, c, name, o.GitDir, o.Head); err != nil {
 		return nil, err
@@ -207,7 +221,6 @@ func Backlog(ctx context.Context, o BacklogOptions) (*BacklogResult, error) {
 
 	// The same parameters on both paths: what `locus backlog` passes.
 	params := search.Params{Method: o.Method, Params: spider.Params{K: o.K}}
-	deps := search.Deps{Bucket: b}
 	// One untimed query, so that both paths find the decoded graph cached.
 	if _, err := search.Localize(ctx, deps, name, issues[0].Text, params); err != nil {
 		return nil, fmt.Errorf("bench backlog %s: warm-up query: %w", o.GitDir, err)
@@ -405,6 +418,9 @@ func WriteBacklogTable(w io.Writer, r *BacklogResult) error {
 	row("method", fmt.Sprintf("%s, K=%d, selector %s", r.Method, r.K, r.Selector))
 	row("issues", fmt.Sprintf("%d (%d distinct commit subjects)", r.Issues, r.DistinctTexts))
 	row("window", r.Window)
+	if r.SharedVectors {
+		row("vectors", "one local index for the process (--shared-vectors)")
+	}
 	row("direct_seconds", fmt.Sprintf("%.2f", r.DirectSeconds))
 	row("direct_issues_per_s", fmt.Sprintf("%.1f", r.DirectIssuesPerSec))
 	row("direct_p50_ms / p99", fmt.Sprintf("%.1f / %.1f", r.DirectP50, r.DirectP99))
