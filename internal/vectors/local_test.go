@@ -47,3 +47,43 @@ func TestPrimaryKeyIsStable(t *testing.T) {
 		t.Fatal("primary keys must be stable, non-negative and differ across repositories")
 	}
 }
+
+// A Local kept by a process (search shares one per bucket and model) must
+// see what another process writes, and after its own failed write must not
+// serve vectors the store does not hold.
+func TestLocalSeesOtherWriters(t *testing.T) {
+	ctx := context.Background()
+	b := blobtest.Bucket(t)
+	reader := vectors.NewLocal(b, "m", 2)
+	writer := vectors.NewLocal(b, "m", 2)
+	if err := writer.Upsert(ctx, "acme/a", []vectors.Record{{NodeID: "a.py:f", Vector: []float32{1, 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := reader.IDs(ctx, "acme/a")
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("first read: %v, %v", ids, err)
+	}
+	if err := writer.Upsert(ctx, "acme/a", []vectors.Record{{NodeID: "a.py:g", Vector: []float32{0, 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := reader.Search(ctx, "acme/a", []float32{0, 1}, 1)
+	if err != nil || len(hits) != 1 || hits[0].NodeID != "a.py:g" {
+		t.Fatalf("after another writer: hits %v, %v; want a.py:g (the cached copy is stale)", hits, err)
+	}
+	if err := writer.Delete(ctx, "acme/a", []string{"a.py:f", "a.py:g"}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := reader.IDs(ctx, "acme/a"); err != nil || len(ids) != 0 {
+		t.Fatalf("after the other writer deleted everything: %v, %v", ids, err)
+	}
+	// Many repositories: the cache stays bounded and every one still reads right.
+	for i := 0; i < 20; i++ {
+		repo := "acme/r" + string(rune('a'+i))
+		if err := writer.Upsert(ctx, repo, []vectors.Record{{NodeID: "x.py:f", Vector: []float32{1, 1}}}); err != nil {
+			t.Fatal(err)
+		}
+		if ids, err := reader.IDs(ctx, repo); err != nil || len(ids) != 1 {
+			t.Fatalf("%s: %v, %v", repo, ids, err)
+		}
+	}
+}
