@@ -36,7 +36,8 @@ Usage:
   locus eval --bench F --repo-dir D   evaluate retrieval on a benchmark, write a report
   locus server [flags]           run only the embedded Temporal server
   locus worker [flags]           run workers against a Temporal server
-  locus bench  scrape [flags]    time commit scraping against git log
+  locus bench  scrape|graph|search|backlog [flags]
+                                 time scraping, graph builds, search and backlogs against a peer in the same run
 
   locus --version                print the version and commit locus was built from
 
