@@ -78,26 +78,10 @@ type BacklogPartInput struct {
 // WriteBacklogPart stores one part of a backlog's results under its
 // deterministic key, replacing what an earlier attempt or run wrote there.
 func (a *Store) WriteBacklogPart(ctx context.Context, in BacklogPartInput) error {
-	rs := make([]backlog.Result, len(in.Results))
-	for i, r := range in.Results {
-		rs[i] = BacklogResult(r)
-	}
-	if _, err := backlog.WritePart(ctx, a.Bucket, backlog.PartKey(in.Run, in.Part), rs); err != nil {
+	if _, err := backlog.WritePart(ctx, a.Bucket, backlog.PartKey(in.Run, in.Part), in.Results); err != nil {
 		return fmt.Errorf("backlog %s part %d: %w", in.Run, in.Part, err)
 	}
 	return nil
-}
-
-// BacklogResult converts a workflow's per-issue result to the engine's row.
-func BacklogResult(r schema.BacklogIssueResult) backlog.Result {
-	out := backlog.Result{IssueID: r.IssueID, Repo: r.Repo, BaseCommit: r.BaseCommit, Method: r.Method, Selector: r.Selector,
-		Files: r.Files, TokensIn: r.TokensIn, TokensOut: r.TokensOut, Cached: r.Cached, SelectorUnavailable: r.SelectorUnavailable,
-		BudgetExhausted: r.BudgetExhausted, Truncated: r.Truncated, Error: r.Error, Source: r.Source, Notes: r.Notes}
-	for _, it := range r.Items {
-		out.Items = append(out.Items, backlog.Ranked{Rank: it.Rank, FunctionID: it.FunctionID, File: it.File, Score: it.Score,
-			Method: it.Method, Why: it.Why})
-	}
-	return out
 }
 
 // BacklogPartKeys are the keys of a run's result parts.

@@ -49,8 +49,8 @@ const (
 	FlagTruncated           = "truncated"
 )
 
-// Line is r as a results.jsonl line.
-func (r Result) Line() ResultLine {
+// LineOf is r as a results.jsonl line.
+func LineOf(r Result) ResultLine {
 	l := ResultLine{ID: r.IssueID, Repo: r.Repo, BaseCommit: r.BaseCommit, Method: r.Method, Selector: r.Selector,
 		Functions: []LineFunction{}, Files: r.Files, Tokens: LineTokens{In: r.TokensIn, Out: r.TokensOut},
 		Cached: r.Cached, Flags: []string{}, Error: r.Error, Notes: r.Notes, Source: r.Source}
@@ -80,7 +80,7 @@ func WriteResultsJSONL(w io.Writer, rs []Result) error {
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	for _, r := range rs {
-		if err := enc.Encode(r.Line()); err != nil {
+		if err := enc.Encode(LineOf(r)); err != nil {
 			return fmt.Errorf("results.jsonl: issue %q: %w", r.IssueID, err)
 		}
 	}

@@ -17,44 +17,13 @@ import (
 	"github.com/locus-dev/locus/schema"
 )
 
-// Ranked is one function of an issue's ranking.
-type Ranked struct {
-	Rank       int     `json:"rank"` // 1-based
-	FunctionID string  `json:"id"`
-	File       string  `json:"file"`
-	Score      float64 `json:"score"`
-	// Method says how the function got its place (center, neighbour, ...).
-	Method string `json:"method,omitempty"`
-	Why    string `json:"why,omitempty"`
-}
+// Ranked is one ranked function of an issue's answer (the workflow's
+// payload type: one definition for the workflow, the activities and the
+// Parquet parts).
+type Ranked = schema.BacklogRanked
 
-// Result is one issue's answer.
-type Result struct {
-	IssueID    string   `json:"issue_id"`
-	Repo       string   `json:"repo"`
-	BaseCommit string   `json:"base_commit,omitempty"`
-	Method     string   `json:"method,omitempty"`
-	Selector   string   `json:"selector,omitempty"`
-	Items      []Ranked `json:"items,omitempty"`
-	// Files are the distinct files of Items in rank order (FilesOf); not
-	// stored in parts: ReadParts derives them from Items.
-	Files     []string `json:"files,omitempty"`
-	TokensIn  int      `json:"tokens_in"`
-	TokensOut int      `json:"tokens_out"`
-	// Cached: every LLM decision came from the cache (nothing billed).
-	Cached              bool `json:"cached,omitempty"`
-	SelectorUnavailable bool `json:"selector_unavailable,omitempty"`
-	// BudgetExhausted: ranked without the selector because the run's
-	// --max-tokens budget was spent.
-	BudgetExhausted bool `json:"budget_exhausted,omitempty"`
-	// Truncated: the issue text was cut before ranking.
-	Truncated bool `json:"truncated,omitempty"`
-	// Error is the per-issue failure; Items is empty then.
-	Error  string `json:"error,omitempty"`
-	Source string `json:"source,omitempty"`
-	// Notes carries Issue.Notes (what was changed to make the input usable).
-	Notes []string `json:"notes,omitempty"`
-}
+// Result is one issue's answer, as the LocalizeBacklog workflow passes it on.
+type Result = schema.BacklogIssueResult
 
 // FilesOf returns the distinct files of items in rank order.
 func FilesOf(items []Ranked) []string {
