@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/locus-dev/locus/internal/blob/fileblob"
 )
 
 // cases is the bad-input suite. Every case runs against a store that already
@@ -1124,8 +1126,7 @@ var cases = []badCase{
 			if err := dead.Run(); err != nil {
 				s.t.Fatal(err)
 			}
-			host, _ := os.Hostname()
-			name := sanitizeHost(host) + "." + strconv.Itoa(dead.Process.Pid) + ".x1y2.tmp"
+			name := fileblob.TempFileName(dead.Process.Pid, "x1y2")
 			s.vars["TMP"] = filepath.Join(s.store(), ".locus-tmp", name)
 			writeFile(s, filepath.Join("data", "store", ".locus-tmp", name), strings.Repeat("x", 1<<20))
 			return []string{"status"}
@@ -1357,26 +1358,6 @@ func flagCase(name string, args []string, flagShown, why string) badCase {
 			}
 		},
 	}
-}
-
-// sanitizeHost is how the file store names this host in its temp files
-// ([A-Za-z0-9-], at most 64 bytes).
-func sanitizeHost(h string) string {
-	var b strings.Builder
-	for _, r := range h {
-		if b.Len() == 64 {
-			break
-		}
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	if b.Len() == 0 {
-		return "host"
-	}
-	return b.String()
 }
 
 // nameCase is a repository name that must be refused before anything runs.

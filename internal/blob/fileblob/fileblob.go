@@ -37,6 +37,14 @@ var tempOwner = func() string {
 	return fmt.Sprintf("%s.%d", sanitizeHost(host), os.Getpid())
 }()
 
+// TempFileName is the name a writer of this host with process id pid gives
+// a temp file (rnd is its random part): what Open's sweep recognises, for
+// tests that leave one behind as a killed writer would.
+func TempFileName(pid int, rnd string) string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s.%d.%s.tmp", sanitizeHost(host), pid, rnd)
+}
+
 // sanitizeHost keeps a host name to [A-Za-z0-9-], at most 64 bytes.
 func sanitizeHost(h string) string {
 	var b strings.Builder
