@@ -20,6 +20,7 @@ import (
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/parquetcheck"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -191,7 +192,7 @@ func writeGraph(t *testing.T, b *blob.Bucket, r *gitfixture.Repo, commit string)
 // repository with non-UTF-8 paths, messages, authors and code with DuckDB,
 // which rejects string columns that are not UTF-8 ("Invalid string encoding").
 func TestInvalidUTF8ReadByDuckDB(t *testing.T) {
-	node, toolDir := duckDB(t)
+	duck := parquetcheck.New(t)
 	r, first, second := invalidUTF8Repo(t)
 	dir := t.TempDir()
 	b, err := blob.OpenFile(dir, fileblob.Options{NoSync: true})
@@ -203,7 +204,7 @@ func TestInvalidUTF8ReadByDuckDB(t *testing.T) {
 	info, _ := writeGraph(t, b, r, second)
 
 	var rep duckReport
-	runCheck(t, node, toolDir, &rep, filepath.Join(dir, filepath.FromSlash(schema.RepoName("acme/widgets").CommitsPrefix())))
+	duck.Run(t, &rep, filepath.Join(dir, filepath.FromSlash(schema.RepoName("acme/widgets").CommitsPrefix())))
 	rawHex := strings.ToUpper(hex.EncodeToString([]byte("caf\xe9.py")))
 	for id, w := range map[string]struct{ message, author, email string }{
 		first:  {"invalid \uFFFD byte in the message\n", "Jos\uFFFD", "jos\uFFFD@example.com"},
@@ -230,7 +231,7 @@ func TestInvalidUTF8ReadByDuckDB(t *testing.T) {
 		rows int
 	}{{info.NodesKey, info.Nodes}, {info.EdgesKey, info.Edges}} {
 		var tab duckTable
-		runCheck(t, node, toolDir, &tab, "--table", filepath.Join(dir, filepath.FromSlash(tc.key)))
+		duck.Run(t, &tab, "--table", filepath.Join(dir, filepath.FromSlash(tc.key)))
 		if tab.Rows != tc.rows {
 			t.Errorf("%s: DuckDB read %d rows, the graph has %d", tc.key, tab.Rows, tc.rows)
 		}
