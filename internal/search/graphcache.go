@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"sync"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
@@ -22,14 +21,6 @@ type loadedGraph struct {
 	code map[string]string // node id → code, for nodes that have code
 }
 
-type graphEntry struct {
-	bucket *blob.Bucket // held so its address cannot be reused by another bucket while cached
-	key    graphKey
-	ready  chan struct{} // closed when g or err is set
-	g      *loadedGraph
-	err    error
-}
-
 // graphKey names one published graph: the keys and checksums of its tables
 // (the repository and commit are part of the keys). A graph at a key never
 // changes, so entries are never stale.
@@ -39,18 +30,10 @@ type graphKey struct {
 	nodesSHA256, edgesSHA2 string
 }
 
-// graphLRU shares decoded graphs between the queries of one process (a
+// graphs shares decoded graphs between the queries of one process (a
 // worker's Retrieve and every SelectNeighbors); concurrent loads of one
-// graph wait for a single decode. Failed loads are not kept.
-type graphLRU struct {
-	mu      sync.Mutex
-	entries []*graphEntry // most recently used first
-	loads   int           // decodes done, for tests
-	// off makes every get decode anew, as before the cache (benchmarks).
-	off bool
-}
-
-var graphs = &graphLRU{}
+// graph wait for a single decode.
+var graphs = &onceLRU[graphKey, *loadedGraph]{size: graphCacheSize}
 
 // ResetGraphCache forgets every decoded graph, so that the next query reads
 // and decodes its graph again (benchmarks measure both).
@@ -66,58 +49,10 @@ func SetGraphCache(on bool) {
 	graphs.reset()
 }
 
-func (c *graphLRU) reset() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.entries = nil
-	c.loads = 0
-}
-
-func (c *graphLRU) get(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*loadedGraph, error) {
+// getGraph returns the graph info describes, decoded once per process.
+func getGraph(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*loadedGraph, error) {
 	k := graphKey{bucket: b, nodes: info.NodesKey, edges: info.EdgesKey, nodesSHA256: info.NodesSHA256, edgesSHA2: info.EdgesSHA256}
-	c.mu.Lock()
-	if c.off {
-		c.loads++
-		c.mu.Unlock()
-		return loadGraph(ctx, b, info)
-	}
-	for i, e := range c.entries {
-		if e.key == k {
-			copy(c.entries[1:i+1], c.entries[:i])
-			c.entries[0] = e
-			c.mu.Unlock()
-			select {
-			case <-e.ready:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			if e.err != nil {
-				return c.get(ctx, b, info) // the loader failed and removed it: load again
-			}
-			return e.g, nil
-		}
-	}
-	e := &graphEntry{bucket: b, key: k, ready: make(chan struct{})}
-	c.entries = append([]*graphEntry{e}, c.entries...)
-	if len(c.entries) > graphCacheSize {
-		c.entries = c.entries[:graphCacheSize]
-	}
-	c.loads++
-	c.mu.Unlock()
-
-	e.g, e.err = loadGraph(ctx, b, info)
-	if e.err != nil {
-		c.mu.Lock()
-		for i, x := range c.entries {
-			if x == e {
-				c.entries = append(c.entries[:i], c.entries[i+1:]...)
-				break
-			}
-		}
-		c.mu.Unlock()
-	}
-	close(e.ready)
-	return e.g, e.err
+	return graphs.get(ctx, k, func() (*loadedGraph, error) { return loadGraph(ctx, b, info) })
 }
 
 func loadGraph(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*loadedGraph, error) {

@@ -274,7 +274,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 			return nil, fmt.Errorf("localize %s: embed query: %w", repo, err)
 		}
 		if snap != nil {
-			sv, err := snapVecs.get(ctx, d, repo, graph)
+			sv, err := getSnapVectors(ctx, d, repo, graph)
 			if err != nil {
 				return nil, fmt.Errorf("localize %s@%s: %w", repo, snapshot, err)
 			}
@@ -297,7 +297,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 	if p.Method == MethodSR || p.Method == MethodDER {
 		return r, nil
 	}
-	lg, err := graphs.get(ctx, d.Bucket, graph)
+	lg, err := getGraph(ctx, d.Bucket, graph)
 	if err != nil {
 		return nil, fmt.Errorf("localize %s: %w", repo, err)
 	}
@@ -339,7 +339,7 @@ func Code(ctx context.Context, d Deps, repo schema.RepoName, commit string, ids 
 		}
 		graph = snap.Graph
 	}
-	lg, err := graphs.get(ctx, d.Bucket, graph)
+	lg, err := getGraph(ctx, d.Bucket, graph)
 	if err != nil {
 		return nil, fmt.Errorf("code of %s@%s: %w", repo, commit, err)
 	}

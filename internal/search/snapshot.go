@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"sync"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
@@ -107,65 +106,27 @@ func IndexSnapshot(ctx context.Context, d Deps, repo schema.RepoName, info schem
 	return res, nil
 }
 
-// snapshotVectors keeps the decoded vectors of a few snapshots per process:
+// snapVecs keeps the decoded vectors of a few snapshots per process:
 // loading reads the embedding cache shards of the repository, and a backlog
 // asks one snapshot many times.
-type snapshotVectors struct {
-	mu      sync.Mutex
-	entries []*snapVecEntry // most recently used first
+var snapVecs = &onceLRU[string, *snapVectors]{size: graphCacheSize}
+
+// snapVectors are a snapshot's function ids and normalised vectors.
+type snapVectors struct {
+	ids  []string
+	vecs [][]float32
 }
 
-type snapVecEntry struct {
-	key   string
-	ready chan struct{}
-	ids   []string
-	vecs  [][]float32 // normalised
-	err   error
-}
-
-var snapVecs = &snapshotVectors{}
-
-func (c *snapshotVectors) get(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) (*snapVecEntry, error) {
+// getSnapVectors returns the vectors of the snapshot graph info describes.
+func getSnapVectors(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) (*snapVectors, error) {
 	key := fmt.Sprintf("%p\x00%s\x00%s\x00%s", d.Bucket, repo, info.NodesSHA256, d.Embedder.Name())
-	c.mu.Lock()
-	for i, e := range c.entries {
-		if e.key == key {
-			copy(c.entries[1:i+1], c.entries[:i])
-			c.entries[0] = e
-			c.mu.Unlock()
-			select {
-			case <-e.ready:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			if e.err != nil {
-				return c.get(ctx, d, repo, info)
-			}
-			return e, nil
-		}
-	}
-	e := &snapVecEntry{key: key, ready: make(chan struct{})}
-	c.entries = append([]*snapVecEntry{e}, c.entries...)
-	if len(c.entries) > graphCacheSize {
-		c.entries = c.entries[:graphCacheSize]
-	}
-	c.mu.Unlock()
-	e.err = e.load(ctx, d, repo, info)
-	if e.err != nil {
-		c.mu.Lock()
-		for i, x := range c.entries {
-			if x == e {
-				c.entries = append(c.entries[:i], c.entries[i+1:]...)
-				break
-			}
-		}
-		c.mu.Unlock()
-	}
-	close(e.ready)
-	return e, e.err
+	return snapVecs.get(ctx, key, func() (*snapVectors, error) {
+		e := &snapVectors{}
+		return e, e.load(ctx, d, repo, info)
+	})
 }
 
-func (e *snapVecEntry) load(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) error {
+func (e *snapVectors) load(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) error {
 	fns, items, err := functionItems(ctx, d, info)
 	if err != nil {
 		return err
@@ -202,7 +163,7 @@ func normalised(v []float32) []float32 {
 }
 
 // search is exact cosine search, best first, ties by id (as vectors.Local).
-func (e *snapVecEntry) search(q []float32, k int) []snapHit {
+func (e *snapVectors) search(q []float32, k int) []snapHit {
 	qn := normalised(q)
 	hits := make([]snapHit, 0, len(e.ids))
 	for i, v := range e.vecs {
