@@ -25,7 +25,6 @@ const EnvSkip = "LOCUS_SKIP_NODE_CHECKS"
 // EnvRequire, set by CI, turns "DuckDB is not available" into a failure.
 const EnvRequire = "LOCUS_REQUIRE_NODE_CHECKS"
 
-
 // Tool is node and tools/parquetcheck with its DuckDB installed.
 type Tool struct {
 	Node, Dir string
