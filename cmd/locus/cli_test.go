@@ -97,6 +97,8 @@ func TestFlagValidation(t *testing.T) {
 	}{
 		{[]string{"index", "--window", "0", "."}, "--window 0: want 1 to 1000"},
 		{[]string{"index", "--window", "-1", "."}, "--window -1: want 1 to 1000"},
+		{[]string{"localize", "--repo", "a/b", "--llm-concurrency", "0", "bug"}, "--llm-concurrency 0: want 1 to 256"},
+		{[]string{"backlog", "--llm-concurrency", "-2", "issues.jsonl"}, "--llm-concurrency -2: want 1 to 256"},
 		{[]string{"index", "--window", "1001", "."}, "--window 1001"},
 		{[]string{"index", "--continue-as-new-after", "0", "."}, "--continue-as-new-after 0"},
 		{[]string{"index", "--continue-as-new-after", "5001", "."}, "--continue-as-new-after 5001"},

@@ -136,6 +136,9 @@ func (g *globals) checkWorkerFlags() error {
 	if _, err := llm.OpenSelector(g.llm, 0); err != nil {
 		return fmt.Errorf("--llm: %w", err)
 	}
+	if err := intRange("llm-concurrency", g.llmConc, 1, 256); err != nil {
+		return err
+	}
 	if g.vectors != "" {
 		if _, err := milvusAddress(g.vectors); err != nil {
 			return err

@@ -69,6 +69,7 @@ type globals struct {
 	json      bool   // machine-readable output
 	embedder  string // embedding model URL (see embed.Open); default the local lexical embedder
 	llm       string // neighbour selector URL (see llm.Open); default the heuristic
+	llmConc   int    // concurrent selection calls per worker; default 4
 	vectors   string // vector index URL: "" (local, in the store) or milvus://host:19530
 	queryInst string // instruction prefixed to queries for instruction-tuned embedders; default none
 
@@ -90,6 +91,7 @@ func workerFlags(fs *flag.FlagSet, g *globals) {
 	fs.StringVar(&g.embedder, "embedder", "", "embedding model: openai://host?model=M&dim=D, openai+http://…, tei://…, bedrock://MODEL?dim=D; empty: local lexical embedder (no model)")
 	fs.StringVar(&g.vectors, "vectors", "", "vector index: milvus://host:19530[?collection=C&db=D] (token from $LOCUS_MILVUS_TOKEN); empty: exact local index in the store")
 	fs.StringVar(&g.queryInst, "query-instruction", "", "prefix for queries sent to the embedder (e.g. SweRank's \"Instruct: Given a github issue, identify the code that needs to be changed to fix the issue.\\nQuery: \")")
+	fs.IntVar(&g.llmConc, "llm-concurrency", 4, "neighbour selection calls this process's workers make at once (what the LLM servers' rate limit allows)")
 	fs.StringVar(&g.llm, "llm", "", "neighbour selector: openai://…?model=M, anthropic://…?model=M, bedrock://MODEL; empty: deterministic heuristic (no LLM)")
 }
 
@@ -112,7 +114,7 @@ func (g *globals) workerConfig(ctx context.Context, b *blob.Bucket) (workers.Con
 		}
 		deps.Vectors = ix
 	}
-	return workers.Config{DataDir: g.dataDir, Bucket: b, LLM: g.llm, Search: deps, Namespace: g.namespace}, nil
+	return workers.Config{DataDir: g.dataDir, Bucket: b, LLM: g.llm, LLMConcurrency: g.llmConc, Search: deps, Namespace: g.namespace}, nil
 }
 
 func newFlags(name string, g *globals) *flag.FlagSet {

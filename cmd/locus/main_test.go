@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 	"github.com/locus-dev/locus/schema"
 )
@@ -159,5 +160,21 @@ func TestFleetIDIsStable(t *testing.T) {
 	same := schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: "a/b", URL: "/x"}}}
 	if fleetID(in) != fleetID(same) || fleetID(in) == fleetID(schema.IndexFleetInput{}) {
 		t.Fatal("fleet ids must be deterministic and depend on the input")
+	}
+}
+
+func TestLLMConcurrencyReachesWorkers(t *testing.T) {
+	var g globals
+	fs := newFlags("localize", &g)
+	workerFlags(fs, &g)
+	if err := parse(fs, []string{"--llm-concurrency", "7"}); err != nil {
+		t.Fatal(err)
+	}
+	wc, err := g.workerConfig(context.Background(), blobtest.Bucket(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wc.LLMConcurrency != 7 {
+		t.Fatalf("workers.Config.LLMConcurrency = %d, want the flag's 7", wc.LLMConcurrency)
 	}
 }
