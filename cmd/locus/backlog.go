@@ -199,9 +199,7 @@ func reportBacklog(ctx context.Context, bucket *blob.Bucket, res workflows.Backl
 		}
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
+		if err := printJSON(sum); err != nil {
 			return err
 		}
 	} else {
@@ -405,9 +403,7 @@ func runBacklogStatus(ctx context.Context, args []string) error {
 		sts = append(sts, st)
 	}
 	if g.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(sts)
+		return printJSON(sts)
 	}
 	if len(sts) == 0 {
 		fmt.Fprintln(stdout, "no backlog runs in the store")

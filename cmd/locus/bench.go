@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -171,12 +170,6 @@ func selfChild(args ...string) benchmark.ChildFunc {
 		a := append(append([]string{}, args...), "--child", spec, "--log-level", "warn")
 		return exec.CommandContext(ctx, self, a...), nil
 	}
-}
-
-func printJSON(v any) error {
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // benchTarget resolves a benchmark's --repo (read in place) and --ref.

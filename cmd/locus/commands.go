@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,9 +85,7 @@ func runStatus(ctx context.Context, args []string) (err error) {
 		for i := range ms {
 			ms[i].Parts = nil
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(ms)
+		return printJSON(ms)
 	}
 	if len(ms) == 0 {
 		fmt.Fprintln(stdout, "nothing indexed yet; try: locus index .")

@@ -132,9 +132,9 @@ func runIndex(ctx context.Context, args []string) error {
 		return fmt.Errorf("summary %s: %w", res.SummaryKey, err)
 	}
 	if g.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(sum)
+		if err := printJSON(sum); err != nil {
+			return err
+		}
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "REPO\tSTATUS\tHEAD\tNEW COMMITS\tROWS\tERROR")

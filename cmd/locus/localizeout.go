@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -20,9 +19,7 @@ func printLocalize(out, warn io.Writer, res workflows.LocalizeResult, asJSON boo
 		fmt.Fprintln(warn, "locus: warning:", res.Warning)
 	}
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return writeJSON(out, res)
 	}
 	r := &res.Result
 	fmt.Fprintf(out, "%s at %s, method %s", r.Repo, short(r.Commit), r.Method)

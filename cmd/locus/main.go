@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -300,6 +301,15 @@ func (h levelFloor) WithGroup(n string) slog.Handler {
 }
 
 var stdout io.Writer = os.Stdout
+
+// printJSON writes v to stdout as indented JSON (what --json prints).
+func printJSON(v any) error { return writeJSON(stdout, v) }
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
 
 // startWorkers starts this process's workers as the flags describe (tweak
 // adjusts the configuration); stop ends them.
