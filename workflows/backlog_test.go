@@ -3,7 +3,6 @@ package workflows
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -150,29 +148,7 @@ func newBacklogRun(t *testing.T, issues []schema.BacklogIssue) *backlogRun {
 
 func (r *backlogRun) execute(t *testing.T, in LocalizeBacklogInput) (next *LocalizeBacklogInput, res BacklogResult) {
 	t.Helper()
-	r.env.ExecuteWorkflow(LocalizeBacklog, in)
-	if !r.env.IsWorkflowCompleted() {
-		t.Fatal("LocalizeBacklog did not complete")
-	}
-	err := r.env.GetWorkflowError()
-	if err == nil {
-		if err := r.env.GetWorkflowResult(&res); err != nil {
-			t.Fatal(err)
-		}
-		return nil, res
-	}
-	var can *workflow.ContinueAsNewError
-	if !errors.As(err, &can) {
-		t.Fatalf("LocalizeBacklog failed: %v", err)
-	}
-	if can.WorkflowType.Name != "LocalizeBacklog" {
-		t.Errorf("continued as %q, want LocalizeBacklog", can.WorkflowType.Name)
-	}
-	next = new(LocalizeBacklogInput)
-	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, next); err != nil {
-		t.Fatalf("decode continue-as-new input: %v", err)
-	}
-	return next, res
+	return executeOnce[LocalizeBacklogInput, BacklogResult](t, r.env, LocalizeBacklog, "LocalizeBacklog", in)
 }
 
 // runBacklogChain runs LocalizeBacklog and every run it continues as.

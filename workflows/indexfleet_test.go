@@ -122,26 +122,33 @@ func newFleetRun(t *testing.T, childTime func(schema.RepoSpec) time.Duration) *f
 // continued as new, or its result if it finished.
 func (r *fleetRun) execute(t *testing.T, in schema.IndexFleetInput) (next *schema.IndexFleetInput, res FleetResult) {
 	t.Helper()
-	r.env.ExecuteWorkflow(IndexFleet, in)
-	if !r.env.IsWorkflowCompleted() {
-		t.Fatal("IndexFleet did not complete")
+	return executeOnce[schema.IndexFleetInput, FleetResult](t, r.env, IndexFleet, "IndexFleet", in)
+}
+
+// executeOnce runs one run of workflow wf (registered as name) in env and
+// returns the input of the next run if it continued as new, or its result
+// if it finished; any other end fails the test.
+func executeOnce[In, Out any](t *testing.T, env *testsuite.TestWorkflowEnvironment, wf any, name string, in In) (next *In, res Out) {
+	t.Helper()
+	env.ExecuteWorkflow(wf, in)
+	if !env.IsWorkflowCompleted() {
+		t.Fatalf("%s did not complete", name)
 	}
-	err := r.env.GetWorkflowError()
+	err := env.GetWorkflowError()
 	if err == nil {
-		if err := r.env.GetWorkflowResult(&res); err != nil {
+		if err := env.GetWorkflowResult(&res); err != nil {
 			t.Fatal(err)
 		}
 		return nil, res
 	}
-	if !workflow.IsContinueAsNewError(err) {
-		t.Fatalf("IndexFleet failed: %v", err)
-	}
 	var can *workflow.ContinueAsNewError
-	errors.As(err, &can)
-	if can.WorkflowType.Name != "IndexFleet" {
-		t.Errorf("continued as %q, want IndexFleet", can.WorkflowType.Name)
+	if !errors.As(err, &can) {
+		t.Fatalf("%s failed: %v", name, err)
 	}
-	next = new(schema.IndexFleetInput)
+	if can.WorkflowType.Name != name {
+		t.Errorf("continued as %q, want %s", can.WorkflowType.Name, name)
+	}
+	next = new(In)
 	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, next); err != nil {
 		t.Fatalf("decode continue-as-new input: %v", err)
 	}
