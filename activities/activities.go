@@ -29,7 +29,7 @@ func permanent(err error) error {
 		return nil
 	}
 	if errors.Is(err, gitrepo.ErrPermanent) || errors.Is(err, gitrepo.ErrCorruptObject) {
-		return temporal.NewNonRetryableApplicationError(withoutMarker(err.Error()), ErrTypeBadInput, nil)
+		return temporal.NewNonRetryableApplicationError(gitrepo.CleanMessage(err.Error()), ErrTypeBadInput, nil)
 	}
 	return err
 }
@@ -38,11 +38,6 @@ func permanent(err error) error {
 func badInput(err error) error {
 	return temporal.NewNonRetryableApplicationError(strings.ReplaceAll(err.Error(), "\n", "; "), ErrTypeBadInput, nil)
 }
-
-// withoutMarker removes what gitrepo.ErrPermanent adds to a message
-// ("…: permanent", "… (permanent)"): it classifies the error, it says nothing
-// to a reader.
-func withoutMarker(msg string) string { return gitrepo.CleanMessage(msg) }
 
 // vectorStore names the vector index for the manifest: "local" for the
 // default exact index in the store, else its driver's package ("milvus").

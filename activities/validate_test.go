@@ -47,22 +47,6 @@ func TestPermanentErrorsReadOnce(t *testing.T) {
 	}
 }
 
-func TestWithoutMarker(t *testing.T) {
-	for in, want := range map[string]string{
-		"sync a/b: no such branch, tag or commit: permanent":  "sync a/b: no such branch, tag or commit",
-		"sync a/b: repository not found (permanent)":          "sync a/b: repository not found",
-		"sync a/b: x: permanent: more":                        "sync a/b: x: more",
-		"sync a/b: object 1234: corrupt git object: bad size": "sync a/b: object 1234: corrupt git object: bad size",
-		"a permanent failure of the permanently broken":       "a permanent failure of the permanently broken",
-		"fetch f: unexpected error: aborting due to possible repository corruption on the remote side.\x00 (permanent)": "fetch f: unexpected error: aborting due to possible repository corruption on the remote side.",
-		"git fetch: exit status 128: error: a\nremote: fatal: b        \n\nfatal: early EOF":                            "git fetch: exit status 128: error: a; remote: fatal: b; fatal: early EOF",
-	} {
-		if got := withoutMarker(in); got != want {
-			t.Errorf("withoutMarker(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // Parameters no query can satisfy fail at once, whoever started the query.
 func TestRetrieveRejectsBadParams(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
