@@ -131,7 +131,6 @@ func runBenchBacklog(ctx context.Context, args []string) error {
 	window := fs.Int("window", workflows.DefaultBacklogWindow, "LocalizeBacklog's window (Localize children in flight)")
 	method := fs.String("method", search.MethodSpIDER, "sr, der, spisr or spider")
 	k := fs.Int("k", 20, "functions per issue (budget K)")
-	shared := fs.Bool("shared-vectors", false, "one local vector index for the whole process (workers and direct path) instead of one loaded per query")
 	cpuProfile := fs.String("cpuprofile", "", "write CPU profiles of the direct and workflow passes to PREFIX-direct.pprof and PREFIX-workflow.pprof")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -150,7 +149,7 @@ func runBenchBacklog(ctx context.Context, args []string) error {
 		return err
 	}
 	res, err := benchmark.Backlog(ctx, benchmark.BacklogOptions{GitDir: gitDir, Head: head, Issues: *issues, Window: *window,
-		Method: *method, K: *k, CPUProfile: *cpuProfile, SharedVectors: *shared})
+		Method: *method, K: *k, CPUProfile: *cpuProfile})
 	if err != nil {
 		return err
 	}

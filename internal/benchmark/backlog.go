@@ -23,12 +23,10 @@ import (
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/blob/fileblob"
 	"github.com/locus-dev/locus/internal/devserver"
-	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
-	"github.com/locus-dev/locus/internal/vectors"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
 	"github.com/locus-dev/locus/workflows"
@@ -52,11 +50,6 @@ type BacklogOptions struct {
 	// goes to CPUProfile+"-direct.pprof" and the workflow pass's to
 	// CPUProfile+"-workflow.pprof".
 	CPUProfile string
-	// SharedVectors gives the workers and the direct path one local vector
-	// index for the whole process, so a query does not load the stored
-	// vectors again (a worker whose workers.Config.Search.Vectors is set
-	// does the same). Default off: the backends `locus backlog` runs with.
-	SharedVectors bool
 	// Logger receives the embedded server's and workers' warnings; default
 	// warnings and errors to stderr.
 	Logger *slog.Logger
@@ -80,8 +73,6 @@ type BacklogResult struct {
 	// DistinctTexts is how many different commit subjects the issues use.
 	DistinctTexts int `json:"distinct_texts"`
 	Window        int `json:"window"`
-	// SharedVectors: one vector index for the process (see BacklogOptions).
-	SharedVectors bool `json:"shared_vectors,omitempty"`
 
 	// The direct path: search.Localize per issue, one after another.
 	DirectSeconds      float64 `json:"direct_seconds"`
@@ -188,10 +179,6 @@ func Backlog(ctx context.Context, o BacklogOptions) (*BacklogResult, error) {
 	// The workers `locus backlog` starts in process, with the default
 	// backends (lexical embedder, local vectors, heuristic selector).
 	deps := search.Deps{Bucket: b}
-	if o.SharedVectors {
-		e := &embed.Lexical{}
-		deps.Vectors = vectors.NewLocal(b, e.Name(), e.Dim())
-	}
 	ws, err := workers.Start(workers.Config{DataDir: tmp, Bucket: b, Search: deps}, c)
 	if err != nil {
 		return nil, fmt.Errorf("bench backlog: %w", err)
@@ -204,7 +191,7 @@ func Backlog(ctx context.Context, o BacklogOptions) (*BacklogResult, error) {
 
 	res := &BacklogResult{Repository: o.GitDir, Commit: o.Head.String(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Indexing: "IndexFleet workflow, embedded Temporal server, in-process workers", Method: o.Method, K: o.K,
-		Issues: len(issues), DistinctTexts: min(len(subjects), len(issues)), Window: o.Window, SharedVectors: o.SharedVectors}
+		Issues: len(issues), DistinctTexts: min(len(subjects), len(issues)), Window: o.Window}
 	t0 := time.Now()
 	if err := benchIndex(ctx, c, name, o.GitDir, o.Head); err != nil {
 		return nil, err
@@ -418,9 +405,6 @@ func WriteBacklogTable(w io.Writer, r *BacklogResult) error {
 	row("method", fmt.Sprintf("%s, K=%d, selector %s", r.Method, r.K, r.Selector))
 	row("issues", fmt.Sprintf("%d (%d distinct commit subjects)", r.Issues, r.DistinctTexts))
 	row("window", r.Window)
-	if r.SharedVectors {
-		row("vectors", "one local index for the process (--shared-vectors)")
-	}
 	row("direct_seconds", fmt.Sprintf("%.2f", r.DirectSeconds))
 	row("direct_issues_per_s", fmt.Sprintf("%.1f", r.DirectIssuesPerSec))
 	row("direct_p50_ms / p99", fmt.Sprintf("%.1f / %.1f", r.DirectP50, r.DirectP99))

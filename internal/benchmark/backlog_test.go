@@ -3,7 +3,6 @@ package benchmark
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -51,14 +50,10 @@ func TestBacklog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		method string
-		shared bool
-	}{{"", false}, {search.MethodSpISR, false}, {search.MethodSR, false}, {search.MethodSpIDER, true}} {
-		method := tc.method
-		t.Run(fmt.Sprintf("method=%s,shared=%v", method, tc.shared), func(t *testing.T) {
+	for _, method := range []string{"", search.MethodSpISR, search.MethodSR} {
+		t.Run("method="+method, func(t *testing.T) {
 			r, err := Backlog(ctx, BacklogOptions{GitDir: gitDir, Head: head, Issues: 30, Window: 4, Method: method,
-				SharedVectors: tc.shared, Logger: testlog.New(t, slog.LevelWarn)})
+				Logger: testlog.New(t, slog.LevelWarn)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +65,7 @@ func TestBacklog(t *testing.T) {
 				t.Errorf("workflow and direct results differ: %d identical, %d mismatches, %d failed; first: %+v",
 					r.Identical, r.Mismatches, r.Failed, r.Examples)
 			}
-			if r.Issues != 30 || r.DistinctTexts != 4 || r.Window != 4 || r.SharedVectors != tc.shared || r.Method != want || r.K != 20 || r.Commit != head.String() {
+			if r.Issues != 30 || r.DistinctTexts != 4 || r.Window != 4 || r.Method != want || r.K != 20 || r.Commit != head.String() {
 				t.Errorf("report: %+v", r)
 			}
 			if r.Functions != 11 || r.Embedder == "" || r.IndexSeconds <= 0 || r.GOMAXPROCS < 1 {
