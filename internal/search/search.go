@@ -279,7 +279,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 				return nil, fmt.Errorf("localize %s@%s: %w", repo, snapshot, err)
 			}
 			for _, h := range sv.search(q[0], p.N) {
-				ranking = append(ranking, spider.Scored{ID: h.id, Score: h.score})
+				ranking = append(ranking, spider.Scored{ID: h.NodeID, Score: h.Score})
 			}
 			break
 		}

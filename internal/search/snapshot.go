@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"sort"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/sparse"
+	"github.com/locus-dev/locus/internal/vectors"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -111,10 +110,12 @@ func IndexSnapshot(ctx context.Context, d Deps, repo schema.RepoName, info schem
 // asks one snapshot many times.
 var snapVecs = &onceLRU[string, *snapVectors]{size: graphCacheSize}
 
-// snapVectors are a snapshot's function ids and normalised vectors.
+// snapVectors are a snapshot's function ids and their unit vectors, dim
+// floats each.
 type snapVectors struct {
 	ids  []string
-	vecs [][]float32
+	unit []float32
+	dim  int
 }
 
 // getSnapVectors returns the vectors of the snapshot graph info describes.
@@ -137,58 +138,23 @@ func (e *snapVectors) load(ctx context.Context, d Deps, repo schema.RepoName, in
 	if err != nil {
 		return err
 	}
-	e.ids = make([]string, len(fns))
-	e.vecs = make([][]float32, len(fns))
+	e.dim = d.Embedder.Dim()
 	for i, n := range fns {
-		e.ids[i] = n.ID
-		e.vecs[i] = normalised(vecs[items[i].Hash])
+		v := vecs[items[i].Hash]
+		if len(v) != e.dim {
+			continue // matches no query of the embedder's dimension
+		}
+		e.ids = append(e.ids, n.ID)
+		e.unit = append(e.unit, vectors.Normalise(v)...)
 	}
 	return nil
 }
 
-func normalised(v []float32) []float32 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
+// search is exact cosine search, best first, ties by id, as vectors.Local
+// searches; a query of another dimension matches nothing.
+func (e *snapVectors) search(q []float32, k int) []vectors.Hit {
+	if len(q) != e.dim {
+		return nil
 	}
-	out := make([]float32, len(v))
-	if s == 0 {
-		return out
-	}
-	inv := 1 / math.Sqrt(s)
-	for i, x := range v {
-		out[i] = float32(float64(x) * inv)
-	}
-	return out
-}
-
-// search is exact cosine search, best first, ties by id (as vectors.Local).
-func (e *snapVectors) search(q []float32, k int) []snapHit {
-	qn := normalised(q)
-	hits := make([]snapHit, 0, len(e.ids))
-	for i, v := range e.vecs {
-		if len(v) != len(qn) {
-			continue
-		}
-		var s float64
-		for j := range v {
-			s += float64(v[j]) * float64(qn[j])
-		}
-		hits = append(hits, snapHit{e.ids[i], s})
-	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].score != hits[j].score {
-			return hits[i].score > hits[j].score
-		}
-		return hits[i].id < hits[j].id
-	})
-	if len(hits) > k {
-		hits = hits[:k]
-	}
-	return hits
-}
-
-type snapHit struct {
-	id    string
-	score float64
+	return vectors.Exact(e.ids, e.unit, e.dim, q, k)
 }

@@ -229,7 +229,8 @@ func (l *Local) drop(repo string) {
 	l.forget(repo)
 }
 
-func normalise(v []float32) []float32 {
+// Normalise returns v scaled to unit length (a zero vector stays zero).
+func Normalise(v []float32) []float32 {
 	var n float64
 	for _, f := range v {
 		n += float64(f) * float64(f)
@@ -243,6 +244,32 @@ func normalise(v []float32) []float32 {
 		out[i] = f * inv
 	}
 	return out
+}
+
+// Exact ranks ids by the cosine of their unit vectors (unit holds dim
+// floats per id, in order) with query: best first, ties by id, at most k
+// (all when k < 0). The local index and snapshot queries both search this way.
+func Exact(ids []string, unit []float32, dim int, query []float32, k int) []Hit {
+	q := Normalise(query)
+	hits := make([]Hit, len(ids))
+	for i, id := range ids {
+		var dot float32
+		v := unit[i*dim : (i+1)*dim]
+		for j := range q {
+			dot += q[j] * v[j]
+		}
+		hits[i] = Hit{id, float64(dot)}
+	}
+	sort.Slice(hits, func(i, j int) bool {
+		if hits[i].Score != hits[j].Score {
+			return hits[i].Score > hits[j].Score
+		}
+		return hits[i].NodeID < hits[j].NodeID
+	})
+	if k >= 0 && k < len(hits) {
+		hits = hits[:k]
+	}
+	return hits
 }
 
 // Upsert implements Index.
@@ -259,7 +286,7 @@ func (l *Local) Upsert(ctx context.Context, repo string, recs []Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, rec := range recs {
-		v := normalise(rec.Vector)
+		v := Normalise(rec.Vector)
 		if i, ok := r.index[rec.NodeID]; ok {
 			copy(r.vecs[i*l.dim:], v)
 			r.hashes[i], r.commit[i] = rec.ContentHash, rec.Commit
@@ -311,28 +338,9 @@ func (l *Local) Search(ctx context.Context, repo string, query []float32, k int)
 	if err != nil {
 		return nil, err
 	}
-	q := normalise(query)
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	hits := make([]Hit, len(r.ids))
-	for i, id := range r.ids {
-		var dot float32
-		v := r.vecs[i*l.dim : (i+1)*l.dim]
-		for j := range q {
-			dot += q[j] * v[j]
-		}
-		hits[i] = Hit{id, float64(dot)}
-	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
-		}
-		return hits[i].NodeID < hits[j].NodeID
-	})
-	if k >= 0 && k < len(hits) {
-		hits = hits[:k]
-	}
-	return hits, nil
+	return Exact(r.ids, r.vecs, l.dim, query, k), nil
 }
 
 // IDs implements Index.
