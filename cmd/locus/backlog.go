@@ -163,7 +163,7 @@ func runBacklog(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(stderr, "backlog %s: %d issues from %s\n", id, len(in), file)
 	stopProgress := watchProgressOf(ctx, stderr, "issues", func(ctx context.Context) (schema.FleetProgress, error) {
-		p, err := queryBacklogProgress(ctx, c, id)
+		p, err := queryProgress[schema.BacklogProgress](ctx, c, id)
 		return schema.FleetProgress{Total: p.Total, Done: p.Done, Failed: p.Failed, Running: p.Running, Pending: p.Pending}, err
 	}, time.Second, 10*time.Second)
 	var res workflows.BacklogResult
@@ -321,19 +321,6 @@ func storeJSON(ctx context.Context, b *blob.Bucket, key string, v any) error {
 		return fmt.Errorf("store %s: %w", key, err)
 	}
 	return nil
-}
-
-// queryBacklogProgress asks a backlog run for its progress.
-func queryBacklogProgress(ctx context.Context, c client.Client, id string) (schema.BacklogProgress, error) {
-	var p schema.BacklogProgress
-	v, err := c.QueryWorkflow(ctx, id, "", workflows.ProgressQuery)
-	if err != nil {
-		return p, fmt.Errorf("query progress of %s: %w", id, err)
-	}
-	if err := v.Get(&p); err != nil {
-		return p, fmt.Errorf("decode progress of %s: %w", id, err)
-	}
-	return p, nil
 }
 
 // nonNegative checks a float flag.

@@ -112,7 +112,7 @@ func runIndex(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(stderr, "fleet %s: %d repositories (run %s)\n", *id, len(specs), run.GetRunID())
 	stopProgress := watchProgress(ctx, stderr, func(ctx context.Context) (schema.FleetProgress, error) {
-		return queryProgress(ctx, c, *id)
+		return queryProgress[schema.FleetProgress](ctx, c, *id)
 	}, time.Second, 10*time.Second)
 	var res workflows.FleetResult
 	err = run.Get(ctx, &res)
@@ -225,9 +225,10 @@ func fleetID(in schema.IndexFleetInput) string {
 	return "index-fleet-" + hex.EncodeToString(sum[:6])
 }
 
-// queryProgress asks the fleet workflow for its progress.
-func queryProgress(ctx context.Context, c client.Client, id string) (schema.FleetProgress, error) {
-	var p schema.FleetProgress
+// queryProgress asks a fleet or backlog workflow for its progress (P is
+// its progress type).
+func queryProgress[P any](ctx context.Context, c client.Client, id string) (P, error) {
+	var p P
 	v, err := c.QueryWorkflow(ctx, id, "", workflows.ProgressQuery)
 	if err != nil {
 		return p, fmt.Errorf("query progress of %s: %w", id, err)
