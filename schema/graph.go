@@ -7,8 +7,11 @@ import (
 
 // GraphVersion is the version of the graph tables' layout. 2 made every
 // string column valid UTF-8 (see ValidUTF8) and added nodes' path_raw; version 1
-// tables read as version 2 with path_raw empty.
-const GraphVersion = 2
+// tables read as version 2 with path_raw empty. 3 moved node code to the
+// repository's content-addressed code store (GraphInfo.Code): a node whose
+// code is there has an empty code column; tables of versions 1 and 2 (no
+// GraphInfo.Code) keep their code inline and read as before.
+const GraphVersion = 3
 
 // GraphNode is one row of repos/<repo>/graph/<commit>/nodes.parquet.
 // Ids follow LocAgent: directories and files are repository-relative paths
@@ -57,7 +60,35 @@ type GraphInfo struct {
 	Files       int            `json:"files"`
 	Languages   map[string]int `json:"languages"` // parsed files by language
 	Unresolved  map[string]int `json:"unresolved,omitempty"`
+	// Code lists the segments of the repository's code store that hold the
+	// code of this graph's nodes (by content hash), and CodeNodes how many
+	// nodes take their code from them. Empty for graphs written before
+	// GraphVersion 3, whose nodes table holds the code inline.
+	Code      []CodeSegment `json:"code,omitempty"`
+	CodeNodes int           `json:"code_nodes,omitempty"`
 }
+
+// CodeSegment is one immutable object of a repository's code store
+// (repos/<repo>/code/<sha256>.parquet, rows of CodeRow), named by the
+// SHA-256 of its bytes, so that writing one is idempotent and any graph,
+// the head's or a snapshot's, may share it.
+type CodeSegment struct {
+	Key    string `json:"key"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+	Rows   int    `json:"rows"`
+}
+
+// CodeRow is one row of a code segment: a node's code and its content hash
+// (GraphNode.ContentHash, the first 16 bytes of its SHA-256 in hex).
+type CodeRow struct {
+	Hash string `parquet:"hash"`
+	Code string `parquet:"code,zstd"`
+}
+
+// CodePrefix is where the repository's code store lives, shared by the
+// graph of the head and of every snapshot.
+func (r RepoName) CodePrefix() string { return r.Prefix() + "code/" }
 
 // SearchInfo is what the manifest records about the retrieval indexes.
 type SearchInfo struct {

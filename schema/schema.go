@@ -9,8 +9,11 @@ const (
 	// commit's declared encoding, and keeps changed_functions valid UTF-8;
 	// parts of version 1 read as version 2 with those columns empty.
 	CommitsVersion = 2
-	// ManifestVersion is the version of manifest.json.
-	ManifestVersion = 1
+	// ManifestVersion is the version of manifest.json. 2: the graph's code
+	// may live in the repository's code store (GraphInfo.Code, GraphVersion
+	// 3), which locus before it would read as empty code, and host_queue
+	// names the host with the clone; manifests of version 1 read as before.
+	ManifestVersion = 2
 )
 
 // Status values of a CommitFile row.

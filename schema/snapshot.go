@@ -2,8 +2,11 @@ package schema
 
 import "time"
 
-// SnapshotVersion is the version of a snapshot manifest.
-const SnapshotVersion = 1
+// SnapshotVersion is the version of a snapshot manifest. 2: the graph's
+// code is in the repository's code store, shared with the head and other
+// snapshots (GraphInfo.Code); snapshots of version 1 keep it inline in
+// their nodes table and still read (and are reused) as they are.
+const SnapshotVersion = 2
 
 // SnapshotPrefix is where the indexes of one commit other than the indexed
 // head live: repos/<repo>/snapshots/<commit>/ (commit: 40 hex digits). The

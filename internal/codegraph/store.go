@@ -20,20 +20,26 @@ import (
 )
 
 // Write stores the graph of commit as nodes.parquet, edges.parquet and
-// report.json under the repository's graph prefix. Each object is replaced
-// atomically; the manifest, written later, makes them visible.
+// report.json under the repository's graph prefix, and the code of its
+// nodes in the repository's code store (see codestore.go). Each object is
+// replaced atomically (code segments, named by content, are never
+// replaced by other content); the manifest, written later, makes them visible.
 func Write(ctx context.Context, b *blob.Bucket, repo schema.RepoName, commit string, g *Graph) (schema.GraphInfo, error) {
-	return WriteAt(ctx, b, repo.GraphPrefix(commit), commit, g)
+	return WriteAt(ctx, b, repo, repo.GraphPrefix(commit), commit, g)
 }
 
-// WriteAt is Write under another prefix (a snapshot's, see
-// schema.RepoName.SnapshotPrefix).
-func WriteAt(ctx context.Context, b *blob.Bucket, prefix, commit string, g *Graph) (schema.GraphInfo, error) {
+// WriteAt is Write with the tables under another prefix (a snapshot's, see
+// schema.RepoName.SnapshotPrefix); the code goes to the same code store.
+func WriteAt(ctx context.Context, b *blob.Bucket, repo schema.RepoName, prefix, commit string, g *Graph) (schema.GraphInfo, error) {
 	info := schema.GraphInfo{Commit: commit, NodesKey: prefix + "nodes.parquet", EdgesKey: prefix + "edges.parquet",
 		ReportKey: prefix + "report.json", Nodes: len(g.Nodes), Edges: len(g.Edges), Files: g.Stats.Files,
 		Languages: g.Stats.FilesByLang, Unresolved: g.Stats.Unresolved}
-	var err error
-	if info.NodesBytes, info.NodesSHA256, err = writeParquet(ctx, b, info.NodesKey, validNodes(g.Nodes)); err != nil {
+	nodes, segs, stored, err := storeCode(ctx, b, repo, validNodes(g.Nodes))
+	if err != nil {
+		return info, fmt.Errorf("graph of %s@%s: %w", repo, commit, err)
+	}
+	info.Code, info.CodeNodes = segs, stored
+	if info.NodesBytes, info.NodesSHA256, err = writeParquet(ctx, b, info.NodesKey, nodes); err != nil {
 		return info, err
 	}
 	if info.EdgesBytes, info.EdgesSHA256, err = writeParquet(ctx, b, info.EdgesKey, validEdges(g.Edges)); err != nil {
@@ -125,15 +131,19 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// Read loads a stored graph (nodes and edges; Stats only in part). Each table
-// is checked against the size and SHA-256 the manifest recorded (when it did)
-// and must be readable Parquet; a table that is not is an error naming its
-// key and wrapping blob.ErrCorrupt, which a retry cannot fix but a rebuild
-// (IndexRepo's BuildGraph) does.
+// Read loads a stored graph (nodes with their code, and edges; Stats only in
+// part). Each table and code segment is checked against the size and
+// SHA-256 the manifest recorded (when it did) and must be readable Parquet;
+// one that is not is an error naming its key and wrapping blob.ErrCorrupt,
+// which a retry cannot fix but a rebuild (IndexRepo's BuildGraph,
+// snapshot.Ensure) does.
 func Read(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*Graph, error) {
 	g := &Graph{}
 	var err error
 	if g.Nodes, err = readParquet[Node](ctx, b, info.NodesKey, info.NodesBytes, info.NodesSHA256); err != nil {
+		return nil, err
+	}
+	if err := fillCode(ctx, b, info, g.Nodes); err != nil {
 		return nil, err
 	}
 	if g.Edges, err = readParquet[Edge](ctx, b, info.EdgesKey, info.EdgesBytes, info.EdgesSHA256); err != nil {
@@ -166,6 +176,15 @@ func readParquet[T any](ctx context.Context, b *blob.Bucket, key string, size in
 	if err != nil {
 		return nil, fmt.Errorf("graph table %s: not a readable Parquet file (%v): %w", key, err, blob.ErrCorrupt)
 	}
+	rows, err := readRows[T](f)
+	if err != nil {
+		return nil, fmt.Errorf("graph table %s: %v: %w", key, err, blob.ErrCorrupt)
+	}
+	return rows, nil
+}
+
+// readRows decodes every row of f.
+func readRows[T any](f *parquet.File) ([]T, error) {
 	r := parquet.NewGenericReader[T](f)
 	defer r.Close()
 	out := make([]T, 0, f.NumRows())
@@ -177,7 +196,7 @@ func readParquet[T any](ctx context.Context, b *blob.Bucket, key string, size in
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("graph table %s: %v: %w", key, err, blob.ErrCorrupt)
+			return nil, err
 		}
 	}
 }

@@ -95,7 +95,7 @@ func Ensure(ctx context.Context, c Config, repo schema.RepoName, commit string) 
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s@%s: graph: %w", repo, full, err)
 	}
-	info, err := codegraph.WriteAt(ctx, c.Bucket, repo.SnapshotPrefix(full)+"graph/", full, g)
+	info, err := codegraph.WriteAt(ctx, c.Bucket, repo, repo.SnapshotPrefix(full)+"graph/", full, g)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s@%s: %w", repo, full, err)
 	}

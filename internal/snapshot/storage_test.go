@@ -23,7 +23,7 @@ import (
 // snapshots of LOCUS_BENCH_SNAPSHOTS (default 6) first-parent commits
 // LOCUS_BENCH_WEEKS (default 3) weeks apart before it, and reports the
 // bytes each snapshot adds to the store: its own prefix and the embedding
-// cache growth (functions whose content is new).
+// cache and code store growth (content that is new).
 //
 //	LOCUS_BENCH_REPO=/path/to/sympy.git go test ./internal/snapshot -run '^$' -bench SnapshotStorage -benchtime 1x -v
 func BenchmarkSnapshotStorage(b *testing.B) {
@@ -74,29 +74,45 @@ func BenchmarkSnapshotStorage(b *testing.B) {
 			b.Fatal(err)
 		}
 		headBytes := size(b, bk, repo.Prefix())
-		b.Logf("head %s: %d functions, %.1f MB indexed in %s (graph %.1f MB, BM25 %.1f MB, embeddings %.1f MB, vectors %.1f MB)",
+		b.Logf("head %s: %d functions, %.1f MB indexed in %s (graph %.1f MB + code store %.1f MB, BM25 %.1f MB, embeddings %.1f MB, vectors %.1f MB)",
 			head[:10], ires.Functions, mb(headBytes), time.Since(start).Round(time.Second), mb(size(b, bk, repo.GraphPrefix(head))),
-			mb(size(b, bk, repo.Prefix()+"sparse/")), mb(size(b, bk, repo.Prefix()+"embeddings/")), mb(size(b, bk, repo.Prefix()+"vectors/")))
-		var total, own int64
+			mb(size(b, bk, repo.CodePrefix())), mb(size(b, bk, repo.Prefix()+"sparse/")), mb(size(b, bk, repo.Prefix()+"embeddings/")),
+			mb(size(b, bk, repo.Prefix()+"vectors/")))
+		var total, own, code int64
 		for _, c := range commits[1:] {
 			before := size(b, bk, repo.Prefix())
+			codeBefore := size(b, bk, repo.CodePrefix())
 			t0 := time.Now()
 			res, err := Ensure(ctx, Config{Bucket: bk, GitDir: gitDir}, repo, c)
 			if err != nil {
 				b.Fatal(err)
 			}
+			elapsed := time.Since(t0)
 			grown := size(b, bk, repo.Prefix()) - before
 			mine := size(b, bk, repo.SnapshotPrefix(c))
+			newCode := size(b, bk, repo.CodePrefix()) - codeBefore
 			total += grown
 			own += mine
+			code += newCode
 			m := res.Manifest
-			b.Logf("snapshot %s: %d functions (%d embedded anew), +%.2f MB (prefix %.2f MB: nodes %.2f, edges %.2f, BM25 %.2f; embedding cache +%.2f MB) in %s",
+			var read int64
+			for _, s := range m.Graph.Code {
+				read += s.Bytes
+			}
+			// What a query pays to load the graph (graph cache cold).
+			t1 := time.Now()
+			if _, err := codegraph.Read(ctx, bk, m.Graph); err != nil {
+				b.Fatal(err)
+			}
+			load := time.Since(t1)
+			b.Logf("snapshot %s: %d functions (%d embedded anew), +%.2f MB (prefix %.2f MB: nodes %.2f, edges %.2f, BM25 %.2f; code store +%.2f MB, %d segments read, %.2f MB; embedding cache +%.2f MB) in %s; graph loads in %s",
 				c[:10], m.Search.Functions, res.Embedded, mb(grown), mb(mine), mb(m.Graph.NodesBytes), mb(m.Graph.EdgesBytes), mb(m.Search.SparseBytes),
-				mb(grown-mine), time.Since(t0).Round(time.Second))
+				mb(newCode), len(m.Graph.Code), mb(read), mb(grown-mine-newCode), elapsed.Round(time.Second), load.Round(time.Millisecond))
 		}
 		k := float64(len(commits) - 1)
 		b.ReportMetric(mb(total)/k, "MB/snapshot")
 		b.ReportMetric(mb(own)/k, "MB-prefix/snapshot")
+		b.ReportMetric(mb(code)/k, "MB-code/snapshot")
 		b.ReportMetric(mb(headBytes), "MB-head")
 	}
 }
