@@ -40,13 +40,14 @@ func (a *Store) LoadBacklogIssues(ctx context.Context, in LoadBacklogInput) ([]s
 	}
 	var out []schema.BacklogIssue
 	size := 0
-	heads := map[schema.RepoName]string{}
+	type repoAt struct{ head, hostQueue string }
+	heads := map[schema.RepoName]repoAt{}
 	for _, is := range all[in.Offset:min(in.Offset+max(in.Limit, 0), len(all))] {
 		size += len(is.Text)
 		if len(out) > 0 && in.MaxBytes > 0 && size > in.MaxBytes {
 			break
 		}
-		head, ok := heads[is.Repo]
+		at, ok := heads[is.Repo]
 		if !ok {
 			if _, err := schema.ParseRepoName(string(is.Repo)); err == nil {
 				m, err := manifest.Read(ctx, a.Bucket, is.Repo)
@@ -54,14 +55,21 @@ func (a *Store) LoadBacklogIssues(ctx context.Context, in LoadBacklogInput) ([]s
 					return nil, fmt.Errorf("backlog %s: manifest of %s: %w", in.Key, is.Repo, err)
 				}
 				if m != nil && m.Graph != nil {
-					head = m.Graph.Commit
+					// Snapshots are built from the clone, on the host that
+					// indexed it; manifests written before the host was
+					// recorded fall back to this worker's host (right on
+					// a single host).
+					at = repoAt{head: m.Graph.Commit, hostQueue: m.HostQueue}
+					if at.hostQueue == "" {
+						at.hostQueue = a.HostQueue
+					}
 				}
 			}
-			heads[is.Repo] = head
+			heads[is.Repo] = at
 		}
-		is.Head = head
-		if is.BaseCommit != "" && head != "" {
-			is.HostQueue = a.HostQueue
+		is.Head = at.head
+		if is.BaseCommit != "" && at.head != "" {
+			is.HostQueue = at.hostQueue
 		}
 		out = append(out, is)
 	}

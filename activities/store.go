@@ -30,13 +30,17 @@ type PublishInput struct {
 	Graph     *schema.GraphInfo   `json:"graph,omitempty"`
 	Search    *schema.SearchInfo  `json:"search,omitempty"`
 	IndexedAt time.Time           `json:"indexed_at"`
+	// HostQueue is the task queue of the host with the clone (Sync's
+	// SyncResult.HostQueue), recorded in the manifest; "" in inputs
+	// recorded before it was passed.
+	HostQueue string `json:"host_queue,omitempty"`
 }
 
 // PublishManifest writes the repository's manifest last, making the new parts visible.
 func (a *Store) PublishManifest(ctx context.Context, in PublishInput) (schema.Manifest, error) {
 	stop := heartbeatEvery(ctx, HeartbeatInterval, nil) // the sweep lists and deletes
 	defer stop()
-	m, err := manifest.Publish(ctx, a.Bucket, manifest.Update{Repo: in.Repo, Head: in.Head, Scrape: in.Scrape, Graph: in.Graph, Search: in.Search, IndexedAt: in.IndexedAt})
+	m, err := manifest.Publish(ctx, a.Bucket, manifest.Update{Repo: in.Repo, Head: in.Head, Scrape: in.Scrape, Graph: in.Graph, Search: in.Search, IndexedAt: in.IndexedAt, HostQueue: in.HostQueue})
 	if errors.Is(err, manifest.ErrStale) || errors.Is(err, manifest.ErrOtherRepository) {
 		return schema.Manifest{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}

@@ -183,6 +183,10 @@ type Manifest struct {
 	Search    *SearchInfo    `json:"search,omitempty"`   // retrieval indexes built from Graph
 	IndexedAt time.Time      `json:"indexed_at"`
 	Versions  map[string]int `json:"versions"`
+	// HostQueue is the task queue of the host whose clone the last index
+	// read (SyncResult.HostQueue): snapshots of the repository are built
+	// there. "" in manifests written before it was recorded.
+	HostQueue string `json:"host_queue,omitempty"`
 }
 
 // Part describes one commits Parquet part.

@@ -141,6 +141,7 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 	var m schema.Manifest
 	err := workflow.ExecuteActivity(pubCtx, store.PublishManifest, activities.PublishInput{
 		Repo: in.Repo, Head: synced.Head, Scrape: scraped, Graph: graph, Search: searchInfo, IndexedAt: workflow.Now(ctx),
+		HostQueue: synced.HostQueue,
 	}).Get(ctx, &m)
 	if err != nil {
 		return res, err

@@ -150,7 +150,8 @@ func TestIndexRepoScrapesOnSyncHostQueue(t *testing.T) {
 		t.Errorf("PublishManifest got graph %+v, want %+v", published.Graph, graph)
 	}
 	if published.Head != testHead || published.Repo != acme || published.Scrape.NewCommits != 3 ||
-		len(published.Scrape.Parts) != 1 || published.Scrape.FileIDs != "ids" || published.IndexedAt.IsZero() {
+		len(published.Scrape.Parts) != 1 || published.Scrape.FileIDs != "ids" || published.IndexedAt.IsZero() ||
+		published.HostQueue != testHostQueue {
 		t.Errorf("PublishManifest input = %+v", published)
 	}
 	var res schema.RepoResult

@@ -100,6 +100,9 @@ type Update struct {
 	// Search describes the retrieval indexes built from Graph; nil keeps the previous.
 	Search    *schema.SearchInfo
 	IndexedAt time.Time
+	// HostQueue is the task queue of the host holding the clone that was
+	// indexed; "" keeps the previous.
+	HostQueue string
 }
 
 // Publish writes the new manifest (atomically replacing the old one) and then
@@ -130,6 +133,10 @@ func Publish(ctx context.Context, b *blob.Bucket, u Update) (*schema.Manifest, e
 		IndexedAt: u.IndexedAt.UTC(), Versions: map[string]int{"commits": schema.CommitsVersion}}
 	if prev != nil {
 		m.Root, m.Head, m.Commits, m.Rows, m.Parts, m.FileIDs, m.Graph, m.Search = prev.Root, prev.Head, prev.Commits, prev.Rows, prev.Parts, prev.FileIDs, prev.Graph, prev.Search
+		m.HostQueue = prev.HostQueue
+	}
+	if u.HostQueue != "" {
+		m.HostQueue = u.HostQueue
 	}
 	if u.Scrape.Root != "" {
 		m.Root = u.Scrape.Root

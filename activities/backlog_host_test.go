@@ -1,0 +1,63 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
+	"github.com/locus-dev/locus/schema"
+)
+
+// LoadBacklogIssues sends snapshot builds to the host whose clone the
+// repository's manifest names, and to its own host only for manifests
+// written before the host was recorded.
+func TestLoadBacklogIssuesHostQueue(t *testing.T) {
+	ctx := context.Background()
+	b := blobtest.Bucket(t)
+	manifests := map[schema.RepoName]string{
+		"acme/remote":  `{"version": 2, "repo": "acme/remote", "head": "h1", "graph": {"commit": "h1"}, "host_queue": "locus-host-remote"}`,
+		"acme/old":     `{"version": 1, "repo": "acme/old", "head": "h2", "graph": {"commit": "h2"}}`,
+		"acme/nograph": `{"version": 2, "repo": "acme/nograph", "head": "h3", "host_queue": "locus-host-remote"}`,
+	}
+	for repo, m := range manifests {
+		if err := b.WriteAll(ctx, repo.ManifestKey(), []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := "0123456789abcdef0123456789abcdef01234567"
+	issues := []schema.BacklogIssue{
+		{ID: "1", Repo: "acme/remote", Text: "a", BaseCommit: base},
+		{ID: "2", Repo: "acme/remote", Text: "b"},
+		{ID: "3", Repo: "acme/old", Text: "c", BaseCommit: base},
+		{ID: "4", Repo: "acme/nograph", Text: "d", BaseCommit: base},
+		{ID: "5", Repo: "acme/unindexed", Text: "e", BaseCommit: base},
+	}
+	data, err := json.Marshal(issues)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteAll(ctx, "runs/r/issues.json", data); err != nil {
+		t.Fatal(err)
+	}
+	a := &Store{Bucket: b, HostQueue: "locus-host-self"}
+	got, err := a.LoadBacklogIssues(ctx, LoadBacklogInput{Key: "runs/r/issues.json", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ head, queue string }{
+		{"h1", "locus-host-remote"}, // the clone's host, from the manifest
+		{"h1", ""},                  // no base commit: no snapshot to build
+		{"h2", "locus-host-self"},   // manifest from before: this host
+		{"", ""},                    // no graph: not indexed for ranking
+		{"", ""},                    // no manifest
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d issues, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		if got[i].Head != w.head || got[i].HostQueue != w.queue {
+			t.Errorf("issue %s of %s: head %q, host queue %q; want %q, %q", got[i].ID, got[i].Repo, got[i].Head, got[i].HostQueue, w.head, w.queue)
+		}
+	}
+}
