@@ -221,11 +221,15 @@ func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, p
 	rand.Read(rnd[:])
 	tmp := dir + ".tmp-" + hex.EncodeToString(rnd[:])
 	defer os.RemoveAll(tmp)
-	r, err := git.PlainInit(tmp, true)
+	r, err := localClone(ctx, tmp, u)
 	if err != nil {
-		return nil, fmt.Errorf("clone %s: init: %w", u, err)
+		// Init + fetch, which any source allows.
+		os.RemoveAll(tmp)
+		if r, err = git.PlainInit(tmp, true); err != nil {
+			return nil, fmt.Errorf("clone %s: init: %w", u, err)
+		}
 	}
-	if _, err := r.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{u}, Fetch: refSpecs("")}); err != nil {
+	if err := setOrigin(r, u); err != nil {
 		return nil, fmt.Errorf("clone %s: %w", u, err)
 	}
 	if err := fetchInto(ctx, r, tmp, u, ref, auth, progress); err != nil && !errors.Is(err, errRemoteEmpty) {
@@ -242,6 +246,38 @@ func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, p
 		return nil, fmt.Errorf("open clone %s: %w", dir, err)
 	}
 	return r, nil
+}
+
+// localClone makes the first clone of a local repository with `git clone
+// --local`, which hard-links (or copies) its object files instead of
+// packing every object through the transport: much faster for a large
+// repository on the same disk, and it works on a source that lacks objects
+// nobody reads (a mirror without its largest blobs, which the transport
+// refuses as corrupt). The fetch after it adds the refs locus keeps. It
+// fails, and the caller fetches instead, when u is not local or git is not
+// installed.
+func localClone(ctx context.Context, tmp, u string) (*git.Repository, error) {
+	path, ok := strings.CutPrefix(u, "file://")
+	if !ok || gitBinary() == "" {
+		return nil, errors.New("not a local repository, or no git CLI")
+	}
+	cmd := exec.CommandContext(ctx, gitBinary(), "clone", "--bare", "--local", "--quiet", "--", path, tmp)
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		slog.Debug("local clone failed; fetching instead", "url", u, "err", err, "output", strings.TrimSpace(string(out)))
+		return nil, err
+	}
+	return git.PlainOpen(tmp)
+}
+
+// setOrigin points the clone's origin remote at u with locus's refspecs.
+func setOrigin(r *git.Repository, u string) error {
+	cfg, err := r.Config()
+	if err != nil {
+		return err
+	}
+	cfg.Remotes["origin"] = &config.RemoteConfig{Name: "origin", URLs: []string{u}, Fetch: refSpecs("")}
+	return r.SetConfig(cfg)
 }
 
 // errRemoteEmpty: the remote has no refs (an empty repository).

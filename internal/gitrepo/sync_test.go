@@ -327,3 +327,35 @@ func TestCleanMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncLocalSourceMissingABlob: a local source that lacks an object no
+// commit walk needs (a mirror without its largest files) still clones, by
+// hard-linking its object files, where the transport refuses it as corrupt.
+func TestSyncLocalSourceMissingABlob(t *testing.T) {
+	if gitBinary() == "" {
+		t.Fatal("git is not installed: the local clone needs it")
+	}
+	r := gitfixture.New(t)
+	r.Write(map[string]string{"a.txt": "a\n", "big.bin": "pretend this is 4 MiB\n"})
+	r.Commit("one")
+	r.Write(map[string]string{"a.txt": "a\nb\n"})
+	head := r.Commit("two")
+	blob := strings.TrimSpace(r.Git("rev-parse", "HEAD:big.bin"))
+	if err := os.Remove(filepath.Join(r.Dir, ".git", "objects", blob[:2], blob[2:])); err != nil {
+		t.Fatal(err)
+	}
+	clone := filepath.Join(t.TempDir(), "clones", "acme", "a.git")
+	res, err := syncTo(t, clone, r.Dir, "")
+	if err != nil {
+		t.Fatalf("sync of a source missing a blob: %v", err)
+	}
+	if res.Head.String() != head {
+		t.Fatalf("head %s, want %s", res.Head, head)
+	}
+	// Later commits arrive by fetch as before.
+	r.Write(map[string]string{"a.txt": "a\nb\nc\n"})
+	third := r.Commit("three")
+	if res, err = syncTo(t, clone, r.Dir, ""); err != nil || res.Head.String() != third {
+		t.Fatalf("fetch after the local clone: %+v %v, want %s", res, err, third)
+	}
+}
