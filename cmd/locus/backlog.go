@@ -2,26 +2,22 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/locus-dev/locus/activities"
 	"github.com/locus-dev/locus/internal/backlog"
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/gitrepo"
-	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/schema"
@@ -125,20 +121,6 @@ func runBacklog(ctx context.Context, args []string) error {
 	opts := workflows.BacklogOptions{Window: *window, ContinueAsNewAfter: *perRun, MaxTokens: *maxTokens,
 		PriceInPerM: *priceIn, PriceOutPerM: *priceOut}
 	params := search.Params{Method: *method, Params: spider.Params{K: *k}}
-	id, err := backlogRunID(ctx, bucket, in, failures, opts, params, &g)
-	if err != nil {
-		return err
-	}
-	wf := workflows.LocalizeBacklogInput{Run: id, IssuesKey: schema.BacklogKey(id, "input.json"), Total: len(in), Params: params,
-		Options: opts, ParseErrors: len(failures)}
-	if err := storeJSON(ctx, bucket, wf.IssuesKey, in); err != nil {
-		return err
-	}
-	if len(failures) > 0 {
-		if err := storeJSON(ctx, bucket, activities.BacklogParseErrorsKey(id), failures); err != nil {
-			return err
-		}
-	}
 	c, closeAll, err := g.connect(ctx, log)
 	if err != nil {
 		return err
@@ -153,27 +135,18 @@ func runBacklog(ctx context.Context, args []string) error {
 	}
 	// The same input resumes the run in progress; a finished run is not
 	// run again, its result is read back.
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: id, TaskQueue: workflows.IndexQueue,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
-	}, workflows.LocalizeBacklog, wf)
+	s, err := jobs.StartBacklog(ctx, c, bucket, jobs.Backlog{Issues: in, Failures: failures, Params: params, Options: opts,
+		Backends: g.backends()})
 	if err != nil {
-		return fmt.Errorf("start backlog %s: %w", id, err)
+		return err
 	}
-	fmt.Fprintf(stderr, "backlog %s: %d issues from %s\n", id, len(in), file)
-	stopProgress := watchProgressOf(ctx, stderr, "issues", func(ctx context.Context) (schema.FleetProgress, error) {
-		p, err := queryProgress[schema.BacklogProgress](ctx, c, id)
-		return schema.FleetProgress{Total: p.Total, Done: p.Done, Failed: p.Failed, Running: p.Running, Pending: p.Pending}, err
-	}, time.Second, 10*time.Second)
-	var res workflows.BacklogResult
-	err = run.Get(ctx, &res)
-	stopProgress(err == nil)
+	fmt.Fprintf(stderr, "backlog %s: %d issues from %s\n", s.ID, len(in), file)
+	res, err := waitBacklog(ctx, c, s, "issues")
 	if ctx.Err() != nil {
-		return exitError{code: 130, msg: fmt.Sprintf("interrupted; backlog %s keeps its state in %s — run the same command again to continue", id, g.dataDir)}
+		return exitError{code: 130, msg: fmt.Sprintf("interrupted; backlog %s keeps its state in %s — run the same command again to continue", s.ID, g.dataDir)}
 	}
 	if err != nil {
-		return fmt.Errorf("backlog %s: %w", id, err)
+		return err
 	}
 	return reportBacklog(ctx, bucket, res, *out, g.json)
 }
@@ -181,16 +154,12 @@ func runBacklog(ctx context.Context, args []string) error {
 // reportBacklog prints a finished run's summary, writes --out, and says in
 // the exit status whether any issue or record failed.
 func reportBacklog(ctx context.Context, bucket *blob.Bucket, res workflows.BacklogResult, out string, asJSON bool) error {
-	var sum backlog.Summary
-	data, err := bucket.ReadAll(ctx, res.SummaryKey)
+	sum, err := jobs.Summary(ctx, bucket, res)
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(data, &sum); err != nil {
-		return fmt.Errorf("summary %s: %w", res.SummaryKey, err)
-	}
 	if out != "" {
-		rs, err := backlog.ReadParts(ctx, bucket, activities.BacklogPartKeys(res.Run, res.Parts))
+		rs, err := jobs.Results(ctx, bucket, res)
 		if err != nil {
 			return err
 		}
@@ -271,56 +240,21 @@ func writeBacklogOut(dir string, rs []backlog.Result, s backlog.Summary) error {
 	return write("summary.md", func(f *os.File) error { return backlog.WriteSummaryMarkdown(f, s) })
 }
 
-// backlogRunID is the run's workflow id: a hash of what decides its answers
-// (the issues, the records that failed to parse, the options, the
-// retrieval backends and the commits the repositories are indexed at), so
-// the same command resumes the same run, and re-indexing starts a new one.
-func backlogRunID(ctx context.Context, b *blob.Bucket, issues []schema.BacklogIssue, failures []backlog.Failure,
-	opts workflows.BacklogOptions, params search.Params, g *globals) (string, error) {
-	var repos []string
-	seen := map[schema.RepoName]bool{}
-	for _, is := range issues {
-		if !seen[is.Repo] {
-			seen[is.Repo] = true
-			repos = append(repos, string(is.Repo))
-		}
-	}
-	sort.Strings(repos)
-	heads := make([]string, len(repos))
-	for i, r := range repos {
-		m, err := manifest.Read(ctx, b, schema.RepoName(r))
-		if err != nil {
-			return "", fmt.Errorf("manifest of %s: %w", r, err)
-		}
-		if m != nil && m.Graph != nil {
-			heads[i] = m.Graph.Commit
-		}
-	}
-	data, err := json.Marshal(struct {
-		Issues   []schema.BacklogIssue
-		Failures []backlog.Failure
-		Options  workflows.BacklogOptions
-		Params   search.Params
-		Backends []string
-		Repos    []string
-		Heads    []string
-	}{issues, failures, opts, params, []string{g.embedder, g.llm, g.vectors, g.queryInst}, repos, heads})
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(data)
-	return "backlog-" + hex.EncodeToString(sum[:8]), nil
+// waitBacklog waits for a started backlog, showing its progress on stderr.
+func waitBacklog(ctx context.Context, c client.Client, s jobs.Started, noun string) (workflows.BacklogResult, error) {
+	stop := watchBacklog(ctx, c, s, noun)
+	res, err := jobs.Wait(ctx, s)
+	stop(err == nil)
+	return res, err
 }
 
-func storeJSON(ctx context.Context, b *blob.Bucket, key string, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if err := b.WriteAll(ctx, key, data); err != nil {
-		return fmt.Errorf("store %s: %w", key, err)
-	}
-	return nil
+// watchBacklog shows a started backlog's progress on stderr (noun counts
+// its issues) until stop is called.
+func watchBacklog(ctx context.Context, c client.Client, s jobs.Started, noun string) (stop func(done bool)) {
+	return watchProgressOf(ctx, stderr, noun, func(ctx context.Context) (schema.FleetProgress, error) {
+		p, err := jobs.QueryProgress[schema.BacklogProgress](ctx, c, s.ID)
+		return schema.FleetProgress{Total: p.Total, Done: p.Done, Failed: p.Failed, Running: p.Running, Pending: p.Pending}, err
+	}, time.Second, 10*time.Second)
 }
 
 // nonNegative checks a float flag.

@@ -8,12 +8,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/eval/evalrun"
 	"github.com/locus-dev/locus/internal/eval/metrics"
 	"github.com/locus-dev/locus/internal/eval/report"
-	"github.com/locus-dev/locus/internal/llm"
-	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/jobs"
+	"github.com/locus-dev/locus/workers"
 )
 
 func runEval(ctx context.Context, args []string) error {
@@ -51,16 +50,33 @@ func runEval(ctx context.Context, args []string) error {
 	if commits, err := evalrun.IsCommitBench(*benchFile); err != nil {
 		return err
 	} else if !commits {
-		// Only function-level benchmarks embed and select neighbours.
-		e, err := embed.Open(ctx, g.embedder)
+		// Function-level rankings run through the workflows users run:
+		// IndexFleet, then a LocalizeBacklog per method.
+		if err := check(fs, g.checkWorkerFlags()); err != nil {
+			return err
+		}
+		wc, err := g.workerConfig(ctx, b)
 		if err != nil {
 			return err
 		}
-		sel, err := llm.OpenSelector(g.llm, 0)
+		c, closeAll, err := g.connect(ctx, g.logger())
 		if err != nil {
 			return err
 		}
-		o.Deps = search.Deps{Bucket: b, Embedder: e, Selector: sel, QueryInstruction: g.queryInst}
+		defer closeAll()
+		ws, err := workers.Start(wc, c)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			for _, w := range ws {
+				w.Stop()
+			}
+		}()
+		o.Client, o.Backends, o.Embedder = c, g.backends(), wc.Search.Embedder.Name()
+		o.Watch = func(ctx context.Context, s jobs.Started) func(bool) {
+			return watchBacklog(ctx, c, s, "instances")
+		}
 	}
 	res, err := evalrun.Run(ctx, o)
 	if err != nil {

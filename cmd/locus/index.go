@@ -13,18 +13,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-
 	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
 	"github.com/locus-dev/locus/workflows"
 )
-
-// inlineRepos is the largest fleet passed inline in the workflow input
-// (about 100 KB); larger lists are stored and passed by key.
-const inlineRepos = 1000
 
 func runIndex(ctx context.Context, args []string) error {
 	g := globals{reportsFailures: true}
@@ -78,18 +72,6 @@ func runIndex(ctx context.Context, args []string) error {
 		return err
 	}
 	defer bucket.Close()
-	if len(in.Repos) > inlineRepos {
-		// Large fleets travel as a blob key, never as a payload.
-		key := schema.RunPrefix(*id) + "repos.json"
-		data, err := json.Marshal(in.Repos)
-		if err != nil {
-			return err
-		}
-		if err := bucket.WriteAll(ctx, key, data); err != nil {
-			return err
-		}
-		in.ReposKey, in.Total, in.Repos = key, len(in.Repos), nil
-	}
 	c, closeAll, err := g.connect(ctx, log)
 	if err != nil {
 		return err
@@ -102,17 +84,13 @@ func runIndex(ctx context.Context, args []string) error {
 		}
 		defer stop()
 	}
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: *id, TaskQueue: workflows.IndexQueue,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-	}, workflows.IndexFleet, in)
+	run, err := jobs.StartFleet(ctx, c, bucket, *id, in)
 	if err != nil {
-		return fmt.Errorf("start fleet %s: %w", *id, err)
+		return err
 	}
 	fmt.Fprintf(stderr, "fleet %s: %d repositories (run %s)\n", *id, len(specs), run.GetRunID())
 	stopProgress := watchProgress(ctx, stderr, func(ctx context.Context) (schema.FleetProgress, error) {
-		return queryProgress[schema.FleetProgress](ctx, c, *id)
+		return jobs.QueryProgress[schema.FleetProgress](ctx, c, *id)
 	}, time.Second, 10*time.Second)
 	var res workflows.FleetResult
 	err = run.Get(ctx, &res)
@@ -123,13 +101,9 @@ func runIndex(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("fleet %s: %w", *id, err)
 	}
-	data, err := bucket.ReadAll(ctx, res.SummaryKey)
+	sum, err := jobs.FleetSummary(ctx, bucket, res)
 	if err != nil {
 		return err
-	}
-	var sum schema.FleetSummary
-	if err := json.Unmarshal(data, &sum); err != nil {
-		return fmt.Errorf("summary %s: %w", res.SummaryKey, err)
 	}
 	if g.json {
 		if err := printJSON(sum); err != nil {
@@ -223,20 +197,6 @@ func fleetID(in schema.IndexFleetInput) string {
 	data, _ := json.Marshal(in)
 	sum := sha1.Sum(data)
 	return "index-fleet-" + hex.EncodeToString(sum[:6])
-}
-
-// queryProgress asks a fleet or backlog workflow for its progress (P is
-// its progress type).
-func queryProgress[P any](ctx context.Context, c client.Client, id string) (P, error) {
-	var p P
-	v, err := c.QueryWorkflow(ctx, id, "", workflows.ProgressQuery)
-	if err != nil {
-		return p, fmt.Errorf("query progress of %s: %w", id, err)
-	}
-	if err := v.Get(&p); err != nil {
-		return p, fmt.Errorf("decode progress of %s: %w", id, err)
-	}
-	return p, nil
 }
 
 func short(h string) string {

@@ -7,19 +7,21 @@ import (
 	"os"
 	"strings"
 
-	"go.temporal.io/sdk/client"
-
 	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
-	"github.com/locus-dev/locus/workflows"
+	"github.com/locus-dev/locus/schema"
 )
+
+// localizeIssueID names the one issue of a localize backlog.
+const localizeIssueID = "issue"
 
 func runLocalize(ctx context.Context, args []string) error {
 	g := globals{reportsFailures: true}
 	fs := newFlags("localize", &g)
 	repoFlag := fs.String("repo", "", "indexed repository: owner/name as locus status shows it, or the path, '.' or URL it was indexed from")
-	ref := fs.String("ref", "", "commit id (7+ digits) the index must be at; default whatever is indexed")
+	ref := fs.String("ref", "", "commit id (7+ digits) to rank the code of; default the indexed head (another commit gets a snapshot built once, then cached)")
 	issueFile := fs.String("issue-file", "", "read the issue text from this file ('-' for standard input)")
 	method := fs.String("method", search.MethodSpIDER, "sr, der, spisr or spider")
 	k := fs.Int("k", 20, "functions to return (budget K)")
@@ -96,14 +98,19 @@ func runLocalize(ctx context.Context, args []string) error {
 		}
 		defer stop()
 	}
-	run, err := cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: workflows.IndexQueue}, workflows.Localize,
-		workflows.LocalizeInput{Repo: repo, Issue: issue, Commit: *ref,
-			Params: search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}}})
+	// A backlog of one: the same workflow path as every other ranking.
+	params := search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}}
+	st, err := jobs.StartBacklog(ctx, cl, b, jobs.Backlog{Prefix: "localize", Rerun: true, Params: params, Backends: g.backends(),
+		Issues: []schema.BacklogIssue{{ID: localizeIssueID, Repo: repo, BaseCommit: *ref, Text: issue, Source: issueName}}})
 	if err != nil {
 		return fmt.Errorf("start localize of issue %s: %w", issueName, err)
 	}
-	var out workflows.LocalizeResult
-	if err := run.Get(ctx, &out); err != nil {
+	res, err := jobs.Wait(ctx, st)
+	if err != nil {
+		return fmt.Errorf("localize %s: %w", repo, err)
+	}
+	out, err := jobs.IssueResult(ctx, cl, b, res, localizeIssueID)
+	if err != nil {
 		return fmt.Errorf("localize %s: %w", repo, err)
 	}
 	if err := printLocalize(stdout, stderr, out, g.json); err != nil {

@@ -303,6 +303,9 @@ func (h levelFloor) WithGroup(n string) slog.Handler {
 var stdout io.Writer = os.Stdout
 
 // printJSON writes v to stdout as indented JSON (what --json prints).
+// backends names the retrieval backends that decide a ranking's answers.
+func (g *globals) backends() []string { return []string{g.embedder, g.llm, g.vectors, g.queryInst} }
+
 func printJSON(v any) error { return writeJSON(stdout, v) }
 
 func writeJSON(w io.Writer, v any) error {

@@ -29,7 +29,7 @@ func capture(t *testing.T, fn func() error) (string, error) {
 func TestIndexThenStatus(t *testing.T) {
 	r := gitfixture.New(t)
 	r.Write(map[string]string{"a.go": "package a\n"})
-	r.Commit("one")
+	first := r.Commit("one")
 	r.Write(map[string]string{"a.go": "package a\n\nfunc A() {}\n\nfunc B() { A() }\n"})
 	head := r.Commit("two")
 	data := t.TempDir()
@@ -102,15 +102,29 @@ func TestIndexThenStatus(t *testing.T) {
 	if loc.Method != "spider" || len(loc.Items) == 0 || loc.Items[0].ID != "a.go:A" || !strings.Contains(loc.Selector, "heuristic") {
 		t.Fatalf("localize = %+v", loc)
 	}
-	// A query at a commit other than the indexed one is refused.
+	// --ref ranks the code of another commit (a snapshot, built on demand).
+	out, err = capture(t, func() error {
+		return runLocalize(ctx, []string{"--data-dir", data, "--json", "--repo", "acme/widgets", "--ref", first[:7], "the A function in a.go"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at struct {
+		Commit string `json:"commit"`
+	}
+	if err := json.Unmarshal([]byte(out), &at); err != nil || at.Commit != first {
+		t.Fatalf("localize --ref %s answered at %q (%v)", first[:7], at.Commit, err)
+	}
+	// A query at a commit that is not in the repository is refused.
 	_, err = capture(t, func() error {
 		return runLocalize(ctx, []string{"--data-dir", data, "--repo", "acme/widgets", "--ref", "0000000", "A"})
 	})
-	if err == nil || !strings.Contains(err.Error(), "index that ref first") {
-		t.Fatalf("localize --ref at another commit: %v", err)
+	const notIn = "base_commit 0000000 is not a commit of acme/widgets"
+	if err == nil || !strings.Contains(err.Error(), notIn) {
+		t.Fatalf("localize --ref of no commit: %v", err)
 	}
 	// The user reads the failing step's message once, not Temporal's chain.
-	if msg := errorMessage(err); strings.Count(msg, "index that ref first") != 1 || strings.Contains(msg, "workflow execution error") ||
+	if msg := errorMessage(err); strings.Count(msg, notIn) != 1 || strings.Contains(msg, "workflow execution error") ||
 		strings.Contains(msg, "(type:") || !strings.HasPrefix(msg, "localize acme/widgets: ") {
 		t.Fatalf("localize --ref at another commit reads %q", msg)
 	}

@@ -19,7 +19,9 @@ import (
 	"github.com/locus-dev/locus/internal/eval/funceval"
 	"github.com/locus-dev/locus/internal/eval/metrics"
 	"github.com/locus-dev/locus/internal/eval/report"
+	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/search"
+	"go.temporal.io/sdk/client"
 )
 
 // FunctionKs are the cutoffs of function-level reports.
@@ -45,9 +47,16 @@ const (
 type Options struct {
 	BenchFile string
 	Bucket    *blob.Bucket
-	// Deps are the embedder and neighbour selector of function-level runs;
-	// Deps.Bucket defaults to Bucket.
-	Deps search.Deps
+	// Client runs function-level rankings through the workflows (workers
+	// for its queues must be running); commit-history runs need none.
+	Client client.Client
+	// Backends name the workers' embedder, LLM, vector index and query
+	// instruction (part of the run ids); Embedder is the embedder's name
+	// for the report.
+	Backends []string
+	Embedder string
+	// Watch shows a started ranking backlog's progress; may be nil.
+	Watch func(ctx context.Context, s jobs.Started) (stop func(ok bool))
 	// Resolve maps owner/name to the git directory of its clone.
 	Resolve func(repo string) (string, error)
 	Methods []string // function-level methods; default sr, der, spisr, spider
@@ -137,6 +146,9 @@ func (o Options) logf(format string, args ...any) {
 
 func runFunctions(ctx context.Context, o Options) (*Result, error) {
 	start := time.Now()
+	if o.Client == nil {
+		return nil, fmt.Errorf("eval %s: function-level rankings run as workflows: a Temporal client is required", o.BenchFile)
+	}
 	insts, err := bench.LoadSWE(o.BenchFile)
 	if err != nil {
 		return nil, err
@@ -146,12 +158,8 @@ func runFunctions(ctx context.Context, o Options) (*Result, error) {
 	if len(methods) == 0 {
 		methods = DefaultMethods
 	}
-	deps := o.Deps
-	if deps.Bucket == nil {
-		deps.Bucket = o.Bucket
-	}
-	runner := &funceval.Runner{Bucket: o.Bucket, Deps: deps, RepoDir: o.Resolve,
-		Methods: methods, K: FunctionKs[len(FunctionKs)-1], Log: o.Log}
+	runner := &funceval.Runner{Bucket: o.Bucket, Client: o.Client, Backends: o.Backends, RepoDir: o.Resolve,
+		Methods: methods, K: FunctionKs[len(FunctionKs)-1], Watch: o.Watch, Log: o.Log}
 	var fi []funceval.Instance
 	spans := map[string]map[string][]string{}
 	for _, in := range insts {
@@ -198,15 +206,20 @@ func runFunctions(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eval %s: %w", o.BenchFile, err)
 	}
-	embedder, selector := "none", "none"
-	if deps.Embedder != nil {
-		embedder = deps.Embedder.Name()
+	embedder, selector := o.Embedder, "none"
+	if embedder == "" {
+		embedder = "unnamed"
 	}
-	if deps.Selector != nil {
-		selector = deps.Selector.Name()
+	var tokensIn, tokensOut int
+	for _, r := range results {
+		if r.Selector != "" {
+			selector = r.Selector
+		}
+		tokensIn += r.TokensIn
+		tokensOut += r.TokensOut
 	}
 	rs.Notes = append(rs.Notes,
-		fmt.Sprintf("embedder: %s; selector: %s", embedder, selector),
+		fmt.Sprintf("embedder: %s; selector: %s (%d prompt and %d completion tokens); ranked through the LocalizeBacklog workflow, one run per method", embedder, selector, tokensIn, tokensOut),
 		fmt.Sprintf("%d instances evaluated, %d skipped; every gold function from the patch is in gold_spans on %d of %d instances that have them", len(evaluated), len(skips), agree, withSpans),
 		fmt.Sprintf("run time %s", time.Since(start).Round(time.Second)))
 	for _, s := range skips {

@@ -10,12 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/eval/report"
-	"github.com/locus-dev/locus/internal/llm"
-	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/temporaltest"
+	"github.com/locus-dev/locus/workers"
 )
 
 // TestEvalHarnessExactMetrics runs a function-level evaluation end to end on a
@@ -62,15 +61,8 @@ func TestEvalHarnessExactMetrics(t *testing.T) {
 
 	ctx := context.Background()
 	b := blobtest.Bucket(t)
-	e, err := embed.Open(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sel, err := llm.OpenSelector("", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Run(ctx, Options{BenchFile: benchFile, Bucket: b, Deps: search.Deps{Embedder: e, Selector: sel},
+	c := temporaltest.Start(t, workers.Config{Bucket: b})
+	res, err := Run(ctx, Options{BenchFile: benchFile, Bucket: b, Client: c, Embedder: "lexical-hash-512",
 		Resolve: Resolver("", map[string]string{"acme/bank": filepath.Join(root, "acme+bank", "repo")}), Methods: []string{"sr"}, Seed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,14 @@
-// Package funceval runs function-level localization benchmarks: it indexes each
-// (repository, base commit) once, derives gold functions from the patch, and
-// ranks with every method.
+// Package funceval runs function-level localization benchmarks through the
+// workflows users run (IndexFleet, LocalizeBacklog): it ranks every instance
+// against its base commit with every method and derives the gold functions
+// from the patch.
 package funceval
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,12 +16,14 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
-	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/schema"
+	"github.com/locus-dev/locus/workflows"
+	"go.temporal.io/sdk/client"
 )
 
 // Instance is one benchmark task.
@@ -42,8 +48,9 @@ type Result struct {
 	GoldFile []string `json:"gold_files"` // files of the gold functions
 	Files    []string `json:"files"`      // files of Ranked, first occurrence order
 	Selector string   `json:"selector,omitempty"`
-	LLMCalls int      `json:"llm_calls,omitempty"`
-	Seconds  float64  `json:"seconds"`
+	// Selector tokens spent on the instance (prompt, completion).
+	TokensIn  int `json:"tokens_in,omitempty"`
+	TokensOut int `json:"tokens_out,omitempty"`
 }
 
 // Skip records an instance that could not be evaluated.
@@ -52,10 +59,18 @@ type Skip struct {
 	Reason   string `json:"reason"`
 }
 
-// Runner evaluates instances against bare clones.
+// Runner evaluates instances through the same workflows users run: it
+// indexes each repository with IndexFleet, ranks every instance with one
+// LocalizeBacklog per method (an instance's base commit gets a snapshot,
+// built once and cached), and derives the gold functions from the patch
+// against that snapshot's code graph.
 type Runner struct {
 	Bucket *blob.Bucket
-	Deps   search.Deps
+	// Client runs the workflows; workers for its queues must be running.
+	Client client.Client
+	// Backends name the embedder, LLM, vector index and query instruction
+	// the workers use (part of the run ids, see jobs.Backlog).
+	Backends []string
 	// RepoDir resolves "owner/name" to a git directory.
 	RepoDir func(repo string) (string, error)
 	// Methods to run; default sr, der, spisr, spider.
@@ -66,111 +81,249 @@ type Runner struct {
 	Params spider.Params
 	// PrimaryLanguageOnly builds graphs of the main language only.
 	PrimaryLanguageOnly bool
+	// Watch shows a started backlog's progress until stop is called; may be nil.
+	Watch func(ctx context.Context, s jobs.Started) (stop func(ok bool))
 	// Log receives progress lines; may be nil.
 	Log func(format string, args ...any)
 }
 
-// evalRepo names the store namespace of one (repository, commit).
-func evalRepo(repo, commit string) schema.RepoName {
-	return schema.RepoName("eval/" + strings.ReplaceAll(strings.ToLower(repo), "/", "-") + "-" + commit[:min(12, len(commit))])
-}
-
-// ensureIndex builds (or reuses) the graph and search indexes at commit.
-func (r *Runner) ensureIndex(ctx context.Context, repo, commit string) (schema.RepoName, *codegraph.Graph, error) {
-	name := evalRepo(repo, commit)
-	m, err := manifest.Read(ctx, r.Bucket, name)
-	if err != nil {
-		return "", nil, err
-	}
-	if m != nil && m.Graph != nil && m.Search != nil && m.Graph.Commit == commit && m.Search.Model == r.Deps.Embedder.Name() {
-		g, err := codegraph.Read(ctx, r.Bucket, *m.Graph)
-		return name, g, err
-	}
-	gitDir, err := r.RepoDir(repo)
-	if err != nil {
-		return "", nil, err
-	}
-	h, ok := gitrepo.ParseHash(commit)
-	if !ok {
-		return "", nil, fmt.Errorf("base commit %q is not a commit id", commit)
-	}
-	g, err := codegraph.BuildCommit(ctx, gitDir, "", h, codegraph.Options{PrimaryLanguageOnly: r.PrimaryLanguageOnly})
-	if err != nil {
-		return "", nil, fmt.Errorf("graph of %s@%s: %w", repo, commit, err)
-	}
-	info, err := codegraph.Write(ctx, r.Bucket, name, commit, g)
-	if err != nil {
-		return "", nil, err
-	}
-	ires, err := search.IndexRepo(ctx, r.Deps, name, info)
-	if err != nil {
-		return "", nil, err
-	}
-	si := &schema.SearchInfo{Commit: commit, Model: ires.Model, Functions: ires.Functions, Embedded: ires.Embedded, SparseKey: ires.SparseKey}
-	if _, err := manifest.Publish(ctx, r.Bucket, manifest.Update{Repo: schema.RepoSpec{Name: name}, Graph: &info, Search: si, IndexedAt: time.Now()}); err != nil {
-		return "", nil, err
-	}
-	return name, g, nil
-}
-
-// Run evaluates the instances; instances that cannot run are skipped with a reason.
+// Run evaluates the instances; instances that cannot run are skipped with
+// a reason (an unsupported language, a repository that is not there or
+// fails to index, a base commit not in it, a patch without a function-level
+// edit). Results are instance by instance, methods in order.
 func (r *Runner) Run(ctx context.Context, instances []Instance) ([]Result, []Skip, error) {
+	if r.Bucket == nil || r.Client == nil || r.RepoDir == nil {
+		return nil, nil, errors.New("funceval: a bucket, a Temporal client and a repository resolver are required")
+	}
 	if len(r.Methods) == 0 {
 		r.Methods = []string{search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER}
 	}
 	if r.K <= 0 {
 		r.K = 50
 	}
-	if r.Deps.Bucket == nil {
-		r.Deps.Bucket = r.Bucket
-	}
-	if r.Deps.Embedder == nil {
-		r.Deps.Embedder = &embed.Lexical{}
-	}
-	var out []Result
+	skipped := map[string]string{}
 	var skips []Skip
-	for i, in := range instances {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+	skip := func(id, reason string) {
+		if _, done := skipped[id]; !done {
+			skipped[id] = reason
+			skips = append(skips, Skip{id, reason})
 		}
-		name, g, err := r.ensureIndex(ctx, in.Repo, in.BaseCommit)
-		if err != nil {
-			skips = append(skips, Skip{in.ID, err.Error()})
-			r.logf("[%d/%d] %s: skipped: %v", i+1, len(instances), in.ID, err)
+	}
+	names, err := r.index(ctx, instances, skip)
+	if err != nil {
+		return nil, nil, err
+	}
+	var issues []schema.BacklogIssue
+	for _, in := range instances {
+		if _, ok := skipped[in.ID]; !ok {
+			issues = append(issues, schema.BacklogIssue{ID: in.ID, Repo: names[in.Repo], BaseCommit: in.BaseCommit, Text: in.Issue, Source: "instance " + in.ID})
+		}
+	}
+	ranked := map[string]map[string]schema.BacklogIssueResult{} // method → instance → result
+	if len(issues) > 0 {
+		for _, method := range r.Methods {
+			p := r.Params
+			p.K = r.K
+			res, err := r.rank(ctx, method, p, issues)
+			if err != nil {
+				return nil, nil, err
+			}
+			ranked[method] = res
+		}
+	}
+	graphs := map[string]*codegraph.Graph{}
+	var out []Result
+	for _, in := range instances {
+		if _, ok := skipped[in.ID]; ok {
 			continue
+		}
+		first := ranked[r.Methods[0]][in.ID]
+		if first.Error != "" {
+			skip(in.ID, first.Error)
+			continue
+		}
+		g, err := r.graphAt(ctx, names[in.Repo], in.BaseCommit, graphs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", in.ID, err)
 		}
 		gold, err := codegraph.GoldFromPatch(g, in.Patch)
 		if err != nil {
-			skips = append(skips, Skip{in.ID, "patch: " + err.Error()})
+			skip(in.ID, "patch: "+err.Error())
 			continue
 		}
 		if len(gold) == 0 {
-			skips = append(skips, Skip{in.ID, "no function-level edit"})
+			skip(in.ID, "no function-level edit")
 			continue
 		}
 		goldFiles := filesOf(gold)
 		for _, method := range r.Methods {
-			start := time.Now()
-			p := r.Params
-			p.K = r.K
-			res, err := search.Localize(ctx, r.Deps, name, in.Issue, search.Params{Method: method, Params: p})
-			if err != nil {
-				if errors.Is(err, context.Canceled) {
-					return nil, nil, err
-				}
-				return nil, nil, fmt.Errorf("%s %s: %w", in.ID, method, err)
+			res := ranked[method][in.ID]
+			if res.Error != "" {
+				return nil, nil, fmt.Errorf("%s %s: %s", in.ID, method, res.Error)
 			}
-			ranked := make([]string, len(res.Items))
+			ids := make([]string, len(res.Items))
 			for j, it := range res.Items {
-				ranked[j] = it.ID
+				ids[j] = it.FunctionID
 			}
 			out = append(out, Result{Instance: in.ID, Repo: in.Repo, Language: in.Language, Method: method, Gold: gold,
-				Ranked: ranked, GoldFile: goldFiles, Files: filesOf(ranked), Selector: res.Selector, LLMCalls: res.LLMCalls,
-				Seconds: time.Since(start).Seconds()})
+				Ranked: ids, GoldFile: goldFiles, Files: filesOf(ids), Selector: res.Selector,
+				TokensIn: res.TokensIn, TokensOut: res.TokensOut})
 		}
-		r.logf("[%d/%d] %s: %d gold functions", i+1, len(instances), in.ID, len(gold))
+		r.logf("%s: %d gold functions", in.ID, len(gold))
 	}
 	return out, skips, nil
+}
+
+// index indexes the repositories of the instances as `locus index` would
+// (one IndexFleet; an indexed repository only catches up) and returns their
+// store names. Instances of an unsupported language or a repository that
+// cannot be found or indexed are skipped.
+func (r *Runner) index(ctx context.Context, instances []Instance, skip func(id, reason string)) (map[string]schema.RepoName, error) {
+	names := map[string]schema.RepoName{}
+	failed := map[string]string{}
+	var specs []schema.RepoSpec
+	for _, in := range instances {
+		if !supported(in.Language) {
+			skip(in.ID, fmt.Sprintf("unsupported language %s: locus builds no code graph for it yet", in.Language))
+			continue
+		}
+		if _, ok := names[in.Repo]; ok {
+			continue
+		}
+		if _, ok := failed[in.Repo]; ok {
+			continue
+		}
+		dir, err := r.RepoDir(in.Repo)
+		if err == nil {
+			var s schema.RepoSpec
+			if s, err = gitrepo.ResolveSpec(in.Repo + "=" + dir); err == nil {
+				names[in.Repo] = s.Name
+				specs = append(specs, s)
+				continue
+			}
+		}
+		failed[in.Repo] = err.Error()
+	}
+	if len(specs) > 0 {
+		in := schema.IndexFleetInput{Repos: specs, Options: schema.FleetOptions{Index: schema.IndexOptions{PrimaryLanguageOnly: r.PrimaryLanguageOnly}}}
+		data, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(data)
+		id := "eval-index-" + hex.EncodeToString(sum[:6])
+		start := time.Now()
+		run, err := jobs.StartFleet(ctx, r.Client, r.Bucket, id, in)
+		if err != nil {
+			return nil, err
+		}
+		var res workflows.FleetResult
+		if err := run.Get(ctx, &res); err != nil {
+			return nil, fmt.Errorf("index %d repositories: %w", len(specs), err)
+		}
+		fs, err := jobs.FleetSummary(ctx, r.Bucket, res)
+		if err != nil {
+			return nil, err
+		}
+		for _, rr := range fs.Results {
+			if !rr.OK {
+				for repo, name := range names {
+					if name == rr.Repo {
+						failed[repo] = "index: " + rr.Error
+						delete(names, repo)
+					}
+				}
+			}
+		}
+		r.logf("indexed %d repositories (%d failed) in %s", fs.Done, fs.Failed, time.Since(start).Round(time.Millisecond))
+	}
+	for _, in := range instances {
+		if why, ok := failed[in.Repo]; ok {
+			skip(in.ID, why)
+		}
+	}
+	return names, nil
+}
+
+// rank runs one backlog of every issue under one method and returns its
+// results by issue id.
+func (r *Runner) rank(ctx context.Context, method string, p spider.Params, issues []schema.BacklogIssue) (map[string]schema.BacklogIssueResult, error) {
+	start := time.Now()
+	s, err := jobs.StartBacklog(ctx, r.Client, r.Bucket, jobs.Backlog{Prefix: "eval-" + method, Rerun: true, Issues: issues,
+		Params: search.Params{Method: method, Params: p}, Backends: r.Backends})
+	if err != nil {
+		return nil, err
+	}
+	stop := func(bool) {}
+	if r.Watch != nil {
+		stop = r.Watch(ctx, s)
+	}
+	res, err := jobs.Wait(ctx, s)
+	stop(err == nil)
+	if err != nil {
+		return nil, fmt.Errorf("rank with %s: %w", method, err)
+	}
+	rs, err := jobs.Results(ctx, r.Bucket, res)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]schema.BacklogIssueResult, len(rs))
+	for _, x := range rs {
+		out[x.IssueID] = x
+	}
+	for _, is := range issues {
+		if _, ok := out[is.ID]; !ok {
+			return nil, fmt.Errorf("rank with %s: backlog %s has no result for %s", method, res.Run, is.ID)
+		}
+	}
+	r.logf("%s: %d issues ranked in %s (backlog %s, %d failed)", method, len(issues), time.Since(start).Round(time.Millisecond), res.Run, res.Failed)
+	return out, nil
+}
+
+// graphAt reads the code graph the ranking used: the indexed head's when
+// commit is the head, else the snapshot's of commit.
+func (r *Runner) graphAt(ctx context.Context, repo schema.RepoName, commit string, cache map[string]*codegraph.Graph) (*codegraph.Graph, error) {
+	key := string(repo) + "@" + commit
+	if g, ok := cache[key]; ok {
+		return g, nil
+	}
+	m, err := manifest.Read(ctx, r.Bucket, repo)
+	if err != nil {
+		return nil, err
+	}
+	var info schema.GraphInfo
+	if m != nil && m.Graph != nil && strings.HasPrefix(m.Graph.Commit, strings.ToLower(commit)) {
+		info = *m.Graph
+	} else {
+		snap, err := search.ReadSnapshot(ctx, r.Bucket, repo, strings.ToLower(commit))
+		if err != nil {
+			return nil, err
+		}
+		if snap == nil {
+			return nil, fmt.Errorf("no snapshot of %s at %s after ranking it", repo, commit)
+		}
+		info = snap.Graph
+	}
+	g, err := codegraph.Read(ctx, r.Bucket, info)
+	if err != nil {
+		return nil, fmt.Errorf("graph of %s@%s: %w", repo, commit, err)
+	}
+	cache[key] = g
+	return g, nil
+}
+
+// supported reports whether locus builds code graphs of a benchmark
+// language ("" is taken as supported: the repository decides).
+func supported(language string) bool {
+	if language == "" {
+		return true
+	}
+	for _, l := range codegraph.Languages() {
+		if strings.EqualFold(l.Name(), language) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Runner) logf(format string, args ...any) {
@@ -192,5 +345,3 @@ func filesOf(ids []string) []string {
 	}
 	return out
 }
-
-var errNoRepo = errors.New("repository not found under the repo dir")

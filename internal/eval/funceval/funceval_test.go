@@ -2,13 +2,17 @@ package funceval
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/temporaltest"
+	"github.com/locus-dev/locus/workers"
 )
 
 const patch = `diff --git a/shop/cart.py b/shop/cart.py
@@ -20,6 +24,9 @@ const patch = `diff --git a/shop/cart.py b/shop/cart.py
 +        return round(sum(self.prices), 2)
 `
 
+// TestRunnerDerivesGoldAndRanks evaluates through the workflows users run:
+// the base commit is not the head, so every ranking and the gold come from
+// its snapshot.
 func TestRunnerDerivesGoldAndRanks(t *testing.T) {
 	r := gitfixture.New(t)
 	r.Write(map[string]string{
@@ -27,27 +34,45 @@ func TestRunnerDerivesGoldAndRanks(t *testing.T) {
 		"shop/user.py": "def login(name):\n    return name\n",
 	})
 	base := r.Commit("base")
+	// The head moved on: total is gone, so only the snapshot at base has it.
+	r.Write(map[string]string{"shop/cart.py": "class Cart:\n    def add(self, price):\n        self.prices.append(price)\n"})
+	r.Commit("drop total")
 	b := blobtest.Bucket(t)
-	lookups := 0
-	run := &Runner{Bucket: b, RepoDir: func(string) (string, error) { lookups++; return filepath.Join(r.Dir, ".git"), nil }, K: 5}
+	c := temporaltest.Start(t, workers.Config{Bucket: b})
+	run := &Runner{Bucket: b, Client: c, K: 5, RepoDir: func(repo string) (string, error) {
+		if repo == "acme/missing" {
+			return "", errors.New("no clone of acme/missing")
+		}
+		return filepath.Join(r.Dir, ".git"), nil
+	}}
 	instances := []Instance{
 		{ID: "i1", Repo: "acme/shop", Language: "python", BaseCommit: base, Issue: "the cart total of prices is not rounded", Patch: patch},
 		{ID: "i2", Repo: "acme/shop", Language: "python", BaseCommit: base, Issue: "docs", Patch: "--- a/README\n+++ b/README\n@@ -1 +1 @@\n-a\n+b\n"},
 		{ID: "i3", Repo: "acme/missing", BaseCommit: base, Issue: "x", Patch: patch},
+		{ID: "i4", Repo: "acme/shop", Language: "rust", BaseCommit: base, Issue: "x", Patch: patch},
+		{ID: "i5", Repo: "acme/shop", Language: "python", BaseCommit: "0123456789abcdef0123456789abcdef01234567", Issue: "x", Patch: patch},
 	}
-	run.RepoDir = func(repo string) (string, error) {
-		lookups++
-		if repo == "acme/missing" {
-			return "", errNoRepo
-		}
-		return filepath.Join(r.Dir, ".git"), nil
-	}
-	res, skips, err := run.Run(context.Background(), instances)
+	ctx := context.Background()
+	res, skips, err := run.Run(ctx, instances)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(skips) != 2 || skips[0].Instance != "i2" || skips[0].Reason != "no function-level edit" || skips[1].Instance != "i3" {
-		t.Fatalf("skips %+v", skips)
+	why := map[string]string{}
+	for _, s := range skips {
+		why[s.Instance] = s.Reason
+	}
+	for id, want := range map[string]string{
+		"i2": "no function-level edit",
+		"i3": "no clone of acme/missing",
+		"i4": "unsupported language rust",
+		"i5": "base_commit 0123456789abcdef0123456789abcdef01234567 is not a commit of acme/shop",
+	} {
+		if !strings.Contains(why[id], want) {
+			t.Errorf("%s skipped for %q, want %q", id, why[id], want)
+		}
+	}
+	if len(skips) != 4 {
+		t.Errorf("skips %+v", skips)
 	}
 	if len(res) != 4 {
 		t.Fatalf("%d results, want one per method", len(res))
@@ -63,12 +88,12 @@ func TestRunnerDerivesGoldAndRanks(t *testing.T) {
 			t.Errorf("BM25 top is %s", x.Ranked[0])
 		}
 	}
-	// A second run reuses the cached index: the repository is not read again.
-	before := lookups
-	if _, _, err := run.Run(context.Background(), instances[:1]); err != nil {
+	// A second run ranks again and answers the same.
+	again, _, err := run.Run(ctx, instances[:1])
+	if err != nil {
 		t.Fatal(err)
 	}
-	if lookups != before {
-		t.Errorf("the second run resolved the repository again (%d lookups): the index was not reused", lookups-before)
+	if !reflect.DeepEqual(again, res) {
+		t.Errorf("second run:\n%+v\nfirst:\n%+v", again, res)
 	}
 }
