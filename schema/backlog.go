@@ -1,5 +1,7 @@
 package schema
 
+import "time"
+
 // BacklogIssue is one issue of a backlog as LocalizeBacklog sees it. The CLI
 // stores the parsed issues as a JSON array of these at backlogs/<run>/input.json;
 // each workflow run loads its slice by offset.
@@ -73,6 +75,9 @@ type BacklogProgress struct {
 	TokensOut int `json:"tokens_out"`
 	// BudgetExhausted counts the issues started after the budget was spent.
 	BudgetExhausted int `json:"budget_exhausted"`
+	// Started is when the backlog's first run started (zero from workers
+	// that predate it); with Done and Failed it gives the rate so far.
+	Started time.Time `json:"started,omitempty"`
 }
 
 // BacklogKey is the key of a file of a backlog run: backlogs/<run>/<name>.

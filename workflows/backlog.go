@@ -145,7 +145,8 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 
 	err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (schema.BacklogProgress, error) {
 		return schema.BacklogProgress{Total: in.Total, Done: in.Done, Failed: in.Failed, Running: running,
-			Pending: in.Total - next, TokensIn: in.TokensIn, TokensOut: in.TokensOut, BudgetExhausted: in.BudgetExhausted}, nil
+			Pending: in.Total - next, TokensIn: in.TokensIn, TokensOut: in.TokensOut, BudgetExhausted: in.BudgetExhausted,
+			Started: in.StartedAt}, nil
 	})
 	if err != nil {
 		return BacklogResult{}, err

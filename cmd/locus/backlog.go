@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +11,6 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/locus-dev/locus/activities"
 	"github.com/locus-dev/locus/internal/backlog"
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/gitrepo"
@@ -263,140 +260,4 @@ func nonNegative(flagName string, v float64) error {
 		return fmt.Errorf("--%s %g: want 0 or more", flagName, v)
 	}
 	return nil
-}
-
-// backlogStatus is one run as `locus backlog status` shows it.
-type backlogStatus struct {
-	Run      string `json:"run"`
-	Finished bool   `json:"finished"`
-	Total    int    `json:"total"`
-	// Stored is how many issues' results are stored (in whole parts).
-	Stored      int `json:"stored"`
-	Done        int `json:"done"`
-	Failed      int `json:"failed"`
-	Pending     int `json:"pending"`
-	ParseErrors int `json:"parse_errors"`
-	TokensIn    int `json:"tokens_in"`
-	TokensOut   int `json:"tokens_out"`
-	// Summary is the finished run's summary.
-	Summary *backlog.Summary `json:"summary,omitempty"`
-}
-
-// runBacklogStatus reports runs from the store: a finished run's summary,
-// or what an unfinished one has stored so far. It needs no Temporal server.
-func runBacklogStatus(ctx context.Context, args []string) error {
-	var g globals
-	fs := newFlags("backlog status", &g)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: locus backlog status [flags] [RUN]\n\nWithout RUN, every backlog run in the store.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 1 {
-		fs.Usage()
-		return exitError{code: 2, msg: "backlog status takes at most one run"}
-	}
-	b, err := g.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	var runs []string
-	if fs.NArg() == 1 {
-		runs = []string{fs.Arg(0)}
-	} else {
-		dirs, err := b.ListDirs(ctx, "backlogs/")
-		if err != nil {
-			return err
-		}
-		for _, d := range dirs {
-			runs = append(runs, strings.TrimSuffix(strings.TrimPrefix(d, "backlogs/"), "/"))
-		}
-	}
-	var sts []backlogStatus
-	for _, r := range runs {
-		st, err := readBacklogStatus(ctx, b, r)
-		if err != nil {
-			return err
-		}
-		sts = append(sts, st)
-	}
-	if g.json {
-		return printJSON(sts)
-	}
-	if len(sts) == 0 {
-		fmt.Fprintln(stdout, "no backlog runs in the store")
-		return nil
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATE\tISSUES\tDONE\tFAILED\tPENDING\tNOT READ\tTOKENS IN\tTOKENS OUT")
-	for _, s := range sts {
-		state := "finished"
-		if !s.Finished {
-			state = fmt.Sprintf("running or stopped (%d stored)", s.Stored)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", s.Run, state, s.Total, s.Done, s.Failed, s.Pending, s.ParseErrors, s.TokensIn, s.TokensOut)
-	}
-	tw.Flush()
-	if len(sts) == 1 && sts[0].Summary != nil && len(sts[0].Summary.Failures) > 0 {
-		for _, f := range sts[0].Summary.Failures {
-			fmt.Fprintf(stdout, "%s (%s): %s\n", f.IssueID, f.Source, f.Error)
-		}
-	}
-	return nil
-}
-
-// readBacklogStatus reads one run's state from the store.
-func readBacklogStatus(ctx context.Context, b *blob.Bucket, run string) (backlogStatus, error) {
-	st := backlogStatus{Run: run}
-	data, err := b.ReadAll(ctx, schema.BacklogKey(run, "summary.json"))
-	if err == nil {
-		var s backlog.Summary
-		if err := json.Unmarshal(data, &s); err != nil {
-			return st, fmt.Errorf("backlog %s: summary: %w", run, err)
-		}
-		st.Finished, st.Summary = true, &s
-		st.Total, st.Stored, st.Done, st.Failed, st.ParseErrors = s.Total, s.Done+s.Failed, s.Done, s.Failed, s.ParseErrors
-		st.TokensIn, st.TokensOut = s.TokensIn, s.TokensOut
-		return st, nil
-	}
-	if !errors.Is(err, blob.ErrNotFound) {
-		return st, err
-	}
-	data, err = b.ReadAll(ctx, schema.BacklogKey(run, "input.json"))
-	if errors.Is(err, blob.ErrNotFound) {
-		return st, exitError{code: 1, msg: fmt.Sprintf("no backlog run %q in the store (locus backlog status lists them)", run)}
-	}
-	if err != nil {
-		return st, err
-	}
-	var issues []schema.BacklogIssue
-	if err := json.Unmarshal(data, &issues); err != nil {
-		return st, fmt.Errorf("backlog %s: input: %w", run, err)
-	}
-	st.Total = len(issues)
-	if data, err := b.ReadAll(ctx, activities.BacklogParseErrorsKey(run)); err == nil {
-		var fs []backlog.Failure
-		if json.Unmarshal(data, &fs) == nil {
-			st.ParseErrors = len(fs)
-		}
-	}
-	objs, err := b.List(ctx, schema.BacklogKey(run, "part-"))
-	if err != nil {
-		return st, err
-	}
-	keys := make([]string, len(objs))
-	for i, o := range objs {
-		keys[i] = o.Key
-	}
-	rs, err := backlog.ReadParts(ctx, b, keys)
-	if err != nil {
-		return st, fmt.Errorf("backlog %s: %w", run, err)
-	}
-	s := activities.BacklogSummary(run, rs)
-	st.Stored, st.Done, st.Failed, st.TokensIn, st.TokensOut = len(rs), s.Done, s.Failed, s.TokensIn, s.TokensOut
-	st.Pending = st.Total - st.Stored
-	return st, nil
 }

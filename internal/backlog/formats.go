@@ -153,6 +153,13 @@ func (p *parser) csv(data []byte) error {
 				return nil
 			}
 			lastErrLine = pe.StartLine
+			if last := lineCount(data); errors.Is(pe.Err, csv.ErrQuote) && pe.Line >= last && last > pe.StartLine {
+				// The usual cause: a quote opened and never closed swallows
+				// every row after it; say so rather than blame the last line.
+				p.fail(record{line: pe.StartLine}, "", "", "CSV: a quoted field opened on line %d is never closed, so lines %d to %d were read into it (the rows there are not read)",
+					pe.StartLine, pe.StartLine, last)
+				continue
+			}
 			p.fail(record{line: pe.StartLine}, "", "", "CSV: %v (line %d, column %d)", pe.Err, pe.Line, pe.Column)
 			continue
 		}
@@ -174,6 +181,15 @@ func (p *parser) csv(data []byte) error {
 		}
 		p.add(rr)
 	}
+}
+
+// lineCount is the number of lines in data (a last line without a newline counts).
+func lineCount(data []byte) int {
+	n := bytes.Count(data, []byte{'\n'})
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n++
+	}
+	return n
 }
 
 // jsonArray reads one or more JSON arrays of objects (a GitHub issues

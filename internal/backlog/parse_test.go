@@ -226,6 +226,13 @@ func TestBadRecords(t *testing.T) {
 				`b.csv:9: field "instance_id": duplicate id "x1" (first at b.csv:2)`,
 			},
 			ids: []string{"x1", "x5", "x6"}},
+		{name: "csv quote never closed", file: "q.csv", data: "id,repo,problem_statement\n" +
+			"a,o/n,fine\n" +
+			"b,o/n,\"opens here\n" + // 3: the quote runs to the end
+			"c,o/n,swallowed\n" +
+			"d,o/n,swallowed too\n",
+			errors: []string{`q.csv:3: CSV: a quoted field opened on line 3 is never closed, so lines 3 to 5 were read into it (the rows there are not read)`},
+			ids:    []string{"a"}},
 		{name: "github", file: "gh.json", opts: ParseOptions{DefaultRepo: "o/n"}, data: "[\n" +
 			`{"number": 1, "title": "ok", "body": null},` + "\n" +
 			`{"title": "no number", "body": "b", "id": 99},` + "\n" +

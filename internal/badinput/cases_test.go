@@ -20,7 +20,7 @@ import (
 
 // cases is the bad-input suite. Every case runs against a store that already
 // holds baseRepo, which must come out untouched unless the case says otherwise.
-var cases = []badCase{
+var cases = slices.Concat([]badCase{
 	// Repository names: nothing may be written outside the store.
 	nameCase("name-dotdot", "../x", `part ".." is not allowed`),
 	nameCase("name-dotdot-nested", "a/../../b", "want owner/name"),
@@ -1323,7 +1323,7 @@ var cases = []badCase{
 			}
 		},
 	},
-}
+}, backlogCases)
 
 // indexPortRepo indexes a repository with one class of eight methods (enough
 // for SpIDER to ask its selector about neighbours) and returns its name.

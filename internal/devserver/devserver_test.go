@@ -473,3 +473,30 @@ func TestBadOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestRunning finds the address of a server running over a data dir, and
+// nothing once it stopped or when its holder died without stopping it.
+func TestRunning(t *testing.T) {
+	dir := t.TempDir()
+	if addr, err := Running(dir); err != nil || addr != "" {
+		t.Fatalf("Running on a fresh dir = %q, %v; want none", addr, err)
+	}
+	s := startServer(t, dir)
+	if addr, err := Running(dir); err != nil || addr != s.Address() {
+		t.Errorf("Running while it serves = %q, %v; want %s", addr, err, s.Address())
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if addr, err := Running(dir); err != nil || addr != "" {
+		t.Errorf("Running after Stop = %q, %v; want none", addr, err)
+	}
+	// A holder killed with kill -9 leaves its details but not its lock.
+	stale := filepath.Join(t.TempDir(), LockFileName)
+	if err := os.WriteFile(stale, []byte(`{"pid": 1, "address": "127.0.0.1:1"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if addr, err := Running(filepath.Dir(stale)); err != nil || addr != "" {
+		t.Errorf("Running over a dead holder's lock file = %q, %v; want none", addr, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // ErrDataDirLocked is returned (wrapped) by Start when another process holds
@@ -82,4 +83,39 @@ func (l *dirLock) release() {
 	_ = unlock(l.f)
 	_ = l.f.Close()
 	l.f = nil
+}
+
+// Running returns the frontend address of the embedded server that another
+// process (or this one) runs over dataDir, or "" when none runs: the holder
+// of the data dir's lock records its address there once it serves, and the
+// OS drops the lock when the holder exits, even by kill -9, so a stale
+// address is never returned. Where there is no flock (see lock_other.go)
+// it always returns "".
+func Running(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, LockFileName)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("devserver: read %s: %w", path, err)
+	}
+	var info lockInfo
+	if len(b) == 0 || json.Unmarshal(b, &info) != nil || info.Address == "" {
+		return "", nil // not started yet, stopped, or being written
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("devserver: open %s: %w", path, err)
+	}
+	defer f.Close()
+	free, err := tryLock(f)
+	if err != nil {
+		return "", fmt.Errorf("devserver: lock %s: %w", path, err)
+	}
+	if free { // its holder is gone
+		_ = unlock(f)
+		return "", nil
+	}
+	return info.Address, nil
 }
