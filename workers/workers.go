@@ -45,7 +45,8 @@ type Config struct {
 	// prompt hash. Ignored when Search.Selector is set.
 	LLM string
 	// LLMConcurrency bounds selection calls per worker (the rate limit the
-	// LLM servers accept); default 4.
+	// LLM servers accept), and the issues whose selection runs at once;
+	// default 4.
 	LLMConcurrency int
 	// Namespace is the client's Temporal namespace, where attempts of dead
 	// workers of this host are released at start; default "default".
@@ -93,7 +94,10 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	// directory, so a later process can tell the attempts a dead one held.
 	wopts := func(n int, workflowsToo bool) worker.Options {
 		return worker.Options{MaxConcurrentActivityExecutionSize: n, DisableWorkflowWorker: !workflowsToo,
-			Identity: Identity(os.Getpid(), hostQueue), MaxHeartbeatThrottleInterval: HeartbeatThrottle}
+			Identity: Identity(os.Getpid(), hostQueue), MaxHeartbeatThrottleInterval: HeartbeatThrottle,
+			// Localize runs Retrieve as a local activity: CPU-bound, so
+			// bounded like the queue's activities (the SDK default is 1,000).
+			MaxConcurrentLocalActivityExecutionSize: n}
 	}
 	conc := cfg.MaxConcurrentActivities
 	if conc <= 0 {
@@ -141,7 +145,14 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 		lconc = 4
 	}
 	llmw := worker.New(c, workflows.LLMQueue, wopts(lconc, false))
-	llmw.RegisterActivity(&activities.LLM{Deps: sd})
+	// One SelectCenters activity asks about all of an issue's centers at
+	// once, so the slots bound issues; the calls themselves are bounded here.
+	ld := sd
+	if ld.Selector == nil {
+		ld.Selector = llm.Heuristic{}
+	}
+	ld.Selector = llm.Limit(ld.Selector, lconc)
+	llmw.RegisterActivity(&activities.LLM{Deps: ld})
 
 	started := []worker.Worker{}
 	for _, w := range []worker.Worker{index, host, emb, llmw} {

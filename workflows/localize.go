@@ -34,12 +34,18 @@ type LocalizeInput struct {
 	// (built by EnsureSnapshot) is ranked instead of the indexed head.
 	Snapshot string `json:"snapshot,omitempty"`
 	// LLMRetry tunes the selection retries; zero values: 1 s initial
-	// interval, doubling up to 10 s, 5 attempts, at most 2 min per center.
+	// interval, doubling up to 10 s, 5 attempts, at most 2 min per center
+	// (the issue's one selection activity gets 2 min times its centers).
 	LLMRetry RetryOptions `json:"llm_retry,omitempty"`
 	// NoSelector skips neighbour selection (no LLM step): the centers keep
 	// their places without neighbours. LocalizeBacklog sets it once its
 	// token budget is spent.
 	NoSelector bool `json:"no_selector,omitempty"`
+	// MaxIssueTokens is this issue's selector token limit (prompt +
+	// completion); 0: none. With a limit the centers are asked one after
+	// another, and those left when it is spent keep their places without
+	// neighbours, listed in the result's BudgetSkipped.
+	MaxIssueTokens int `json:"max_issue_tokens,omitempty"`
 }
 
 // RetryOptions tune an activity retry policy.
@@ -95,11 +101,7 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 		return LocalizeResult{}, err
 	}
 	start := workflow.Now(ctx)
-	retrCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           IndexQueue,
-		StartToCloseTimeout: 5 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
-	})
+	retryPolicy := &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}}
 	rin := activities.RetrieveInput{Repo: in.Repo, Issue: in.Issue, Params: in.Params}
 	if in.Snapshot != "" {
 		// Histories recorded before snapshots never set it.
@@ -108,7 +110,24 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 		}
 	}
 	var r search.Retrieval
-	if err := workflow.ExecuteActivity(retrCtx, searchActs.Retrieve, rin).Get(ctx, &r); err != nil {
+	var retrieved workflow.Future
+	// Histories recorded before ran Retrieve as an activity on the index
+	// queue. It runs on the worker running this workflow (which serves
+	// Retrieve): as a local activity it costs no task queue round trip
+	// and no workflow task of its own.
+	if workflow.GetVersion(ctx, "localize-local-retrieve", workflow.DefaultVersion, 1) >= 1 {
+		retrieved = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			StartToCloseTimeout: 5 * time.Minute,
+			RetryPolicy:         retryPolicy,
+		}), searchActs.Retrieve, rin)
+	} else {
+		retrieved = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			TaskQueue:           IndexQueue,
+			StartToCloseTimeout: 5 * time.Minute,
+			RetryPolicy:         retryPolicy,
+		}), searchActs.Retrieve, rin)
+	}
+	if err := retrieved.Get(ctx, &r); err != nil {
 		return LocalizeResult{}, err
 	}
 	if in.Commit != "" && (len(in.Commit) < 7 || !strings.HasPrefix(r.Commit, in.Commit)) {
@@ -133,46 +152,15 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 		if ro.Total <= 0 {
 			ro.Total = defaultLLMTotal
 		}
-		llmCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue:              LLMQueue,
-			StartToCloseTimeout:    min(5*time.Minute, ro.Total),
-			ScheduleToCloseTimeout: ro.Total,
-			RetryPolicy: &temporal.RetryPolicy{InitialInterval: ro.InitialInterval, BackoffCoefficient: 2, MaximumInterval: ro.MaximumInterval,
-				MaximumAttempts: ro.MaximumAttempts, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
-		})
+		policy := &temporal.RetryPolicy{InitialInterval: ro.InitialInterval, BackoffCoefficient: 2, MaximumInterval: ro.MaximumInterval,
+			MaximumAttempts: ro.MaximumAttempts, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}}
 		selStart = workflow.Now(ctx)
-		type pending struct {
-			center string
-			fut    workflow.Future
-		}
-		var futs []pending
-		for _, c := range r.Expansion.Centers {
-			if len(c.Candidates) == 0 {
-				continue
-			}
-			ids := make([]string, len(c.Candidates))
-			for i, cd := range c.Candidates {
-				ids[i] = cd.ID
-			}
-			futs = append(futs, pending{c.ID, workflow.ExecuteActivity(llmCtx, llmActs.SelectNeighbors, activities.SelectInput{
-				Repo: in.Repo, Commit: r.Commit, Issue: in.Issue, Center: c.ID, Candidates: ids})})
-		}
-		for _, p := range futs { // centers in rank order: deterministic
-			var so activities.SelectOutput
-			if err := p.fut.Get(ctx, &so); err != nil {
-				out.Failed = append(out.Failed, p.center)
-				out.SelectorUnavailable = append(out.SelectorUnavailable, unavailable(p.center, err))
-				continue
-			}
-			if out.Selector == "" {
-				out.Selector = so.Selector
-			}
-			out.LLMCalls += so.Calls
-			out.CachedCalls += so.CachedCalls
-			out.PromptTokens += so.PromptTokens
-			out.CompletionTokens += so.CompletionTokens
-			out.SelectLatency += time.Duration(so.LatencyMs) * time.Millisecond
-			selected[p.center] = spider.Selection{IDs: so.IDs, Selector: so.Selector}
+		// Histories recorded before SelectCenters made one SelectNeighbors
+		// activity per center.
+		if workflow.GetVersion(ctx, "localize-select-centers", workflow.DefaultVersion, 1) >= 1 {
+			selectCenters(ctx, in, &r, policy, ro.Total, &out, selected)
+		} else {
+			selectPerCenter(ctx, in, &r, policy, ro.Total, &out, selected)
 		}
 	}
 	if len(out.SelectorUnavailable) > 0 {
@@ -185,6 +173,133 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 	out.Items = items
 	out.Latency = workflow.Now(ctx).Sub(start)
 	return out, nil
+}
+
+// selectCenters asks about all centers of the issue with one SelectCenters
+// activity on the LLM queue, and adds what it answered to out and selected.
+// When the activity fails for good, the centers it had settled keep their
+// answers (from its error's details) and the others are unavailable.
+func selectCenters(ctx workflow.Context, in LocalizeInput, r *search.Retrieval, policy *temporal.RetryPolicy, perCenter time.Duration,
+	out *LocalizeResult, selected map[string]spider.Selection) {
+	centers := search.CentersOf(r)
+	if len(centers) == 0 {
+		return
+	}
+	total := perCenter * time.Duration(len(centers))
+	llmCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              LLMQueue,
+		StartToCloseTimeout:    total,
+		ScheduleToCloseTimeout: total,
+		RetryPolicy:            policy,
+	})
+	var so activities.SelectCentersOutput
+	err := workflow.ExecuteActivity(llmCtx, llmActs.SelectCenters, activities.SelectCentersInput{
+		Repo: in.Repo, Commit: r.Commit, Issue: in.Issue, Centers: centers, MaxTokens: in.MaxIssueTokens}).Get(ctx, &so)
+	if err != nil {
+		so.Centers = settledCenters(centers, err)
+	}
+	for _, c := range so.Centers { // in rank order: deterministic
+		out.LLMCalls += c.Calls
+		out.CachedCalls += c.CachedCalls
+		out.PromptTokens += c.PromptTokens
+		out.CompletionTokens += c.CompletionTokens
+		out.SelectLatency += time.Duration(c.LatencyMs) * time.Millisecond
+		switch {
+		case c.Skipped:
+			out.BudgetSkipped = append(out.BudgetSkipped, c.Center)
+		case c.Error != "":
+			out.Failed = append(out.Failed, c.Center)
+			out.SelectorUnavailable = append(out.SelectorUnavailable, UnavailableCenter{Center: c.Center, URL: c.URL, Attempts: c.Attempt, Error: c.Error})
+		default:
+			if out.Selector == "" {
+				out.Selector = c.Selector
+			}
+			selected[c.Center] = spider.Selection{IDs: c.IDs, Selector: c.Selector}
+		}
+	}
+}
+
+// settledCenters is every center's result after SelectCenters failed with
+// err: the centers its last attempt reported settled, and the others
+// failed with their last error (or err's).
+func settledCenters(centers []search.CenterRequest, err error) []activities.CenterResult {
+	var f activities.SelectFailure
+	var p activities.SelectCentersProgress
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.HasDetails() {
+		if app.Details(&f, &p) != nil {
+			p = activities.SelectCentersProgress{}
+		}
+	}
+	var te *temporal.TimeoutError
+	if len(p.Done) == 0 && errors.As(err, &te) && te.HasLastHeartbeatDetails() {
+		if te.LastHeartbeatDetails(&p) != nil {
+			p = activities.SelectCentersProgress{}
+		}
+	}
+	byCenter := map[string]activities.CenterResult{}
+	for _, c := range p.Done {
+		byCenter[c.Center] = c
+	}
+	failed := map[string]activities.CenterResult{}
+	for _, c := range p.Failed {
+		failed[c.Center] = c
+	}
+	out := make([]activities.CenterResult, len(centers))
+	for i, c := range centers {
+		if r, ok := byCenter[c.Center]; ok {
+			out[i] = r
+			continue
+		}
+		u := unavailable(c.Center, err)
+		r := activities.CenterResult{Center: c.Center, Error: u.Error, URL: u.URL, Attempt: u.Attempts}
+		if fc, ok := failed[c.Center]; ok && te == nil {
+			r.SelectOutput, r.Error = fc.SelectOutput, fc.Error
+			if fc.URL != "" {
+				r.URL = fc.URL
+			}
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// selectPerCenter is how histories recorded before SelectCenters selected:
+// one SelectNeighbors activity per center, in parallel.
+func selectPerCenter(ctx workflow.Context, in LocalizeInput, r *search.Retrieval, policy *temporal.RetryPolicy, total time.Duration,
+	out *LocalizeResult, selected map[string]spider.Selection) {
+	llmCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              LLMQueue,
+		StartToCloseTimeout:    min(5*time.Minute, total),
+		ScheduleToCloseTimeout: total,
+		RetryPolicy:            policy,
+	})
+	type pending struct {
+		center string
+		fut    workflow.Future
+	}
+	var futs []pending
+	for _, c := range search.CentersOf(r) {
+		futs = append(futs, pending{c.Center, workflow.ExecuteActivity(llmCtx, llmActs.SelectNeighbors, activities.SelectInput{
+			Repo: in.Repo, Commit: r.Commit, Issue: in.Issue, Center: c.Center, Candidates: c.Candidates})})
+	}
+	for _, p := range futs { // centers in rank order: deterministic
+		var so activities.SelectOutput
+		if err := p.fut.Get(ctx, &so); err != nil {
+			out.Failed = append(out.Failed, p.center)
+			out.SelectorUnavailable = append(out.SelectorUnavailable, unavailable(p.center, err))
+			continue
+		}
+		if out.Selector == "" {
+			out.Selector = so.Selector
+		}
+		out.LLMCalls += so.Calls
+		out.CachedCalls += so.CachedCalls
+		out.PromptTokens += so.PromptTokens
+		out.CompletionTokens += so.CompletionTokens
+		out.SelectLatency += time.Duration(so.LatencyMs) * time.Millisecond
+		selected[p.center] = spider.Selection{IDs: so.IDs, Selector: so.Selector}
+	}
 }
 
 // unavailable describes a center's failed selection from the activity's

@@ -125,6 +125,9 @@ func validateLocalizeInput(in LocalizeInput) error {
 	if in.LLMRetry.MaximumAttempts < 0 {
 		errs = append(errs, fmt.Errorf("llm retry maximum attempts %d: want at least 1 (0: default)", in.LLMRetry.MaximumAttempts))
 	}
+	if in.MaxIssueTokens < 0 {
+		errs = append(errs, fmt.Errorf("max issue tokens %d: want at least 1 (0: no limit)", in.MaxIssueTokens))
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("localize %s: %s", in.Repo, joinErrs(errs))
 	}

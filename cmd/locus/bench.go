@@ -132,6 +132,7 @@ func runBenchBacklog(ctx context.Context, args []string) error {
 	method := fs.String("method", search.MethodSpIDER, "sr, der, spisr or spider")
 	k := fs.Int("k", 20, "functions per issue (budget K)")
 	cpuProfile := fs.String("cpuprofile", "", "write CPU profiles of the direct and workflow passes to PREFIX-direct.pprof and PREFIX-workflow.pprof")
+	keepStore := fs.String("keep-store", "", "index into this directory (a file store) and keep it; a later run with the same --keep-store and commit reuses the index (default: a temporary store)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func runBenchBacklog(ctx context.Context, args []string) error {
 		return err
 	}
 	res, err := benchmark.Backlog(ctx, benchmark.BacklogOptions{GitDir: gitDir, Head: head, Issues: *issues, Window: *window,
-		Method: *method, K: *k, CPUProfile: *cpuProfile})
+		Method: *method, K: *k, CPUProfile: *cpuProfile, StoreDir: *keepStore})
 	if err != nil {
 		return err
 	}

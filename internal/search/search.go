@@ -191,6 +191,9 @@ type Result struct {
 	Latency          time.Duration `json:"latency"`
 	// Failed lists centers whose selection failed (kept without neighbours).
 	Failed []string `json:"failed,omitempty"`
+	// BudgetSkipped lists the centers not asked because the issue's token
+	// limit was spent (kept without neighbours).
+	BudgetSkipped []string `json:"budget_skipped,omitempty"`
 }
 
 // Retrieval is steps 1–3 of a query: the ranking and, for the graph methods,
@@ -352,20 +355,6 @@ func Code(ctx context.Context, d Deps, repo schema.RepoName, commit string, ids 
 	return out, nil
 }
 
-// SelectCenter asks the selector which candidates of one center to promote.
-func SelectCenter(ctx context.Context, d Deps, repo schema.RepoName, commit, issue, center string, candidates []string) (llm.Selection, error) {
-	d.defaults()
-	code, err := Code(ctx, d, repo, commit, append([]string{center}, candidates...))
-	if err != nil {
-		return llm.Selection{}, err
-	}
-	cands := make([]llm.Candidate, len(candidates))
-	for i, id := range candidates {
-		cands[i] = llm.Candidate{ID: id, Code: code[id]}
-	}
-	return d.Selector.Select(ctx, issue, llm.Candidate{ID: center, Code: code[center]}, cands)
-}
-
 // Finish turns a retrieval and the selections into the result list.
 func Finish(r *Retrieval, selected map[string]spider.Selection) ([]spider.Item, error) {
 	if r.Expansion == nil {
@@ -383,7 +372,8 @@ func Finish(r *Retrieval, selected map[string]spider.Selection) ([]spider.Item, 
 }
 
 // Localize answers one issue against the published index of repo in this
-// process (the Localize workflow runs the same steps durably).
+// process: Retrieve, SelectCenters and Finish, the steps the Localize
+// workflow runs durably (as activities) with the same engine calls.
 func Localize(ctx context.Context, d Deps, repo schema.RepoName, issue string, p Params) (*Result, error) {
 	d.defaults()
 	start := time.Now()
@@ -392,28 +382,14 @@ func Localize(ctx context.Context, d Deps, repo schema.RepoName, issue string, p
 		return nil, err
 	}
 	res := &Result{Repo: r.Repo, Commit: r.Commit, Method: r.Method, Embedder: r.Embedder}
-	selected := map[string]spider.Selection{}
+	var selected map[string]spider.Selection
 	if r.Expansion != nil {
 		res.Selector = d.Selector.Name()
-		for _, c := range r.Expansion.Centers {
-			if len(c.Candidates) == 0 {
-				continue
-			}
-			ids := make([]string, len(c.Candidates))
-			for i, cd := range c.Candidates {
-				ids[i] = cd.ID
-			}
-			sel, err := SelectCenter(ctx, d, repo, r.Commit, issue, c.ID, ids)
-			res.LLMCalls += sel.Calls
-			res.PromptTokens += sel.PromptTokens
-			res.CompletionTokens += sel.CompletionTokens
-			res.SelectLatency += sel.Latency
-			if err != nil {
-				res.Failed = append(res.Failed, c.ID)
-				continue
-			}
-			selected[c.ID] = spider.Selection{IDs: sel.IDs, Selector: sel.Model}
+		s, err := SelectCenters(ctx, d, SelectRequest{Repo: repo, Commit: r.Commit, Issue: issue, Centers: CentersOf(r), Concurrency: 1})
+		if err != nil {
+			return nil, err
 		}
+		selected = s.Usage(res)
 	}
 	if res.Items, err = Finish(r, selected); err != nil {
 		return nil, err
