@@ -80,9 +80,17 @@ func runBacklog(ctx context.Context, args []string) error {
 		}
 		defaultRepo = string(name)
 	}
-	issues, perrs, err := backlog.ParseFile(file, backlog.ParseOptions{DefaultRepo: defaultRepo, RequireRepo: true, MaxTextBytes: *maxText})
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("backlog: %w", err)
+	}
+	parsed, err := backlog.ParseDetailed(file, data, backlog.ParseOptions{DefaultRepo: defaultRepo, RequireRepo: true, MaxTextBytes: *maxText})
 	if err != nil {
 		return err
+	}
+	issues, perrs := parsed.Issues, parsed.Errors
+	if n := parsed.SkippedPullRequests; n > 0 {
+		fmt.Fprintf(stderr, "%s: %d pull requests skipped (a GitHub issues export lists them too)\n", file, n)
 	}
 	failures := backlog.FailuresOf(perrs)
 	// Repositories resolve as `locus index` named them; one that does not
