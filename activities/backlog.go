@@ -168,6 +168,9 @@ func BacklogSummary(run string, rs []backlog.Result) backlog.Summary {
 		if r.BudgetExhausted {
 			s.BudgetExhausted++
 		}
+		if r.IssueBudgetSkipped > 0 {
+			s.IssueBudgetExhausted++
+		}
 		if r.Truncated {
 			s.Truncated++
 		}

@@ -56,11 +56,15 @@ type BacklogIssueResult struct {
 	SelectorUnavailable bool `json:"selector_unavailable,omitempty"`
 	// BudgetExhausted: the run's token budget was spent before this issue
 	// started, so it was ranked without the selector.
-	BudgetExhausted bool     `json:"budget_exhausted,omitempty"`
-	Truncated       bool     `json:"truncated,omitempty"`
-	Error           string   `json:"error,omitempty"`
-	Source          string   `json:"source,omitempty"`
-	Notes           []string `json:"notes,omitempty"`
+	BudgetExhausted bool `json:"budget_exhausted,omitempty"`
+	// IssueBudgetSkipped counts the centers not asked because the issue's
+	// own token limit (max_issue_tokens) was spent: they keep their places
+	// without neighbours.
+	IssueBudgetSkipped int      `json:"issue_budget_skipped,omitempty"`
+	Truncated          bool     `json:"truncated,omitempty"`
+	Error              string   `json:"error,omitempty"`
+	Source             string   `json:"source,omitempty"`
+	Notes              []string `json:"notes,omitempty"`
 }
 
 // BacklogProgress is the answer to LocalizeBacklog's "progress" query.

@@ -27,6 +27,7 @@ type BacklogRow struct {
 	Selector            string   `parquet:"selector,dict"`
 	SelectorUnavailable bool     `parquet:"selector_unavailable"`
 	BudgetExhausted     bool     `parquet:"budget_exhausted"`
+	IssueBudgetSkipped  int32    `parquet:"issue_budget_skipped"`
 	Truncated           bool     `parquet:"truncated"`
 	Error               string   `parquet:"error"`
 	Source              string   `parquet:"source"`

@@ -42,6 +42,9 @@ type BacklogOptions struct {
 	// Issues in flight when it is reached still finish, so a run may
 	// overshoot by up to Window issues' worth.
 	MaxTokens int `json:"max_tokens,omitempty"`
+	// MaxIssueTokens is each issue's own selector token limit (see
+	// LocalizeInput.MaxIssueTokens); 0: none.
+	MaxIssueTokens int `json:"max_issue_tokens,omitempty"`
 	// PriceInPerM and PriceOutPerM are the selector's USD prices per
 	// million prompt and completion tokens, for the summary's cost
 	// estimate; 0: unknown (no estimate).
@@ -242,7 +245,7 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 		}
 		cctx := workflow.WithWorkflowID(childCtx, BacklogChildID(run, is.ID))
 		fut := workflow.ExecuteChildWorkflow(cctx, Localize, LocalizeInput{Repo: is.Repo, Issue: is.Text, Params: in.Params,
-			Commit: strings.ToLower(is.BaseCommit), Snapshot: snapshot, LLMRetry: in.LLMRetry, NoSelector: exhausted})
+			Commit: strings.ToLower(is.BaseCommit), Snapshot: snapshot, LLMRetry: in.LLMRetry, NoSelector: exhausted, MaxIssueTokens: o.MaxIssueTokens})
 		running++
 		sel.AddFuture(fut, func(f workflow.Future) {
 			running--
@@ -326,7 +329,7 @@ func issueResult(is schema.BacklogIssue, lr LocalizeResult, exhausted bool) sche
 	r := schema.BacklogIssueResult{IssueID: is.ID, Repo: string(is.Repo), BaseCommit: is.BaseCommit,
 		Method: lr.Method, Selector: lr.Selector, TokensIn: lr.PromptTokens, TokensOut: lr.CompletionTokens,
 		Cached:              lr.CachedCalls > 0 && lr.CachedCalls >= lr.LLMCalls,
-		SelectorUnavailable: len(lr.SelectorUnavailable) > 0, BudgetExhausted: exhausted,
+		SelectorUnavailable: len(lr.SelectorUnavailable) > 0, BudgetExhausted: exhausted, IssueBudgetSkipped: len(lr.BudgetSkipped),
 		Truncated: is.Truncated, Source: is.Source, Notes: is.Notes}
 	seen := map[string]bool{}
 	for _, it := range lr.Items {
@@ -359,6 +362,9 @@ func validateBacklogInput(in LocalizeBacklogInput) error {
 	}
 	if o.MaxTokens < 0 {
 		errs = append(errs, fmt.Errorf("max tokens %d: want at least 1 (0: no budget)", o.MaxTokens))
+	}
+	if o.MaxIssueTokens < 0 {
+		errs = append(errs, fmt.Errorf("max issue tokens %d: want at least 1 (0: no limit)", o.MaxIssueTokens))
 	}
 	if in.IssuesKey == "" && in.Total > 0 {
 		errs = append(errs, errors.New("no issues key"))

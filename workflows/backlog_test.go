@@ -437,3 +437,22 @@ func backlogEqualJSON(t *testing.T, a, b any) bool {
 	}
 	return string(ja) == string(jb)
 }
+
+// --max-issue-tokens reaches every child, and the centers a child skipped
+// for it are counted in the issue's row.
+func TestLocalizeBacklogPassesIssueTokenLimit(t *testing.T) {
+	issues := backlogIssues(3)
+	runs, _, _ := runBacklogChain(t, issues, LocalizeBacklogInput{Options: BacklogOptions{Window: 2, MaxIssueTokens: 700}})
+	for _, is := range issues {
+		if in := runs[0].inputs[testBacklogRun+"/"+is.ID]; in.MaxIssueTokens != 700 {
+			t.Errorf("issue %s started with MaxIssueTokens %d, want 700", is.ID, in.MaxIssueTokens)
+		}
+	}
+	lr := LocalizeResult{Result: search.Result{Method: search.MethodSpIDER, BudgetSkipped: []string{"a.py:f", "b.py:g"}}}
+	if r := issueResult(issues[0], lr, false); r.IssueBudgetSkipped != 2 {
+		t.Errorf("row %+v, want 2 centers skipped for the issue's limit", r)
+	}
+	if err := validateBacklogInput(LocalizeBacklogInput{Options: BacklogOptions{MaxIssueTokens: -1}}); err == nil || !strings.Contains(err.Error(), "max issue tokens") {
+		t.Errorf("negative limit: %v", err)
+	}
+}

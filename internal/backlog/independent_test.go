@@ -42,7 +42,7 @@ func TestPartReadByDuckDB(t *testing.T) {
 
 	wantCols := []string{"issue_id VARCHAR", "repo VARCHAR", "base_commit VARCHAR", "rank INTEGER", "function_id VARCHAR",
 		"file VARCHAR", "score DOUBLE", "method VARCHAR", "item_method VARCHAR", "why VARCHAR", "tokens_in BIGINT",
-		"tokens_out BIGINT", "cached BOOLEAN", "selector VARCHAR", "selector_unavailable BOOLEAN", "budget_exhausted BOOLEAN",
+		"tokens_out BIGINT", "cached BOOLEAN", "selector VARCHAR", "selector_unavailable BOOLEAN", "budget_exhausted BOOLEAN", "issue_budget_skipped INTEGER",
 		"truncated BOOLEAN", "error VARCHAR", "source VARCHAR", "notes VARCHAR[]"}
 	var cols []string
 	for _, c := range got.Columns {
@@ -69,7 +69,8 @@ func TestPartReadByDuckDB(t *testing.T) {
 			"function_id": w.FunctionID, "file": w.File, "score": w.Score, "method": w.Method, "item_method": w.ItemMethod,
 			"why": w.Why, "tokens_in": float64(w.TokensIn), "tokens_out": float64(w.TokensOut), "cached": w.Cached,
 			"selector": w.Selector, "selector_unavailable": w.SelectorUnavailable, "budget_exhausted": w.BudgetExhausted,
-			"truncated": w.Truncated, "error": w.Error, "source": w.Source, "notes": notes}
+			"issue_budget_skipped": float64(w.IssueBudgetSkipped),
+			"truncated":            w.Truncated, "error": w.Error, "source": w.Source, "notes": notes}
 		if !reflect.DeepEqual(g, exp) {
 			t.Errorf("row %d:\n DuckDB %v\nwritten %v", i, g, exp)
 		}

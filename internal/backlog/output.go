@@ -129,6 +129,9 @@ type Summary struct {
 	// --max-tokens budget was spent; MaxTokens is that budget (0: none).
 	BudgetExhausted int `json:"budget_exhausted"`
 	MaxTokens       int `json:"max_tokens,omitempty"`
+	// IssueBudgetExhausted counts issues some of whose centers were not
+	// asked because the issue's own --max-issue-tokens limit was spent.
+	IssueBudgetExhausted int `json:"issue_budget_exhausted,omitempty"`
 	// Truncated counts issues whose text was cut; Cached those answered
 	// entirely from the LLM decision cache.
 	Truncated int       `json:"truncated,omitempty"`

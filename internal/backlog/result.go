@@ -58,8 +58,8 @@ func rows(rs []Result) []schema.BacklogRow {
 	for _, r := range rs {
 		base := schema.BacklogRow{IssueID: v(r.IssueID), Repo: v(r.Repo), BaseCommit: v(r.BaseCommit), Method: v(r.Method),
 			TokensIn: int64(r.TokensIn), TokensOut: int64(r.TokensOut), Cached: r.Cached, Selector: v(r.Selector),
-			SelectorUnavailable: r.SelectorUnavailable, BudgetExhausted: r.BudgetExhausted, Truncated: r.Truncated,
-			Error: v(r.Error), Source: v(r.Source)}
+			SelectorUnavailable: r.SelectorUnavailable, BudgetExhausted: r.BudgetExhausted, IssueBudgetSkipped: int32(r.IssueBudgetSkipped),
+			Truncated: r.Truncated, Error: v(r.Error), Source: v(r.Source)}
 		for _, n := range r.Notes {
 			base.Notes = append(base.Notes, v(n))
 		}
@@ -174,8 +174,8 @@ func readPart(ctx context.Context, b *blob.Bucket, p PartInfo) ([]Result, error)
 			if len(out) == 0 || row.Rank <= 1 || out[len(out)-1].IssueID != row.IssueID {
 				out = append(out, Result{IssueID: row.IssueID, Repo: row.Repo, BaseCommit: row.BaseCommit, Method: row.Method,
 					Selector: row.Selector, TokensIn: int(row.TokensIn), TokensOut: int(row.TokensOut), Cached: row.Cached,
-					SelectorUnavailable: row.SelectorUnavailable, BudgetExhausted: row.BudgetExhausted, Truncated: row.Truncated,
-					Error: row.Error, Source: row.Source, Notes: row.Notes})
+					SelectorUnavailable: row.SelectorUnavailable, BudgetExhausted: row.BudgetExhausted, IssueBudgetSkipped: int(row.IssueBudgetSkipped),
+					Truncated: row.Truncated, Error: row.Error, Source: row.Source, Notes: row.Notes})
 			}
 			if row.Rank > 0 {
 				last := &out[len(out)-1]

@@ -26,7 +26,7 @@ func sampleResults() []Result {
 		{IssueID: "2", Repo: "o/n", Error: `repository "o/n" is not indexed (run locus index first)`, Source: "swe.jsonl:2", Truncated: true,
 			Notes: []string{"text cut from 1048576 to 262144 bytes"}},
 		{IssueID: "3", Repo: "o/n", Method: "spider", Selector: "heuristic", Cached: true, SelectorUnavailable: true, BudgetExhausted: true,
-			Items: []Ranked{{Rank: 1, FunctionID: "a.py:f", File: "a.py", Score: 1}}, Files: []string{"a.py"}, Source: "swe.jsonl:3"},
+			IssueBudgetSkipped: 2, Items: []Ranked{{Rank: 1, FunctionID: "a.py:f", File: "a.py", Score: 1}}, Files: []string{"a.py"}, Source: "swe.jsonl:3"},
 		{IssueID: "4", Repo: "o/n", Method: "sr", Source: "swe.jsonl:4"}, // answered, nothing ranked
 		{IssueID: "5", Repo: "o/n", Method: "sr", Items: []Ranked{{Rank: 1, FunctionID: "ünïcode.py:f", File: "ünïcode.py", Score: 0.25, Why: "日本語"}},
 			Files: []string{"ünïcode.py"}, Source: "swe.jsonl:5"},
