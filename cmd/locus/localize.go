@@ -12,6 +12,7 @@ import (
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/schema"
+	"github.com/locus-dev/locus/workflows"
 )
 
 // localizeIssueID names the one issue of a localize backlog.
@@ -30,6 +31,7 @@ func runLocalize(ctx context.Context, args []string) error {
 	depth := fs.Int("depth", 4, "BFS depth d from each center")
 	workerFlags(fs, &g)
 	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
+	maxIssueTokens := fs.Int("max-issue-tokens", 0, "selector token limit (prompt + completion); once spent, the remaining centers are not asked; 0: no limit")
 	maxIssue := fs.Int("max-issue-bytes", search.DefaultMaxIssueBytes, "issue text beyond this many bytes is cut, with a warning (at most 1 MiB)")
 	strict := fs.Bool("strict", false, "exit with status 3 when the neighbour selector (LLM) was unavailable for any center")
 	fs.Usage = func() {
@@ -45,6 +47,7 @@ func runLocalize(ctx context.Context, args []string) error {
 		atLeastK(*n, *k),
 		intRange("c", *c, 1, -1),
 		intRange("depth", *depth, 1, -1),
+		intRange("max-issue-tokens", *maxIssueTokens, 0, -1),
 		checkRef(*ref),
 	); err != nil {
 		return err
@@ -101,6 +104,7 @@ func runLocalize(ctx context.Context, args []string) error {
 	// A backlog of one: the same workflow path as every other ranking.
 	params := search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}}
 	st, err := jobs.StartBacklog(ctx, cl, b, jobs.Backlog{Prefix: "localize", Rerun: true, Params: params, Backends: g.backends(),
+		Options: workflows.BacklogOptions{MaxIssueTokens: *maxIssueTokens},
 		Issues: []schema.BacklogIssue{{ID: localizeIssueID, Repo: repo, BaseCommit: *ref, Text: issue, Source: issueName}}})
 	if err != nil {
 		return fmt.Errorf("start localize of issue %s: %w", issueName, err)
