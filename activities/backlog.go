@@ -60,7 +60,7 @@ func (a *Store) LoadBacklogIssues(ctx context.Context, in LoadBacklogInput) ([]s
 					// recorded fall back to this worker's host (right on
 					// a single host).
 					at = repoAt{head: m.Graph.Commit, hostQueue: m.HostQueue}
-					if at.hostQueue == "" {
+					if at.hostQueue == "" || a.OnlyHost {
 						at.hostQueue = a.HostQueue
 					}
 				}

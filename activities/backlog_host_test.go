@@ -61,3 +61,32 @@ func TestLoadBacklogIssuesHostQueue(t *testing.T) {
 		}
 	}
 }
+
+// With a private embedded server this process's workers are the only ones:
+// a manifest naming another host (a store moved from elsewhere) must not
+// send the build to a queue nobody polls.
+func TestLoadBacklogIssuesOnlyHost(t *testing.T) {
+	ctx := context.Background()
+	b := blobtest.Bucket(t)
+	m := `{"version": 2, "repo": "acme/remote", "head": "h1", "graph": {"commit": "h1"}, "host_queue": "locus-host-remote"}`
+	if err := b.WriteAll(ctx, schema.RepoName("acme/remote").ManifestKey(), []byte(m)); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal([]schema.BacklogIssue{{ID: "1", Repo: "acme/remote", Text: "a", BaseCommit: "0123456789abcdef0123456789abcdef01234567"}})
+	if err := b.WriteAll(ctx, "runs/r/issues.json", data); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		only bool
+		want string
+	}{{false, "locus-host-remote"}, {true, "locus-host-self"}} {
+		a := &Store{Bucket: b, HostQueue: "locus-host-self", OnlyHost: tc.only}
+		got, err := a.LoadBacklogIssues(ctx, LoadBacklogInput{Key: "runs/r/issues.json", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].HostQueue != tc.want {
+			t.Errorf("only host %v: %+v, want host queue %s", tc.only, got, tc.want)
+		}
+	}
+}

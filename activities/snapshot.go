@@ -33,7 +33,7 @@ func (a *Snapshot) EnsureSnapshot(ctx context.Context, in schema.EnsureSnapshotI
 	}
 	if _, err := os.Stat(dir); err != nil {
 		return schema.SnapshotInfo{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("snapshot %s@%s: no clone of %s on this host (%s): index it first (locus index)", in.Repo, in.Commit, in.Repo, a.Git.HostQueue), ErrTypeBadInput, nil)
+			fmt.Sprintf("snapshot %s@%s: no clone of %s on this host (%s) to build it from; the clone is a cache: locus index %s makes it again", in.Repo, in.Commit, in.Repo, a.Git.HostQueue, in.Repo), ErrTypeBadInput, nil)
 	}
 	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
 	defer stop()

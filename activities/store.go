@@ -20,6 +20,11 @@ type Store struct {
 	// HostQueue is the task queue of this worker's host, whose clones
 	// EnsureSnapshot reads; LoadBacklogIssues hands it to the workflow.
 	HostQueue string
+	// OnlyHost: this process's workers are the only ones (a private
+	// embedded server), so every snapshot is built here, whatever host a
+	// manifest names (a store moved from another data directory or machine
+	// names a host queue nobody polls).
+	OnlyHost bool
 }
 
 // PublishInput is PublishManifest's argument.

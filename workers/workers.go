@@ -48,6 +48,10 @@ type Config struct {
 	// LLM servers accept), and the issues whose selection runs at once;
 	// default 4.
 	LLMConcurrency int
+	// OnlyHost says no other process's workers serve this Temporal server
+	// (the private embedded one a command starts): snapshots are built on
+	// this host even where a manifest names another.
+	OnlyHost bool
 	// Namespace is the client's Temporal namespace, where attempts of dead
 	// workers of this host are released at start; default "default".
 	Namespace string
@@ -104,7 +108,7 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 		conc = 4
 	}
 	git := &activities.Git{CloneDir: filepath.Join(cfg.DataDir, "clones"), HostQueue: hostQueue, Bucket: cfg.Bucket, Backend: cfg.Backend}
-	store := &activities.Store{Bucket: cfg.Bucket, HostQueue: hostQueue}
+	store := &activities.Store{Bucket: cfg.Bucket, HostQueue: hostQueue, OnlyHost: cfg.OnlyHost}
 
 	index := worker.New(c, workflows.IndexQueue, wopts(conc, true))
 	index.RegisterWorkflow(workflows.IndexFleet)

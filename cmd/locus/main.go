@@ -115,7 +115,10 @@ func (g *globals) workerConfig(ctx context.Context, b *blob.Bucket) (workers.Con
 		}
 		deps.Vectors = ix
 	}
-	return workers.Config{DataDir: g.dataDir, Bucket: b, LLM: g.llm, LLMConcurrency: g.llmConc, Search: deps, Namespace: g.namespace}, nil
+	// A command's own embedded server, on a private port, has no other workers.
+	onlyHost := g.temporal == "" && g.embeddedAddr == ""
+	return workers.Config{DataDir: g.dataDir, Bucket: b, LLM: g.llm, LLMConcurrency: g.llmConc, Search: deps, Namespace: g.namespace,
+		OnlyHost: onlyHost}, nil
 }
 
 func newFlags(name string, g *globals) *flag.FlagSet {

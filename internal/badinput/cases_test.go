@@ -955,15 +955,14 @@ var cases = slices.Concat([]badCase{
 		names: []string{`"../x"`, `part ".." is not allowed`},
 	},
 	{
-		name:  "localize-ref-not-indexed",
-		input: "`locus localize --ref` with a commit the index is not at",
-		want:  "exit 1: the error names the repository, the indexed commit and the asked one, and says to index that ref",
+		name:  "localize-ref-without-clone",
+		input: "`locus localize --ref` of another commit in a data dir that has the store but not the clones",
+		want:  "exit 1: `--ref` ranks a snapshot, built from the clone; the error names the repository and the commit and says `locus index` remakes the clone (a commit not in the repository: backlog-base-commit-missing)",
 		setup: func(s *sandbox) []string {
-			s.vars["HEAD"] = seed.head
 			return []string{"localize", "--repo", baseRepo, "--ref", "deadbeef", "port is negative"}
 		},
 		code:  1,
-		names: []string{baseRepo, "{{HEAD}}", "deadbeef", "index that ref first"},
+		names: []string{baseRepo, "deadbeef", "no clone of", "locus index " + baseRepo},
 	},
 	{
 		name:  "localize-unknown-method",
