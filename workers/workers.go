@@ -98,10 +98,7 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	// directory, so a later process can tell the attempts a dead one held.
 	wopts := func(n int, workflowsToo bool) worker.Options {
 		return worker.Options{MaxConcurrentActivityExecutionSize: n, DisableWorkflowWorker: !workflowsToo,
-			Identity: Identity(os.Getpid(), hostQueue), MaxHeartbeatThrottleInterval: HeartbeatThrottle,
-			// Localize runs Retrieve as a local activity: CPU-bound, so
-			// bounded like the queue's activities (the SDK default is 1,000).
-			MaxConcurrentLocalActivityExecutionSize: n}
+			Identity: Identity(os.Getpid(), hostQueue), MaxHeartbeatThrottleInterval: HeartbeatThrottle}
 	}
 	conc := cfg.MaxConcurrentActivities
 	if conc <= 0 {

@@ -101,7 +101,11 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 		return LocalizeResult{}, err
 	}
 	start := workflow.Now(ctx)
-	retryPolicy := &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}}
+	retrCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           IndexQueue,
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
+	})
 	rin := activities.RetrieveInput{Repo: in.Repo, Issue: in.Issue, Params: in.Params}
 	if in.Snapshot != "" {
 		// Histories recorded before snapshots never set it.
@@ -109,25 +113,10 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 			rin.Snapshot = in.Snapshot
 		}
 	}
+	// Retrieve stays a regular activity: as a local activity (tried, see
+	// docs/benchmarks.md) it made a backlog slower, not faster.
 	var r search.Retrieval
-	var retrieved workflow.Future
-	// Histories recorded before ran Retrieve as an activity on the index
-	// queue. It runs on the worker running this workflow (which serves
-	// Retrieve): as a local activity it costs no task queue round trip
-	// and no workflow task of its own.
-	if workflow.GetVersion(ctx, "localize-local-retrieve", workflow.DefaultVersion, 1) >= 1 {
-		retrieved = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-			StartToCloseTimeout: 5 * time.Minute,
-			RetryPolicy:         retryPolicy,
-		}), searchActs.Retrieve, rin)
-	} else {
-		retrieved = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue:           IndexQueue,
-			StartToCloseTimeout: 5 * time.Minute,
-			RetryPolicy:         retryPolicy,
-		}), searchActs.Retrieve, rin)
-	}
-	if err := retrieved.Get(ctx, &r); err != nil {
+	if err := workflow.ExecuteActivity(retrCtx, searchActs.Retrieve, rin).Get(ctx, &r); err != nil {
 		return LocalizeResult{}, err
 	}
 	if in.Commit != "" && (len(in.Commit) < 7 || !strings.HasPrefix(r.Commit, in.Commit)) {

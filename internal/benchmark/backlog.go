@@ -79,7 +79,7 @@ type BacklogResult struct {
 	DistinctTexts int `json:"distinct_texts"`
 	Window        int `json:"window"`
 
-	// The direct path: search.Localize per issue, one after another.
+	// The direct path: localizeDirect per issue, one after another.
 	DirectSeconds      float64 `json:"direct_seconds"`
 	DirectIssuesPerSec float64 `json:"direct_issues_per_s"`
 	DirectP50          float64 `json:"direct_p50_ms"`
@@ -124,7 +124,7 @@ const maxMismatchExamples = 5
 // Backlog indexes the repository at Head the way `locus index` does (an
 // IndexFleet run on an embedded Temporal server with this process's
 // workers, into a temporary store), then ranks the same issues twice in
-// the same run: directly (search.Localize per issue, in process) and
+// the same run: directly (localizeDirect per issue, in process) and
 // through a LocalizeBacklog run with the input stored as `locus backlog`
 // stores it. It reports both throughputs, the orchestration overhead per
 // issue and whether both paths ranked every issue the same.
@@ -225,7 +225,7 @@ func Backlog(ctx context.Context, o BacklogOptions) (*BacklogResult, error) {
 	// The same parameters on both paths: what `locus backlog` passes.
 	params := search.Params{Method: o.Method, Params: spider.Params{K: o.K}}
 	// One untimed query, so that both paths find the decoded graph cached.
-	if _, err := search.Localize(ctx, deps, name, issues[0].Text, params); err != nil {
+	if _, err := localizeDirect(ctx, deps, name, issues[0].Text, params); err != nil {
 		return nil, fmt.Errorf("bench backlog %s: warm-up query: %w", o.GitDir, err)
 	}
 
@@ -239,7 +239,7 @@ func Backlog(ctx context.Context, o BacklogOptions) (*BacklogResult, error) {
 	t1 := time.Now()
 	for i, is := range issues {
 		s := time.Now()
-		r, err := search.Localize(ctx, deps, name, is.Text, params)
+		r, err := localizeDirect(ctx, deps, name, is.Text, params)
 		if err != nil {
 			stop()
 			return nil, fmt.Errorf("bench backlog %s: direct, issue %s: %w", o.GitDir, is.ID, err)
@@ -252,7 +252,11 @@ func Backlog(ctx context.Context, o BacklogOptions) (*BacklogResult, error) {
 	res.DirectSeconds = directTime.Seconds()
 	res.DirectIssuesPerSec = float64(len(issues)) / directTime.Seconds()
 	res.DirectP50, res.DirectP99 = Percentile(lat, 50), Percentile(lat, 99)
-	res.Selector = direct[0].Selector
+	for _, r := range direct {
+		if res.Selector == "" {
+			res.Selector = r.Selector
+		}
+	}
 
 	// Workflow path.
 	const run = "bench-backlog"
@@ -281,6 +285,38 @@ func Backlog(ctx context.Context, o BacklogOptions) (*BacklogResult, error) {
 	if res.WorkflowP50, res.WorkflowP99, err = childLatencies(ctx, c, run, issues); err != nil {
 		return nil, fmt.Errorf("bench backlog %s: %w", o.GitDir, err)
 	}
+	return res, nil
+}
+
+// localizeDirect ranks one issue in this process with the engine calls the
+// Localize workflow makes as activities (search.RetrieveAt, then
+// search.SelectCenters for all centers, then search.Finish), without
+// Temporal: the peer the workflow path is measured against.
+func localizeDirect(ctx context.Context, d search.Deps, repo schema.RepoName, issue string, p search.Params) (*search.Result, error) {
+	start := time.Now()
+	r, err := search.RetrieveAt(ctx, d, repo, "", issue, p)
+	if err != nil {
+		return nil, err
+	}
+	res := &search.Result{Repo: r.Repo, Commit: r.Commit, Method: r.Method, Embedder: r.Embedder}
+	var selected map[string]spider.Selection
+	if r.Expansion != nil {
+		s, err := search.SelectCenters(ctx, d, search.SelectRequest{Repo: repo, Commit: r.Commit, Issue: issue,
+			Centers: search.CentersOf(r), Concurrency: 1})
+		if err != nil {
+			return nil, err
+		}
+		selected = s.Usage(res)
+		for _, o := range s.Outcomes {
+			if res.Selector == "" && o.Err == nil && !o.Skipped {
+				res.Selector = o.Selection.Model
+			}
+		}
+	}
+	if res.Items, err = search.Finish(r, selected); err != nil {
+		return nil, err
+	}
+	res.Latency = time.Since(start)
 	return res, nil
 }
 

@@ -41,7 +41,7 @@ func backlogFixture(t *testing.T) *gitfixture.Repo {
 }
 
 // TestBacklog runs the benchmark on a small real repository: the
-// LocalizeBacklog workflow ranks every issue exactly as search.Localize does
+// LocalizeBacklog workflow ranks every issue exactly as localizeDirect does
 // with the heuristic selector, for the graph methods and a plain one.
 func TestBacklog(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

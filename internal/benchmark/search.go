@@ -198,7 +198,7 @@ func Search(ctx context.Context, o SearchOptions) (*SearchResult, error) {
 // localizeQueries bounds the whole-query passes (three per query).
 const localizeQueries = 50
 
-// localizeLatency runs up to localizeQueries queries through search.Localize
+// localizeLatency runs up to localizeQueries queries through localizeDirect
 // three times: with the graph cache off, cold (emptied before each query) and
 // warm, and leaves the cache on.
 func localizeLatency(ctx context.Context, d search.Deps, repo schema.RepoName, queries []string) (*LocalizeLatency, error) {
@@ -216,7 +216,7 @@ func localizeLatency(ctx context.Context, d search.Deps, repo schema.RepoName, q
 				search.ResetGraphCache()
 			}
 			s := time.Now()
-			r, err := search.Localize(ctx, d, repo, q, p)
+			r, err := localizeDirect(ctx, d, repo, q, p)
 			if err != nil {
 				return 0, fmt.Errorf("localize %q: %w", q, err)
 			}

@@ -137,7 +137,7 @@ func BenchmarkLocalizeGraphCache(b *testing.B) {
 				if mode == "cold" {
 					graphs.reset()
 				}
-				if _, err := Localize(ctx, d, repo, issue, p); err != nil {
+				if _, err := localize(ctx, d, repo, issue, p); err != nil {
 					b.Fatal(err)
 				}
 			}

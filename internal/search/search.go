@@ -371,33 +371,6 @@ func Finish(r *Retrieval, selected map[string]spider.Selection) ([]spider.Item, 
 	return asm.Items, nil
 }
 
-// Localize answers one issue against the published index of repo in this
-// process: Retrieve, SelectCenters and Finish, the steps the Localize
-// workflow runs durably (as activities) with the same engine calls.
-func Localize(ctx context.Context, d Deps, repo schema.RepoName, issue string, p Params) (*Result, error) {
-	d.defaults()
-	start := time.Now()
-	r, err := Retrieve(ctx, d, repo, issue, p)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Repo: r.Repo, Commit: r.Commit, Method: r.Method, Embedder: r.Embedder}
-	var selected map[string]spider.Selection
-	if r.Expansion != nil {
-		res.Selector = d.Selector.Name()
-		s, err := SelectCenters(ctx, d, SelectRequest{Repo: repo, Commit: r.Commit, Issue: issue, Centers: CentersOf(r), Concurrency: 1})
-		if err != nil {
-			return nil, err
-		}
-		selected = s.Usage(res)
-	}
-	if res.Items, err = Finish(r, selected); err != nil {
-		return nil, err
-	}
-	res.Latency = time.Since(start)
-	return res, nil
-}
-
 // spiderGraph converts a stored graph for expansion and indexes code by id.
 func spiderGraph(g *codegraph.Graph) (*spider.Graph, map[string]string, error) {
 	nodes := make([]spider.Node, len(g.Nodes))

@@ -60,7 +60,7 @@ func TestIndexAndLocalize(t *testing.T) {
 	issue := "slugify does not clean the text: strip the dashes from the slug"
 	for _, method := range []string{MethodSR, MethodDER, MethodSpISR, MethodSpIDER} {
 		t.Run(method, func(t *testing.T) {
-			r, err := Localize(ctx, d, repo, issue, Params{Method: method, Params: spider.Params{K: 4, C: 2}})
+			r, err := localize(ctx, d, repo, issue, Params{Method: method, Params: spider.Params{K: 4, C: 2}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +85,7 @@ func TestIndexAndLocalize(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Localize(ctx, d, "acme/none", issue, Params{}); err == nil {
+	if _, err := localize(ctx, d, "acme/none", issue, Params{}); err == nil {
 		t.Error("an unindexed repository must be an error")
 	}
 }
@@ -146,7 +146,7 @@ func TestRetrieveVerifiesSparseIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := Params{Method: MethodSR, Params: spider.Params{K: 4}}
-	if _, err := Localize(ctx, d, repo, "slugify the text", p); err != nil {
+	if _, err := localize(ctx, d, repo, "slugify the text", p); err != nil {
 		t.Fatalf("intact index: %v", err)
 	}
 	bld := sparse.NewBuilder(sparse.DefaultConfig())
@@ -160,8 +160,30 @@ func TestRetrieveVerifiesSparseIndex(t *testing.T) {
 	if err := sparse.Write(ctx, b, res.SparseKey, other); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Localize(ctx, d, repo, "slugify the text", p)
+	_, err = localize(ctx, d, repo, "slugify the text", p)
 	if !errors.Is(err, blob.ErrCorrupt) || !strings.Contains(err.Error(), res.SparseKey) {
 		t.Fatalf("swapped index: got %v, want blob.ErrCorrupt naming %s", err, res.SparseKey)
 	}
+}
+
+// localize is a query in this process: Retrieve, SelectCenters and Finish,
+// the steps the Localize workflow runs as activities.
+func localize(ctx context.Context, d Deps, repo schema.RepoName, issue string, p Params) (*Result, error) {
+	r, err := Retrieve(ctx, d, repo, issue, p)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Repo: r.Repo, Commit: r.Commit, Method: r.Method, Embedder: r.Embedder}
+	var selected map[string]spider.Selection
+	if r.Expansion != nil {
+		d.defaults()
+		res.Selector = d.Selector.Name()
+		s, err := SelectCenters(ctx, d, SelectRequest{Repo: repo, Commit: r.Commit, Issue: issue, Centers: CentersOf(r), Concurrency: 1})
+		if err != nil {
+			return nil, err
+		}
+		selected = s.Usage(res)
+	}
+	res.Items, err = Finish(r, selected)
+	return res, err
 }
