@@ -203,6 +203,12 @@ func (a *LLM) SelectCenters(ctx context.Context, in SelectCentersInput) (SelectC
 		}
 		return SelectCentersOutput{}, selectError(err, fail)
 	}
+	if ctx.Err() != nil {
+		// This attempt was cancelled (the worker is stopping, or timed out):
+		// calls cut short did not complete, so another attempt must make
+		// them; what completed is in the decision cache.
+		return SelectCentersOutput{}, fmt.Errorf("select neighbours in %s: attempt cancelled: %w", in.Repo, ctx.Err())
+	}
 	var out SelectCentersOutput
 	var progress SelectCentersProgress
 	var retry error
@@ -237,9 +243,6 @@ func (a *LLM) SelectCenters(ctx context.Context, in SelectCentersInput) (SelectC
 	}
 	if retry == nil {
 		return out, nil
-	}
-	if ctx.Err() != nil {
-		return SelectCentersOutput{}, fmt.Errorf("select neighbours in %s: attempt cancelled: %w", in.Repo, ctx.Err())
 	}
 	// The first heartbeat of an attempt is sent at once, not batched.
 	activity.RecordHeartbeat(ctx, progress)
