@@ -30,6 +30,7 @@ import (
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/temporaltest"
 	"github.com/locus-dev/locus/internal/testutil/testlog"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
@@ -493,50 +494,17 @@ func scrubPaths(data []byte) ([]byte, error) {
 	return json.Marshal(walk(v))
 }
 
-func startServer(t *testing.T, dir string) *devserver.Server {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	begin := time.Now()
-	s, err := devserver.Start(ctx, devserver.Options{DataDir: dir, Address: "127.0.0.1:0", Logger: testlog.New(t, slog.LevelWarn)})
-	if err != nil {
-		t.Fatalf("start server: %v", err)
-	}
-	t.Logf("server at %s started in %v", s.Address(), time.Since(begin).Round(time.Millisecond))
-	t.Cleanup(func() {
-		if err := s.Stop(); err != nil {
-			t.Errorf("stop server: %v", err)
-		}
-	})
-	return s
-}
+func startServer(t *testing.T, dir string) *devserver.Server { return temporaltest.Server(t, dir) }
 
-func dial(t *testing.T, s *devserver.Server) client.Client {
-	t.Helper()
-	c, err := client.Dial(client.Options{HostPort: s.Address(), Namespace: s.Namespace(),
-		Logger: sdklog.NewStructuredLogger(testlog.New(t, slog.LevelWarn))})
-	if err != nil {
-		t.Fatalf("dial %s: %v", s.Address(), err)
-	}
-	t.Cleanup(c.Close)
-	return c
-}
+func dial(t *testing.T, s *devserver.Server) client.Client { return temporaltest.Dial(t, s) }
 
 func startWorkers(t *testing.T, c client.Client, dataDir string, b *blob.Bucket) {
 	t.Helper()
-	startWorkersWith(t, c, workers.Config{DataDir: dataDir, Bucket: b})
+	temporaltest.Workers(t, c, workers.Config{DataDir: dataDir, Bucket: b})
 }
 
 // startWorkersWith starts workers as cfg says and stops them when the test ends.
 func startWorkersWith(t *testing.T, c client.Client, cfg workers.Config) {
 	t.Helper()
-	ws, err := workers.Start(cfg, c)
-	if err != nil {
-		t.Fatalf("start workers: %v", err)
-	}
-	t.Cleanup(func() {
-		for _, w := range ws {
-			w.Stop()
-		}
-	})
+	temporaltest.Workers(t, c, cfg)
 }

@@ -137,15 +137,20 @@ func Results(ctx context.Context, b *blob.Bucket, res workflows.BacklogResult) (
 
 // Summary reads a finished run's summary.
 func Summary(ctx context.Context, b *blob.Bucket, res workflows.BacklogResult) (backlog.Summary, error) {
-	var sum backlog.Summary
-	data, err := b.ReadAll(ctx, res.SummaryKey)
+	return readJSON[backlog.Summary](ctx, b, res.SummaryKey)
+}
+
+// readJSON reads the JSON document at key.
+func readJSON[T any](ctx context.Context, b *blob.Bucket, key string) (T, error) {
+	var v T
+	data, err := b.ReadAll(ctx, key)
 	if err != nil {
-		return sum, err
+		return v, err
 	}
-	if err := json.Unmarshal(data, &sum); err != nil {
-		return sum, fmt.Errorf("summary %s: %w", res.SummaryKey, err)
+	if err := json.Unmarshal(data, &v); err != nil {
+		return v, fmt.Errorf("%s: %w", key, err)
 	}
-	return sum, nil
+	return v, nil
 }
 
 // RunID is a backlog's workflow id: a hash of what decides its answers
@@ -220,15 +225,7 @@ const InlineRepos = 1000
 
 // FleetSummary reads a finished fleet run's summary.
 func FleetSummary(ctx context.Context, b *blob.Bucket, res workflows.FleetResult) (schema.FleetSummary, error) {
-	var sum schema.FleetSummary
-	data, err := b.ReadAll(ctx, res.SummaryKey)
-	if err != nil {
-		return sum, err
-	}
-	if err := json.Unmarshal(data, &sum); err != nil {
-		return sum, fmt.Errorf("summary %s: %w", res.SummaryKey, err)
-	}
-	return sum, nil
+	return readJSON[schema.FleetSummary](ctx, b, res.SummaryKey)
 }
 
 // QueryProgress asks a fleet or backlog workflow for its progress (P is
