@@ -300,3 +300,25 @@ func TestCacheKey(t *testing.T) {
 		}
 	}
 }
+
+// codeTokens answers as tokenSet does, from its cache the second time, and
+// stays bounded.
+func TestCodeTokensCache(t *testing.T) {
+	code := "def parse_http_request(self): return self.buffer"
+	first := codeTokens(code)
+	if !reflect.DeepEqual(first, tokenSet(code)) {
+		t.Fatalf("codeTokens %v, tokenSet %v", first, tokenSet(code))
+	}
+	if again := codeTokens(code); reflect.ValueOf(again).Pointer() != reflect.ValueOf(first).Pointer() {
+		t.Error("the second call tokenised again instead of using the cache")
+	}
+	for i := 0; i < codeTokenCacheSize+10; i++ {
+		codeTokens(fmt.Sprintf("func f%d() {}", i))
+	}
+	codeTokenCache.Lock()
+	n := len(codeTokenCache.m)
+	codeTokenCache.Unlock()
+	if n > codeTokenCacheSize {
+		t.Errorf("cache holds %d sets, bound %d", n, codeTokenCacheSize)
+	}
+}
