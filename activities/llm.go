@@ -177,6 +177,12 @@ type SelectCentersProgress struct {
 // without the decision cache. When the retries are spent, the workflow
 // reads the settled centers from the error's details.
 func (a *LLM) SelectCenters(ctx context.Context, in SelectCentersInput) (SelectCentersOutput, error) {
+	if activity.IsActivity(ctx) {
+		// Decisions an earlier attempt of this activity paid for count for
+		// this issue when the retry finds them in the decision cache.
+		info := activity.GetInfo(ctx)
+		ctx = llm.WithOwner(ctx, info.WorkflowExecution.ID+"/"+info.WorkflowExecution.RunID+"/"+info.ActivityID)
+	}
 	var prior SelectCentersProgress
 	if activity.HasHeartbeatDetails(ctx) {
 		if err := activity.GetHeartbeatDetails(ctx, &prior); err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/locus-dev/locus/internal/blob/fileblob"
 	"github.com/locus-dev/locus/internal/devserver"
 	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/llm"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
@@ -301,17 +302,18 @@ func localizeDirect(ctx context.Context, d search.Deps, repo schema.RepoName, is
 	res := &search.Result{Repo: r.Repo, Commit: r.Commit, Method: r.Method, Embedder: r.Embedder}
 	var selected map[string]spider.Selection
 	if r.Expansion != nil {
+		// The selector that ranks, named even when no center had candidates.
+		if d.Selector != nil {
+			res.Selector = d.Selector.Name()
+		} else {
+			res.Selector = llm.HeuristicName
+		}
 		s, err := search.SelectCenters(ctx, d, search.SelectRequest{Repo: repo, Commit: r.Commit, Issue: issue,
 			Centers: search.CentersOf(r), Concurrency: 1})
 		if err != nil {
 			return nil, err
 		}
 		selected = s.Usage(res)
-		for _, o := range s.Outcomes {
-			if res.Selector == "" && o.Err == nil && !o.Skipped {
-				res.Selector = o.Selection.Model
-			}
-		}
 	}
 	if res.Items, err = search.Finish(r, selected); err != nil {
 		return nil, err

@@ -87,6 +87,7 @@ func (c *cachedChat) Complete(ctx context.Context, req Request) (Response, error
 			return resp, nil
 		}
 	}
+	resp.Owner = OwnerOf(ctx)
 	if err := c.cache.Put(ctx, key, resp); err != nil {
 		slog.WarnContext(ctx, "llm cache write failed; response not cached", "model", c.chat.Name(), "key", key, "err", err)
 	}

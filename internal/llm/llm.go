@@ -56,6 +56,25 @@ type Response struct {
 	// Cached is true when the response came from a Cache, not the server:
 	// its tokens were billed by an earlier call.
 	Cached bool `json:"cached,omitempty"`
+	// Owner names the step whose call was billed for this response (see
+	// WithOwner); stored with it in a Cache.
+	Owner string `json:"owner,omitempty"`
+}
+
+type ownerKey struct{}
+
+// WithOwner names the step that calls through ctx (a workflow run and
+// activity, say). A cached response its own earlier attempt paid for still
+// counts its tokens for it: the step was billed for them once, and a retry
+// must report what an attempt that never died would have.
+func WithOwner(ctx context.Context, owner string) context.Context {
+	return context.WithValue(ctx, ownerKey{}, owner)
+}
+
+// OwnerOf is the owner WithOwner set on ctx, "" when none.
+func OwnerOf(ctx context.Context) string {
+	o, _ := ctx.Value(ownerKey{}).(string)
+	return o
 }
 
 // Chat is a chat-completion model. Implementations are safe for concurrent use.

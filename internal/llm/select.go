@@ -456,6 +456,11 @@ func Select(ctx context.Context, chat Chat, issue string, center Candidate, cand
 		sel.Calls++
 		if resp.Cached {
 			sel.CachedCalls++
+			if o := OwnerOf(ctx); o != "" && resp.Owner == o {
+				// An earlier attempt of this same step paid for it.
+				sel.PromptTokens += resp.PromptTokens
+				sel.CompletionTokens += resp.CompletionTokens
+			}
 		} else {
 			sel.PromptTokens += resp.PromptTokens
 			sel.CompletionTokens += resp.CompletionTokens

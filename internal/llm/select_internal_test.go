@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -320,5 +321,47 @@ func TestCodeTokensCache(t *testing.T) {
 	codeTokenCache.Unlock()
 	if n > codeTokenCacheSize {
 		t.Errorf("cache holds %d sets, bound %d", n, codeTokenCacheSize)
+	}
+}
+
+// countingChat answers every request with the first candidate's id and a
+// fixed usage, counting its calls.
+type countingChat struct{ calls int }
+
+func (c *countingChat) Name() string { return "counting" }
+
+func (c *countingChat) Complete(_ context.Context, req Request) (Response, error) {
+	c.calls++
+	return Response{Text: `["a.py:f"]`, PromptTokens: 100, CompletionTokens: 7}, nil
+}
+
+// A decision an earlier attempt of the same step paid for counts its tokens
+// again when the retry finds it cached; another step's cached decision
+// costs nothing.
+func TestCachedTokensCountForTheirOwner(t *testing.T) {
+	inner := &countingChat{}
+	chat := WithCache(inner, &MemoryCache{})
+	center := Candidate{ID: "a.py:g", Code: "def g(): f()"}
+	cands := []Candidate{{ID: "a.py:f", Code: "def f(): pass"}}
+	step := WithOwner(context.Background(), "run/1/activity-5")
+	first, err := Select(step, chat, "fix f", center, cands, 0)
+	if err != nil || first.PromptTokens != 100 || first.CompletionTokens != 7 || first.CachedCalls != 0 {
+		t.Fatalf("first call: %+v %v", first, err)
+	}
+	for _, tc := range []struct {
+		ctx        context.Context
+		wantTokens int
+	}{
+		{step, 100}, // the same step retried: billed once, for it
+		{WithOwner(context.Background(), "run/2/activity-5"), 0}, // another step: free
+		{context.Background(), 0},                                // no owner: free
+	} {
+		got, err := Select(tc.ctx, chat, "fix f", center, cands, 0)
+		if err != nil || got.CachedCalls != 1 || got.PromptTokens != tc.wantTokens {
+			t.Errorf("owner %q: %+v %v, want a cache hit with %d prompt tokens", OwnerOf(tc.ctx), got, err, tc.wantTokens)
+		}
+	}
+	if inner.calls != 1 {
+		t.Errorf("%d calls reached the model, want 1", inner.calls)
 	}
 }
