@@ -100,22 +100,11 @@ type IndexResult struct {
 // no longer exist, and writes the BM25 index.
 func IndexRepo(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) (*IndexResult, error) {
 	d.defaults()
-	fns, items, err := functionItems(ctx, d, info)
+	ef, err := embedFunctions(ctx, d, repo, info, SparseKey(repo, info.Commit), "index "+string(repo))
 	if err != nil {
-		return nil, fmt.Errorf("index %s: %w", repo, err)
+		return nil, err
 	}
-	bm := sparse.NewBuilder(sparse.DefaultConfig())
-	for i, n := range fns {
-		if err := bm.Add(n.ID, items[i].Text); err != nil {
-			return nil, fmt.Errorf("index %s: %w", repo, err)
-		}
-	}
-	res := &IndexResult{Functions: len(fns), Model: d.Embedder.Name(), SparseKey: SparseKey(repo, info.Commit)}
-	vecs, embedded, err := embed.EmbedCached(ctx, d.Embedder, &embed.Cache{Bucket: d.Bucket, Repo: repo, Model: d.Embedder.Name()}, items)
-	if err != nil {
-		return nil, fmt.Errorf("index %s: embed: %w", repo, err)
-	}
-	res.Embedded = embedded
+	fns, items, vecs, res := ef.fns, ef.items, ef.vecs, ef.res
 	recs := make([]vectors.Record, len(fns))
 	keep := map[string]bool{}
 	for i, n := range fns {
@@ -139,14 +128,51 @@ func IndexRepo(ctx context.Context, d Deps, repo schema.RepoName, info schema.Gr
 		return nil, fmt.Errorf("index %s: delete: %w", repo, err)
 	}
 	res.Deleted = len(gone)
-	ix, err := bm.Build()
+	return ef.writeSparse(ctx, d)
+}
+
+// embeddedFunctions are a graph's functions, embedded into the repository's
+// content-addressed cache and added to a BM25 builder: what IndexRepo and
+// IndexSnapshot share.
+type embeddedFunctions struct {
+	fns   []codegraph.Node
+	items []embed.Item
+	vecs  map[string][]float32 // by items[i].Hash
+	bm    *sparse.Builder
+	res   *IndexResult
+}
+
+// embedFunctions reads the functions of info, adds their documents to a
+// BM25 builder and embeds what the cache does not hold; what prefixes errors.
+func embedFunctions(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo, sparseKey, what string) (*embeddedFunctions, error) {
+	fns, items, err := functionItems(ctx, d, info)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	bm := sparse.NewBuilder(sparse.DefaultConfig())
+	for i, n := range fns {
+		if err := bm.Add(n.ID, items[i].Text); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	vecs, embedded, err := embed.EmbedCached(ctx, d.Embedder, &embed.Cache{Bucket: d.Bucket, Repo: repo, Model: d.Embedder.Name()}, items)
+	if err != nil {
+		return nil, fmt.Errorf("%s: embed: %w", what, err)
+	}
+	return &embeddedFunctions{fns: fns, items: items, vecs: vecs, bm: bm,
+		res: &IndexResult{Functions: len(fns), Embedded: embedded, Model: d.Embedder.Name(), SparseKey: sparseKey}}, nil
+}
+
+// writeSparse builds the BM25 index and writes it under res.SparseKey.
+func (e *embeddedFunctions) writeSparse(ctx context.Context, d Deps) (*IndexResult, error) {
+	ix, err := e.bm.Build()
 	if err != nil {
 		return nil, err
 	}
-	if err := sparse.Write(ctx, d.Bucket, res.SparseKey, ix); err != nil {
+	if err := sparse.Write(ctx, d.Bucket, e.res.SparseKey, ix); err != nil {
 		return nil, err
 	}
-	return res, nil
+	return e.res, nil
 }
 
 // contentKey distinguishes documents of equal code under different paths

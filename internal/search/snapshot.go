@@ -79,30 +79,11 @@ func PublishSnapshot(ctx context.Context, b *blob.Bucket, m *schema.SnapshotMani
 // and dense queries of the snapshot read the cache (see snapshotVectors).
 func IndexSnapshot(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) (*IndexResult, error) {
 	d.defaults()
-	fns, items, err := functionItems(ctx, d, info)
-	if err != nil {
-		return nil, fmt.Errorf("index snapshot %s@%s: %w", repo, info.Commit, err)
-	}
-	bm := sparse.NewBuilder(sparse.DefaultConfig())
-	for i, n := range fns {
-		if err := bm.Add(n.ID, items[i].Text); err != nil {
-			return nil, fmt.Errorf("index snapshot %s@%s: %w", repo, info.Commit, err)
-		}
-	}
-	res := &IndexResult{Functions: len(fns), Model: d.Embedder.Name(), SparseKey: SnapshotSparseKey(repo, info.Commit)}
-	_, embedded, err := embed.EmbedCached(ctx, d.Embedder, &embed.Cache{Bucket: d.Bucket, Repo: repo, Model: d.Embedder.Name()}, items)
-	if err != nil {
-		return nil, fmt.Errorf("index snapshot %s@%s: embed: %w", repo, info.Commit, err)
-	}
-	res.Embedded = embedded
-	ix, err := bm.Build()
+	ef, err := embedFunctions(ctx, d, repo, info, SnapshotSparseKey(repo, info.Commit), fmt.Sprintf("index snapshot %s@%s", repo, info.Commit))
 	if err != nil {
 		return nil, err
 	}
-	if err := sparse.Write(ctx, d.Bucket, res.SparseKey, ix); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return ef.writeSparse(ctx, d)
 }
 
 // snapVecs keeps the decoded vectors of a few snapshots per process:
