@@ -3,9 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -65,7 +62,7 @@ func runIndex(ctx context.Context, args []string) error {
 		Window: *window, ContinueAsNewAfter: *perRun, Index: schema.IndexOptions{MaxDiffBytes: *maxDiff, PrimaryLanguageOnly: *primary},
 	}}
 	if *id == "" {
-		*id = fleetID(in)
+		*id = jobs.FleetID(in)
 	}
 	bucket, err := g.openStore(ctx)
 	if err != nil {
@@ -191,12 +188,6 @@ func repoSpecs(args []string, file string) ([]schema.RepoSpec, error) {
 		out = append(out, s)
 	}
 	return out, nil
-}
-
-func fleetID(in schema.IndexFleetInput) string {
-	data, _ := json.Marshal(in)
-	sum := sha1.Sum(data)
-	return "index-fleet-" + hex.EncodeToString(sum[:6])
 }
 
 func short(h string) string {

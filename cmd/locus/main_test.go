@@ -169,14 +169,6 @@ func TestEnvironmentFillsFlags(t *testing.T) {
 	}
 }
 
-func TestFleetIDIsStable(t *testing.T) {
-	in := schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: "a/b", URL: "/x"}}}
-	same := schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: "a/b", URL: "/x"}}}
-	if fleetID(in) != fleetID(same) || fleetID(in) == fleetID(schema.IndexFleetInput{}) {
-		t.Fatal("fleet ids must be deterministic and depend on the input")
-	}
-}
-
 func TestLLMConcurrencyReachesWorkers(t *testing.T) {
 	var g globals
 	fs := newFlags("localize", &g)

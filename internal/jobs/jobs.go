@@ -7,6 +7,7 @@ package jobs
 
 import (
 	"context"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -196,6 +197,14 @@ func RunID(ctx context.Context, b *blob.Bucket, in Backlog) (string, error) {
 		prefix = "backlog"
 	}
 	return prefix + "-" + hex.EncodeToString(sum[:8]), nil
+}
+
+// FleetID is the workflow id of an index fleet: a hash of its input, so
+// the same repositories and options resume the same fleet.
+func FleetID(in schema.IndexFleetInput) string {
+	data, _ := json.Marshal(in)
+	sum := sha1.Sum(data)
+	return "index-fleet-" + hex.EncodeToString(sum[:6])
 }
 
 // StartFleet starts (or resumes) an IndexFleet run under id. Large fleets

@@ -6,9 +6,6 @@ package funceval
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -206,14 +203,8 @@ func (r *Runner) index(ctx context.Context, instances []Instance, skip func(id, 
 	}
 	if len(specs) > 0 {
 		in := schema.IndexFleetInput{Repos: specs, Options: schema.FleetOptions{Index: schema.IndexOptions{PrimaryLanguageOnly: r.PrimaryLanguageOnly}}}
-		data, err := json.Marshal(in)
-		if err != nil {
-			return nil, err
-		}
-		sum := sha256.Sum256(data)
-		id := "eval-index-" + hex.EncodeToString(sum[:6])
 		start := time.Now()
-		run, err := jobs.StartFleet(ctx, r.Client, r.Bucket, id, in)
+		run, err := jobs.StartFleet(ctx, r.Client, r.Bucket, jobs.FleetID(in), in)
 		if err != nil {
 			return nil, err
 		}
