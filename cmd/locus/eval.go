@@ -55,25 +55,17 @@ func runEval(ctx context.Context, args []string) error {
 		if err := check(fs, g.checkWorkerFlags()); err != nil {
 			return err
 		}
-		wc, err := g.workerConfig(ctx, b)
-		if err != nil {
-			return err
-		}
 		c, closeAll, err := g.connect(ctx, g.logger())
 		if err != nil {
 			return err
 		}
 		defer closeAll()
-		ws, err := workers.Start(wc, c)
+		stop, err := g.startWorkers(ctx, b, c, func(wc *workers.Config) { o.Embedder = wc.Search.Embedder.Name() })
 		if err != nil {
 			return err
 		}
-		defer func() {
-			for _, w := range ws {
-				w.Stop()
-			}
-		}()
-		o.Client, o.Backends, o.Embedder = c, g.backends(), wc.Search.Embedder.Name()
+		defer stop()
+		o.Client, o.Backends = c, g.backends()
 		o.Watch = func(ctx context.Context, s jobs.Started) func(bool) {
 			return watchBacklog(ctx, c, s, "instances")
 		}
