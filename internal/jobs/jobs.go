@@ -56,10 +56,10 @@ type Started struct {
 
 // StartBacklog stores the backlog's input and starts its LocalizeBacklog
 // run. The run id is a hash of everything that decides its answers (see
-// RunID), so starting the same backlog again resumes the run in progress,
+// runID), so starting the same backlog again resumes the run in progress,
 // or reads back a finished one, and bills nothing already answered.
 func StartBacklog(ctx context.Context, c client.Client, b *blob.Bucket, in Backlog) (Started, error) {
-	id, err := RunID(ctx, b, in)
+	id, err := runID(ctx, b, in)
 	if err != nil {
 		return Started{}, err
 	}
@@ -86,15 +86,6 @@ func StartBacklog(ctx context.Context, c client.Client, b *blob.Bucket, in Backl
 		return Started{}, fmt.Errorf("start backlog %s: %w", id, err)
 	}
 	return Started{ID: id, Run: run}, nil
-}
-
-// RunBacklog starts (or resumes) a backlog and waits for it.
-func RunBacklog(ctx context.Context, c client.Client, b *blob.Bucket, in Backlog) (workflows.BacklogResult, error) {
-	s, err := StartBacklog(ctx, c, b, in)
-	if err != nil {
-		return workflows.BacklogResult{}, err
-	}
-	return Wait(ctx, s)
 }
 
 // Wait waits for a started backlog run.
@@ -154,11 +145,11 @@ func readJSON[T any](ctx context.Context, b *blob.Bucket, key string) (T, error)
 	return v, nil
 }
 
-// RunID is a backlog's workflow id: a hash of what decides its answers
+// runID is a backlog's workflow id: a hash of what decides its answers
 // (the issues, the records that failed to parse, the options, the
 // retrieval backends and the commits the repositories are indexed at), so
 // the same backlog resumes the same run, and re-indexing starts a new one.
-func RunID(ctx context.Context, b *blob.Bucket, in Backlog) (string, error) {
+func runID(ctx context.Context, b *blob.Bucket, in Backlog) (string, error) {
 	var repos []string
 	seen := map[schema.RepoName]bool{}
 	for _, is := range in.Issues {
@@ -210,7 +201,7 @@ func FleetID(in schema.IndexFleetInput) string {
 // StartFleet starts (or resumes) an IndexFleet run under id. Large fleets
 // travel as a blob key, never as a payload.
 func StartFleet(ctx context.Context, c client.Client, b *blob.Bucket, id string, in schema.IndexFleetInput) (client.WorkflowRun, error) {
-	if len(in.Repos) > InlineRepos {
+	if len(in.Repos) > inlineRepos {
 		key := schema.RunPrefix(id) + "repos.json"
 		if err := storeJSON(ctx, b, key, in.Repos); err != nil {
 			return nil, err
@@ -228,9 +219,9 @@ func StartFleet(ctx context.Context, c client.Client, b *blob.Bucket, id string,
 	return run, nil
 }
 
-// InlineRepos is the largest fleet passed inline in the workflow input
+// inlineRepos is the largest fleet passed inline in the workflow input
 // (about 100 KB); larger lists are stored and passed by key.
-const InlineRepos = 1000
+const inlineRepos = 1000
 
 // FleetSummary reads a finished fleet run's summary.
 func FleetSummary(ctx context.Context, b *blob.Bucket, res workflows.FleetResult) (schema.FleetSummary, error) {
