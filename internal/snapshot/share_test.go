@@ -27,27 +27,34 @@ import (
 // indexHead indexes and publishes the head of g as IndexRepo would.
 func indexHead(t *testing.T, b *blob.Bucket, g *gitfixture.Repo) schema.GraphInfo {
 	t.Helper()
+	info, _ := indexCommit(t, b, repo, g.Dir+"/.git", g.Dir, g.Head(), time.Unix(0, 0))
+	return info
+}
+
+// indexCommit builds the graph of commit in gitDir, indexes it and
+// publishes it as repo's head (url recorded), as IndexRepo would.
+func indexCommit(tb testing.TB, b *blob.Bucket, repo schema.RepoName, gitDir, url, commit string, at time.Time) (schema.GraphInfo, *search.IndexResult) {
+	tb.Helper()
 	ctx := context.Background()
-	head := g.Head()
-	h, _ := gitrepo.ParseHash(head)
-	gr, err := codegraph.BuildCommit(ctx, g.Dir+"/.git", "", h, codegraph.Options{})
+	h, _ := gitrepo.ParseHash(commit)
+	gr, err := codegraph.BuildCommit(ctx, gitDir, "", h, codegraph.Options{})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	info, err := codegraph.Write(ctx, b, repo, head, gr)
+	info, err := codegraph.Write(ctx, b, repo, commit, gr)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	ires, err := search.IndexRepo(ctx, search.Deps{Bucket: b}, repo, info)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	si := &schema.SearchInfo{Commit: head, Model: ires.Model, Functions: ires.Functions, SparseKey: ires.SparseKey}
-	if _, err := manifest.Publish(ctx, b, manifest.Update{Repo: schema.RepoSpec{Name: repo, URL: g.Dir}, Head: head,
-		Graph: &info, Search: si, IndexedAt: time.Unix(0, 0)}); err != nil {
-		t.Fatal(err)
+	si := &schema.SearchInfo{Commit: commit, Model: ires.Model, Functions: ires.Functions, SparseKey: ires.SparseKey}
+	if _, err := manifest.Publish(ctx, b, manifest.Update{Repo: schema.RepoSpec{Name: repo, URL: url}, Head: commit,
+		Graph: &info, Search: si, IndexedAt: at}); err != nil {
+		tb.Fatal(err)
 	}
-	return info
+	return info, ires
 }
 
 // codeKeys lists the segments of the code store.

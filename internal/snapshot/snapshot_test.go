@@ -7,12 +7,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
-	"github.com/locus-dev/locus/internal/gitrepo"
-	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
@@ -26,31 +23,13 @@ const repo = schema.RepoName("acme/snap")
 // only at the head, and parse_config at both.
 func fixture(t *testing.T) (*blob.Bucket, *gitfixture.Repo, string, string) {
 	t.Helper()
-	ctx := context.Background()
 	g := gitfixture.New(t)
 	g.Write(map[string]string{"pkg/conf.py": "def parse_config(path):\n    return open(path).read()\n\n\ndef old_only(text):\n    \"\"\"Strip the legacy banner from the text.\"\"\"\n    return text.replace('banner', '')\n"})
 	first := g.Commit("first")
 	g.Write(map[string]string{"pkg/conf.py": "def parse_config(path):\n    return open(path).read()\n\n\ndef new_only(text):\n    return text.upper()\n"})
 	head := g.Commit("second")
 	b := blobtest.Bucket(t)
-	h, _ := gitrepo.ParseHash(head)
-	gr, err := codegraph.BuildCommit(ctx, g.Dir+"/.git", "", h, codegraph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := codegraph.Write(ctx, b, repo, head, gr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ires, err := search.IndexRepo(ctx, search.Deps{Bucket: b}, repo, info)
-	if err != nil {
-		t.Fatal(err)
-	}
-	si := &schema.SearchInfo{Commit: head, Model: ires.Model, Functions: ires.Functions, SparseKey: ires.SparseKey}
-	if _, err := manifest.Publish(ctx, b, manifest.Update{Repo: schema.RepoSpec{Name: repo, URL: g.Dir}, Head: head,
-		Graph: &info, Search: si, IndexedAt: time.Unix(0, 0)}); err != nil {
-		t.Fatal(err)
-	}
+	indexHead(t, b, g)
 	return b, g, first, head
 }
 

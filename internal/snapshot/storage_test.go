@@ -11,9 +11,6 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
-	"github.com/locus-dev/locus/internal/gitrepo"
-	"github.com/locus-dev/locus/internal/manifest"
-	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/schema"
 )
@@ -56,23 +53,7 @@ func BenchmarkSnapshotStorage(b *testing.B) {
 		repo := schema.RepoName("bench/repo")
 		start := time.Now()
 		head := commits[0]
-		h, _ := gitrepo.ParseHash(head)
-		g, err := codegraph.BuildCommit(ctx, gitDir, "", h, codegraph.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		info, err := codegraph.Write(ctx, bk, repo, head, g)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ires, err := search.IndexRepo(ctx, search.Deps{Bucket: bk}, repo, info)
-		if err != nil {
-			b.Fatal(err)
-		}
-		si := &schema.SearchInfo{Commit: head, Model: ires.Model, Functions: ires.Functions, SparseKey: ires.SparseKey}
-		if _, err := manifest.Publish(ctx, bk, manifest.Update{Repo: schema.RepoSpec{Name: repo}, Head: head, Graph: &info, Search: si, IndexedAt: time.Now()}); err != nil {
-			b.Fatal(err)
-		}
+		_, ires := indexCommit(b, bk, repo, gitDir, "", head, time.Now())
 		headBytes := size(b, bk, repo.Prefix())
 		b.Logf("head %s: %d functions, %.1f MB indexed in %s (graph %.1f MB + code store %.1f MB, BM25 %.1f MB, embeddings %.1f MB, vectors %.1f MB)",
 			head[:10], ires.Functions, mb(headBytes), time.Since(start).Round(time.Second), mb(size(b, bk, repo.GraphPrefix(head))),
