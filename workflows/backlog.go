@@ -214,14 +214,7 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 			key := string(is.Repo) + "@" + strings.ToLower(is.BaseCommit)
 			f, ok := snaps[key]
 			if !ok {
-				snapCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-					TaskQueue:              is.HostQueue,
-					ScheduleToStartTimeout: 10 * time.Minute,
-					StartToCloseTimeout:    2 * time.Hour,
-					HeartbeatTimeout:       HeartbeatTimeout,
-					RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
-				})
-				f = workflow.ExecuteActivity(snapCtx, snapActs.EnsureSnapshot, schema.EnsureSnapshotInput{Repo: is.Repo, Commit: is.BaseCommit})
+				f = workflow.ExecuteActivity(onHost(ctx, is.HostQueue, 2*time.Hour), snapActs.EnsureSnapshot, schema.EnsureSnapshotInput{Repo: is.Repo, Commit: is.BaseCommit})
 				snaps[key] = f
 			}
 			running++

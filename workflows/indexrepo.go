@@ -58,13 +58,7 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 	res.Empty = synced.Empty
 
 	// The clone lives on the host that synced it: scrape there.
-	hostCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:              synced.HostQueue,
-		ScheduleToStartTimeout: 10 * time.Minute,
-		StartToCloseTimeout:    6 * time.Hour,
-		HeartbeatTimeout:       HeartbeatTimeout,
-		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
-	})
+	hostCtx := onHost(ctx, synced.HostQueue, 6*time.Hour)
 	var scraped schema.ScrapeResult
 	if !synced.Empty {
 		err := workflow.ExecuteActivity(hostCtx, git.ScrapeCommits, schema.ScrapeInput{
@@ -149,4 +143,16 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 	res.OK = true
 	res.Rows = m.Rows
 	return res, nil
+}
+
+// onHost runs activities on the host queue that holds a clone: waiting up to
+// 10 min for that host, heartbeating, at most 3 attempts, bad input final.
+func onHost(ctx workflow.Context, hostQueue string, startToClose time.Duration) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:              hostQueue,
+		ScheduleToStartTimeout: 10 * time.Minute,
+		StartToCloseTimeout:    startToClose,
+		HeartbeatTimeout:       HeartbeatTimeout,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
+	})
 }
