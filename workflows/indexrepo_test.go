@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -106,12 +107,15 @@ func TestIndexRepoScrapesOnSyncHostQueue(t *testing.T) {
 	env.OnActivity(searchActs.PlanEmbed, mock.Anything, mock.Anything).Return(
 		activities.PlanEmbedOutput{Batches: []string{"b0", "b1"}}, nil).Once()
 	var batches []string
+	var batchesMu sync.Mutex // the two batches run at once
 	env.OnActivity(searchActs.EmbedBatch, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.EmbedBatchInput) (int, error) {
 			if q := activity.GetInfo(ctx).TaskQueue; q != EmbedQueue {
 				t.Errorf("EmbedBatch on %q", q)
 			}
+			batchesMu.Lock()
 			batches = append(batches, in.Key)
+			batchesMu.Unlock()
 			return 1, nil
 		}).Twice()
 	env.OnActivity(searchActs.FinishIndex, mock.Anything, mock.Anything).Return(
@@ -120,9 +124,11 @@ func TestIndexRepoScrapesOnSyncHostQueue(t *testing.T) {
 			if in.Repo != acme.Name || in.Graph.Commit != testHead {
 				t.Errorf("FinishIndex input = %+v", in)
 			}
+			batchesMu.Lock()
 			if len(batches) != 2 {
 				t.Errorf("FinishIndex before both batches were embedded: %v", batches)
 			}
+			batchesMu.Unlock()
 			return searched, nil
 		}).Once()
 	var published activities.PublishInput
