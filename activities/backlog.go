@@ -85,7 +85,12 @@ type BacklogPartInput struct {
 
 // WriteBacklogPart stores one part of a backlog's results under its
 // deterministic key, replacing what an earlier attempt or run wrote there.
+// The issues' details (Result.Detail), when kept, are written first, so
+// that a stored part always has its details.
 func (a *Store) WriteBacklogPart(ctx context.Context, in BacklogPartInput) error {
+	if err := backlog.WriteDetails(ctx, a.Bucket, backlog.DetailKey(in.Run, in.Part), in.Results); err != nil {
+		return fmt.Errorf("backlog %s part %d: %w", in.Run, in.Part, err)
+	}
 	if _, err := backlog.WritePart(ctx, a.Bucket, backlog.PartKey(in.Run, in.Part), in.Results); err != nil {
 		return fmt.Errorf("backlog %s part %d: %w", in.Run, in.Part, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -177,18 +179,69 @@ type SelectCentersProgress struct {
 // without the decision cache. When the retries are spent, the workflow
 // reads the settled centers from the error's details.
 func (a *LLM) SelectCenters(ctx context.Context, in SelectCentersInput) (SelectCentersOutput, error) {
-	if activity.IsActivity(ctx) {
-		// Decisions an earlier attempt of this activity paid for count for
-		// this issue when the retry finds them in the decision cache.
-		info := activity.GetInfo(ctx)
-		ctx = llm.WithOwner(ctx, info.WorkflowExecution.ID+"/"+info.WorkflowExecution.RunID+"/"+info.ActivityID)
-	}
+	ctx = a.owned(ctx, "")
 	var prior SelectCentersProgress
 	if activity.HasHeartbeatDetails(ctx) {
 		if err := activity.GetHeartbeatDetails(ctx, &prior); err != nil {
 			prior = SelectCentersProgress{} // unreadable: ask again (the decision cache keeps it unbilled)
 		}
 	}
+	t := a.selectIssue(ctx, in, prior)
+	if t.err != nil {
+		return SelectCentersOutput{}, t.err
+	}
+	if t.retry == nil {
+		return t.out, nil
+	}
+	// The first heartbeat of an attempt is sent at once, not batched.
+	activity.RecordHeartbeat(ctx, t.progress)
+	return SelectCentersOutput{}, a.retryError(ctx, t.retry, t.wait, t.progress)
+}
+
+// owned is ctx naming this activity attempt's step (plus suffix) as the
+// owner of the LLM calls made through it: decisions an earlier attempt of
+// this activity paid for then count for the issue when a retry finds them
+// in the decision cache.
+func (a *LLM) owned(ctx context.Context, suffix string) context.Context {
+	if !activity.IsActivity(ctx) {
+		return ctx
+	}
+	info := activity.GetInfo(ctx)
+	return llm.WithOwner(ctx, info.WorkflowExecution.ID+"/"+info.WorkflowExecution.RunID+"/"+info.ActivityID+suffix)
+}
+
+// retryError is the retryable error an attempt that left centers failing
+// returns: the first failure's, after the largest Retry-After, with the
+// settled centers (progress, a SelectCentersProgress or a
+// SelectBatchProgress) in its details after the SelectFailure.
+func (a *LLM) retryError(ctx context.Context, retry error, wait time.Duration, progress any) error {
+	fail := a.failure(ctx, retry)
+	e := selectError(retry, fail)
+	var app *temporal.ApplicationError
+	if !errors.As(e, &app) {
+		return e
+	}
+	return temporal.NewApplicationErrorWithOptions(app.Message(), app.Type(), temporal.ApplicationErrorOptions{
+		Cause: retry, Details: []any{fail, progress}, NextRetryDelay: wait, Category: app.Category()})
+}
+
+// issueTry is one issue's selection in one attempt: its output when every
+// center is settled, else the progress to retry from and the first
+// retryable error (retry) with the largest Retry-After (wait); err is an
+// error that fails the attempt as it is (cancelled, or a selection that
+// could not start).
+type issueTry struct {
+	out      SelectCentersOutput
+	progress SelectCentersProgress
+	retry    error
+	wait     time.Duration
+	err      error
+	cause    error // err before selectError made it an activity error
+}
+
+// selectIssue asks about the centers of one issue that prior has not
+// settled (see SelectCenters).
+func (a *LLM) selectIssue(ctx context.Context, in SelectCentersInput, prior SelectCentersProgress) issueTry {
 	done := make(map[string]search.CenterOutcome, len(prior.Done))
 	settled := make(map[string]CenterResult, len(prior.Done))
 	for _, c := range prior.Done {
@@ -205,30 +258,27 @@ func (a *LLM) SelectCenters(ctx context.Context, in SelectCentersInput) (SelectC
 	if err != nil {
 		fail := a.failure(ctx, err)
 		if ctx.Err() != nil {
-			return SelectCentersOutput{}, fmt.Errorf("select neighbours in %s: attempt cancelled: %w", in.Repo, ctx.Err())
+			return issueTry{err: fmt.Errorf("select neighbours in %s: attempt cancelled: %w", in.Repo, ctx.Err())}
 		}
-		return SelectCentersOutput{}, selectError(err, fail)
+		return issueTry{err: selectError(err, fail), cause: err}
 	}
 	if ctx.Err() != nil {
 		// This attempt was cancelled (the worker is stopping, or timed out):
 		// calls cut short did not complete, so another attempt must make
 		// them; what completed is in the decision cache.
-		return SelectCentersOutput{}, fmt.Errorf("select neighbours in %s: attempt cancelled: %w", in.Repo, ctx.Err())
+		return issueTry{err: fmt.Errorf("select neighbours in %s: attempt cancelled: %w", in.Repo, ctx.Err())}
 	}
-	var out SelectCentersOutput
-	var progress SelectCentersProgress
-	var retry error
-	var wait time.Duration
+	var t issueTry
 	for _, o := range sels.Outcomes {
 		if c, ok := settled[o.Center]; ok {
-			out.Centers = append(out.Centers, c)
-			progress.Done = append(progress.Done, c)
+			t.out.Centers = append(t.out.Centers, c)
+			t.progress.Done = append(t.progress.Done, c)
 			continue
 		}
 		c := CenterResult{Center: o.Center, SelectOutput: selectOutput(o.Selection), Skipped: o.Skipped}
 		if o.Err == nil {
-			out.Centers = append(out.Centers, c)
-			progress.Done = append(progress.Done, c)
+			t.out.Centers = append(t.out.Centers, c)
+			t.progress.Done = append(t.progress.Done, c)
 			continue
 		}
 		fail := a.failure(ctx, o.Err)
@@ -237,29 +287,113 @@ func (a *LLM) SelectCenters(ctx context.Context, in SelectCentersInput) (SelectC
 		e := selectError(o.Err, fail)
 		var app *temporal.ApplicationError
 		if errors.As(e, &app) && app.NonRetryable() {
-			out.Centers = append(out.Centers, c) // refused for good: settled
-			progress.Done = append(progress.Done, c)
+			t.out.Centers = append(t.out.Centers, c) // refused for good: settled
+			t.progress.Done = append(t.progress.Done, c)
 			continue
 		}
-		progress.Failed = append(progress.Failed, c)
-		if retry == nil {
-			retry = o.Err
+		t.progress.Failed = append(t.progress.Failed, c)
+		if t.retry == nil {
+			t.retry = o.Err
 		}
-		wait = max(wait, llm.RetryAfter(o.Err))
+		t.wait = max(t.wait, llm.RetryAfter(o.Err))
+	}
+	if t.retry != nil {
+		t.out = SelectCentersOutput{}
+	}
+	return t
+}
+
+// SelectBatchInput is SelectBatch's argument: the issues of one backlog
+// batch, each with its centers.
+type SelectBatchInput struct {
+	Issues []SelectCentersInput `json:"issues"`
+}
+
+// SelectBatchOutput is every issue's SelectCentersOutput, in the input's order.
+type SelectBatchOutput struct {
+	Issues []SelectCentersOutput `json:"issues"`
+}
+
+// SelectBatchProgress is SelectCentersProgress for every issue of a batch,
+// in the input's order.
+type SelectBatchProgress struct {
+	Issues []SelectCentersProgress `json:"issues"`
+}
+
+// SelectBatch is SelectCenters for the issues of a backlog batch, asked
+// in parallel (llm.Limit on the worker's selector bounds the calls): one
+// activity for a batch instead of one per issue. Retries work as in
+// SelectCenters, per issue: an attempt that leaves some center failing
+// retryably fails after the largest Retry-After with every issue's settled
+// centers as heartbeat details and error details (SelectBatchProgress),
+// and the next attempt asks only the centers still open. An issue whose
+// selection fails as a whole (a store error, say) has its centers failed
+// with that error: settled when it is not retryable, retried otherwise.
+func (a *LLM) SelectBatch(ctx context.Context, in SelectBatchInput) (SelectBatchOutput, error) {
+	var prior SelectBatchProgress
+	if activity.HasHeartbeatDetails(ctx) {
+		if err := activity.GetHeartbeatDetails(ctx, &prior); err != nil || len(prior.Issues) != len(in.Issues) {
+			prior = SelectBatchProgress{} // unreadable: ask again (the decision cache keeps it unbilled)
+		}
+	}
+	tries := make([]issueTry, len(in.Issues))
+	var wg sync.WaitGroup
+	for i, is := range in.Issues {
+		var p SelectCentersProgress
+		if prior.Issues != nil {
+			p = prior.Issues[i]
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tries[i] = a.selectIssue(a.owned(ctx, "/"+strconv.Itoa(i)), is, p)
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return SelectBatchOutput{}, fmt.Errorf("select neighbours of %d issues: attempt cancelled: %w", len(in.Issues), ctx.Err())
+	}
+	out := SelectBatchOutput{Issues: make([]SelectCentersOutput, len(in.Issues))}
+	progress := SelectBatchProgress{Issues: make([]SelectCentersProgress, len(in.Issues))}
+	var retry error
+	var wait time.Duration
+	for i, t := range tries {
+		if t.err != nil {
+			t = wholeIssueFailed(in.Issues[i], t, a.failure(ctx, t.cause))
+		}
+		out.Issues[i], progress.Issues[i] = t.out, t.progress
+		if t.retry != nil && retry == nil {
+			retry = t.retry
+		}
+		wait = max(wait, t.wait)
 	}
 	if retry == nil {
 		return out, nil
 	}
-	// The first heartbeat of an attempt is sent at once, not batched.
 	activity.RecordHeartbeat(ctx, progress)
-	fail := a.failure(ctx, retry)
-	e := selectError(retry, fail)
+	return SelectBatchOutput{}, a.retryError(ctx, retry, wait, progress)
+}
+
+// wholeIssueFailed is the try of an issue whose selection failed as a
+// whole (t.err, from t.cause): every center failed with it, settled unless
+// it is retryable.
+func wholeIssueFailed(in SelectCentersInput, t issueTry, fail SelectFailure) issueTry {
 	var app *temporal.ApplicationError
-	if !errors.As(e, &app) {
-		return SelectCentersOutput{}, e
+	permanent := errors.As(t.err, &app) && app.NonRetryable()
+	var out issueTry
+	for _, c := range in.Centers {
+		r := CenterResult{Center: c.Center, Error: t.cause.Error(), URL: fail.URL, Attempt: fail.Attempt}
+		if permanent {
+			out.out.Centers = append(out.out.Centers, r)
+			out.progress.Done = append(out.progress.Done, r)
+		} else {
+			out.progress.Failed = append(out.progress.Failed, r)
+		}
 	}
-	return SelectCentersOutput{}, temporal.NewApplicationErrorWithOptions(app.Message(), app.Type(), temporal.ApplicationErrorOptions{
-		Cause: retry, Details: []any{fail, progress}, NextRetryDelay: wait, Category: app.Category()})
+	if !permanent {
+		out.retry = t.cause
+	}
+	return out
 }
 
 // RetrieveInput is Retrieve's argument.
@@ -285,4 +419,44 @@ func (a *Search) Retrieve(ctx context.Context, in RetrieveInput) (search.Retriev
 		return search.Retrieval{}, damaged(err) // a damaged index is rebuilt by index, not by retrying
 	}
 	return *r, nil
+}
+
+// RetrieveBatchInput is RetrieveBatch's argument: the issues of one
+// backlog batch.
+type RetrieveBatchInput struct {
+	Issues []RetrieveInput `json:"issues"`
+}
+
+// RetrieveOutcome is one issue's Retrieve answer in a batch: the retrieval,
+// or why it cannot be made (Error, an error retrying cannot help).
+type RetrieveOutcome struct {
+	Retrieval *search.Retrieval `json:"retrieval,omitempty"`
+	Error     string            `json:"error,omitempty"`
+}
+
+// RetrieveBatch is Retrieve for the issues of a backlog batch, one after
+// another: one activity for a batch instead of one per issue. An issue
+// Retrieve refuses for good (bad input, not indexed, a damaged index) gets
+// its error in its outcome and the others go on; any other error fails the
+// attempt, to be retried as a whole.
+func (a *Search) RetrieveBatch(ctx context.Context, in RetrieveBatchInput) ([]RetrieveOutcome, error) {
+	out := make([]RetrieveOutcome, len(in.Issues))
+	for i, is := range in.Issues {
+		r, err := a.Retrieve(ctx, is)
+		var app *temporal.ApplicationError
+		switch {
+		case err == nil:
+			out[i].Retrieval = &r
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("retrieve %d issues: attempt cancelled: %w", len(in.Issues), ctx.Err())
+		case errors.As(err, &app) && app.NonRetryable():
+			out[i].Error = app.Message()
+		default:
+			return nil, err
+		}
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx, i+1)
+		}
+	}
+	return out, nil
 }

@@ -1,6 +1,9 @@
 package schema
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // BacklogIssue is one issue of a backlog as LocalizeBacklog sees it. The CLI
 // stores the parsed issues as a JSON array of these at backlogs/<run>/input.json;
@@ -65,6 +68,10 @@ type BacklogIssueResult struct {
 	Error              string   `json:"error,omitempty"`
 	Source             string   `json:"source,omitempty"`
 	Notes              []string `json:"notes,omitempty"`
+	// Detail is the issue's whole answer as JSON (a workflows.LocalizeResult)
+	// when the run keeps details (BacklogOptions.Details); stored beside
+	// the part, not in it.
+	Detail json.RawMessage `json:"detail,omitempty"`
 }
 
 // BacklogProgress is the answer to LocalizeBacklog's "progress" query.

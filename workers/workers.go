@@ -139,6 +139,7 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	index.RegisterWorkflow(workflows.Localize)
 	index.RegisterWorkflow(workflows.LocalizeBacklog)
 	index.RegisterActivity(searchActs.Retrieve)
+	index.RegisterActivity(searchActs.RetrieveBatch)
 	host.RegisterActivity(&activities.Snapshot{Git: git, Deps: sd})
 
 	lconc := cfg.LLMConcurrency
@@ -146,8 +147,9 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 		lconc = 4
 	}
 	llmw := worker.New(c, workflows.LLMQueue, wopts(lconc, false))
-	// One SelectCenters activity asks about all of an issue's centers at
-	// once, so the slots bound issues; the calls themselves are bounded here.
+	// One SelectCenters activity asks about all of an issue's centers, and
+	// one SelectBatch about those of a backlog batch, so the slots bound
+	// issues or batches; the calls themselves are bounded here.
 	ld := sd
 	if ld.Selector == nil {
 		ld.Selector = llm.Heuristic{}

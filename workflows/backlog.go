@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,14 +13,20 @@ import (
 
 	"github.com/locus-dev/locus/activities"
 	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/schema"
 )
 
 // Backlog defaults.
 const (
-	DefaultBacklogWindow   = 8
+	DefaultBacklogWindow   = 32
+	DefaultBacklogBatch    = 8
 	DefaultBacklogPerRun   = 500
 	DefaultBacklogPartSize = 100
+	DefaultBacklogHistory  = 4 << 20
+	// childBacklogWindow is the default window of runs recorded before
+	// batches (one Localize child per issue).
+	childBacklogWindow = 8
 	// maxLoadBytes bounds the issue text one LoadBacklogIssues answer
 	// carries (Temporal refuses payloads over 2 MB).
 	maxLoadBytes = 1 << 20
@@ -26,12 +34,26 @@ const (
 
 // BacklogOptions tune a LocalizeBacklog run.
 type BacklogOptions struct {
-	// Window is the most Localize children in flight; default 8.
+	// Window is the most issues in flight; default 32.
 	Window int `json:"window,omitempty"`
+	// Batch is the most issues one RetrieveBatch and one SelectBatch
+	// activity rank together; default 8. (Runs recorded before batches ran
+	// one Localize child per issue and ignore it.)
+	Batch int `json:"batch,omitempty"`
+	// Details keeps every issue's whole answer (LocalizeResult as JSON,
+	// with the per-center detail the parts leave out) beside each part,
+	// for jobs.IssueResult; `locus localize` sets it.
+	Details bool `json:"details,omitempty"`
 	// ContinueAsNewAfter is how many issues one run starts before it
 	// continues as new; default 500, rounded up to a multiple of PartSize
 	// so that a result part never spans two runs.
 	ContinueAsNewAfter int `json:"continue_as_new_after,omitempty"`
+	// HistoryBytes bounds a batched run's history: once it passes this
+	// many bytes, the run starts no issue beyond the current part and then
+	// continues as new (a batch's retrievals pass through the history:
+	// about 30 KB per issue at K=20). Default 4 MB, well under Temporal's
+	// 50 MB limit.
+	HistoryBytes int `json:"history_bytes,omitempty"`
 	// PartSize is the issues per result part: part n holds the results of
 	// issues [n·PartSize, (n+1)·PartSize) in input order, so a re-run
 	// writes the same parts under the same keys. Default 100.
@@ -101,19 +123,24 @@ var snapActs *activities.Snapshot
 // BacklogChildID is the workflow id of an issue's Localize child.
 func BacklogChildID(run, issueID string) string { return run + "/" + issueID }
 
-// LocalizeBacklog ranks a backlog of issues with a bounded sliding window of
-// Localize children. Results are stored in parts of PartSize issues as each
-// part's issues finish; after ContinueAsNewAfter issues it drains the window
-// and continues as new, so the history stays small for any backlog. A failed
-// issue is a per-issue error in the results and never fails the run.
+// LocalizeBacklog ranks a backlog of issues with a bounded sliding window
+// of issues in flight, in batches: one RetrieveBatch activity (index queue)
+// and one SelectBatch activity (LLM queue) per batch of up to Batch issues,
+// the ranking assembled here as Localize assembles it. Results are stored
+// in parts of PartSize issues as each part's issues finish; after
+// ContinueAsNewAfter issues, or once the history passes HistoryBytes, it
+// drains the window at a part boundary and continues as new, so the history
+// stays small for any backlog. A failed issue is a per-issue error in the
+// results and never fails the run. Runs recorded before batches ranked each
+// issue in a Localize child (GetVersion "backlog-batches") and replay so.
 func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResult, error) {
 	if err := checkInput(ctx, func() error { return validateBacklogInput(in) }); err != nil {
 		return BacklogResult{}, err
 	}
 	o := in.Options
-	window := o.Window
-	if window <= 0 {
-		window = DefaultBacklogWindow
+	batch := o.Batch
+	if batch <= 0 {
+		batch = DefaultBacklogBatch
 	}
 	partSize := o.PartSize
 	if partSize <= 0 {
@@ -153,6 +180,16 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 	})
 	if err != nil {
 		return BacklogResult{}, err
+	}
+	// Runs recorded before batches ranked each issue in a Localize child,
+	// with a window of 8 by default.
+	batched := workflow.GetVersion(ctx, "backlog-batches", workflow.DefaultVersion, 1) >= 1
+	window := o.Window
+	if window <= 0 {
+		window = DefaultBacklogWindow
+		if !batched {
+			window = childBacklogWindow
+		}
 	}
 
 	record := func(pos int, r schema.BacklogIssueResult) {
@@ -252,23 +289,205 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 			record(pos, issueResult(is, lr, exhausted))
 		})
 	}
-	for next < end || running > 0 {
-		for running < window && next < end {
-			if next == loadedTo {
-				var batch []schema.BacklogIssue
-				err := workflow.ExecuteActivity(actCtx, store.LoadBacklogIssues, activities.LoadBacklogInput{
-					Key: in.IssuesKey, Offset: next, Limit: end - next, MaxBytes: maxLoadBytes,
-				}).Get(ctx, &batch)
-				if err != nil {
-					return BacklogResult{}, err
-				}
-				if len(batch) == 0 {
-					return BacklogResult{}, temporal.NewNonRetryableApplicationError(
-						fmt.Sprintf("backlog %s: no issues at offset %d of %s (want %d)", run, next, in.IssuesKey, in.Total), activities.ErrTypeBadInput, nil)
-				}
-				loaded, loadedTo = batch, next+len(batch)
+	// nextIssue is issue next, loaded with those after it when not yet.
+	nextIssue := func() (schema.BacklogIssue, error) {
+		if next == loadedTo {
+			var batch []schema.BacklogIssue
+			err := workflow.ExecuteActivity(actCtx, store.LoadBacklogIssues, activities.LoadBacklogInput{
+				Key: in.IssuesKey, Offset: next, Limit: end - next, MaxBytes: maxLoadBytes,
+			}).Get(ctx, &batch)
+			if err != nil {
+				return schema.BacklogIssue{}, err
 			}
-			is := loaded[len(loaded)-(loadedTo-next)]
+			if len(batch) == 0 {
+				return schema.BacklogIssue{}, temporal.NewNonRetryableApplicationError(
+					fmt.Sprintf("backlog %s: no issues at offset %d of %s (want %d)", run, next, in.IssuesKey, in.Total), activities.ErrTypeBadInput, nil)
+			}
+			loaded, loadedTo = batch, next+len(batch)
+		}
+		return loaded[len(loaded)-(loadedTo-next)], nil
+	}
+	// The batched path: issues wait in ready (their snapshot built) until
+	// launched in batches; running counts the issues in flight.
+	type readyIssue struct {
+		pos      int
+		is       schema.BacklogIssue
+		snapshot string
+	}
+	var ready []readyIssue
+	finished := func(pos int, r schema.BacklogIssueResult) {
+		running--
+		record(pos, r)
+	}
+	startBatched := func(pos int, is schema.BacklogIssue) {
+		running++
+		if baseCommitError(is) == "" {
+			ready = append(ready, readyIssue{pos, is, ""})
+			return
+		}
+		if is.HostQueue == "" {
+			finished(pos, issueError(is, fmt.Sprintf("base_commit %s of %s: no host with a clone of %s to build its snapshot on", is.BaseCommit, is.Repo, is.Repo)))
+			return
+		}
+		key := string(is.Repo) + "@" + strings.ToLower(is.BaseCommit)
+		f, ok := snaps[key]
+		if !ok {
+			f = workflow.ExecuteActivity(onHost(ctx, is.HostQueue, 2*time.Hour), snapActs.EnsureSnapshot, schema.EnsureSnapshotInput{Repo: is.Repo, Commit: is.BaseCommit})
+			snaps[key] = f
+		}
+		sel.AddFuture(f, func(f workflow.Future) {
+			var si schema.SnapshotInfo
+			if err := f.Get(ctx, &si); err != nil {
+				finished(pos, issueError(is, errorText(err)))
+				return
+			}
+			ready = append(ready, readyIssue{pos, is, si.Commit})
+		})
+	}
+	// answer records an issue ranked from retrieval r and its settled
+	// centers cs.
+	answer := func(p readyIssue, r *search.Retrieval, cs []activities.CenterResult, exhausted bool, selStart, batchStart time.Time) {
+		out := newLocalizeResult(r)
+		selected := map[string]spider.Selection{}
+		addCenters(&out, selected, cs)
+		now := workflow.Now(ctx)
+		if err := assemble(&out, r, selected, now.Sub(selStart), now.Sub(batchStart)); err != nil {
+			res := issueError(p.is, err.Error())
+			res.BudgetExhausted = exhausted
+			finished(p.pos, res)
+			return
+		}
+		res := issueResult(p.is, out, exhausted)
+		if o.Details {
+			if d, err := json.Marshal(out); err == nil {
+				res.Detail = d
+			}
+		}
+		finished(p.pos, res)
+	}
+	launchBatch := func(b []readyIssue) {
+		exhausted := o.MaxTokens > 0 && in.TokensIn+in.TokensOut >= o.MaxTokens
+		if exhausted {
+			in.BudgetExhausted += len(b)
+		}
+		fail := func(p readyIssue, msg string) {
+			r := issueError(p.is, msg)
+			r.BudgetExhausted = exhausted
+			finished(p.pos, r)
+		}
+		rin := activities.RetrieveBatchInput{Issues: make([]activities.RetrieveInput, len(b))}
+		for i, p := range b {
+			rin.Issues[i] = activities.RetrieveInput{Repo: p.is.Repo, Issue: p.is.Text, Params: in.Params, Snapshot: p.snapshot}
+		}
+		batchStart := workflow.Now(ctx)
+		rf := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, retrieveOptions(len(b))), searchActs.RetrieveBatch, rin)
+		sel.AddFuture(rf, func(f workflow.Future) {
+			var outs []activities.RetrieveOutcome
+			err := f.Get(ctx, &outs)
+			if err == nil && len(outs) != len(b) {
+				err = fmt.Errorf("retrieve batch: %d answers for %d issues", len(outs), len(b))
+			}
+			if err != nil {
+				for _, p := range b {
+					fail(p, errorText(err))
+				}
+				return
+			}
+			type ask struct {
+				p       readyIssue
+				r       *search.Retrieval
+				centers []search.CenterRequest
+			}
+			var asks []ask
+			var sin activities.SelectBatchInput
+			centers := 0
+			for i, p := range b {
+				r := outs[i].Retrieval
+				if r == nil {
+					fail(p, cmp.Or(outs[i].Error, "retrieve: no answer"))
+					continue
+				}
+				if msg := commitMismatch(p.is.Repo, strings.ToLower(p.is.BaseCommit), r); msg != "" {
+					fail(p, msg)
+					continue
+				}
+				cs := search.CentersOf(r)
+				if exhausted || len(cs) == 0 {
+					answer(p, r, nil, exhausted, batchStart, batchStart)
+					continue
+				}
+				asks = append(asks, ask{p, r, cs})
+				sin.Issues = append(sin.Issues, activities.SelectCentersInput{Repo: p.is.Repo, Commit: r.Commit, Issue: p.is.Text,
+					Centers: cs, MaxTokens: o.MaxIssueTokens})
+				centers += len(cs)
+			}
+			if len(asks) == 0 {
+				return
+			}
+			policy, perCenter := selectPolicy(in.LLMRetry)
+			selStart := workflow.Now(ctx)
+			sf := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, selectOptions(policy, perCenter, centers)), llmActs.SelectBatch, sin)
+			sel.AddFuture(sf, func(f workflow.Future) {
+				var so activities.SelectBatchOutput
+				err := f.Get(ctx, &so)
+				if err == nil && len(so.Issues) != len(asks) {
+					err = fmt.Errorf("select batch: %d answers for %d issues", len(so.Issues), len(asks))
+				}
+				var progress activities.SelectBatchProgress
+				timedOut := false
+				if err != nil {
+					progress, timedOut = progressOf(err, func(p activities.SelectBatchProgress) bool { return len(p.Issues) > 0 })
+					if len(progress.Issues) != len(asks) {
+						progress.Issues = make([]activities.SelectCentersProgress, len(asks))
+					}
+				}
+				for i, a := range asks {
+					var cs []activities.CenterResult
+					if err != nil {
+						cs = settledCenters(a.centers, err, progress.Issues[i], timedOut)
+					} else {
+						cs = so.Issues[i].Centers
+					}
+					answer(a.p, a.r, cs, false, selStart, batchStart)
+				}
+			})
+		})
+	}
+
+	historyBytes := cmp.Or(o.HistoryBytes, DefaultBacklogHistory)
+	for batched && (next < end || running > 0) {
+		if size := workflow.GetInfo(ctx).GetCurrentHistorySize(); size > historyBytes && next > first && end > next {
+			// Finish the part under way, then continue as new.
+			end = min(end, (next+partSize-1)/partSize*partSize)
+		}
+		for running < window && next < end {
+			is, err := nextIssue()
+			if err != nil {
+				return BacklogResult{}, err
+			}
+			startBatched(next-first, is)
+			next++
+		}
+		// Nothing more can start before something finishes: launch all
+		// that is ready, in batches.
+		for len(ready) > 0 {
+			n := min(batch, len(ready))
+			launchBatch(ready[:n:n])
+			ready = ready[n:]
+		}
+		if err := flush(); err != nil {
+			return BacklogResult{}, err
+		}
+		if running > 0 {
+			sel.Select(ctx)
+		}
+	}
+	for !batched && (next < end || running > 0) {
+		for running < window && next < end {
+			is, err := nextIssue()
+			if err != nil {
+				return BacklogResult{}, err
+			}
 			start(next-first, is)
 			next++
 		}
@@ -344,11 +563,17 @@ func validateBacklogInput(in LocalizeBacklogInput) error {
 	if o.Window < 0 || o.Window > MaxWindow {
 		errs = append(errs, fmt.Errorf("window %d: want 1 to %d (0: default %d)", o.Window, MaxWindow, DefaultBacklogWindow))
 	}
+	if o.Batch < 0 || o.Batch > MaxWindow {
+		errs = append(errs, fmt.Errorf("batch %d: want 1 to %d (0: default %d)", o.Batch, MaxWindow, DefaultBacklogBatch))
+	}
 	if o.ContinueAsNewAfter < 0 || o.ContinueAsNewAfter > MaxContinueAsNewAfter {
 		errs = append(errs, fmt.Errorf("continue-as-new-after %d: want 1 to %d (0: default %d)", o.ContinueAsNewAfter, MaxContinueAsNewAfter, DefaultBacklogPerRun))
 	}
 	if o.PartSize < 0 || o.PartSize > MaxContinueAsNewAfter {
 		errs = append(errs, fmt.Errorf("part size %d: want 1 to %d (0: default %d)", o.PartSize, MaxContinueAsNewAfter, DefaultBacklogPartSize))
+	}
+	if o.HistoryBytes < 0 {
+		errs = append(errs, fmt.Errorf("history bytes %d: want at least 1 (0: default %d)", o.HistoryBytes, DefaultBacklogHistory))
 	}
 	if o.PriceInPerM < 0 || o.PriceOutPerM < 0 {
 		errs = append(errs, fmt.Errorf("prices %g, %g per million tokens: want 0 or more", o.PriceInPerM, o.PriceOutPerM))

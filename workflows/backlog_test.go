@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,9 +12,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/locus-dev/locus/activities"
 	"github.com/locus-dev/locus/internal/search"
@@ -39,19 +40,30 @@ func backlogIssues(n int, bad ...int) []schema.BacklogIssue {
 }
 
 // backlogRun is one run of LocalizeBacklog (up to its continue-as-new) with
-// faked Localize children and store activities.
+// faked RetrieveBatch, SelectBatch and store activities.
 type backlogRun struct {
 	env *testsuite.TestWorkflowEnvironment
 
 	mu         sync.Mutex
-	running    int
+	running    int // issues between their RetrieveBatch and the end of their ranking
 	maxRunning int
-	started    []string // child workflow ids in start order
-	inputs     map[string]LocalizeInput
+	started    []string // issue ids in RetrieveBatch order
+	inputs     map[string]issueInputs
+	batches    []int // RetrieveBatch sizes
 	loads      []activities.LoadBacklogInput
 	parts      []activities.BacklogPartInput
 	summaries  []activities.BacklogSummaryInput
 	snapshots  []schema.EnsureSnapshotInput
+	// selectFails, when set, is the error of every SelectBatch attempt.
+	selectFails func(in activities.SelectBatchInput, attempt int32) error
+	selects     int // SelectBatch attempts
+}
+
+// issueInputs is what the activities were asked about one issue; Select is
+// nil when its centers were not asked about.
+type issueInputs struct {
+	Retrieve activities.RetrieveInput
+	Select   *activities.SelectCentersInput
 }
 
 // testSnapshots are the commits the fake EnsureSnapshot knows, by prefix.
@@ -61,49 +73,94 @@ var testSnapshots = []string{"aaaaaaa1aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "bbbbbb
 // that runs load their slice in several answers.
 const loadCap = 3
 
-// tokensPerIssue is what each fake child reports spending (in + out).
+// tokensPerIssue is what each fake selection reports spending (in + out).
 const tokensPerIssue = 10
+
+// movedCommit is the commit the fake index is at for issues whose text
+// says "moved" (the index moved on since the backlog was stored).
+const movedCommit = "cccccccccccccccccccccccccccccccccccccccc"
+
+// fakeRetrieval is what the fake RetrieveBatch answers: center pkg/a.py:f
+// with candidate pkg/b.py:C.g, and pkg/a.py:h, K = 3.
+func fakeRetrieval(in activities.RetrieveInput) *search.Retrieval {
+	commit := cmp.Or(in.Snapshot, testHead)
+	if strings.Contains(in.Issue, "moved") {
+		commit = movedCommit
+	}
+	ranking := []spider.Scored{{ID: "pkg/a.py:f", Score: 0.9}, {ID: "pkg/a.py:h", Score: 0.5}, {ID: "pkg/b.py:C.g", Score: 0.4}}
+	exp := &spider.Expansion{Params: spider.Params{K: 3}.WithDefaults(), TopK: ranking, Pool: 3, Centers: []spider.Center{
+		{ID: "pkg/a.py:f", Score: 0.9, Rank: 1, InGraph: true, Candidates: []spider.Candidate{{ID: "pkg/b.py:C.g", Score: 0.4, Rank: 3, Hops: 2, InTopK: true}}}}}
+	exp.Params.K = 3
+	return &search.Retrieval{Repo: string(in.Repo), Commit: commit, Method: cmp.Or(in.Params.Method, search.MethodSpIDER), TopK: ranking, Expansion: exp}
+}
+
+// issueIDOf is the id backlogIssues gave the issue with text.
+func issueIDOf(text string) string {
+	var n int
+	fmt.Sscanf(strings.TrimPrefix(text, "bad "), "issue %d", &n)
+	return fmt.Sprintf("i%d", n)
+}
 
 func newBacklogRun(t *testing.T, issues []schema.BacklogIssue) *backlogRun {
 	t.Helper()
-	r := &backlogRun{env: newTestSuite(t).NewTestWorkflowEnvironment(), inputs: map[string]LocalizeInput{}}
+	r := &backlogRun{env: newTestSuite(t).NewTestWorkflowEnvironment(), inputs: map[string]issueInputs{}}
 	env := r.env
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testBacklogRun, TaskQueue: IndexQueue})
-	env.RegisterWorkflow(Localize)
 	env.RegisterActivity(&activities.Store{})
-	env.OnWorkflow(Localize, mock.Anything, mock.Anything).Return(
-		func(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
-			id := workflow.GetInfo(ctx).WorkflowExecution.ID
+	env.RegisterActivity(&activities.Search{})
+	env.RegisterActivity(&activities.LLM{})
+	env.OnActivity(searchActs.RetrieveBatch, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.RetrieveBatchInput) ([]activities.RetrieveOutcome, error) {
 			r.mu.Lock()
-			r.running++
+			r.batches = append(r.batches, len(in.Issues))
+			for _, is := range in.Issues {
+				id := issueIDOf(is.Issue)
+				r.started = append(r.started, id)
+				r.inputs[id] = issueInputs{Retrieve: is}
+			}
+			r.running += len(in.Issues)
 			r.maxRunning = max(r.maxRunning, r.running)
-			r.started = append(r.started, id)
-			r.inputs[id] = in
 			r.mu.Unlock()
-			defer func() {
-				r.mu.Lock()
+			time.Sleep(5 * time.Millisecond) // so that batches in flight overlap
+			out := make([]activities.RetrieveOutcome, len(in.Issues))
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			for i, is := range in.Issues {
+				if strings.HasPrefix(is.Issue, "bad ") {
+					out[i].Error = "localize acme/widget: not indexed (run locus index first)"
+				} else {
+					out[i].Retrieval = fakeRetrieval(is)
+				}
+				if in.Issues[i].Params.Method == search.MethodSR || out[i].Error != "" || strings.Contains(is.Issue, "moved") {
+					r.running-- // not asked about
+				}
+			}
+			return out, nil
+		})
+	env.OnActivity(llmActs.SelectBatch, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.SelectBatchInput) (activities.SelectBatchOutput, error) {
+			time.Sleep(time.Millisecond)
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.selects++
+			if r.selectFails != nil {
+				return activities.SelectBatchOutput{}, r.selectFails(in, activity.GetInfo(ctx).Attempt)
+			}
+			var out activities.SelectBatchOutput
+			for _, is := range in.Issues {
+				id := issueIDOf(is.Issue)
+				ii := r.inputs[id]
+				ii.Select = &is
+				r.inputs[id] = ii
 				r.running--
-				r.mu.Unlock()
-			}()
-			// Uneven lengths, so completions interleave with starts.
-			var n int
-			fmt.Sscanf(in.Issue, "issue %d", &n)
-			if err := workflow.Sleep(ctx, time.Duration(n%3+1)*time.Hour); err != nil {
-				return LocalizeResult{}, err
+				var cs []activities.CenterResult
+				for _, c := range is.Centers {
+					cs = append(cs, activities.CenterResult{Center: c.Center, SelectOutput: activities.SelectOutput{IDs: c.Candidates, Selector: "fake",
+						Calls: 1, PromptTokens: tokensPerIssue - 2, CompletionTokens: 2}})
+				}
+				out.Issues = append(out.Issues, activities.SelectCentersOutput{Centers: cs})
 			}
-			if strings.HasPrefix(in.Issue, "bad ") {
-				return LocalizeResult{}, temporal.NewNonRetryableApplicationError("localize acme/widget: not indexed (run locus index first)", activities.ErrTypeBadInput, nil)
-			}
-			res := LocalizeResult{Result: search.Result{Repo: string(in.Repo), Commit: testHead, Method: search.MethodSpIDER,
-				Items: []spider.Item{
-					{ID: "pkg/a.py:f", Score: 0.9, Rank: 1, Reason: spider.ReasonCenter},
-					{ID: "pkg/b.py:C.g", Score: 0.5, Rank: 3, Reason: spider.ReasonNeighbour, Center: "pkg/a.py:f", Hops: 2, Selector: "fake"},
-					{ID: "pkg/a.py:h", Score: 0.4, Rank: 2, Reason: spider.ReasonSemantic},
-				}}}
-			if !in.NoSelector {
-				res.Selector, res.LLMCalls, res.PromptTokens, res.CompletionTokens = "fake", 1, tokensPerIssue-2, 2
-			}
-			return res, nil
+			return out, nil
 		})
 	env.OnActivity(store.LoadBacklogIssues, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.LoadBacklogInput) ([]schema.BacklogIssue, error) {
@@ -218,16 +275,23 @@ func TestLocalizeBacklogWindow(t *testing.T) {
 				}
 			}
 			if maxRunning != tc.wantMax {
-				t.Errorf("at most %d children ran at once, want %d", maxRunning, tc.wantMax)
+				t.Errorf("at most %d issues were in flight at once, want %d", maxRunning, tc.wantMax)
+			}
+			for _, r := range runs {
+				for _, n := range r.batches {
+					if n > min(cmp.Or(tc.window, DefaultBacklogWindow), DefaultBacklogBatch) {
+						t.Errorf("a batch of %d issues, more than the window %d or the batch %d", n, tc.window, DefaultBacklogBatch)
+					}
+				}
 			}
 			var want []string
 			for _, is := range issues {
-				want = append(want, testBacklogRun+"/"+is.ID)
+				want = append(want, is.ID)
 			}
 			slices.Sort(started)
 			slices.Sort(want)
 			if !slices.Equal(started, want) {
-				t.Errorf("children started %v, want each issue once: %v", started, want)
+				t.Errorf("issues retrieved %v, want each issue once: %v", started, want)
 			}
 			// Parts: one per PartSize issues in input order, each key once.
 			parts := allParts(runs)
@@ -291,8 +355,8 @@ func TestLocalizeBacklogContinueAsNewCarriesTotals(t *testing.T) {
 		t.Errorf("continue-as-new input\n%+v\nwant\n%+v", *next, want)
 	}
 	for id, li := range r.inputs {
-		if li.Params.Method != search.MethodSpISR || li.Repo != "acme/widget" {
-			t.Errorf("child %s got %+v, want the run's params and the issue's repo", id, li)
+		if li.Retrieve.Params.Method != search.MethodSpISR || li.Retrieve.Repo != "acme/widget" {
+			t.Errorf("issue %s retrieved with %+v, want the run's params and the issue's repo", id, li.Retrieve)
 		}
 	}
 	// The continued run finishes the rest and keeps the start time.
@@ -312,9 +376,9 @@ func TestLocalizeBacklogBudget(t *testing.T) {
 	runs, _, res := runBacklogChain(t, issues, LocalizeBacklogInput{Options: BacklogOptions{Window: 1, MaxTokens: 25}})
 	r := runs[0]
 	for i, is := range issues {
-		in := r.inputs[testBacklogRun+"/"+is.ID]
-		if want := i >= 3; in.NoSelector != want {
-			t.Errorf("issue %s started with NoSelector %v, want %v", is.ID, in.NoSelector, want)
+		in := r.inputs[is.ID]
+		if want := i < 3; (in.Select != nil) != want {
+			t.Errorf("issue %s: centers asked about %v, want %v", is.ID, in.Select != nil, want)
 		}
 	}
 	got := allParts(runs)[0].Results
@@ -342,21 +406,21 @@ func TestLocalizeBacklogFailuresAreRecorded(t *testing.T) {
 	if res.Done != 3 || res.Failed != 2 || res.Total != 5 {
 		t.Fatalf("result %+v, want 3 done and 2 failed", res)
 	}
-	if _, ok := r.inputs[testBacklogRun+"/i3"]; ok {
-		t.Error("the issue whose base commit is not in the repository started a Localize child")
+	if _, ok := r.inputs["i3"]; ok {
+		t.Error("the issue whose base commit is not in the repository was retrieved")
 	}
 	if len(r.snapshots) != 1 || r.snapshots[0].Commit != "fedcba9" {
 		t.Errorf("EnsureSnapshot calls %+v, want one for fedcba9", r.snapshots)
 	}
-	if in := r.inputs[testBacklogRun+"/i4"]; in.Commit != testHead[:8] {
-		t.Errorf("the issue at the head was localized with commit %q, want %q", in.Commit, testHead[:8])
+	if in := r.inputs["i4"]; in.Retrieve.Snapshot != "" || in.Select == nil || in.Select.Commit != testHead {
+		t.Errorf("the issue at the head was ranked with %+v, want the head", in)
 	}
 	byID := map[string]schema.BacklogIssueResult{}
 	for _, rr := range allParts(runs)[0].Results {
 		byID[rr.IssueID] = rr
 	}
 	if e := byID["i2"].Error; e != "localize acme/widget: not indexed (run locus index first)" {
-		t.Errorf("failed child recorded with error %q", e)
+		t.Errorf("failed retrieval recorded with error %q", e)
 	}
 	wantBase := "base_commit fedcba9 is not a commit of acme/widget: commit not in the repository"
 	if e := byID["i3"].Error; e != wantBase {
@@ -366,6 +430,9 @@ func TestLocalizeBacklogFailuresAreRecorded(t *testing.T) {
 		t.Errorf("failed results lost the issue's source or repo: %+v %+v", byID["i3"], byID["i2"])
 	}
 	ok := byID["i0"]
+	if len(ok.Detail) != 0 {
+		t.Errorf("issue i0 kept its detail in a run without Details: %s", ok.Detail)
+	}
 	if ok.Error != "" || !slices.Equal(ok.Files, []string{"pkg/a.py", "pkg/b.py"}) || len(ok.Items) != 3 ||
 		ok.Items[1].FunctionID != "pkg/b.py:C.g" || ok.Items[1].Rank != 2 || !strings.Contains(ok.Items[1].Why, "neighbour of center pkg/a.py:f") {
 		t.Errorf("ranked result %+v", ok)
@@ -399,17 +466,17 @@ func TestLocalizeBacklogSnapshots(t *testing.T) {
 	}
 	wantSnap := []string{"", testSnapshots[0], testSnapshots[0], testSnapshots[1], testSnapshots[0], "", testSnapshots[0]}
 	for i, is := range issues {
-		in, ok := r.inputs[testBacklogRun+"/"+is.ID]
-		if !ok {
-			t.Errorf("issue %s: no Localize child", is.ID)
+		in, ok := r.inputs[is.ID]
+		if !ok || in.Select == nil {
+			t.Errorf("issue %s: not ranked (%+v)", is.ID, in)
 			continue
 		}
-		if in.Snapshot != wantSnap[i] || in.Commit != strings.ToLower(bases[i]) {
-			t.Errorf("issue %s: Localize with snapshot %q, commit %q; want %q, %q", is.ID, in.Snapshot, in.Commit, wantSnap[i], strings.ToLower(bases[i]))
+		if in.Retrieve.Snapshot != wantSnap[i] || in.Select.Commit != cmp.Or(wantSnap[i], testHead) {
+			t.Errorf("issue %s: retrieved at snapshot %q, selected at %q; want %q", is.ID, in.Retrieve.Snapshot, in.Select.Commit, wantSnap[i])
 		}
 	}
 	if r.maxRunning > 3 {
-		t.Errorf("%d children at once, window 3", r.maxRunning)
+		t.Errorf("%d issues at once, window 3", r.maxRunning)
 	}
 }
 
@@ -444,8 +511,8 @@ func TestLocalizeBacklogPassesIssueTokenLimit(t *testing.T) {
 	issues := backlogIssues(3)
 	runs, _, _ := runBacklogChain(t, issues, LocalizeBacklogInput{Options: BacklogOptions{Window: 2, MaxIssueTokens: 700}})
 	for _, is := range issues {
-		if in := runs[0].inputs[testBacklogRun+"/"+is.ID]; in.MaxIssueTokens != 700 {
-			t.Errorf("issue %s started with MaxIssueTokens %d, want 700", is.ID, in.MaxIssueTokens)
+		if in := runs[0].inputs[is.ID]; in.Select == nil || in.Select.MaxTokens != 700 {
+			t.Errorf("issue %s selected with %+v, want MaxTokens 700", is.ID, in.Select)
 		}
 	}
 	lr := LocalizeResult{Result: search.Result{Method: search.MethodSpIDER, BudgetSkipped: []string{"a.py:f", "b.py:g"}}}
@@ -454,5 +521,92 @@ func TestLocalizeBacklogPassesIssueTokenLimit(t *testing.T) {
 	}
 	if err := validateBacklogInput(LocalizeBacklogInput{Options: BacklogOptions{MaxIssueTokens: -1}}); err == nil || !strings.Contains(err.Error(), "max issue tokens") {
 		t.Errorf("negative limit: %v", err)
+	}
+}
+
+// Batches never hold more issues than BacklogOptions.Batch or the window.
+func TestLocalizeBacklogBatchSize(t *testing.T) {
+	for _, tc := range []struct{ window, batch, want int }{{10, 3, 3}, {2, 5, 2}, {32, 0, DefaultBacklogBatch}} {
+		issues := backlogIssues(23)
+		runs, _, res := runBacklogChain(t, issues, LocalizeBacklogInput{Options: BacklogOptions{Window: tc.window, Batch: tc.batch}})
+		if res.Done != 23 {
+			t.Errorf("window %d batch %d: result %+v", tc.window, tc.batch, res)
+		}
+		largest := 0
+		for _, n := range runs[0].batches {
+			largest = max(largest, n)
+		}
+		if largest != tc.want {
+			t.Errorf("window %d batch %d: batches %v, want at most %d issues each and one that full", tc.window, tc.batch, runs[0].batches, tc.want)
+		}
+	}
+}
+
+// An issue whose base commit is the head the backlog was stored against,
+// while the index has moved on since, is an error naming both commits.
+func TestLocalizeBacklogIndexMoved(t *testing.T) {
+	issues := backlogIssues(2)
+	issues[1].Text = "issue 1 moved"
+	issues[1].BaseCommit = testHead[:10]
+	runs, _, res := runBacklogChain(t, issues, LocalizeBacklogInput{})
+	if res.Done != 1 || res.Failed != 1 {
+		t.Fatalf("result %+v, want 1 done and 1 failed", res)
+	}
+	got := allParts(runs)[0].Results[1]
+	want := "the index of acme/widget is at " + movedCommit + ", not " + testHead[:10] + ": index that ref first (locus index acme/widget=URL#REF)"
+	if got.Error != want || len(got.Items) != 0 {
+		t.Errorf("moved index: %+v, want error %q", got, want)
+	}
+}
+
+// When SelectBatch keeps failing, each issue keeps the centers the last
+// attempt settled (from the error's details) and the others are
+// unavailable, with the server, attempts and error; nothing fails.
+func TestLocalizeBacklogKeepsSettledCentersWhenSelectionFails(t *testing.T) {
+	issues := backlogIssues(2)
+	r := newBacklogRun(t, issues)
+	r.selectFails = func(in activities.SelectBatchInput, attempt int32) error {
+		p := activities.SelectBatchProgress{Issues: make([]activities.SelectCentersProgress, len(in.Issues))}
+		for i, is := range in.Issues {
+			c := activities.CenterResult{Center: is.Centers[0].Center}
+			if issueIDOf(is.Issue) == "i0" {
+				c.SelectOutput = activities.SelectOutput{IDs: is.Centers[0].Candidates, Selector: "m", Calls: 1, PromptTokens: 7}
+				p.Issues[i].Done = append(p.Issues[i].Done, c)
+			} else {
+				c.Error, c.URL, c.Attempt = "HTTP 503 from http://llm", "http://llm", attempt
+				p.Issues[i].Failed = append(p.Issues[i].Failed, c)
+			}
+		}
+		return temporal.NewApplicationErrorWithOptions("HTTP 503 from http://llm", activities.ErrTypeLLMRetryable,
+			temporal.ApplicationErrorOptions{Details: []any{activities.SelectFailure{URL: "http://llm", Attempt: attempt}, p}})
+	}
+	_, res := r.execute(t, LocalizeBacklogInput{IssuesKey: schema.BacklogKey(testBacklogRun, "input.json"), Total: 2,
+		LLMRetry: RetryOptions{InitialInterval: time.Millisecond, MaximumAttempts: 3}, Options: BacklogOptions{Details: true}})
+	if res.Done != 2 || res.Failed != 0 || res.TokensIn != 7 {
+		t.Fatalf("result %+v, want 2 done, 7 prompt tokens", res)
+	}
+	if r.selects != 3 {
+		t.Errorf("%d SelectBatch attempts, want 3 (the retry policy's)", r.selects)
+	}
+	rs := r.parts[0].Results
+	var lr0, lr1 LocalizeResult
+	if err := json.Unmarshal(rs[0].Detail, &lr0); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(rs[1].Detail, &lr1); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := itemReasons(lr0), []string{"pkg/a.py:f:center", "pkg/b.py:C.g:neighbour", "pkg/a.py:h:semantic"}; !slices.Equal(got, want) || rs[0].SelectorUnavailable {
+		t.Errorf("settled issue: items %v (want %v), row %+v", got, want, rs[0])
+	}
+	if got, want := itemReasons(lr1), []string{"pkg/a.py:f:center", "pkg/a.py:h:semantic", "pkg/b.py:C.g:semantic"}; !slices.Equal(got, want) || !rs[1].SelectorUnavailable {
+		t.Errorf("failing issue: items %v (want %v), row %+v", got, want, rs[1])
+	}
+	if len(lr1.SelectorUnavailable) != 1 || lr1.SelectorUnavailable[0] != (UnavailableCenter{Center: "pkg/a.py:f", URL: "http://llm", Attempts: 3, Error: "HTTP 503 from http://llm"}) ||
+		!strings.Contains(lr1.Warning, "after 3 attempts") {
+		t.Errorf("failing issue: %+v, warning %q", lr1.SelectorUnavailable, lr1.Warning)
+	}
+	if lr0.Commit != testHead || lr0.Repo != "acme/widget" || lr0.PromptTokens != 7 || lr0.Selector != "m" {
+		t.Errorf("detail of the settled issue: %+v", lr0)
 	}
 }

@@ -101,11 +101,7 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 		return LocalizeResult{}, err
 	}
 	start := workflow.Now(ctx)
-	retrCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           IndexQueue,
-		StartToCloseTimeout: 5 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
-	})
+	retrCtx := workflow.WithActivityOptions(ctx, retrieveOptions(1))
 	rin := activities.RetrieveInput{Repo: in.Repo, Issue: in.Issue, Params: in.Params}
 	if in.Snapshot != "" {
 		// Histories recorded before snapshots never set it.
@@ -119,49 +115,100 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 	if err := workflow.ExecuteActivity(retrCtx, searchActs.Retrieve, rin).Get(ctx, &r); err != nil {
 		return LocalizeResult{}, err
 	}
-	if in.Commit != "" && (len(in.Commit) < 7 || !strings.HasPrefix(r.Commit, in.Commit)) {
-		return LocalizeResult{}, temporal.NewNonRetryableApplicationError(
-			"the index of "+string(in.Repo)+" is at "+r.Commit+", not "+in.Commit+": index that ref first (locus index "+string(in.Repo)+"=URL#REF)",
-			activities.ErrTypeBadInput, nil)
+	if msg := commitMismatch(in.Repo, in.Commit, &r); msg != "" {
+		return LocalizeResult{}, temporal.NewNonRetryableApplicationError(msg, activities.ErrTypeBadInput, nil)
 	}
-	out := LocalizeResult{Result: search.Result{Repo: r.Repo, Commit: r.Commit, Method: r.Method, Embedder: r.Embedder}}
+	out := newLocalizeResult(&r)
 	selected := map[string]spider.Selection{}
 	var selStart time.Time
 	if r.Expansion != nil && !in.NoSelector {
-		ro := in.LLMRetry
-		if ro.InitialInterval <= 0 {
-			ro.InitialInterval = defaultLLMInitialInterval
-		}
-		if ro.MaximumInterval <= 0 {
-			ro.MaximumInterval = max(defaultLLMMaximumInterval, ro.InitialInterval)
-		}
-		if ro.MaximumAttempts <= 0 {
-			ro.MaximumAttempts = defaultLLMMaximumAttempts
-		}
-		if ro.Total <= 0 {
-			ro.Total = defaultLLMTotal
-		}
-		policy := &temporal.RetryPolicy{InitialInterval: ro.InitialInterval, BackoffCoefficient: 2, MaximumInterval: ro.MaximumInterval,
-			MaximumAttempts: ro.MaximumAttempts, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}}
+		policy, perCenter := selectPolicy(in.LLMRetry)
 		selStart = workflow.Now(ctx)
 		// Histories recorded before SelectCenters made one SelectNeighbors
 		// activity per center.
 		if workflow.GetVersion(ctx, "localize-select-centers", workflow.DefaultVersion, 1) >= 1 {
-			selectCenters(ctx, in, &r, policy, ro.Total, &out, selected)
+			selectCenters(ctx, in, &r, policy, perCenter, &out, selected)
 		} else {
-			selectPerCenter(ctx, in, &r, policy, ro.Total, &out, selected)
+			selectPerCenter(ctx, in, &r, policy, perCenter, &out, selected)
 		}
 	}
-	if len(out.SelectorUnavailable) > 0 {
-		out.Warning = selectorWarning(out.SelectorUnavailable, workflow.Now(ctx).Sub(selStart))
-	}
-	items, err := search.Finish(&r, selected)
-	if err != nil {
+	now := workflow.Now(ctx)
+	if err := assemble(&out, &r, selected, now.Sub(selStart), now.Sub(start)); err != nil {
 		return LocalizeResult{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrTypeBadInput, err)
 	}
-	out.Items = items
-	out.Latency = workflow.Now(ctx).Sub(start)
 	return out, nil
+}
+
+// retrieveOptions are the activity options of a Retrieve, or of a
+// RetrieveBatch of n issues.
+func retrieveOptions(n int) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		TaskQueue:           IndexQueue,
+		StartToCloseTimeout: 5 * time.Minute * time.Duration(n),
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
+	}
+}
+
+// selectPolicy is the retry policy of neighbour selection and the time
+// allowed per center, from ro with its defaults filled in.
+func selectPolicy(ro RetryOptions) (*temporal.RetryPolicy, time.Duration) {
+	if ro.InitialInterval <= 0 {
+		ro.InitialInterval = defaultLLMInitialInterval
+	}
+	if ro.MaximumInterval <= 0 {
+		ro.MaximumInterval = max(defaultLLMMaximumInterval, ro.InitialInterval)
+	}
+	if ro.MaximumAttempts <= 0 {
+		ro.MaximumAttempts = defaultLLMMaximumAttempts
+	}
+	if ro.Total <= 0 {
+		ro.Total = defaultLLMTotal
+	}
+	return &temporal.RetryPolicy{InitialInterval: ro.InitialInterval, BackoffCoefficient: 2, MaximumInterval: ro.MaximumInterval,
+		MaximumAttempts: ro.MaximumAttempts, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}}, ro.Total
+}
+
+// selectOptions are the activity options of a selection of centers
+// centers on the LLM queue: perCenter for each, waits included.
+func selectOptions(policy *temporal.RetryPolicy, perCenter time.Duration, centers int) workflow.ActivityOptions {
+	total := perCenter * time.Duration(centers)
+	return workflow.ActivityOptions{
+		TaskQueue:              LLMQueue,
+		StartToCloseTimeout:    total,
+		ScheduleToCloseTimeout: total,
+		RetryPolicy:            policy,
+	}
+}
+
+// commitMismatch is "" when commit (a prefix of at least 7 digits, or "")
+// names the commit r ranked, else the error that says it does not.
+func commitMismatch(repo schema.RepoName, commit string, r *search.Retrieval) string {
+	if commit == "" || len(commit) >= 7 && strings.HasPrefix(r.Commit, commit) {
+		return ""
+	}
+	return "the index of " + string(repo) + " is at " + r.Commit + ", not " + commit + ": index that ref first (locus index " + string(repo) + "=URL#REF)"
+}
+
+// newLocalizeResult is the result of a query that retrieved r, before
+// selection.
+func newLocalizeResult(r *search.Retrieval) LocalizeResult {
+	return LocalizeResult{Result: search.Result{Repo: r.Repo, Commit: r.Commit, Method: r.Method, Embedder: r.Embedder}}
+}
+
+// assemble ends a query: the warning about centers whose selector was
+// unavailable (selection took selElapsed), the ranked items and the
+// latency.
+func assemble(out *LocalizeResult, r *search.Retrieval, selected map[string]spider.Selection, selElapsed, latency time.Duration) error {
+	if len(out.SelectorUnavailable) > 0 {
+		out.Warning = selectorWarning(out.SelectorUnavailable, selElapsed)
+	}
+	items, err := search.Finish(r, selected)
+	if err != nil {
+		return err
+	}
+	out.Items = items
+	out.Latency = latency
+	return nil
 }
 
 // selectCenters asks about all centers of the issue with one SelectCenters
@@ -174,20 +221,21 @@ func selectCenters(ctx workflow.Context, in LocalizeInput, r *search.Retrieval, 
 	if len(centers) == 0 {
 		return
 	}
-	total := perCenter * time.Duration(len(centers))
-	llmCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:              LLMQueue,
-		StartToCloseTimeout:    total,
-		ScheduleToCloseTimeout: total,
-		RetryPolicy:            policy,
-	})
+	llmCtx := workflow.WithActivityOptions(ctx, selectOptions(policy, perCenter, len(centers)))
 	var so activities.SelectCentersOutput
 	err := workflow.ExecuteActivity(llmCtx, llmActs.SelectCenters, activities.SelectCentersInput{
 		Repo: in.Repo, Commit: r.Commit, Issue: in.Issue, Centers: centers, MaxTokens: in.MaxIssueTokens}).Get(ctx, &so)
 	if err != nil {
-		so.Centers = settledCenters(centers, err)
+		p, timedOut := progressOf(err, func(p activities.SelectCentersProgress) bool { return len(p.Done) > 0 })
+		so.Centers = settledCenters(centers, err, p, timedOut)
 	}
-	for _, c := range so.Centers { // in rank order: deterministic
+	addCenters(out, selected, so.Centers)
+}
+
+// addCenters adds the settled selections of an issue's centers (in rank
+// order) to its result and to selected.
+func addCenters(out *LocalizeResult, selected map[string]spider.Selection, cs []activities.CenterResult) {
+	for _, c := range cs { // in rank order: deterministic
 		out.LLMCalls += c.Calls
 		out.CachedCalls += c.CachedCalls
 		out.PromptTokens += c.PromptTokens
@@ -208,24 +256,32 @@ func selectCenters(ctx workflow.Context, in LocalizeInput, r *search.Retrieval, 
 	}
 }
 
-// settledCenters is every center's result after SelectCenters failed with
-// err: the centers its last attempt reported settled, and the others
-// failed with their last error (or err's).
-func settledCenters(centers []search.CenterRequest, err error) []activities.CenterResult {
+// progressOf reads the settled centers a selection activity that failed
+// with err left: from the error's details (after the SelectFailure), and
+// when those settle nothing (settled false) and an attempt timed out
+// (timedOut), from its last heartbeat. The zero P when they cannot be read.
+func progressOf[P any](err error, settled func(P) bool) (p P, timedOut bool) {
+	var zero P
 	var f activities.SelectFailure
-	var p activities.SelectCentersProgress
 	var app *temporal.ApplicationError
-	if errors.As(err, &app) && app.HasDetails() {
-		if app.Details(&f, &p) != nil {
-			p = activities.SelectCentersProgress{}
-		}
+	if errors.As(err, &app) && app.HasDetails() && app.Details(&f, &p) != nil {
+		p = zero
 	}
 	var te *temporal.TimeoutError
-	if len(p.Done) == 0 && errors.As(err, &te) && te.HasLastHeartbeatDetails() {
-		if te.LastHeartbeatDetails(&p) != nil {
-			p = activities.SelectCentersProgress{}
-		}
+	if settled(p) || !errors.As(err, &te) {
+		return p, false
 	}
+	if te.HasLastHeartbeatDetails() && te.LastHeartbeatDetails(&p) != nil {
+		p = zero
+	}
+	return p, true
+}
+
+// settledCenters is every center's result after its selection failed
+// with err: the centers its last attempt reported settled in p, and the
+// others failed with their last error (or err's; err's when the attempt
+// timed out).
+func settledCenters(centers []search.CenterRequest, err error, p activities.SelectCentersProgress, timedOut bool) []activities.CenterResult {
 	byCenter := map[string]activities.CenterResult{}
 	for _, c := range p.Done {
 		byCenter[c.Center] = c
@@ -242,7 +298,7 @@ func settledCenters(centers []search.CenterRequest, err error) []activities.Cent
 		}
 		u := unavailable(c.Center, err)
 		r := activities.CenterResult{Center: c.Center, Error: u.Error, URL: u.URL, Attempt: u.Attempts}
-		if fc, ok := failed[c.Center]; ok && te == nil {
+		if fc, ok := failed[c.Center]; ok && !timedOut {
 			r.SelectOutput, r.Error = fc.SelectOutput, fc.Error
 			if fc.URL != "" {
 				r.URL = fc.URL

@@ -30,6 +30,7 @@ func runBacklog(ctx context.Context, args []string) error {
 	repoFlag := fs.String("repo", "", "repository of issues that name none (a GitHub issues export names none): owner/name, or the path or URL it was indexed from")
 	out := fs.String("out", "", "directory to write results.jsonl and summary.md to")
 	window := fs.Int("window", workflows.DefaultBacklogWindow, "issues localized at once")
+	batch := fs.Int("batch", workflows.DefaultBacklogBatch, "issues ranked together by one activity (at most the window)")
 	maxTokens := fs.Int("max-tokens", 0, "selector token budget of the run (prompt + completion); once spent, the remaining issues are ranked without the selector; 0: no budget")
 	maxIssueTokens := fs.Int("max-issue-tokens", 0, "selector token limit of each issue (prompt + completion); once spent, its remaining centers are not asked; 0: no limit")
 	method := fs.String("method", search.MethodSpIDER, "sr, der, spisr or spider")
@@ -52,6 +53,7 @@ func runBacklog(ctx context.Context, args []string) error {
 	}
 	if err := check(fs,
 		intRange("window", *window, 1, workflows.MaxWindow),
+		intRange("batch", *batch, 1, workflows.MaxWindow),
 		intRange("max-tokens", *maxTokens, 0, -1),
 		intRange("max-issue-tokens", *maxIssueTokens, 0, -1),
 		oneOf("method", *method, search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER),
@@ -125,7 +127,7 @@ func runBacklog(ctx context.Context, args []string) error {
 		return err
 	}
 	defer bucket.Close()
-	opts := workflows.BacklogOptions{Window: *window, ContinueAsNewAfter: *perRun, MaxTokens: *maxTokens, MaxIssueTokens: *maxIssueTokens,
+	opts := workflows.BacklogOptions{Window: *window, Batch: *batch, ContinueAsNewAfter: *perRun, MaxTokens: *maxTokens, MaxIssueTokens: *maxIssueTokens,
 		PriceInPerM: *priceIn, PriceOutPerM: *priceOut}
 	params := search.Params{Method: *method, Params: spider.Params{K: *k}}
 	c, closeAll, err := g.connect(ctx, log)

@@ -128,7 +128,8 @@ func runBenchBacklog(ctx context.Context, args []string) error {
 	repo := fs.String("repo", "", "git directory or working copy (read in place)")
 	ref := fs.String("ref", "", "commit to index; default HEAD")
 	issues := fs.Int("issues", 1000, "issues: the repository's latest commit subjects, cycled when fewer")
-	window := fs.Int("window", workflows.DefaultBacklogWindow, "LocalizeBacklog's window (Localize children in flight)")
+	window := fs.Int("window", workflows.DefaultBacklogWindow, "LocalizeBacklog's window (issues in flight)")
+	batch := fs.Int("batch", workflows.DefaultBacklogBatch, "LocalizeBacklog's batch (issues per activity)")
 	method := fs.String("method", search.MethodSpIDER, "sr, der, spisr or spider")
 	k := fs.Int("k", 20, "functions per issue (budget K)")
 	cpuProfile := fs.String("cpuprofile", "", "write CPU profiles of the direct and workflow passes to PREFIX-direct.pprof and PREFIX-workflow.pprof")
@@ -139,6 +140,7 @@ func runBenchBacklog(ctx context.Context, args []string) error {
 	if err := check(fs,
 		intRange("issues", *issues, 1, -1),
 		intRange("window", *window, 1, workflows.MaxWindow),
+		intRange("batch", *batch, 1, workflows.MaxWindow),
 		oneOf("method", *method, search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER),
 		intRange("k", *k, 1, -1),
 	); err != nil {
@@ -149,7 +151,7 @@ func runBenchBacklog(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := benchmark.Backlog(ctx, benchmark.BacklogOptions{GitDir: gitDir, Head: head, Issues: *issues, Window: *window,
+	res, err := benchmark.Backlog(ctx, benchmark.BacklogOptions{GitDir: gitDir, Head: head, Issues: *issues, Window: *window, Batch: *batch,
 		Method: *method, K: *k, CPUProfile: *cpuProfile, StoreDir: *keepStore})
 	if err != nil {
 		return err

@@ -104,7 +104,7 @@ func runLocalize(ctx context.Context, args []string) error {
 	// A backlog of one: the same workflow path as every other ranking.
 	params := search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}}
 	st, err := jobs.StartBacklog(ctx, cl, b, jobs.Backlog{Prefix: "localize", Rerun: true, Params: params, Backends: g.backends(),
-		Options: workflows.BacklogOptions{MaxIssueTokens: *maxIssueTokens},
+		Options: workflows.BacklogOptions{MaxIssueTokens: *maxIssueTokens, Details: true},
 		Issues:  []schema.BacklogIssue{{ID: localizeIssueID, Repo: repo, BaseCommit: *ref, Text: issue, Source: issueName}}})
 	if err != nil {
 		return fmt.Errorf("start localize of issue %s: %w", issueName, err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -197,4 +198,61 @@ func readPart(ctx context.Context, b *blob.Bucket, p PartInfo) ([]Result, error)
 		out[i].Files = FilesOf(out[i].Items)
 	}
 	return out, nil
+}
+
+// DetailKey is the key of the details beside results part n of a run:
+// backlogs/<run>/detail-00000.jsonl.
+func DetailKey(run string, n int) string {
+	return schema.BacklogKey(run, fmt.Sprintf("detail-%05d.jsonl", n))
+}
+
+// detailLine is one line of a details file.
+type detailLine struct {
+	IssueID string          `json:"issue_id"`
+	Detail  json.RawMessage `json:"detail"`
+}
+
+// WriteDetails stores at key, as JSON Lines, the Detail of every result
+// that has one ({"issue_id": …, "detail": …}); it writes nothing when none
+// has.
+func WriteDetails(ctx context.Context, b *blob.Bucket, key string, rs []Result) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, r := range rs {
+		if len(r.Detail) == 0 {
+			continue
+		}
+		if err := enc.Encode(detailLine{IssueID: v(r.IssueID), Detail: r.Detail}); err != nil {
+			return fmt.Errorf("backlog details %s: issue %q: %w", key, r.IssueID, err)
+		}
+	}
+	if buf.Len() == 0 {
+		return nil
+	}
+	if err := b.WriteAll(ctx, key, buf.Bytes()); err != nil {
+		return fmt.Errorf("backlog details %s: %w", key, err)
+	}
+	return nil
+}
+
+// ReadDetail is the Detail of issue id in the details file at key (ids are
+// compared as stored: not valid UTF-8 made valid, as in the parts); a
+// missing file wraps blob.ErrNotFound, an unreadable one blob.ErrCorrupt.
+func ReadDetail(ctx context.Context, b *blob.Bucket, key, id string) (json.RawMessage, error) {
+	data, err := b.ReadAll(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("backlog details %s: %w", key, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for line := 1; ; line++ {
+		var d detailLine
+		if err := dec.Decode(&d); errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("backlog details %s: no issue %q", key, id)
+		} else if err != nil {
+			return nil, fmt.Errorf("backlog details %s: record %d: %v: %w", key, line, err, blob.ErrCorrupt)
+		}
+		if d.IssueID == v(id) {
+			return d.Detail, nil
+		}
+	}
 }

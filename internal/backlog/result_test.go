@@ -222,3 +222,49 @@ func TestSummaryMarkdown(t *testing.T) {
 		t.Errorf("cost with an unknown price = %v, want 0", got)
 	}
 }
+
+// Details are written for the results that have one and read back by
+// issue id; a file without the issue, a damaged file and a missing one are
+// errors naming the key.
+func TestDetails(t *testing.T) {
+	ctx := context.Background()
+	b := blobtest.Bucket(t)
+	key := DetailKey("run-1", 3)
+	if key != "backlogs/run-1/detail-00003.jsonl" {
+		t.Errorf("key %q", key)
+	}
+	rs := []Result{
+		{IssueID: "a", Detail: json.RawMessage(`{"repo":"acme/x","items":[{"id":"f.py:g"}]}`)},
+		{IssueID: "b", Error: "failed"},
+		{IssueID: "c\xff", Detail: json.RawMessage(`{"repo":"acme/y"}`)},
+	}
+	if err := WriteDetails(ctx, b, key, rs); err != nil {
+		t.Fatal(err)
+	}
+	d, err := ReadDetail(ctx, b, key, "a")
+	if err != nil || string(d) != `{"repo":"acme/x","items":[{"id":"f.py:g"}]}` {
+		t.Errorf("detail of a: %s, %v", d, err)
+	}
+	if d, err := ReadDetail(ctx, b, key, "c\xff"); err != nil || string(d) != `{"repo":"acme/y"}` {
+		t.Errorf("detail of an id that is not valid UTF-8: %s, %v", d, err)
+	}
+	if _, err := ReadDetail(ctx, b, key, "b"); err == nil || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), `no issue "b"`) {
+		t.Errorf("issue without a detail: %v", err)
+	}
+	if _, err := ReadDetail(ctx, b, DetailKey("run-1", 4), "a"); !errors.Is(err, blob.ErrNotFound) {
+		t.Errorf("missing file: %v, want blob.ErrNotFound", err)
+	}
+	if err := b.WriteAll(ctx, key, []byte("{\"issue_id\":\"a\",\"detail\":{\"repo\"")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadDetail(ctx, b, key, "a"); !errors.Is(err, blob.ErrCorrupt) || !strings.Contains(err.Error(), key) {
+		t.Errorf("damaged file: %v, want blob.ErrCorrupt naming %s", err, key)
+	}
+	empty := DetailKey("run-1", 5)
+	if err := WriteDetails(ctx, b, empty, []Result{{IssueID: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := b.Exists(ctx, empty); ok {
+		t.Error("a details file was written for results without details")
+	}
+}

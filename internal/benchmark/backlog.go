@@ -43,6 +43,8 @@ type BacklogOptions struct {
 	Issues int
 	// Window is LocalizeBacklog's window; default workflows.DefaultBacklogWindow.
 	Window int
+	// Batch is LocalizeBacklog's batch; default workflows.DefaultBacklogBatch.
+	Batch int
 	// Method is the retrieval method; default spider (the backlog's default).
 	Method string
 	// K is the functions per issue; default 20 (the backlog's default).
@@ -79,6 +81,7 @@ type BacklogResult struct {
 	// DistinctTexts is how many different commit subjects the issues use.
 	DistinctTexts int `json:"distinct_texts"`
 	Window        int `json:"window"`
+	Batch         int `json:"batch"`
 
 	// The direct path: localizeDirect per issue, one after another.
 	DirectSeconds      float64 `json:"direct_seconds"`
@@ -89,10 +92,6 @@ type BacklogResult struct {
 	// its result (parts and summary written).
 	WorkflowSeconds      float64 `json:"workflow_seconds"`
 	WorkflowIssuesPerSec float64 `json:"workflow_issues_per_s"`
-	// WorkflowP50 and WorkflowP99 are over the Localize children, from
-	// start to close as the server recorded them (with Window in flight).
-	WorkflowP50 float64 `json:"workflow_p50_ms"`
-	WorkflowP99 float64 `json:"workflow_p99_ms"`
 	// OverheadPerIssue is (workflow seconds − direct seconds) / issues.
 	OverheadPerIssue float64 `json:"overhead_ms_per_issue"`
 
@@ -141,6 +140,12 @@ func Backlog(ctx context.Context, o BacklogOptions) (*BacklogResult, error) {
 	}
 	if o.Window < 0 || o.Window > workflows.MaxWindow {
 		return nil, fmt.Errorf("bench backlog: window %d: want 1 to %d", o.Window, workflows.MaxWindow)
+	}
+	if o.Batch == 0 {
+		o.Batch = workflows.DefaultBacklogBatch
+	}
+	if o.Batch < 0 || o.Batch > workflows.MaxWindow {
+		return nil, fmt.Errorf("bench backlog: batch %d: want 1 to %d", o.Batch, workflows.MaxWindow)
 	}
 	if o.Method == "" {
 		o.Method = search.MethodSpIDER
@@ -201,7 +206,7 @@ func Backlog(ctx context.Context, o BacklogOptions) (*BacklogResult, error) {
 
 	res := &BacklogResult{Repository: o.GitDir, Commit: o.Head.String(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Indexing: "IndexFleet workflow, embedded Temporal server, in-process workers", Method: o.Method, K: o.K,
-		Issues: len(issues), DistinctTexts: min(len(subjects), len(issues)), Window: o.Window}
+		Issues: len(issues), DistinctTexts: min(len(subjects), len(issues)), Window: o.Window, Batch: o.Batch}
 	t0 := time.Now()
 	m, err := manifest.Read(ctx, b, name)
 	if err != nil {
@@ -262,7 +267,7 @@ func Backlog(ctx context.Context, o BacklogOptions) (*BacklogResult, error) {
 	// Workflow path.
 	const run = "bench-backlog"
 	in := workflows.LocalizeBacklogInput{Run: run, IssuesKey: schema.BacklogKey(run, "input.json"), Total: len(issues),
-		Params: params, Options: workflows.BacklogOptions{Window: o.Window}}
+		Params: params, Options: workflows.BacklogOptions{Window: o.Window, Batch: o.Batch}}
 	if stop, err = startProfile(o.CPUProfile, "workflow"); err != nil {
 		return nil, err
 	}
@@ -283,9 +288,6 @@ func Backlog(ctx context.Context, o BacklogOptions) (*BacklogResult, error) {
 		return nil, fmt.Errorf("bench backlog %s: read results: %w", o.GitDir, err)
 	}
 	compareBacklog(res, issues, direct, rs)
-	if res.WorkflowP50, res.WorkflowP99, err = childLatencies(ctx, c, run, issues); err != nil {
-		return nil, fmt.Errorf("bench backlog %s: %w", o.GitDir, err)
-	}
 	return res, nil
 }
 
@@ -407,24 +409,6 @@ func compareBacklog(res *BacklogResult, issues []schema.BacklogIssue, direct []*
 	}
 }
 
-// childLatencies is the p50 and p99 of the Localize children's start to
-// close, as the server recorded them.
-func childLatencies(ctx context.Context, c client.Client, run string, issues []schema.BacklogIssue) (p50, p99 float64, err error) {
-	lat := make([]time.Duration, 0, len(issues))
-	for _, is := range issues {
-		d, err := c.DescribeWorkflowExecution(ctx, workflows.BacklogChildID(run, is.ID), "")
-		if err != nil {
-			return 0, 0, fmt.Errorf("describe the child of %s: %w", is.ID, err)
-		}
-		info := d.GetWorkflowExecutionInfo()
-		if info.GetStartTime() == nil || info.GetCloseTime() == nil {
-			continue
-		}
-		lat = append(lat, info.GetCloseTime().AsTime().Sub(info.GetStartTime().AsTime()))
-	}
-	return Percentile(lat, 50), Percentile(lat, 99), nil
-}
-
 // startProfile starts a CPU profile at prefix-pass.pprof; "" profiles nothing.
 func startProfile(prefix, pass string) (stop func(), err error) {
 	if prefix == "" {
@@ -458,13 +442,12 @@ func WriteBacklogTable(w io.Writer, r *BacklogResult) error {
 	row("embedder", r.Embedder)
 	row("method", fmt.Sprintf("%s, K=%d, selector %s", r.Method, r.K, r.Selector))
 	row("issues", fmt.Sprintf("%d (%d distinct commit subjects)", r.Issues, r.DistinctTexts))
-	row("window", r.Window)
+	row("window / batch", fmt.Sprintf("%d / %d", r.Window, r.Batch))
 	row("direct_seconds", fmt.Sprintf("%.2f", r.DirectSeconds))
 	row("direct_issues_per_s", fmt.Sprintf("%.1f", r.DirectIssuesPerSec))
 	row("direct_p50_ms / p99", fmt.Sprintf("%.1f / %.1f", r.DirectP50, r.DirectP99))
 	row("workflow_seconds", fmt.Sprintf("%.2f", r.WorkflowSeconds))
 	row("workflow_issues_per_s", fmt.Sprintf("%.1f", r.WorkflowIssuesPerSec))
-	row("workflow_child_p50_ms / p99", fmt.Sprintf("%.1f / %.1f", r.WorkflowP50, r.WorkflowP99))
 	row("overhead_ms_per_issue", fmt.Sprintf("%.1f", r.OverheadPerIssue))
 	row("identical", fmt.Sprintf("%d of %d (%d mismatches, %d failed)", r.Identical, r.Issues, r.Mismatches, r.Failed))
 	if err := tw.Flush(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -199,6 +200,7 @@ func TestBacklogResumesAfterWorkerLoss(t *testing.T) {
 			t.Errorf("uninterrupted run asked a decision %d times:\n%s", n, p)
 		}
 	}
+	checkHistoryBound(ctx, t, ref, in, issues, want)
 
 	// Interrupted after 30 answered calls: the workers stop while the next
 	// calls are held, new ones start, and the same run is started again.
@@ -252,10 +254,15 @@ func TestBacklogResumesAfterWorkerLoss(t *testing.T) {
 			t.Errorf("issue %s answered %d times, want once", is.ID, seen[is.ID])
 		}
 	}
-	gj, _ := json.Marshal(got)
-	wj, _ := json.Marshal(want)
-	if string(gj) != string(wj) {
-		t.Errorf("resumed results differ from the uninterrupted run's:\n%s\nwant\n%s", gj, wj)
+	if len(got) != len(want) {
+		t.Errorf("resumed run has %d results, the uninterrupted run %d", len(got), len(want))
+	}
+	for i := range min(len(got), len(want)) {
+		gj, _ := json.Marshal(got[i])
+		wj, _ := json.Marshal(want[i])
+		if string(gj) != string(wj) {
+			t.Errorf("resumed result %d differs from the uninterrupted run's:\n%s\nwant\n%s", i, gj, wj)
+		}
 	}
 	e.calls.mu.Lock()
 	defer e.calls.mu.Unlock()
@@ -272,5 +279,44 @@ func TestBacklogResumesAfterWorkerLoss(t *testing.T) {
 	}
 	if res.TokensIn != refRes.TokensIn || res.TokensOut != refRes.TokensOut {
 		t.Errorf("tokens %d/%d, uninterrupted %d/%d", res.TokensIn, res.TokensOut, refRes.TokensIn, refRes.TokensOut)
+	}
+}
+
+// checkHistoryBound runs the backlog again with a history bound of one
+// byte: every run continues as new after its first part, and the results
+// rank every issue as the run without the bound did (want).
+func checkHistoryBound(ctx context.Context, t *testing.T, e *backlogEnv, in workflows.LocalizeBacklogInput, issues []schema.BacklogIssue, want []backlog.Result) {
+	t.Helper()
+	const id = "backlog-e2e-bounded"
+	in.Run, in.IssuesKey = id, schema.BacklogKey(id, "input.json")
+	in.Options.HistoryBytes = 1
+	first := e.start(ctx, t, id, in, issues)
+	firstRun := first.GetRunID() // Get follows the chain to the last run
+	var res workflows.BacklogResult
+	if err := first.Get(ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	it := e.c.GetWorkflowHistory(ctx, id, firstRun, false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+	ev, err := it.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	can := ev.GetWorkflowExecutionContinuedAsNewEventAttributes()
+	var next workflows.LocalizeBacklogInput
+	if can == nil || len(can.GetInput().GetPayloads()) != 1 || json.Unmarshal(can.GetInput().GetPayloads()[0].GetData(), &next) != nil ||
+		next.Next != in.Options.PartSize {
+		t.Fatalf("first run closed with %v (next %d), want continue-as-new after its first part of %d", ev.GetEventType(), next.Next, in.Options.PartSize)
+	}
+	got := e.results(ctx, t, res)
+	if res.Done != len(issues) || len(got) != len(want) {
+		t.Fatalf("bounded run: %+v, %d results, want %d", res, len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.IssueID != w.IssueID || !slices.Equal(g.Files, w.Files) || !slices.EqualFunc(g.Items, w.Items, func(a, b backlog.Ranked) bool {
+			return a.FunctionID == b.FunctionID && a.Rank == b.Rank && a.Why == b.Why
+		}) {
+			t.Errorf("bounded run ranked issue %d differently:\n%+v\nwant\n%+v", i, g, w)
+		}
 	}
 }

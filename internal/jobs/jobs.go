@@ -97,27 +97,40 @@ func Wait(ctx context.Context, s Started) (workflows.BacklogResult, error) {
 	return res, nil
 }
 
-// IssueResult is the whole Localize answer of issue id in a finished run
-// (its child workflow's result, with the per-center detail the stored
-// parts leave out). An issue that failed before or in its Localize child
-// is an error with the per-issue message.
+// IssueResult is the whole Localize answer of issue id in a finished run,
+// with the per-center detail the stored parts leave out: from the details
+// beside its part (runs with BacklogOptions.Details), or from its Localize
+// child (runs recorded before batches). An issue that failed is an error
+// with the per-issue message.
 func IssueResult(ctx context.Context, c client.Client, b *blob.Bucket, res workflows.BacklogResult, id string) (workflows.LocalizeResult, error) {
 	var out workflows.LocalizeResult
-	rs, err := Results(ctx, b, res)
-	if err != nil {
-		return out, err
-	}
-	for _, r := range rs {
-		if r.IssueID != id {
-			continue
+	for n, key := range activities.BacklogPartKeys(res.Run, res.Parts) {
+		rs, err := backlog.ReadParts(ctx, b, []string{key})
+		if err != nil {
+			return out, err
 		}
-		if r.Error != "" {
-			return out, errors.New(r.Error)
+		for _, r := range rs {
+			if r.IssueID != id {
+				continue
+			}
+			if r.Error != "" {
+				return out, errors.New(r.Error)
+			}
+			d, err := backlog.ReadDetail(ctx, b, backlog.DetailKey(res.Run, n), id)
+			if errors.Is(err, blob.ErrNotFound) {
+				if err := c.GetWorkflow(ctx, workflows.BacklogChildID(res.Run, id), "").Get(ctx, &out); err != nil {
+					return out, fmt.Errorf("result of issue %s: %w", id, err)
+				}
+				return out, nil
+			}
+			if err != nil {
+				return out, fmt.Errorf("result of issue %s: %w", id, err)
+			}
+			if err := json.Unmarshal(d, &out); err != nil {
+				return out, fmt.Errorf("result of issue %s: %w", id, err)
+			}
+			return out, nil
 		}
-		if err := c.GetWorkflow(ctx, workflows.BacklogChildID(res.Run, id), "").Get(ctx, &out); err != nil {
-			return out, fmt.Errorf("result of issue %s: %w", id, err)
-		}
-		return out, nil
 	}
 	return out, fmt.Errorf("backlog %s has no result for issue %s", res.Run, id)
 }

@@ -454,14 +454,11 @@ func Select(ctx context.Context, chat Chat, issue string, center Candidate, cand
 		resp, err := chat.Complete(ctx, req)
 		sel.Latency += time.Since(start)
 		sel.Calls++
-		if resp.Cached {
+		if o := OwnerOf(ctx); resp.Cached && (o == "" || resp.Owner != o) {
 			sel.CachedCalls++
-			if o := OwnerOf(ctx); o != "" && resp.Owner == o {
-				// An earlier attempt of this same step paid for it.
-				sel.PromptTokens += resp.PromptTokens
-				sel.CompletionTokens += resp.CompletionTokens
-			}
 		} else {
+			// Fetched now, or by an earlier attempt of this same step: paid
+			// for by this step, reported as an attempt that never died would.
 			sel.PromptTokens += resp.PromptTokens
 			sel.CompletionTokens += resp.CompletionTokens
 		}

@@ -335,9 +335,10 @@ func (c *countingChat) Complete(_ context.Context, req Request) (Response, error
 	return Response{Text: `["a.py:f"]`, PromptTokens: 100, CompletionTokens: 7}, nil
 }
 
-// A decision an earlier attempt of the same step paid for counts its tokens
-// again when the retry finds it cached; another step's cached decision
-// costs nothing.
+// A decision an earlier attempt of the same step paid for counts as that
+// step's own call when the retry finds it cached (its tokens, not a cache
+// hit: what an attempt that never died would report); another step's
+// cached decision is a hit and costs nothing.
 func TestCachedTokensCountForTheirOwner(t *testing.T) {
 	inner := &countingChat{}
 	chat := WithCache(inner, &MemoryCache{})
@@ -351,14 +352,15 @@ func TestCachedTokensCountForTheirOwner(t *testing.T) {
 	for _, tc := range []struct {
 		ctx        context.Context
 		wantTokens int
+		wantCached int
 	}{
-		{step, 100}, // the same step retried: billed once, for it
-		{WithOwner(context.Background(), "run/2/activity-5"), 0}, // another step: free
-		{context.Background(), 0},                                // no owner: free
+		{step, 100, 0}, // the same step retried: billed once, for it
+		{WithOwner(context.Background(), "run/2/activity-5"), 0, 1}, // another step: free
+		{context.Background(), 0, 1},                                // no owner: free
 	} {
 		got, err := Select(tc.ctx, chat, "fix f", center, cands, 0)
-		if err != nil || got.CachedCalls != 1 || got.PromptTokens != tc.wantTokens {
-			t.Errorf("owner %q: %+v %v, want a cache hit with %d prompt tokens", OwnerOf(tc.ctx), got, err, tc.wantTokens)
+		if err != nil || got.Calls != 1 || got.CachedCalls != tc.wantCached || got.PromptTokens != tc.wantTokens {
+			t.Errorf("owner %q: %+v %v, want %d cache hits and %d prompt tokens", OwnerOf(tc.ctx), got, err, tc.wantCached, tc.wantTokens)
 		}
 	}
 	if inner.calls != 1 {
