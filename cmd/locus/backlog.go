@@ -34,6 +34,7 @@ func runBacklog(ctx context.Context, args []string) error {
 	maxTokens := fs.Int("max-tokens", 0, "selector token budget of the run (prompt + completion); once spent, the remaining issues are ranked without the selector; 0: no budget")
 	maxIssueTokens := fs.Int("max-issue-tokens", 0, "selector token limit of each issue (prompt + completion); once spent, its remaining centers are not asked; 0: no limit")
 	method := fs.String("method", search.MethodSpIDER, "sr, der, spisr or spider")
+	includeTests := fs.Bool("include-tests", false, "rank test functions too (by default tests are left out)")
 	k := fs.Int("k", 20, "functions to return per issue (budget K)")
 	maxText := fs.Int("max-issue-bytes", backlog.DefaultMaxTextBytes, "issue text beyond this many bytes is cut (and the issue flagged truncated)")
 	priceIn := fs.Float64("price-in", 0, "USD per million prompt tokens, for the summary's cost estimate; 0: no estimate")
@@ -129,7 +130,7 @@ func runBacklog(ctx context.Context, args []string) error {
 	defer bucket.Close()
 	opts := workflows.BacklogOptions{Window: *window, Batch: *batch, ContinueAsNewAfter: *perRun, MaxTokens: *maxTokens, MaxIssueTokens: *maxIssueTokens,
 		PriceInPerM: *priceIn, PriceOutPerM: *priceOut}
-	params := search.Params{Method: *method, Params: spider.Params{K: *k}}
+	params := search.Params{Method: *method, Params: spider.Params{K: *k}, IncludeTests: *includeTests}
 	c, closeAll, err := g.connect(ctx, log)
 	if err != nil {
 		return err

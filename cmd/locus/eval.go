@@ -25,6 +25,7 @@ func runEval(ctx context.Context, args []string) error {
 	methods := fs.String("methods", strings.Join(evalrun.DefaultMethods, ","), "methods, comma-separated (function-level benchmarks)")
 	repos := fs.String("repos", "", "only these repositories (owner/name, comma-separated)")
 	limit := fs.Int("limit", 0, "evaluate at most this many instances")
+	includeTests := fs.Bool("include-tests", false, "rank test functions too (function-level benchmarks; by default tests are left out)")
 	seed := fs.Uint64("seed", 1, "bootstrap seed")
 	paths := repoPaths{}
 	fs.Var(paths, "repo-path", "owner/name=DIR: where one repository's clone is (repeatable; wins over --repo-dir)")
@@ -42,7 +43,7 @@ func runEval(ctx context.Context, args []string) error {
 	}
 	defer b.Close()
 	o := evalrun.Options{BenchFile: *benchFile, Bucket: b, Resolve: evalrun.Resolver(*repoDir, paths),
-		Methods: strings.Split(*methods, ","), Limit: *limit, Seed: *seed,
+		Methods: strings.Split(*methods, ","), Limit: *limit, Seed: *seed, IncludeTests: *includeTests,
 		Log: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }}
 	if *repos != "" {
 		o.Repos = strings.Split(*repos, ",")

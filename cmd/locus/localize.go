@@ -29,6 +29,7 @@ func runLocalize(ctx context.Context, args []string) error {
 	n := fs.Int("n", 500, "pool N the neighbours must come from")
 	c := fs.Int("c", 5, "centers C expanded along the graph")
 	depth := fs.Int("depth", 4, "BFS depth d from each center")
+	includeTests := fs.Bool("include-tests", false, "rank test functions too (by default tests are left out: path and naming conventions, see docs/codegraph.md)")
 	workerFlags(fs, &g)
 	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
 	maxIssueTokens := fs.Int("max-issue-tokens", 0, "selector token limit (prompt + completion); once spent, the remaining centers are not asked; 0: no limit")
@@ -102,7 +103,7 @@ func runLocalize(ctx context.Context, args []string) error {
 		defer stop()
 	}
 	// A backlog of one: the same workflow path as every other ranking.
-	params := search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}}
+	params := search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}, IncludeTests: *includeTests}
 	st, err := jobs.StartBacklog(ctx, cl, b, jobs.Backlog{Prefix: "localize", Rerun: true, Params: params, Backends: g.backends(),
 		Options: workflows.BacklogOptions{MaxIssueTokens: *maxIssueTokens, Details: true},
 		Issues:  []schema.BacklogIssue{{ID: localizeIssueID, Repo: repo, BaseCommit: *ref, Text: issue, Source: issueName}}})

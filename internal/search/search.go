@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -199,6 +200,10 @@ type Params struct {
 	// Method: sr, der, spisr or spider; default spider.
 	Method string
 	spider.Params
+	// IncludeTests keeps test functions (codegraph.IsTestID) in the
+	// ranking; default false: an issue asks to change the code, and gold
+	// functions, like most fixes, are never tests.
+	IncludeTests bool `json:"include_tests,omitempty"`
 }
 
 // Result of one query.
@@ -275,6 +280,10 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 	}
 	r := &Retrieval{Repo: string(repo), Commit: graph.Commit, Method: p.Method}
 	var ranking []spider.Scored
+	fetch := p.N // ranked before tests are dropped
+	if !p.IncludeTests {
+		fetch = 2 * p.N
+	}
 	switch p.Method {
 	case MethodSR, MethodSpISR:
 		key := SparseKey(repo, graph.Commit)
@@ -290,7 +299,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 		if err != nil {
 			return nil, fmt.Errorf("localize %s: %w", repo, err)
 		}
-		for _, h := range ix.Search(issue, p.N) {
+		for _, h := range ix.Search(issue, fetch) {
 			ranking = append(ranking, spider.Scored{ID: h.DocID, Score: h.Score})
 		}
 	case MethodDER, MethodSpIDER:
@@ -307,12 +316,12 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 			if err != nil {
 				return nil, fmt.Errorf("localize %s@%s: %w", repo, snapshot, err)
 			}
-			for _, h := range sv.search(q[0], p.N) {
+			for _, h := range sv.search(q[0], fetch) {
 				ranking = append(ranking, spider.Scored{ID: h.NodeID, Score: h.Score})
 			}
 			break
 		}
-		hits, err := d.Vectors.Search(ctx, string(repo), q[0], p.N)
+		hits, err := d.Vectors.Search(ctx, string(repo), q[0], fetch)
 		if err != nil {
 			return nil, fmt.Errorf("localize %s: %w", repo, err)
 		}
@@ -322,6 +331,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 	default:
 		return nil, fmt.Errorf("unknown method %q (want sr, der, spisr or spider): %w", p.Method, ErrBadQuery)
 	}
+	ranking = withoutTests(ranking, p.IncludeTests, p.N)
 	r.TopK = spider.TopK(ranking, p.K)
 	if p.Method == MethodSR || p.Method == MethodDER {
 		return r, nil
@@ -336,6 +346,15 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 	}
 	r.Expansion = &exp
 	return r, nil
+}
+
+// withoutTests is the first n of ranking, without test functions unless
+// keep.
+func withoutTests(ranking []spider.Scored, keep bool, n int) []spider.Scored {
+	if !keep {
+		ranking = slices.DeleteFunc(ranking, func(s spider.Scored) bool { return codegraph.IsTestID(s.ID) })
+	}
+	return ranking[:min(n, len(ranking))]
 }
 
 // Errors of bad queries, for callers that must not retry them.

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -186,4 +187,60 @@ func localize(ctx context.Context, d Deps, repo schema.RepoName, issue string, p
 	}
 	res.Items, err = Finish(r, selected)
 	return res, err
+}
+
+// Test functions are left out of every method's ranking unless
+// IncludeTests is set.
+func TestRankingLeavesOutTests(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := filepath.Join("..", "codegraph", "testdata", "graph", "pyproj")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	test := "from app.util.strings import slugify\n\n\ndef test_slugify_strips_dashes():\n    assert slugify('a-b') == 'ab'  # slugify strip dashes slug\n"
+	if err := os.MkdirAll(filepath.Join(dir, "tests"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tests", "test_strings.py"), []byte(test), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, err := codegraph.DirFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := codegraph.Build(ctx, files, codegraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := blobtest.Bucket(t)
+	repo := schema.RepoName("acme/pyproj")
+	info, err := codegraph.Write(ctx, b, repo, "0123456789abcdef0123456789abcdef01234567", g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := manifest.Publish(ctx, b, manifest.Update{Repo: schema.RepoSpec{Name: repo}, Graph: &info}); err != nil {
+		t.Fatal(err)
+	}
+	d := Deps{Bucket: b}
+	if _, err := IndexRepo(ctx, d, repo, info); err != nil {
+		t.Fatal(err)
+	}
+	const testID = "tests/test_strings.py:test_slugify_strips_dashes"
+	issue := "slugify does not strip the dashes from the slug"
+	for _, method := range []string{MethodSR, MethodDER, MethodSpISR, MethodSpIDER} {
+		for _, include := range []bool{false, true} {
+			r, err := localize(ctx, d, repo, issue, Params{Method: method, Params: spider.Params{K: 10, C: 2}, IncludeTests: include})
+			if err != nil {
+				t.Fatal(err)
+			}
+			has := false
+			for _, it := range r.Items {
+				has = has || it.ID == testID
+			}
+			if has != include {
+				t.Errorf("%s, include tests %v: test function ranked %v; items %+v", method, include, has, r.Items)
+			}
+		}
+	}
 }

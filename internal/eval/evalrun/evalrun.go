@@ -62,7 +62,10 @@ type Options struct {
 	Methods []string // function-level methods; default sr, der, spisr, spider
 	Repos   []string // only these repositories (owner/name); empty: all
 	Limit   int      // at most this many instances; 0: all
-	Seed    uint64   // bootstrap seed
+	// IncludeTests keeps test functions in the rankings of function-level
+	// benchmarks; default false (see search.Params.IncludeTests).
+	IncludeTests bool
+	Seed         uint64 // bootstrap seed
 	// Log receives progress lines; may be nil.
 	Log func(format string, args ...any)
 }
@@ -159,7 +162,7 @@ func runFunctions(ctx context.Context, o Options) (*Result, error) {
 		methods = DefaultMethods
 	}
 	runner := &funceval.Runner{Bucket: o.Bucket, Client: o.Client, Backends: o.Backends, RepoDir: o.Resolve,
-		Methods: methods, K: FunctionKs[len(FunctionKs)-1], Watch: o.Watch, Log: o.Log}
+		Methods: methods, K: FunctionKs[len(FunctionKs)-1], IncludeTests: o.IncludeTests, Watch: o.Watch, Log: o.Log}
 	var fi []funceval.Instance
 	spans := map[string]map[string][]string{}
 	for _, in := range insts {
