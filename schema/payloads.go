@@ -155,6 +155,9 @@ type ScrapeResult struct {
 	// (published parts or the file-id map were damaged or missing). "" with
 	// Replace set is a result recorded before reasons were: rewritten.
 	ReplaceReason string `json:"replace_reason,omitempty"`
+	// Memory is the repository memory of the history up to Head, written
+	// by this run; nil keeps the published one (or none).
+	Memory *MemoryInfo `json:"memory,omitempty"`
 }
 
 // Reasons of a replacing scrape (ScrapeResult.ReplaceReason).
@@ -181,6 +184,7 @@ type Manifest struct {
 	FileIDs   string         `json:"file_ids,omitempty"` // key of the path → file id map at Head
 	Graph     *GraphInfo     `json:"graph,omitempty"`    // code graph at Head
 	Search    *SearchInfo    `json:"search,omitempty"`   // retrieval indexes built from Graph
+	Memory    *MemoryInfo    `json:"memory,omitempty"`   // repository memory of the history up to Head
 	IndexedAt time.Time      `json:"indexed_at"`
 	Versions  map[string]int `json:"versions"`
 	// HostQueue is the task queue of the host whose clone the last index
@@ -207,4 +211,12 @@ type BuildGraphInput struct {
 	Repo    RepoName     `json:"repo"`
 	Head    string       `json:"head"`
 	Options IndexOptions `json:"options"`
+}
+
+// MemoryInfo describes a stored repository memory table (internal/memory).
+type MemoryInfo struct {
+	Key     string `json:"key"`
+	Commits int    `json:"commits"`
+	Bytes   int64  `json:"bytes"`
+	SHA256  string `json:"sha256"`
 }

@@ -591,9 +591,9 @@ func validateBacklogInput(in LocalizeBacklogInput) error {
 		errs = append(errs, fmt.Errorf("bad counts (total %d, next %d, done %d, failed %d, parts %d)", in.Total, in.Next, in.Done, in.Failed, in.Parts))
 	}
 	switch in.Params.Method {
-	case "", search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER:
+	case "", search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER, search.MethodHybrid:
 	default:
-		errs = append(errs, fmt.Errorf("method %q: want sr, der, spisr or spider", in.Params.Method))
+		errs = append(errs, fmt.Errorf("method %q: want sr, der, spisr, spider or hybrid", in.Params.Method))
 	}
 	if err := in.Params.Params.Validate(); err != nil {
 		errs = append(errs, err)

@@ -76,8 +76,9 @@ type LocalizeResult struct {
 	// selection failed after its retries: they keep their place in Items
 	// but have no selected neighbours.
 	SelectorUnavailable []UnavailableCenter `json:"selector_unavailable,omitempty"`
-	// Warning says in one line what SelectorUnavailable means for the
-	// result; empty when every selection succeeded.
+	// Warning says in one line what the ranking lacks: a repository
+	// without memory (hybrid), and what SelectorUnavailable means for the
+	// result; empty when nothing is missing.
 	Warning string `json:"warning,omitempty"`
 }
 
@@ -192,7 +193,7 @@ func commitMismatch(repo schema.RepoName, commit string, r *search.Retrieval) st
 // newLocalizeResult is the result of a query that retrieved r, before
 // selection.
 func newLocalizeResult(r *search.Retrieval) LocalizeResult {
-	return LocalizeResult{Result: search.Result{Repo: r.Repo, Commit: r.Commit, Method: r.Method, Embedder: r.Embedder}}
+	return LocalizeResult{Result: search.Result{Repo: r.Repo, Commit: r.Commit, Method: r.Method, Embedder: r.Embedder}, Warning: r.Warning}
 }
 
 // assemble ends a query: the warning about centers whose selector was
@@ -200,7 +201,7 @@ func newLocalizeResult(r *search.Retrieval) LocalizeResult {
 // latency.
 func assemble(out *LocalizeResult, r *search.Retrieval, selected map[string]spider.Selection, selElapsed, latency time.Duration) error {
 	if len(out.SelectorUnavailable) > 0 {
-		out.Warning = selectorWarning(out.SelectorUnavailable, selElapsed)
+		out.Warning = strings.TrimPrefix(out.Warning+"; "+selectorWarning(out.SelectorUnavailable, selElapsed), "; ")
 	}
 	items, err := search.Finish(r, selected)
 	if err != nil {

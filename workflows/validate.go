@@ -115,9 +115,9 @@ func validateLocalizeInput(in LocalizeInput) error {
 		errs = append(errs, errors.New("the issue text is empty"))
 	}
 	switch in.Params.Method {
-	case "", search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER:
+	case "", search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER, search.MethodHybrid:
 	default:
-		errs = append(errs, fmt.Errorf("method %q: want sr, der, spisr or spider", in.Params.Method))
+		errs = append(errs, fmt.Errorf("method %q: want sr, der, spisr, spider or hybrid", in.Params.Method))
 	}
 	if err := in.Params.Params.Validate(); err != nil {
 		errs = append(errs, err)

@@ -130,7 +130,7 @@ func runBenchBacklog(ctx context.Context, args []string) error {
 	issues := fs.Int("issues", 1000, "issues: the repository's latest commit subjects, cycled when fewer")
 	window := fs.Int("window", workflows.DefaultBacklogWindow, "LocalizeBacklog's window (issues in flight)")
 	batch := fs.Int("batch", workflows.DefaultBacklogBatch, "LocalizeBacklog's batch (issues per activity)")
-	method := fs.String("method", search.MethodSpIDER, "sr, der, spisr or spider")
+	method := fs.String("method", search.MethodSpIDER, "sr, der, spisr, spider or hybrid (BM25 fused with repository memory, + graph)")
 	k := fs.Int("k", 20, "functions per issue (budget K)")
 	cpuProfile := fs.String("cpuprofile", "", "write CPU profiles of the direct and workflow passes to PREFIX-direct.pprof and PREFIX-workflow.pprof")
 	keepStore := fs.String("keep-store", "", "index into this directory (a file store) and keep it; a later run with the same --keep-store and commit reuses the index (default: a temporary store)")
@@ -141,7 +141,7 @@ func runBenchBacklog(ctx context.Context, args []string) error {
 		intRange("issues", *issues, 1, -1),
 		intRange("window", *window, 1, workflows.MaxWindow),
 		intRange("batch", *batch, 1, workflows.MaxWindow),
-		oneOf("method", *method, search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER),
+		oneOf("method", *method, search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER, search.MethodHybrid),
 		intRange("k", *k, 1, -1),
 	); err != nil {
 		return err

@@ -43,6 +43,25 @@ func ListCommits(ctx context.Context, gitDir string, backend Backend, head Hash,
 	return order, nil
 }
 
+// Parents returns the parents of every commit reachable from head (all of
+// them, in order; none for a root or a shallow boundary).
+func Parents(ctx context.Context, gitDir string, backend Backend, head Hash) (map[Hash][]Hash, error) {
+	src, err := openSource(ctx, gitDir, backend)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	shallow, err := readShallow(gitDir)
+	if err != nil {
+		return nil, err
+	}
+	w := &walker{src: src, parents: make(map[Hash][]Hash), shallow: shallow}
+	if err := w.reach(ctx, head, make(map[Hash]bool), nil); err != nil {
+		return nil, fmt.Errorf("walk history from %s: %w", head, err)
+	}
+	return w.parents, nil
+}
+
 type walker struct {
 	src     objectSource
 	buf     []byte

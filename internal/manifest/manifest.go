@@ -133,7 +133,7 @@ func Publish(ctx context.Context, b *blob.Bucket, u Update) (*schema.Manifest, e
 		IndexedAt: u.IndexedAt.UTC(), Versions: map[string]int{"commits": schema.CommitsVersion}}
 	if prev != nil {
 		m.Root, m.Head, m.Commits, m.Rows, m.Parts, m.FileIDs, m.Graph, m.Search = prev.Root, prev.Head, prev.Commits, prev.Rows, prev.Parts, prev.FileIDs, prev.Graph, prev.Search
-		m.HostQueue = prev.HostQueue
+		m.HostQueue, m.Memory = prev.HostQueue, prev.Memory
 	}
 	if u.HostQueue != "" {
 		m.HostQueue = u.HostQueue
@@ -153,6 +153,11 @@ func Publish(ctx context.Context, b *blob.Bucket, u Update) (*schema.Manifest, e
 	}
 	if u.Search != nil {
 		m.Search = u.Search
+	}
+	if u.Scrape.Memory != nil {
+		m.Memory = u.Scrape.Memory
+	} else if u.Scrape.Replace {
+		m.Memory = nil // of the old history
 	}
 	if u.Scrape.Head != "" {
 		m.Head = u.Scrape.Head
@@ -188,7 +193,10 @@ func sweep(ctx context.Context, b *blob.Bucket, m *schema.Manifest) error {
 	if m.Search != nil {
 		keep[m.Search.SparseKey] = true
 	}
-	for _, prefix := range []string{m.Repo.CommitsPrefix(), m.Repo.Prefix() + "graph/", m.Repo.Prefix() + "sparse/"} {
+	if m.Memory != nil {
+		keep[m.Memory.Key] = true
+	}
+	for _, prefix := range []string{m.Repo.CommitsPrefix(), m.Repo.Prefix() + "graph/", m.Repo.Prefix() + "sparse/", m.Repo.Prefix() + "memory/"} {
 		objs, err := b.List(ctx, prefix)
 		if err != nil {
 			return err

@@ -193,11 +193,12 @@ const (
 	MethodDER    = "der"    // dense retrieval
 	MethodSpISR  = "spisr"  // BM25 + graph expansion
 	MethodSpIDER = "spider" // dense + graph expansion
+	MethodHybrid = "hybrid" // BM25 fused with repository memory, + graph expansion
 )
 
 // Params of one query.
 type Params struct {
-	// Method: sr, der, spisr or spider; default spider.
+	// Method: sr, der, spisr, spider or hybrid; default spider.
 	Method string
 	spider.Params
 	// IncludeTests keeps test functions (codegraph.IsTestID) in the
@@ -237,6 +238,9 @@ type Retrieval struct {
 	Embedder  string            `json:"embedder,omitempty"`
 	TopK      []spider.Scored   `json:"top_k"`
 	Expansion *spider.Expansion `json:"expansion,omitempty"`
+	// Warning says in one line what the ranking lacks (a repository
+	// without memory, say); "" when nothing.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Retrieve ranks the functions of repo for issue and, for SpISR and SpIDER,
@@ -285,7 +289,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 		fetch = 2 * p.N
 	}
 	switch p.Method {
-	case MethodSR, MethodSpISR:
+	case MethodSR, MethodSpISR, MethodHybrid:
 		key := SparseKey(repo, graph.Commit)
 		if snap != nil {
 			key = snap.Search.SparseKey
@@ -301,6 +305,18 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 		}
 		for _, h := range ix.Search(issue, fetch) {
 			ranking = append(ranking, spider.Scored{ID: h.DocID, Score: h.Score})
+		}
+		if p.Method == MethodHybrid {
+			lg, err := getGraph(ctx, d.Bucket, graph)
+			if err != nil {
+				return nil, fmt.Errorf("localize %s: %w", repo, err)
+			}
+			mem, warning, err := memoryRanking(ctx, d.Bucket, repo, m, graph.Commit, issue, lg.sg.IsFunction)
+			if err != nil {
+				return nil, err
+			}
+			r.Warning = warning
+			ranking = fuse([][]spider.Scored{ranking, mem}, []float64{weightCode, weightMemory})
 		}
 	case MethodDER, MethodSpIDER:
 		r.Embedder = d.Embedder.Name()
@@ -329,7 +345,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 			ranking = append(ranking, spider.Scored{ID: h.NodeID, Score: h.Score})
 		}
 	default:
-		return nil, fmt.Errorf("unknown method %q (want sr, der, spisr or spider): %w", p.Method, ErrBadQuery)
+		return nil, fmt.Errorf("unknown method %q (want sr, der, spisr, spider or hybrid): %w", p.Method, ErrBadQuery)
 	}
 	ranking = withoutTests(ranking, p.IncludeTests, p.N)
 	r.TopK = spider.TopK(ranking, p.K)

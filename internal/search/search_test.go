@@ -12,6 +12,7 @@ import (
 	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/llm"
 	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/memory"
 	"github.com/locus-dev/locus/internal/sparse"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
@@ -242,5 +243,70 @@ func TestRankingLeavesOutTests(t *testing.T) {
 				t.Errorf("%s, include tests %v: test function ranked %v; items %+v", method, include, has, r.Items)
 			}
 		}
+	}
+}
+
+// The hybrid method fuses BM25 with episodic memory: a function that past
+// commits with messages like the issue changed moves up, one changed only
+// after the base commit does not, and a repository without memory still
+// answers with a warning that says how to add it.
+func TestHybridFusesMemory(t *testing.T) {
+	ctx := context.Background()
+	b, repo, info := indexFixture(t)
+	d := Deps{Bucket: b}
+	ir, err := IndexRepo(ctx, d, repo, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	si := &schema.SearchInfo{Commit: info.Commit, Model: ir.Model, SparseKey: ir.SparseKey}
+	issue := "renaming a user forgets to store the new display name"
+	p := Params{Method: MethodHybrid, Params: spider.Params{K: 9, C: 1}}
+	noMem, err := Retrieve(ctx, d, repo, issue, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(noMem.Warning, "no repository memory") || !strings.Contains(noMem.Warning, "locus index") || len(noMem.TopK) == 0 {
+		t.Fatalf("without memory: warning %q, %d ranked", noMem.Warning, len(noMem.TopK))
+	}
+	const day = 24 * 60 * 60 * 1000
+	tb, err := memory.New([]memory.Commit{
+		{ID: "p1", Time: 1 * day, Message: "store the display name when a user is renamed", Functions: []string{"app/models.py:Base.save"}},
+		{ID: info.Commit, Parents: []string{"p1"}, Time: 2 * day, Message: "tidy", Functions: []string{"main.py:run"}},
+		{ID: "later", Parents: []string{info.Commit}, Time: 3 * day, Message: "renaming a user forgets to store the new display name", Functions: []string{"app/util/strings.py:unused"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mi, err := memory.Write(ctx, b, memory.Key(repo, info.Commit), tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := manifest.Publish(ctx, b, manifest.Update{Repo: schema.RepoSpec{Name: repo}, Search: si, Scrape: schema.ScrapeResult{Memory: &mi}}); err != nil {
+		t.Fatal(err)
+	}
+	sr, err := localize(ctx, d, repo, issue, Params{Method: MethodSR, Params: spider.Params{K: 9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hy, err := localize(ctx, d, repo, issue, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rank := func(r *Result, id string) int {
+		for i, it := range r.Items {
+			if it.ID == id {
+				return i + 1
+			}
+		}
+		return len(r.Items) + 1
+	}
+	if r, err := Retrieve(ctx, d, repo, issue, p); err != nil || r.Warning != "" || hy.Method != MethodHybrid {
+		t.Errorf("with memory: %v, warning %q, method %q", err, r.Warning, hy.Method)
+	}
+	if s, h := rank(sr, "app/models.py:Base.save"), rank(hy, "app/models.py:Base.save"); h != 1 || s == 1 {
+		t.Errorf("Base.save at %d by BM25 and %d by hybrid; want memory to lift it to 1 (items %+v)", s, h, hy.Items)
+	}
+	if s, h := rank(sr, "app/util/strings.py:unused"), rank(hy, "app/util/strings.py:unused"); h < s {
+		t.Errorf("unused, changed only after the base, moved from %d to %d", s, h)
 	}
 }

@@ -1,0 +1,194 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
+	"github.com/locus-dev/locus/schema"
+)
+
+const day = 24 * 60 * 60 * 1000
+
+// history is a small DAG, times in days:
+//
+//	a(1) ── b(3) ── base(5) ─────────── m(9, merge of base and f)
+//	  └─ side(2) ── f(4, the fix, on a branch) ┘
+//
+// side and f are older than base but not its ancestors; m is newer.
+func history() []Commit {
+	return []Commit{
+		{ID: "a", Time: 1 * day, Message: "add the cache store", Functions: []string{"cache.py:Cache.get", "cache.py:Cache.put"}},
+		{ID: "b", Parents: []string{"a"}, Time: 3 * day, Message: "evict stale keys from the cache", Functions: []string{"cache.py:Cache.evict"}},
+		{ID: "side", Parents: []string{"a"}, Time: 2 * day, Message: "start a branch for the expiry fix", Functions: []string{"cache.py:Cache.get"}},
+		{ID: "base", Parents: []string{"b"}, Time: 5 * day, Message: "format the queue items", Functions: []string{"queue.py:fmt"}},
+		{ID: "f", Parents: []string{"side"}, Time: 4 * day, Message: "fix expiry: expire entries by their timestamp", Functions: []string{"cache.py:Cache.expire"}},
+		{ID: "m", Parents: []string{"base", "f"}, Time: 9 * day, Message: "merge the expiry fix: expire entries", Functions: []string{"cache.py:Cache.expire"}},
+	}
+}
+
+func TestBeforeIsAncestorsStrictlyOlder(t *testing.T) {
+	tb, err := New(history())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		base string
+		want []string
+	}{
+		{"base", []string{"a", "b"}},                   // not side or f (another branch), not itself, not m
+		{"m", []string{"a", "b", "base", "f", "side"}}, // every ancestor
+		{"a", nil},
+	} {
+		allowed, err := tb.Before(tc.base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for i, ok := range allowed {
+			if ok {
+				got = append(got, tb.Commits()[i].ID)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("before %s: %v, want %v", tc.base, got, tc.want)
+		}
+	}
+	if _, err := tb.Before("nope"); !errors.Is(err, ErrUnknownBase) {
+		t.Errorf("unknown base: %v", err)
+	}
+	// An ancestor whose clock is ahead of the base's is left out too.
+	skewed := history()
+	skewed[1].Time = 6 * day // b, after base
+	tb2, err := New(skewed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed, _ := tb2.Before("base")
+	if allowed[slices.IndexFunc(tb2.Commits(), func(c Commit) bool { return c.ID == "b" })] {
+		t.Error("an ancestor newer than the base informs it")
+	}
+}
+
+// No leakage: a query at base whose text is the fix's own message gets
+// nothing from the fix (on a branch merged after base) or from the merge.
+func TestEpisodicDoesNotLeakTheFix(t *testing.T) {
+	tb, err := New(history())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := tb.Episodic("base", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Commits() != 2 {
+		t.Errorf("memory at base searches %d commits, want 2 (a, b)", e.Commits())
+	}
+	for _, s := range e.Rank("fix expiry: expire entries by their timestamp", nil) {
+		if s.ID == "cache.py:Cache.expire" {
+			t.Fatalf("the fix's function was ranked from memory at base: %+v", s)
+		}
+	}
+	// At the merge, the fix is history and votes.
+	em, err := tb.Episodic("m", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := em.Rank("expire entries by timestamp", nil)
+	if len(got) == 0 || got[0].ID != "cache.py:Cache.expire" {
+		t.Errorf("memory at m: %+v, want Cache.expire first", got)
+	}
+}
+
+// A vote shrinks with the commit's age and with the functions it touched;
+// functions that no longer exist get none.
+func TestEpisodicWeights(t *testing.T) {
+	var many []string
+	for i := range 100 {
+		many = append(many, "big.py:f"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+string(rune('a'+i/26)))
+	}
+	commits := []Commit{
+		{ID: "old", Time: 0, Message: "parse the config file", Functions: []string{"cfg.py:old_parse"}},
+		{ID: "refactor", Parents: []string{"old"}, Time: 1000 * day, Message: "parse the config file", Functions: append(many, "cfg.py:wide")},
+		{ID: "new", Parents: []string{"refactor"}, Time: 1000 * day, Message: "parse the config file", Functions: []string{"cfg.py:new_parse", "cfg.py:gone"}},
+		{ID: "head", Parents: []string{"new"}, Time: 1001 * day, Message: "release", Functions: []string{"setup.py:version"}},
+	}
+	tb, err := New(commits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := tb.Episodic("head", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := e.Rank("parse config", func(id string) bool { return id != "cfg.py:gone" })
+	pos := map[string]int{}
+	for i, s := range got {
+		pos[s.ID] = i + 1
+	}
+	if pos["cfg.py:gone"] != 0 {
+		t.Error("a function that does not exist at the base was ranked")
+	}
+	if !(pos["cfg.py:new_parse"] == 1 && pos["cfg.py:wide"] > 1 && pos["cfg.py:old_parse"] > pos["cfg.py:new_parse"]) {
+		t.Errorf("ranks %v: want new_parse first, the wide refactor's and the old commit's functions below", pos)
+	}
+}
+
+func TestStoreRoundTripAndDamage(t *testing.T) {
+	ctx := context.Background()
+	b := blobtest.Bucket(t)
+	tb, err := New(history())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := Key("acme/cache", "m")
+	if key != "repos/acme/cache/memory/m.parquet" {
+		t.Errorf("key %q", key)
+	}
+	info, err := Write(ctx, b, key, tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Commits != 6 || info.Bytes <= 0 || len(info.SHA256) != 64 {
+		t.Errorf("info %+v", info)
+	}
+	back, err := Read(ctx, b, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(back.Commits(), tb.Commits(), func(a, b Commit) bool {
+		return a.ID == b.ID && a.Time == b.Time && a.Message == b.Message && slices.Equal(a.Parents, b.Parents) && slices.Equal(a.Functions, b.Functions)
+	}) {
+		t.Errorf("read back %+v, want %+v", back.Commits(), tb.Commits())
+	}
+	data, _ := b.ReadAll(ctx, key)
+	if err := b.WriteAll(ctx, key, data[:len(data)/2]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(ctx, b, info); !errors.Is(err, blob.ErrCorrupt) || !strings.Contains(err.Error(), key) {
+		t.Errorf("truncated table: %v, want blob.ErrCorrupt naming %s", err, key)
+	}
+	if _, err := Read(ctx, b, schema.MemoryInfo{Key: "repos/x/memory/none.parquet"}); !errors.Is(err, blob.ErrNotFound) {
+		t.Errorf("missing table: %v", err)
+	}
+}
+
+func TestFromRowsGroupsCommits(t *testing.T) {
+	f := NewFromRows(map[string][]string{"m": {"p1", "p2"}})
+	f.Add(&schema.CommitFile{CommitID: "m", ParentID: "p1", CommitTime: 5, Message: "merge", Path: "a.py", ChangedFunctions: []string{"a.py:f"}})
+	f.Add(&schema.CommitFile{CommitID: "m", ParentID: "p1", CommitTime: 5, Message: "merge", Path: "b.py", ChangedFunctions: []string{"b.py:g", "a.py:f"}})
+	f.Add(&schema.CommitFile{CommitID: "c", ParentID: "p0", CommitTime: 3, Message: "one", Path: "c.py"})
+	got := f.Commits()
+	if len(got) != 2 || got[0].ID != "m" || !slices.Equal(got[0].Parents, []string{"p1", "p2"}) || !slices.Equal(got[0].Functions, []string{"a.py:f", "b.py:g"}) ||
+		got[1].ID != "c" || !slices.Equal(got[1].Parents, []string{"p0"}) || len(got[1].Functions) != 0 {
+		t.Errorf("commits %+v", got)
+	}
+	if _, err := New([]Commit{{ID: "x"}, {ID: "x"}}); err == nil {
+		t.Error("a duplicate commit must be an error")
+	}
+}

@@ -1,0 +1,102 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/memory"
+	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/schema"
+)
+
+// Fusion weights of the hybrid method: reciprocal-rank fusion,
+// Σ weight / (rrfK + rank), of the code's BM25 ranking and episodic memory.
+const (
+	rrfK         = 60
+	weightCode   = 1.0
+	weightMemory = 1.0
+)
+
+// memCache keeps the memory tables and the episodic indexes of the last
+// bases queried in this process, so a query pays their decoding and BM25
+// build once per (memory, base commit).
+var memCache = struct {
+	sync.Mutex
+	tables  map[string]*memory.Table
+	eps     map[string]*memory.Episodic
+	epOrder []string
+}{tables: map[string]*memory.Table{}, eps: map[string]*memory.Episodic{}}
+
+// memCacheSize bounds the episodic indexes kept (tables: a quarter of it).
+const memCacheSize = 64
+
+// episodicAt is episodic memory of info's table for queries at base.
+func episodicAt(ctx context.Context, b *blob.Bucket, info schema.MemoryInfo, base string) (*memory.Episodic, error) {
+	key := info.Key + "@" + info.SHA256 + "@" + base
+	memCache.Lock()
+	defer memCache.Unlock()
+	if e, ok := memCache.eps[key]; ok {
+		return e, nil
+	}
+	tk := info.Key + "@" + info.SHA256
+	t, ok := memCache.tables[tk]
+	if !ok {
+		var err error
+		if t, err = memory.Read(ctx, b, info); err != nil {
+			return nil, err
+		}
+		if len(memCache.tables) >= memCacheSize/4 {
+			clear(memCache.tables)
+		}
+		memCache.tables[tk] = t
+	}
+	e, err := t.Episodic(base, memory.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if len(memCache.epOrder) >= memCacheSize {
+		delete(memCache.eps, memCache.epOrder[0])
+		memCache.epOrder = memCache.epOrder[1:]
+	}
+	memCache.eps[key] = e
+	memCache.epOrder = append(memCache.epOrder, key)
+	return e, nil
+}
+
+// memoryRanking ranks the functions of the graph at base by episodic memory;
+// a repository without memory, or a base its memory does not hold, gives no
+// ranking and a warning saying why and what to do.
+func memoryRanking(ctx context.Context, b *blob.Bucket, repo schema.RepoName, m *schema.Manifest, base, issue string, exists func(string) bool) ([]spider.Scored, string, error) {
+	if m == nil || m.Memory == nil {
+		return nil, fmt.Sprintf("%s has no repository memory (indexed before memory existed): ranked from the code alone; run locus index %s again to build it (no re-scrape)", repo, repo), nil
+	}
+	e, err := episodicAt(ctx, b, *m.Memory, base)
+	if errors.Is(err, memory.ErrUnknownBase) {
+		return nil, fmt.Sprintf("the memory of %s does not hold commit %s: ranked from the code alone", repo, base), nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("localize %s: %w", repo, err)
+	}
+	return e.Rank(issue, exists), "", nil
+}
+
+// fuse is reciprocal-rank fusion of rankings with weights: each id scores
+// Σ weight / (rrfK + rank) over the rankings that hold it; best first, ties
+// by id.
+func fuse(rankings [][]spider.Scored, weights []float64) []spider.Scored {
+	score := map[string]float64{}
+	for i, r := range rankings {
+		for rank, s := range r {
+			score[s.ID] += weights[i] / float64(rrfK+rank+1)
+		}
+	}
+	out := make([]spider.Scored, 0, len(score))
+	for id, s := range score {
+		out = append(out, spider.Scored{ID: id, Score: s})
+	}
+	spider.Sort(out)
+	return out
+}
