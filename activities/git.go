@@ -125,6 +125,7 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 	if prev != nil {
 		out.BaseHead = prev.Head
 	}
+	memStart := time.Now()
 	mem, err := a.buildMemory(ctx, in.Repo, dir, res.Head, scrapeFrom, res.Parts)
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -133,8 +134,9 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 		// Memory adds to the index; a repository without it still answers
 		// (and says so), and the next index run builds it again.
 		logger(ctx).Warn("repository memory not built", "repo", in.Repo, "error", err)
-	default:
+	case mem != nil:
 		out.Memory = mem
+		logger(ctx).Info("memory built", "repo", in.Repo, "commits", mem.Commits, "bytes", mem.Bytes, "seconds", time.Since(memStart).Seconds())
 	}
 	return out, nil
 }
@@ -233,7 +235,10 @@ func (a *Git) identify(ctx context.Context, dir string, in schema.ScrapeInput, h
 }
 
 // logger is the activity's logger inside an activity, slog's default outside.
-func logger(ctx context.Context) interface{ Warn(string, ...any) } {
+func logger(ctx context.Context) interface {
+	Info(string, ...any)
+	Warn(string, ...any)
+} {
 	if activity.IsActivity(ctx) {
 		return activity.GetLogger(ctx)
 	}

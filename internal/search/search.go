@@ -418,10 +418,11 @@ func Code(ctx context.Context, d Deps, repo schema.RepoName, commit string, ids 
 
 // Finish turns a retrieval and the selections into the result list.
 func Finish(r *Retrieval, selected map[string]spider.Selection) ([]spider.Item, error) {
+	ranking := RankingOf(r.Method)
 	if r.Expansion == nil {
 		items := make([]spider.Item, len(r.TopK))
 		for i, s := range r.TopK {
-			items[i] = spider.Item{ID: s.ID, Score: s.Score, Rank: i + 1, Reason: spider.ReasonSemantic}
+			items[i] = spider.Item{ID: s.ID, Score: s.Score, Rank: i + 1, Reason: spider.ReasonSemantic, Ranking: ranking}
 		}
 		return items, nil
 	}
@@ -429,7 +430,24 @@ func Finish(r *Retrieval, selected map[string]spider.Selection) ([]spider.Item, 
 	if err != nil {
 		return nil, err
 	}
+	for i := range asm.Items {
+		asm.Items[i].Ranking = ranking
+	}
 	return asm.Items, nil
+}
+
+// RankingOf names the ranking a method's items are ranked by: "BM25" (sr,
+// spisr), "dense" (der, spider), "fused" (hybrid: BM25 and memory).
+func RankingOf(method string) string {
+	switch method {
+	case MethodSR, MethodSpISR:
+		return "BM25"
+	case MethodDER, MethodSpIDER:
+		return "dense"
+	case MethodHybrid:
+		return "fused"
+	}
+	return ""
 }
 
 // spiderGraph converts a stored graph for expansion and indexes code by id.

@@ -25,17 +25,24 @@ type Item struct {
 	Center   string `json:"center,omitempty"`
 	Hops     int    `json:"hops,omitempty"`
 	Selector string `json:"selector,omitempty"`
+	// Ranking names the ranking Rank is a position in ("BM25", "dense",
+	// "fused"); "" says only "rank".
+	Ranking string `json:"ranking,omitempty"`
 }
 
 // Why is the human explanation of the item, as the CLI prints it.
 func (it Item) Why() string {
+	rank := "rank " + strconv.Itoa(it.Rank)
+	if it.Ranking != "" {
+		rank = it.Ranking + " " + rank
+	}
 	switch it.Reason {
 	case ReasonCenter:
-		return "center, semantic rank " + strconv.Itoa(it.Rank)
+		return "center, " + rank
 	case ReasonNeighbour:
-		return fmt.Sprintf("neighbour of center %s (%d hops, semantic rank %d), selected by %s", it.Center, it.Hops, it.Rank, it.Selector)
+		return fmt.Sprintf("neighbour of center %s (%d hops, %s), selected by %s", it.Center, it.Hops, rank, it.Selector)
 	default:
-		return "semantic rank " + strconv.Itoa(it.Rank)
+		return rank
 	}
 }
 

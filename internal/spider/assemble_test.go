@@ -179,9 +179,9 @@ func TestAssembleItems(t *testing.T) {
 		t.Fatalf("items %+v\nwant %+v", a.Items, want)
 	}
 	whys := []string{
-		"center, semantic rank 1",
-		"neighbour of center pkg/a.py:A.m1 (3 hops, semantic rank 5), selected by heuristic (no LLM)",
-		"semantic rank 2",
+		"center, rank 1",
+		"neighbour of center pkg/a.py:A.m1 (3 hops, rank 5), selected by heuristic (no LLM)",
+		"rank 2",
 	}
 	for i, w := range whys {
 		if got := a.Items[i].Why(); got != w {
