@@ -196,6 +196,9 @@ const (
 	MethodHybrid = "hybrid" // BM25 fused with repository memory, + graph expansion
 )
 
+// Methods lists every method, in the order reports show them.
+var Methods = []string{MethodSR, MethodDER, MethodSpISR, MethodSpIDER, MethodHybrid}
+
 // Params of one query.
 type Params struct {
 	// Method: sr, der, spisr, spider or hybrid; default spider.

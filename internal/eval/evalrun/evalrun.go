@@ -78,7 +78,7 @@ type Result struct {
 }
 
 // DefaultMethods are the function-level methods Run uses when none are given.
-var DefaultMethods = []string{search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER}
+var DefaultMethods = search.Methods
 
 // Run evaluates the benchmark in o.BenchFile, telling its format by its
 // first record.

@@ -96,7 +96,7 @@ func (r *Runner) Run(ctx context.Context, instances []Instance) ([]Result, []Ski
 		return nil, nil, errors.New("funceval: a bucket, a Temporal client and a repository resolver are required")
 	}
 	if len(r.Methods) == 0 {
-		r.Methods = []string{search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER}
+		r.Methods = search.Methods
 	}
 	if r.K <= 0 {
 		r.K = 50
