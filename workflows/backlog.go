@@ -595,7 +595,7 @@ func validateBacklogInput(in LocalizeBacklogInput) error {
 	default:
 		errs = append(errs, fmt.Errorf("method %q: want sr, der, spisr, spider or hybrid", in.Params.Method))
 	}
-	if err := in.Params.Params.Validate(); err != nil {
+	if err := in.Params.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {

@@ -119,7 +119,7 @@ func validateLocalizeInput(in LocalizeInput) error {
 	default:
 		errs = append(errs, fmt.Errorf("method %q: want sr, der, spisr, spider or hybrid", in.Params.Method))
 	}
-	if err := in.Params.Params.Validate(); err != nil {
+	if err := in.Params.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if in.LLMRetry.MaximumAttempts < 0 {

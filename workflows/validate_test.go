@@ -39,6 +39,7 @@ func TestLocalizeRejectsBadInputAtOnce(t *testing.T) {
 		{"pool below budget", LocalizeInput{Repo: "acme/x", Issue: "bug", Params: search.Params{Params: spider.Params{K: 50, N: 10}}}, "smaller than budget"},
 		{"negative depth", LocalizeInput{Repo: "acme/x", Issue: "bug", Params: search.Params{Params: spider.Params{Depth: -2}}}, "depth = -2"},
 		{"negative centers", LocalizeInput{Repo: "acme/x", Issue: "bug", Params: search.Params{Params: spider.Params{C: -1}}}, "centers C = -1"},
+		{"negative memory weight", LocalizeInput{Repo: "acme/x", Issue: "bug", Params: search.Params{Method: search.MethodHybrid, MemoryWeight: -1}}, "memory weight -1"},
 		{"unknown method", LocalizeInput{Repo: "acme/x", Issue: "bug", Params: search.Params{Method: "bm99"}}, `method "bm99"`},
 		{"empty issue", LocalizeInput{Repo: "acme/x", Issue: "  \n"}, "issue text is empty"},
 		{"bad repo name", LocalizeInput{Repo: "../etc", Issue: "bug"}, "../etc"},

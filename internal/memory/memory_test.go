@@ -192,3 +192,23 @@ func TestFromRowsGroupsCommits(t *testing.T) {
 		t.Error("a duplicate commit must be an error")
 	}
 }
+
+// A history with no messages (or only merges that change nothing) builds
+// and ranks nothing, without an error.
+func TestEpisodicEmptyHistory(t *testing.T) {
+	tb, err := New([]Commit{
+		{ID: "a", Time: 1},
+		{ID: "b", Parents: []string{"a"}, Time: 2, Message: "Merge branch 'x'"},
+		{ID: "c", Parents: []string{"b", "a"}, Time: 3, Message: ""},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := tb.Episodic("c", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Commits() != 0 || e.Rank("merge branch", nil) != nil {
+		t.Errorf("memory of a history without changed functions: %d commits, ranking %v", e.Commits(), e.Rank("merge branch", nil))
+	}
+}

@@ -12,12 +12,12 @@ import (
 	"github.com/locus-dev/locus/schema"
 )
 
-// Fusion weights of the hybrid method: reciprocal-rank fusion,
-// Σ weight / (rrfK + rank), of the code's BM25 ranking and episodic memory.
+// The hybrid method's fusion: reciprocal-rank fusion, Σ weight / (rrfK +
+// rank), of the code's BM25 ranking (weight 1) and episodic memory
+// (Params.MemoryWeight, default DefaultMemoryWeight).
 const (
-	rrfK         = 60
-	weightCode   = 1.0
-	weightMemory = 1.0
+	rrfK                = 60
+	DefaultMemoryWeight = 1.0
 )
 
 // memCache keeps the memory tables and the episodic indexes of the last

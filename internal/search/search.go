@@ -3,9 +3,11 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -208,6 +210,20 @@ type Params struct {
 	// ranking; default false: an issue asks to change the code, and gold
 	// functions, like most fixes, are never tests.
 	IncludeTests bool `json:"include_tests,omitempty"`
+	// MemoryWeight is repository memory's weight against the code's BM25
+	// (weight 1) in the hybrid method's fusion; 0: DefaultMemoryWeight.
+	MemoryWeight float64 `json:"memory_weight,omitempty"`
+}
+
+// Validate checks p: the graph parameters and the memory weight.
+func (p Params) Validate() error {
+	if err := p.Params.Validate(); err != nil {
+		return err
+	}
+	if p.MemoryWeight < 0 || math.IsNaN(p.MemoryWeight) || math.IsInf(p.MemoryWeight, 0) {
+		return fmt.Errorf("memory weight %v: want 0 or more (0: default %v)", p.MemoryWeight, DefaultMemoryWeight)
+	}
+	return nil
 }
 
 // Result of one query.
@@ -319,7 +335,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 				return nil, err
 			}
 			r.Warning = warning
-			ranking = fuse([][]spider.Scored{ranking, mem}, []float64{weightCode, weightMemory})
+			ranking = fuse([][]spider.Scored{ranking, mem}, []float64{1, cmp.Or(p.MemoryWeight, DefaultMemoryWeight)})
 		}
 	case MethodDER, MethodSpIDER:
 		r.Embedder = d.Embedder.Name()
