@@ -33,7 +33,7 @@ func runBacklog(ctx context.Context, args []string) error {
 	batch := fs.Int("batch", workflows.DefaultBacklogBatch, "issues ranked together by one activity (at most the window)")
 	maxTokens := fs.Int("max-tokens", 0, "selector token budget of the run (prompt + completion); once spent, the remaining issues are ranked without the selector; 0: no budget")
 	maxIssueTokens := fs.Int("max-issue-tokens", 0, "selector token limit of each issue (prompt + completion); once spent, its remaining centers are not asked; 0: no limit")
-	method := fs.String("method", search.MethodSpIDER, "sr, der, spisr, spider or hybrid (BM25 fused with repository memory, + graph)")
+	method := fs.String("method", search.MethodHybrid, "hybrid (BM25 fused with repository memory, + graph; the best measured), sr, der, spisr or spider")
 	includeTests := fs.Bool("include-tests", false, "rank test functions too (by default tests are left out)")
 	k := fs.Int("k", 20, "functions to return per issue (budget K)")
 	maxText := fs.Int("max-issue-bytes", backlog.DefaultMaxTextBytes, "issue text beyond this many bytes is cut (and the issue flagged truncated)")

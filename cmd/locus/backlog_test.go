@@ -107,7 +107,7 @@ func TestBacklogEndToEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(data, "store", "repos", "acme", "widgets", "snapshots", old, "manifest.json")); err != nil {
 		t.Errorf("snapshot of %s not stored: %v", old, err)
 	}
-	if len(got[0].Functions) != 3 || got[0].Functions[0].ID != "pkg/cache.py:Cache.evict" || got[2].Error == "" {
+	if len(got[0].Functions) < 2 || len(got[0].Functions) > 3 || got[0].Functions[0].ID != "pkg/cache.py:Cache.evict" || got[2].Error == "" {
 		t.Errorf("results: issue 1 ranks %+v (want Cache.evict first), issue 4 error %q", got[0].Functions, got[2].Error)
 	}
 	if got[1].BaseCommit != head || len(got[1].Functions) == 0 || !strings.HasPrefix(got[1].Functions[0].ID, "pkg/queue.py:") {

@@ -24,7 +24,7 @@ func runLocalize(ctx context.Context, args []string) error {
 	repoFlag := fs.String("repo", "", "indexed repository: owner/name as locus status shows it, or the path, '.' or URL it was indexed from")
 	ref := fs.String("ref", "", "commit id (7+ digits) to rank the code of; default the indexed head (another commit gets a snapshot built once, then cached)")
 	issueFile := fs.String("issue-file", "", "read the issue text from this file ('-' for standard input)")
-	method := fs.String("method", search.MethodSpIDER, "sr, der, spisr, spider or hybrid (BM25 fused with repository memory, + graph)")
+	method := fs.String("method", search.MethodHybrid, "hybrid (BM25 fused with repository memory, + graph; the best measured), sr, der, spisr or spider")
 	k := fs.Int("k", 20, "functions to return (budget K)")
 	n := fs.Int("n", 500, "pool N the neighbours must come from")
 	c := fs.Int("c", 5, "centers C expanded along the graph")

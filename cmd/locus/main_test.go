@@ -99,7 +99,7 @@ func TestIndexThenStatus(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &loc); err != nil {
 		t.Fatalf("localize --json: %v\n%s", err, out)
 	}
-	if loc.Method != "spider" || len(loc.Items) == 0 || loc.Items[0].ID != "a.go:A" || !strings.Contains(loc.Selector, "heuristic") {
+	if loc.Method != "hybrid" || len(loc.Items) == 0 || loc.Items[0].ID != "a.go:A" || !strings.Contains(loc.Selector, "heuristic") {
 		t.Fatalf("localize = %+v", loc)
 	}
 	// --ref ranks the code of another commit (a snapshot, built on demand).

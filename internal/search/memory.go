@@ -12,13 +12,9 @@ import (
 	"github.com/locus-dev/locus/schema"
 )
 
-// The hybrid method's fusion: reciprocal-rank fusion, Σ weight / (rrfK +
-// rank), of the code's BM25 ranking (weight 1) and episodic memory
-// (Params.MemoryWeight, default DefaultMemoryWeight).
-const (
-	rrfK                = 60
-	DefaultMemoryWeight = 1.0
-)
+// DefaultMemoryWeight is episodic memory's weight in the hybrid method's
+// fusion (see fuse), against the code's BM25 at weight 1.
+const DefaultMemoryWeight = 0.3
 
 // memCache keeps the memory tables and the episodic indexes of the last
 // bases queried in this process, so a query pays their decoding and BM25
@@ -83,14 +79,20 @@ func memoryRanking(ctx context.Context, b *blob.Bucket, repo schema.RepoName, m 
 	return e.Rank(issue, exists), "", nil
 }
 
-// fuse is reciprocal-rank fusion of rankings with weights: each id scores
-// Σ weight / (rrfK + rank) over the rankings that hold it; best first, ties
-// by id.
+// fuse combines rankings by their scores, each divided by its ranking's
+// best (so every ranking's best scores 1) and weighted: an id scores
+// Σ weight × score / best over the rankings that hold it; best first, ties
+// by id. Unlike reciprocal-rank fusion it keeps each ranking's margins, so a
+// small memory weight only reorders functions the code ranks about equally.
 func fuse(rankings [][]spider.Scored, weights []float64) []spider.Scored {
 	score := map[string]float64{}
 	for i, r := range rankings {
-		for rank, s := range r {
-			score[s.ID] += weights[i] / float64(rrfK+rank+1)
+		if len(r) == 0 || r[0].Score <= 0 {
+			continue
+		}
+		top := r[0].Score
+		for _, s := range r {
+			score[s.ID] += weights[i] * s.Score / top
 		}
 	}
 	out := make([]spider.Scored, 0, len(score))

@@ -336,32 +336,20 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 			}
 			r.Warning = warning
 			ranking = fuse([][]spider.Scored{ranking, mem}, []float64{1, cmp.Or(p.MemoryWeight, DefaultMemoryWeight)})
+			if len(ranking) == 0 {
+				// No word of the issue is in the code or the history: rather
+				// than an empty answer, the embedder's ranking, said so.
+				r.Embedder = d.Embedder.Name()
+				if ranking, err = denseRanking(ctx, d, repo, snapshot, snap != nil, graph, si, issue, fetch); err != nil {
+					return nil, err
+				}
+				r.Warning = strings.TrimPrefix(r.Warning+"; no word of the issue is in the code's BM25 index or the commit history: ranked by the embedder "+d.Embedder.Name()+" alone", "; ")
+			}
 		}
 	case MethodDER, MethodSpIDER:
 		r.Embedder = d.Embedder.Name()
-		if si != nil && si.Model != d.Embedder.Name() {
-			return nil, fmt.Errorf("localize %s: indexed with embedder %s, queried with %s: %w", repo, si.Model, d.Embedder.Name(), ErrBadQuery)
-		}
-		q, err := d.Embedder.Embed(ctx, []string{embed.Query(d.QueryInstruction, issue)})
-		if err != nil {
-			return nil, fmt.Errorf("localize %s: embed query: %w", repo, err)
-		}
-		if snap != nil {
-			sv, err := getSnapVectors(ctx, d, repo, graph)
-			if err != nil {
-				return nil, fmt.Errorf("localize %s@%s: %w", repo, snapshot, err)
-			}
-			for _, h := range sv.search(q[0], fetch) {
-				ranking = append(ranking, spider.Scored{ID: h.NodeID, Score: h.Score})
-			}
-			break
-		}
-		hits, err := d.Vectors.Search(ctx, string(repo), q[0], fetch)
-		if err != nil {
-			return nil, fmt.Errorf("localize %s: %w", repo, err)
-		}
-		for _, h := range hits {
-			ranking = append(ranking, spider.Scored{ID: h.NodeID, Score: h.Score})
+		if ranking, err = denseRanking(ctx, d, repo, snapshot, snap != nil, graph, si, issue, fetch); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("unknown method %q (want sr, der, spisr, spider or hybrid): %w", p.Method, ErrBadQuery)
@@ -381,6 +369,37 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 	}
 	r.Expansion = &exp
 	return r, nil
+}
+
+// denseRanking ranks the functions of repo (at the snapshot's graph when
+// atSnapshot) by the embedder's similarity to issue, fetch of them.
+func denseRanking(ctx context.Context, d Deps, repo schema.RepoName, snapshot string, atSnapshot bool, graph schema.GraphInfo, si *schema.SearchInfo, issue string, fetch int) ([]spider.Scored, error) {
+	if si != nil && si.Model != d.Embedder.Name() {
+		return nil, fmt.Errorf("localize %s: indexed with embedder %s, queried with %s: %w", repo, si.Model, d.Embedder.Name(), ErrBadQuery)
+	}
+	q, err := d.Embedder.Embed(ctx, []string{embed.Query(d.QueryInstruction, issue)})
+	if err != nil {
+		return nil, fmt.Errorf("localize %s: embed query: %w", repo, err)
+	}
+	var ranking []spider.Scored
+	if atSnapshot {
+		sv, err := getSnapVectors(ctx, d, repo, graph)
+		if err != nil {
+			return nil, fmt.Errorf("localize %s@%s: %w", repo, snapshot, err)
+		}
+		for _, h := range sv.search(q[0], fetch) {
+			ranking = append(ranking, spider.Scored{ID: h.NodeID, Score: h.Score})
+		}
+		return ranking, nil
+	}
+	hits, err := d.Vectors.Search(ctx, string(repo), q[0], fetch)
+	if err != nil {
+		return nil, fmt.Errorf("localize %s: %w", repo, err)
+	}
+	for _, h := range hits {
+		ranking = append(ranking, spider.Scored{ID: h.NodeID, Score: h.Score})
+	}
+	return ranking, nil
 }
 
 // withoutTests is the first n of ranking, without test functions unless

@@ -260,7 +260,7 @@ func TestHybridFusesMemory(t *testing.T) {
 	}
 	si := &schema.SearchInfo{Commit: info.Commit, Model: ir.Model, SparseKey: ir.SparseKey}
 	issue := "renaming a user forgets to store the new display name"
-	p := Params{Method: MethodHybrid, Params: spider.Params{K: 9, C: 1}}
+	p := Params{Method: MethodHybrid, Params: spider.Params{K: 9, C: 1}, MemoryWeight: 1}
 	noMem, err := Retrieve(ctx, d, repo, issue, p)
 	if err != nil {
 		t.Fatal(err)
@@ -308,5 +308,23 @@ func TestHybridFusesMemory(t *testing.T) {
 	}
 	if s, h := rank(sr, "app/util/strings.py:unused"), rank(hy, "app/util/strings.py:unused"); h < s {
 		t.Errorf("unused, changed only after the base, moved from %d to %d", s, h)
+	}
+}
+
+// When no word of the issue is in the code or the history, hybrid ranks by
+// the embedder and says so instead of answering nothing.
+func TestHybridFallsBackToTheEmbedder(t *testing.T) {
+	ctx := context.Background()
+	b, repo, info := indexFixture(t)
+	d := Deps{Bucket: b}
+	if _, err := IndexRepo(ctx, d, repo, info); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Retrieve(ctx, d, repo, "zzqx wibble", Params{Method: MethodHybrid, Params: spider.Params{K: 3, C: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.TopK) == 0 || r.Embedder == "" || !strings.Contains(r.Warning, "ranked by the embedder") {
+		t.Errorf("retrieval %+v, want the embedder's ranking and a warning", r)
 	}
 }
