@@ -236,6 +236,17 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 	// One EnsureSnapshot per distinct (repository, base commit) of this run;
 	// map lookups only, never iterated.
 	snaps := map[string]workflow.Future{}
+	// snapshotOf is the EnsureSnapshot of the issue's repository and base
+	// commit, started by the first issue that needs it.
+	snapshotOf := func(is schema.BacklogIssue) workflow.Future {
+		key := string(is.Repo) + "@" + strings.ToLower(is.BaseCommit)
+		f, ok := snaps[key]
+		if !ok {
+			f = workflow.ExecuteActivity(onHost(ctx, is.HostQueue, 2*time.Hour), snapActs.EnsureSnapshot, schema.EnsureSnapshotInput{Repo: is.Repo, Commit: is.BaseCommit})
+			snaps[key] = f
+		}
+		return f
+	}
 	var launch func(pos int, is schema.BacklogIssue, snapshot string)
 	start := func(pos int, is schema.BacklogIssue) {
 		if msg := baseCommitError(is); msg != "" {
@@ -245,15 +256,10 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 				return
 			}
 			if is.HostQueue == "" {
-				record(pos, issueError(is, fmt.Sprintf("base_commit %s of %s: no host with a clone of %s to build its snapshot on", is.BaseCommit, is.Repo, is.Repo)))
+				record(pos, issueError(is, noHostError(is)))
 				return
 			}
-			key := string(is.Repo) + "@" + strings.ToLower(is.BaseCommit)
-			f, ok := snaps[key]
-			if !ok {
-				f = workflow.ExecuteActivity(onHost(ctx, is.HostQueue, 2*time.Hour), snapActs.EnsureSnapshot, schema.EnsureSnapshotInput{Repo: is.Repo, Commit: is.BaseCommit})
-				snaps[key] = f
-			}
+			f := snapshotOf(is)
 			running++
 			sel.AddFuture(f, func(f workflow.Future) {
 				running--
@@ -326,16 +332,10 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 			return
 		}
 		if is.HostQueue == "" {
-			finished(pos, issueError(is, fmt.Sprintf("base_commit %s of %s: no host with a clone of %s to build its snapshot on", is.BaseCommit, is.Repo, is.Repo)))
+			finished(pos, issueError(is, noHostError(is)))
 			return
 		}
-		key := string(is.Repo) + "@" + strings.ToLower(is.BaseCommit)
-		f, ok := snaps[key]
-		if !ok {
-			f = workflow.ExecuteActivity(onHost(ctx, is.HostQueue, 2*time.Hour), snapActs.EnsureSnapshot, schema.EnsureSnapshotInput{Repo: is.Repo, Commit: is.BaseCommit})
-			snaps[key] = f
-		}
-		sel.AddFuture(f, func(f workflow.Future) {
+		sel.AddFuture(snapshotOf(is), func(f workflow.Future) {
 			var si schema.SnapshotInfo
 			if err := f.Get(ctx, &si); err != nil {
 				finished(pos, issueError(is, errorText(err)))
@@ -516,6 +516,12 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 	}
 	return BacklogResult{Run: run, Total: in.Total, Done: in.Done, Failed: in.Failed, TokensIn: in.TokensIn,
 		TokensOut: in.TokensOut, BudgetExhausted: in.BudgetExhausted, Parts: in.Parts, SummaryKey: summaryKey}, nil
+}
+
+// noHostError is the per-issue error of an issue whose snapshot has no host
+// to be built on.
+func noHostError(is schema.BacklogIssue) string {
+	return fmt.Sprintf("base_commit %s of %s: no host with a clone of %s to build its snapshot on", is.BaseCommit, is.Repo, is.Repo)
 }
 
 // baseCommitError is "" when the issue can be ranked against the indexed

@@ -17,16 +17,11 @@ import (
 // list, so the result is deterministic). Shallow boundaries (parents that are
 // absent from the object store) end the walk quietly.
 func ListCommits(ctx context.Context, gitDir string, backend Backend, head Hash, exclude []Hash) ([]Hash, error) {
-	src, err := openSource(ctx, gitDir, backend)
+	w, err := newWalker(ctx, gitDir, backend)
 	if err != nil {
 		return nil, err
 	}
-	defer src.Close()
-	shallow, err := readShallow(gitDir)
-	if err != nil {
-		return nil, err
-	}
-	w := &walker{src: src, parents: make(map[Hash][]Hash), shallow: shallow}
+	defer w.src.Close()
 	seen := make(map[Hash]bool)
 	for _, x := range exclude {
 		if x == ZeroHash {
@@ -46,20 +41,30 @@ func ListCommits(ctx context.Context, gitDir string, backend Backend, head Hash,
 // Parents returns the parents of every commit reachable from head (all of
 // them, in order; none for a root or a shallow boundary).
 func Parents(ctx context.Context, gitDir string, backend Backend, head Hash) (map[Hash][]Hash, error) {
-	src, err := openSource(ctx, gitDir, backend)
+	w, err := newWalker(ctx, gitDir, backend)
 	if err != nil {
 		return nil, err
 	}
-	defer src.Close()
-	shallow, err := readShallow(gitDir)
-	if err != nil {
-		return nil, err
-	}
-	w := &walker{src: src, parents: make(map[Hash][]Hash), shallow: shallow}
+	defer w.src.Close()
 	if err := w.reach(ctx, head, make(map[Hash]bool), nil); err != nil {
 		return nil, fmt.Errorf("walk history from %s: %w", head, err)
 	}
 	return w.parents, nil
+}
+
+// newWalker opens the object store of gitDir for a walk; the caller
+// closes w.src.
+func newWalker(ctx context.Context, gitDir string, backend Backend) (*walker, error) {
+	src, err := openSource(ctx, gitDir, backend)
+	if err != nil {
+		return nil, err
+	}
+	shallow, err := readShallow(gitDir)
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	return &walker{src: src, parents: make(map[Hash][]Hash), shallow: shallow}, nil
 }
 
 type walker struct {
