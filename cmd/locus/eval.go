@@ -27,6 +27,7 @@ func runEval(ctx context.Context, args []string) error {
 	repos := fs.String("repos", "", "only these repositories (owner/name, comma-separated)")
 	limit := fs.Int("limit", 0, "evaluate at most this many instances")
 	includeTests := fs.Bool("include-tests", false, "rank test functions too (function-level benchmarks; by default tests are left out)")
+	hotspotWeight := fs.Float64("hotspot-weight", search.DefaultHotspotWeight, "hybrid: weight of how often and how recently past commits changed each BM25-ranked function")
 	memoryWeight := fs.Float64("memory-weight", search.DefaultMemoryWeight, "hybrid: weight of repository memory against the code's BM25 (1) in the fusion")
 	seed := fs.Uint64("seed", 1, "bootstrap seed")
 	paths := repoPaths{}
@@ -45,7 +46,7 @@ func runEval(ctx context.Context, args []string) error {
 	}
 	defer b.Close()
 	o := evalrun.Options{BenchFile: *benchFile, Bucket: b, Resolve: evalrun.Resolver(*repoDir, paths),
-		Methods: strings.Split(*methods, ","), Limit: *limit, Seed: *seed, IncludeTests: *includeTests, MemoryWeight: *memoryWeight,
+		Methods: strings.Split(*methods, ","), Limit: *limit, Seed: *seed, IncludeTests: *includeTests, MemoryWeight: *memoryWeight, HotspotWeight: *hotspotWeight,
 		Log: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }}
 	if *repos != "" {
 		o.Repos = strings.Split(*repos, ",")

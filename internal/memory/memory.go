@@ -22,6 +22,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/locus-dev/locus/internal/sparse"
 	"github.com/locus-dev/locus/internal/spider"
@@ -144,6 +145,10 @@ type Episodic struct {
 	baseTime int64
 	ix       *sparse.Index
 	allowed  int
+	rows     []int32 // the allowed rows
+
+	hotOnce sync.Once
+	hot     map[string]float64
 }
 
 // Episodic builds episodic memory for queries at base.
@@ -166,6 +171,11 @@ func (t *Table) Episodic(base string, o Options) (*Episodic, error) {
 		n++
 	}
 	e := &Episodic{t: t, opt: o, baseTime: t.commits[t.row[base]].Time, allowed: n}
+	for i, ok := range allowed {
+		if ok && len(t.commits[i].Functions) > 0 {
+			e.rows = append(e.rows, int32(i))
+		}
+	}
 	if n > 0 {
 		if e.ix, err = b.Build(); err != nil {
 			return nil, fmt.Errorf("memory: %w", err)
@@ -207,6 +217,26 @@ func (e *Episodic) Rank(text string, exists func(id string) bool) []spider.Score
 	}
 	slices.SortFunc(out, spider.Compare)
 	return out
+}
+
+// Hotspots scores every function the allowed commits changed by how often
+// and how recently: each commit adds 2^(−age/HalfLifeDays) divided by the
+// square root of the functions it changed. Computed once; shared, do not
+// modify.
+func (e *Episodic) Hotspots() map[string]float64 {
+	e.hotOnce.Do(func() {
+		e.hot = map[string]float64{}
+		const dayMs = 24 * 60 * 60 * 1000
+		for _, r := range e.rows {
+			c := &e.t.commits[r]
+			age := float64(max(0, e.baseTime-c.Time)) / dayMs
+			w := math.Exp2(-age/e.opt.HalfLifeDays) / math.Sqrt(float64(len(c.Functions)))
+			for _, f := range c.Functions {
+				e.hot[f] += w
+			}
+		}
+	})
+	return e.hot
 }
 
 // FromRows groups commits-table rows (any number per commit, in any order)

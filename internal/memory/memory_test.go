@@ -212,3 +212,26 @@ func TestEpisodicEmptyHistory(t *testing.T) {
 		t.Errorf("memory of a history without changed functions: %d commits, ranking %v", e.Commits(), e.Rank("merge branch", nil))
 	}
 }
+
+// Hotspots: a function changed more often and more recently scores higher;
+// what only later commits changed scores nothing.
+func TestHotspots(t *testing.T) {
+	tb, err := New([]Commit{
+		{ID: "a", Time: 0, Message: "one", Functions: []string{"x.py:old"}},
+		{ID: "b", Parents: []string{"a"}, Time: 700 * day, Message: "two", Functions: []string{"x.py:hot"}},
+		{ID: "c", Parents: []string{"b"}, Time: 710 * day, Message: "three", Functions: []string{"x.py:hot", "x.py:old"}},
+		{ID: "base", Parents: []string{"c"}, Time: 720 * day, Message: "four", Functions: []string{"x.py:base_only"}},
+		{ID: "later", Parents: []string{"base"}, Time: 730 * day, Message: "five", Functions: []string{"x.py:later"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := tb.Episodic("base", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := e.Hotspots()
+	if !(h["x.py:hot"] > h["x.py:old"] && h["x.py:old"] > 0) || h["x.py:later"] != 0 || h["x.py:base_only"] != 0 {
+		t.Errorf("hotspots %v: want hot above old, nothing from the base or later", h)
+	}
+}

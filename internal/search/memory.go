@@ -12,9 +12,14 @@ import (
 	"github.com/locus-dev/locus/schema"
 )
 
-// DefaultMemoryWeight is episodic memory's weight in the hybrid method's
-// fusion (see fuse), against the code's BM25 at weight 1.
-const DefaultMemoryWeight = 0.3
+// The hybrid method's fusion weights (see fuse), against the code's BM25 at
+// weight 1: episodic memory's, and the hotspots' (how often and how recently
+// past commits changed each function BM25 ranks). Both fitted on
+// ../shared/bench/swe-dev.jsonl leaving one repository out (docs/results.md).
+const (
+	DefaultMemoryWeight  = 0.3
+	DefaultHotspotWeight = 0.3
+)
 
 // memCache keeps the memory tables and the episodic indexes of the last
 // bases queried in this process, so a query pays their decoding and BM25
@@ -62,21 +67,40 @@ func episodicAt(ctx context.Context, b *blob.Bucket, info schema.MemoryInfo, bas
 	return e, nil
 }
 
-// memoryRanking ranks the functions of the graph at base by episodic memory;
-// a repository without memory, or a base its memory does not hold, gives no
-// ranking and a warning saying why and what to do.
-func memoryRanking(ctx context.Context, b *blob.Bucket, repo schema.RepoName, m *schema.Manifest, base, issue string, exists func(string) bool) ([]spider.Scored, string, error) {
+// memoryRanking ranks the functions of the graph at base by episodic memory
+// and returns the memory (nil without one); a repository without memory, or
+// a base its memory does not hold, gives no ranking and a warning saying why
+// and what to do.
+func memoryRanking(ctx context.Context, b *blob.Bucket, repo schema.RepoName, m *schema.Manifest, base, issue string, exists func(string) bool) ([]spider.Scored, *memory.Episodic, string, error) {
 	if m == nil || m.Memory == nil {
-		return nil, fmt.Sprintf("%s has no repository memory (indexed before memory existed): ranked from the code alone; run locus index %s again to build it (no re-scrape)", repo, repo), nil
+		return nil, nil, fmt.Sprintf("%s has no repository memory (indexed before memory existed): ranked from the code alone; run locus index %s again to build it (no re-scrape)", repo, repo), nil
 	}
 	e, err := episodicAt(ctx, b, *m.Memory, base)
 	if errors.Is(err, memory.ErrUnknownBase) {
-		return nil, fmt.Sprintf("the memory of %s does not hold commit %s: ranked from the code alone", repo, base), nil
+		return nil, nil, fmt.Sprintf("the memory of %s does not hold commit %s: ranked from the code alone", repo, base), nil
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("localize %s: %w", repo, err)
+		return nil, nil, "", fmt.Errorf("localize %s: %w", repo, err)
 	}
-	return e.Rank(issue, exists), "", nil
+	return e.Rank(issue, exists), e, "", nil
+}
+
+// hotRanking ranks the functions of code by how often and how recently the
+// memory's commits changed them (memory.Episodic.Hotspots); functions never
+// changed are left out.
+func hotRanking(e *memory.Episodic, code []spider.Scored) []spider.Scored {
+	if e == nil {
+		return nil
+	}
+	hot := e.Hotspots()
+	var out []spider.Scored
+	for _, s := range code {
+		if h := hot[s.ID]; h > 0 {
+			out = append(out, spider.Scored{ID: s.ID, Score: h})
+		}
+	}
+	spider.Sort(out)
+	return out
 }
 
 // fuse combines rankings by their scores, each divided by its ranking's

@@ -213,6 +213,10 @@ type Params struct {
 	// MemoryWeight is repository memory's weight against the code's BM25
 	// (weight 1) in the hybrid method's fusion; 0: DefaultMemoryWeight.
 	MemoryWeight float64 `json:"memory_weight,omitempty"`
+	// HotspotWeight is the weight, in the hybrid method's fusion, of how
+	// often and how recently memory's commits changed each function the
+	// code's BM25 ranks; 0: DefaultHotspotWeight.
+	HotspotWeight float64 `json:"hotspot_weight,omitempty"`
 }
 
 // Validate checks p: the graph parameters and the memory weight.
@@ -222,6 +226,9 @@ func (p Params) Validate() error {
 	}
 	if p.MemoryWeight < 0 || math.IsNaN(p.MemoryWeight) || math.IsInf(p.MemoryWeight, 0) {
 		return fmt.Errorf("memory weight %v: want 0 or more (0: default %v)", p.MemoryWeight, DefaultMemoryWeight)
+	}
+	if p.HotspotWeight < 0 || math.IsNaN(p.HotspotWeight) || math.IsInf(p.HotspotWeight, 0) {
+		return fmt.Errorf("hotspot weight %v: want 0 or more (0: default %v)", p.HotspotWeight, DefaultHotspotWeight)
 	}
 	return nil
 }
@@ -330,12 +337,13 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 			if err != nil {
 				return nil, fmt.Errorf("localize %s: %w", repo, err)
 			}
-			mem, warning, err := memoryRanking(ctx, d.Bucket, repo, m, graph.Commit, issue, lg.sg.IsFunction)
+			mem, ep, warning, err := memoryRanking(ctx, d.Bucket, repo, m, graph.Commit, issue, lg.sg.IsFunction)
 			if err != nil {
 				return nil, err
 			}
 			r.Warning = warning
-			ranking = fuse([][]spider.Scored{ranking, mem}, []float64{1, cmp.Or(p.MemoryWeight, DefaultMemoryWeight)})
+			ranking = fuse([][]spider.Scored{ranking, mem, hotRanking(ep, ranking)},
+				[]float64{1, cmp.Or(p.MemoryWeight, DefaultMemoryWeight), cmp.Or(p.HotspotWeight, DefaultHotspotWeight)})
 			if len(ranking) == 0 {
 				// No word of the issue is in the code or the history: rather
 				// than an empty answer, the embedder's ranking, said so.

@@ -67,7 +67,9 @@ type Options struct {
 	IncludeTests bool
 	// MemoryWeight is the hybrid method's memory weight; 0: its default.
 	MemoryWeight float64
-	Seed         uint64 // bootstrap seed
+	// HotspotWeight is the hybrid method's hotspot weight; 0: its default.
+	HotspotWeight float64
+	Seed          uint64 // bootstrap seed
 	// Log receives progress lines; may be nil.
 	Log func(format string, args ...any)
 }
@@ -164,7 +166,7 @@ func runFunctions(ctx context.Context, o Options) (*Result, error) {
 		methods = DefaultMethods
 	}
 	runner := &funceval.Runner{Bucket: o.Bucket, Client: o.Client, Backends: o.Backends, RepoDir: o.Resolve,
-		Methods: methods, K: FunctionKs[len(FunctionKs)-1], IncludeTests: o.IncludeTests, MemoryWeight: o.MemoryWeight, Watch: o.Watch, Log: o.Log}
+		Methods: methods, K: FunctionKs[len(FunctionKs)-1], IncludeTests: o.IncludeTests, MemoryWeight: o.MemoryWeight, HotspotWeight: o.HotspotWeight, Watch: o.Watch, Log: o.Log}
 	var fi []funceval.Instance
 	spans := map[string]map[string][]string{}
 	for _, in := range insts {

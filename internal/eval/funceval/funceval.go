@@ -81,6 +81,8 @@ type Runner struct {
 	IncludeTests bool
 	// MemoryWeight is the hybrid method's memory weight; 0: its default.
 	MemoryWeight float64
+	// HotspotWeight is the hybrid method's hotspot weight; 0: its default.
+	HotspotWeight float64
 	// PrimaryLanguageOnly builds graphs of the main language only.
 	PrimaryLanguageOnly bool
 	// Watch shows a started backlog's progress until stop is called; may be nil.
@@ -246,7 +248,7 @@ func (r *Runner) index(ctx context.Context, instances []Instance, skip func(id, 
 func (r *Runner) rank(ctx context.Context, method string, p spider.Params, issues []schema.BacklogIssue) (map[string]schema.BacklogIssueResult, error) {
 	start := time.Now()
 	s, err := jobs.StartBacklog(ctx, r.Client, r.Bucket, jobs.Backlog{Prefix: "eval-" + method, Rerun: true, Issues: issues,
-		Params: search.Params{Method: method, Params: p, IncludeTests: r.IncludeTests, MemoryWeight: r.MemoryWeight}, Backends: r.Backends})
+		Params: search.Params{Method: method, Params: p, IncludeTests: r.IncludeTests, MemoryWeight: r.MemoryWeight, HotspotWeight: r.HotspotWeight}, Backends: r.Backends})
 	if err != nil {
 		return nil, err
 	}
