@@ -34,29 +34,38 @@ var memCache = struct {
 // memCacheSize bounds the episodic indexes kept (tables: a quarter of it).
 const memCacheSize = 64
 
-// episodicAt is episodic memory of info's table for queries at base.
+// episodicAt is episodic memory of info's table for queries at base. The
+// table is read and the index built outside the cache's lock, so queries at
+// other bases do not wait; two queries racing for one base may both build,
+// and the first to finish is kept.
 func episodicAt(ctx context.Context, b *blob.Bucket, info schema.MemoryInfo, base string) (*memory.Episodic, error) {
-	key := info.Key + "@" + info.SHA256 + "@" + base
+	tk := info.Key + "@" + info.SHA256
+	key := tk + "@" + base
 	memCache.Lock()
-	defer memCache.Unlock()
-	if e, ok := memCache.eps[key]; ok {
+	e, ok := memCache.eps[key]
+	t, tok := memCache.tables[tk]
+	memCache.Unlock()
+	if ok {
 		return e, nil
 	}
-	tk := info.Key + "@" + info.SHA256
-	t, ok := memCache.tables[tk]
-	if !ok {
+	if !tok {
 		var err error
 		if t, err = memory.Read(ctx, b, info); err != nil {
 			return nil, err
 		}
-		if len(memCache.tables) >= memCacheSize/4 {
-			clear(memCache.tables)
-		}
-		memCache.tables[tk] = t
 	}
 	e, err := t.Episodic(base, memory.Options{})
 	if err != nil {
 		return nil, err
+	}
+	memCache.Lock()
+	defer memCache.Unlock()
+	if len(memCache.tables) >= memCacheSize/4 {
+		clear(memCache.tables)
+	}
+	memCache.tables[tk] = t
+	if prev, ok := memCache.eps[key]; ok {
+		return prev, nil
 	}
 	if len(memCache.epOrder) >= memCacheSize {
 		delete(memCache.eps, memCache.epOrder[0])

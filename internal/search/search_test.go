@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/locus-dev/locus/internal/blob"
@@ -309,6 +310,19 @@ func TestHybridFusesMemory(t *testing.T) {
 	if s, h := rank(sr, "app/util/strings.py:unused"), rank(hy, "app/util/strings.py:unused"); h < s {
 		t.Errorf("unused, changed only after the base, moved from %d to %d", s, h)
 	}
+	// Queries at once share the cached memory and answer alike.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			again, err := localize(ctx, d, repo, issue, p)
+			if err != nil || len(again.Items) != len(hy.Items) || again.Items[0].ID != hy.Items[0].ID {
+				t.Errorf("a concurrent query: %v, %+v", err, again)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // When no word of the issue is in the code or the history, hybrid ranks by
