@@ -240,17 +240,20 @@ func (e *Episodic) Hotspots() map[string]float64 {
 }
 
 // FromRows groups commits-table rows (any number per commit, in any order)
-// into memory commits; parents gives every commit's full parent list
-// (the table stores only the first), nil to keep the first parent only.
+// into memory commits: a commit's functions once each, in the order first
+// seen, in linear time however many it touched. parents gives every
+// commit's full parent list (the table stores only the first), nil to keep
+// the first parent only.
 type FromRows struct {
 	byID    map[string]*Commit
+	seen    map[string]map[string]struct{} // functions already in each commit
 	order   []string
 	parents map[string][]string
 }
 
 // NewFromRows starts grouping rows.
 func NewFromRows(parents map[string][]string) *FromRows {
-	return &FromRows{byID: map[string]*Commit{}, parents: parents}
+	return &FromRows{byID: map[string]*Commit{}, seen: map[string]map[string]struct{}{}, parents: parents}
 }
 
 // Add adds one commits-table row.
@@ -264,10 +267,13 @@ func (f *FromRows) Add(r *schema.CommitFile) {
 			c.Parents = []string{r.ParentID}
 		}
 		f.byID[r.CommitID] = c
+		f.seen[r.CommitID] = map[string]struct{}{}
 		f.order = append(f.order, r.CommitID)
 	}
+	seen := f.seen[r.CommitID]
 	for _, fn := range r.ChangedFunctions {
-		if !slices.Contains(c.Functions, fn) {
+		if _, dup := seen[fn]; !dup {
+			seen[fn] = struct{}{}
 			c.Functions = append(c.Functions, fn)
 		}
 	}

@@ -310,7 +310,8 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 	}
 	r := &Retrieval{Repo: string(repo), Commit: graph.Commit, Method: p.Method}
 	var ranking []spider.Scored
-	fetch := p.N // ranked before tests are dropped
+	var lg *loadedGraph // decoded once, when a step needs it
+	fetch := p.N        // ranked before tests are dropped
 	if !p.IncludeTests {
 		fetch = 2 * p.N
 	}
@@ -333,8 +334,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 			ranking = append(ranking, spider.Scored{ID: h.DocID, Score: h.Score})
 		}
 		if p.Method == MethodHybrid {
-			lg, err := getGraph(ctx, d.Bucket, graph)
-			if err != nil {
+			if lg, err = getGraph(ctx, d.Bucket, graph); err != nil {
 				return nil, fmt.Errorf("localize %s: %w", repo, err)
 			}
 			mem, ep, warning, err := memoryRanking(ctx, d.Bucket, repo, m, graph.Commit, issue, lg.sg.IsFunction)
@@ -367,9 +367,10 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 	if p.Method == MethodSR || p.Method == MethodDER {
 		return r, nil
 	}
-	lg, err := getGraph(ctx, d.Bucket, graph)
-	if err != nil {
-		return nil, fmt.Errorf("localize %s: %w", repo, err)
+	if lg == nil {
+		if lg, err = getGraph(ctx, d.Bucket, graph); err != nil {
+			return nil, fmt.Errorf("localize %s: %w", repo, err)
+		}
 	}
 	exp, err := spider.Expand(lg.sg, ranking, p.Params)
 	if err != nil {
