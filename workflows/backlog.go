@@ -247,6 +247,9 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 		}
 		return f
 	}
+	// budgetSpent: the run's token budget is spent, so issues starting now
+	// are ranked without the selector.
+	budgetSpent := func() bool { return o.MaxTokens > 0 && in.TokensIn+in.TokensOut >= o.MaxTokens }
 	var launch func(pos int, is schema.BacklogIssue, snapshot string)
 	start := func(pos int, is schema.BacklogIssue) {
 		if msg := baseCommitError(is); msg != "" {
@@ -275,7 +278,7 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 		launch(pos, is, "")
 	}
 	launch = func(pos int, is schema.BacklogIssue, snapshot string) {
-		exhausted := o.MaxTokens > 0 && in.TokensIn+in.TokensOut >= o.MaxTokens
+		exhausted := budgetSpent()
 		if exhausted {
 			in.BudgetExhausted++
 		}
@@ -325,6 +328,12 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 		running--
 		record(pos, r)
 	}
+	// fail records a batched issue that failed with msg.
+	fail := func(p readyIssue, msg string, exhausted bool) {
+		r := issueError(p.is, msg)
+		r.BudgetExhausted = exhausted
+		finished(p.pos, r)
+	}
 	startBatched := func(pos int, is schema.BacklogIssue) {
 		running++
 		if baseCommitError(is) == "" {
@@ -352,9 +361,7 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 		addCenters(&out, selected, cs)
 		now := workflow.Now(ctx)
 		if err := assemble(&out, r, selected, now.Sub(selStart), now.Sub(batchStart)); err != nil {
-			res := issueError(p.is, err.Error())
-			res.BudgetExhausted = exhausted
-			finished(p.pos, res)
+			fail(p, err.Error(), exhausted)
 			return
 		}
 		res := issueResult(p.is, out, exhausted)
@@ -366,14 +373,9 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 		finished(p.pos, res)
 	}
 	launchBatch := func(b []readyIssue) {
-		exhausted := o.MaxTokens > 0 && in.TokensIn+in.TokensOut >= o.MaxTokens
+		exhausted := budgetSpent()
 		if exhausted {
 			in.BudgetExhausted += len(b)
-		}
-		fail := func(p readyIssue, msg string) {
-			r := issueError(p.is, msg)
-			r.BudgetExhausted = exhausted
-			finished(p.pos, r)
 		}
 		rin := activities.RetrieveBatchInput{Issues: make([]activities.RetrieveInput, len(b))}
 		for i, p := range b {
@@ -389,7 +391,7 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 			}
 			if err != nil {
 				for _, p := range b {
-					fail(p, errorText(err))
+					fail(p, errorText(err), exhausted)
 				}
 				return
 			}
@@ -404,11 +406,11 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 			for i, p := range b {
 				r := outs[i].Retrieval
 				if r == nil {
-					fail(p, cmp.Or(outs[i].Error, "retrieve: no answer"))
+					fail(p, cmp.Or(outs[i].Error, "retrieve: no answer"), exhausted)
 					continue
 				}
 				if msg := commitMismatch(p.is.Repo, strings.ToLower(p.is.BaseCommit), r); msg != "" {
-					fail(p, msg)
+					fail(p, msg, exhausted)
 					continue
 				}
 				cs := search.CentersOf(r)
@@ -455,8 +457,8 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 	}
 
 	historyBytes := cmp.Or(o.HistoryBytes, DefaultBacklogHistory)
-	for batched && (next < end || running > 0) {
-		if size := workflow.GetInfo(ctx).GetCurrentHistorySize(); size > historyBytes && next > first && end > next {
+	for next < end || running > 0 {
+		if size := workflow.GetInfo(ctx).GetCurrentHistorySize(); batched && size > historyBytes && next > first && end > next {
 			// Finish the part under way, then continue as new.
 			end = min(end, (next+partSize-1)/partSize*partSize)
 		}
@@ -465,31 +467,19 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 			if err != nil {
 				return BacklogResult{}, err
 			}
-			startBatched(next-first, is)
+			if batched {
+				startBatched(next-first, is)
+			} else {
+				start(next-first, is)
+			}
 			next++
 		}
 		// Nothing more can start before something finishes: launch all
-		// that is ready, in batches.
+		// that is ready, in batches (the child path leaves ready empty).
 		for len(ready) > 0 {
 			n := min(batch, len(ready))
 			launchBatch(ready[:n:n])
 			ready = ready[n:]
-		}
-		if err := flush(); err != nil {
-			return BacklogResult{}, err
-		}
-		if running > 0 {
-			sel.Select(ctx)
-		}
-	}
-	for !batched && (next < end || running > 0) {
-		for running < window && next < end {
-			is, err := nextIssue()
-			if err != nil {
-				return BacklogResult{}, err
-			}
-			start(next-first, is)
-			next++
 		}
 		if err := flush(); err != nil {
 			return BacklogResult{}, err
