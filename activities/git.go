@@ -126,7 +126,8 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 		out.BaseHead = prev.Head
 	}
 	memStart := time.Now()
-	mem, err := a.buildMemory(ctx, in.Repo, dir, res.Head, scrapeFrom, res.Parts)
+	mem, err := memory.Build(ctx, memory.BuildConfig{Bucket: a.Bucket, Repo: in.Repo, GitDir: dir, Backend: a.Backend,
+		Head: res.Head, Prev: scrapeFrom, Parts: res.Parts})
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return schema.ScrapeResult{}, err
@@ -139,65 +140,6 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 		logger(ctx).Info("memory built", "repo", in.Repo, "commits", mem.Commits, "bytes", mem.Bytes, "seconds", time.Since(memStart).Seconds())
 	}
 	return out, nil
-}
-
-// buildMemory writes the repository memory of the history up to head: the
-// published memory (of prev, when it has one) plus the commits of the
-// parts just written, or, without one, every part of the history; the
-// parents come from the commit graph of the clone at dir (the commits table
-// keeps only the first). It returns nil, nil when nothing changed.
-func (a *Git) buildMemory(ctx context.Context, repo schema.RepoName, dir, head string, prev *schema.Manifest, parts []schema.Part) (*schema.MemoryInfo, error) {
-	if prev != nil && prev.Memory != nil && len(parts) == 0 && prev.Head == head {
-		return nil, nil // up to date
-	}
-	h, ok := gitrepo.ParseHash(head)
-	if !ok {
-		return nil, fmt.Errorf("memory of %s: head %q is not a commit id", repo, head)
-	}
-	ps, err := gitrepo.Parents(ctx, dir, a.Backend, h)
-	if err != nil {
-		return nil, fmt.Errorf("memory of %s: %w", repo, err)
-	}
-	parents := make(map[string][]string, len(ps))
-	for c, list := range ps {
-		ss := make([]string, len(list))
-		for i, p := range list {
-			ss[i] = p.String()
-		}
-		parents[c.String()] = ss
-	}
-	rows := memory.NewFromRows(parents)
-	add := func(r *schema.CommitFile) error { rows.Add(r); return nil }
-	var all []memory.Commit
-	var old *memory.Table
-	if prev != nil && prev.Memory != nil {
-		// A damaged or missing one is rebuilt from the parts below.
-		if old, err = memory.Read(ctx, a.Bucket, *prev.Memory); err != nil && ctx.Err() != nil {
-			return nil, err
-		}
-	}
-	if old != nil {
-		all = old.Commits()
-	} else if prev != nil {
-		if err := commits.ReadAll(ctx, a.Bucket, prev, add); err != nil {
-			return nil, fmt.Errorf("memory of %s: %w", repo, err)
-		}
-	}
-	for _, p := range parts {
-		if err := commits.ReadPartOf(ctx, a.Bucket, p, add); err != nil {
-			return nil, fmt.Errorf("memory of %s: %w", repo, err)
-		}
-	}
-	all = append(all, rows.Commits()...)
-	t, err := memory.New(all)
-	if err != nil {
-		return nil, fmt.Errorf("memory of %s: %w", repo, err)
-	}
-	info, err := memory.Write(ctx, a.Bucket, memory.Key(repo, head), t)
-	if err != nil {
-		return nil, err
-	}
-	return &info, nil
 }
 
 // identify returns the repository's root commit and whether the published

@@ -102,6 +102,7 @@ func runBenchSearch(ctx context.Context, args []string) error {
 	repo := fs.String("repo", "", "git directory or working copy (read in place)")
 	ref := fs.String("ref", "", "commit to index; default HEAD")
 	nq := fs.Int("queries", 1000, "queries: the repository's latest commit subjects")
+	hybrid := fs.Bool("hybrid", false, "also scrape the history, build repository memory and time the hybrid method")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func runBenchSearch(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := benchmark.Search(ctx, benchmark.SearchOptions{GitDir: gitDir, Head: head, Queries: *nq})
+	res, err := benchmark.Search(ctx, benchmark.SearchOptions{GitDir: gitDir, Head: head, Queries: *nq, Hybrid: *hybrid})
 	if err != nil {
 		return err
 	}

@@ -225,6 +225,26 @@ func TestSearchWithPeer(t *testing.T) {
 	}
 }
 
+// TestSearchHybrid: with Hybrid, the history is scraped, memory built from
+// it, and every query timed through the hybrid method, which must find the
+// memory (a warning would fail the run).
+func TestSearchHybrid(t *testing.T) {
+	gitDir, head := fixture(t)
+	res, err := Search(context.Background(), SearchOptions{GitDir: gitDir, Head: head, Queries: 10, Hybrid: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := res.Hybrid
+	if h == nil || h.Queries != 3 || h.MemoryCommits != 3 || h.P50 <= 0 || h.P95 < h.P50 || h.P99 < h.P95 ||
+		h.ScrapeSeconds <= 0 || h.MemorySeconds <= 0 || h.MemoryShare <= 0 || h.MemoryShare >= 1 {
+		t.Fatalf("hybrid %+v", h)
+	}
+	var b bytes.Buffer
+	if err := WriteSearchTable(&b, res); err != nil || !strings.Contains(b.String(), "hybrid_p50_ms / p95 / p99") || !strings.Contains(b.String(), "memory_share_of_index") {
+		t.Errorf("table %q: %v", b.String(), err)
+	}
+}
+
 func TestSearchErrors(t *testing.T) {
 	gitDir, head := fixture(t)
 	for name, o := range map[string]SearchOptions{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"os/exec"
@@ -15,8 +16,10 @@ import (
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/blob/fileblob"
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/commits"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/memory"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/sparse"
 	"github.com/locus-dev/locus/internal/spider"
@@ -48,6 +51,9 @@ type SearchOptions struct {
 	Head    gitrepo.Hash
 	Queries int  // how many of the latest commit subjects to run as queries
 	Peer    Peer // nil: no peer comparison
+	// Hybrid also scrapes the history (with changed functions), builds
+	// repository memory from it and times the hybrid method; default false.
+	Hybrid bool
 }
 
 // SearchResult is what Search measured; latencies are in milliseconds.
@@ -69,6 +75,23 @@ type SearchResult struct {
 	// decoded-graph cache off (each step decodes nodes.parquet, as before
 	// the cache), cold (one decode per query) and warm.
 	Localize *LocalizeLatency `json:"localize,omitempty"`
+	// Hybrid is the hybrid method's whole-query latency (SearchOptions.Hybrid).
+	Hybrid *HybridLatency `json:"hybrid,omitempty"`
+}
+
+// HybridLatency is the hybrid method measured: what building its memory
+// cost against the rest of the index, and its per-query latency in
+// milliseconds (in process, warm caches, heuristic selector: no model calls).
+type HybridLatency struct {
+	ScrapeSeconds float64 `json:"scrape_seconds"`
+	MemorySeconds float64 `json:"memory_seconds"`
+	// MemoryShare is MemorySeconds over graph, index, scrape and memory seconds together.
+	MemoryShare   float64 `json:"memory_share"`
+	MemoryCommits int     `json:"memory_commits"`
+	Queries       int     `json:"queries"`
+	P50           float64 `json:"p50_ms"`
+	P95           float64 `json:"p95_ms"`
+	P99           float64 `json:"p99_ms"`
 }
 
 // LocalizeLatency holds per-query latencies in milliseconds.
@@ -192,7 +215,59 @@ func Search(ctx context.Context, o SearchOptions) (*SearchResult, error) {
 	if res.Localize, err = localizeLatency(ctx, search.Deps{Bucket: b}, name, queries); err != nil {
 		return nil, fmt.Errorf("bench search %s: %w", o.GitDir, err)
 	}
+	if o.Hybrid {
+		if res.Hybrid, err = hybridLatency(ctx, b, name, o, queries); err != nil {
+			return nil, fmt.Errorf("bench search %s: hybrid: %w", o.GitDir, err)
+		}
+		res.Hybrid.MemoryShare = res.Hybrid.MemorySeconds /
+			(res.GraphSeconds + res.IndexSeconds + res.Hybrid.ScrapeSeconds + res.Hybrid.MemorySeconds)
+	}
 	return res, nil
+}
+
+// hybridLatency scrapes the history into b, builds the memory, publishes
+// both and runs every query through the hybrid method (after one untimed
+// query that fills the caches).
+func hybridLatency(ctx context.Context, b *blob.Bucket, name schema.RepoName, o SearchOptions, queries []string) (*HybridLatency, error) {
+	out := &HybridLatency{Queries: len(queries)}
+	t0 := time.Now()
+	sr, err := commits.Scrape(ctx, commits.Config{Bucket: b, Repo: name, GitDir: o.GitDir, Head: o.Head.String(),
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	out.ScrapeSeconds = time.Since(t0).Seconds()
+	t1 := time.Now()
+	mem, err := memory.Build(ctx, memory.BuildConfig{Bucket: b, Repo: name, GitDir: o.GitDir, Head: sr.Head, Parts: sr.Parts})
+	if err != nil {
+		return nil, err
+	}
+	out.MemorySeconds = time.Since(t1).Seconds()
+	out.MemoryCommits = mem.Commits
+	if _, err := manifest.Publish(ctx, b, manifest.Update{Repo: schema.RepoSpec{Name: name}, Head: sr.Head,
+		Scrape: schema.ScrapeResult{Head: sr.Head, NewCommits: sr.NewCommits, Rows: sr.Rows, Parts: sr.Parts, FileIDs: sr.FileIDsKey, Memory: mem}}); err != nil {
+		return nil, err
+	}
+	d := search.Deps{Bucket: b}
+	p := search.Params{Method: search.MethodHybrid}
+	// One untimed retrieval fills the caches, and must use the memory.
+	r, err := search.RetrieveAt(ctx, d, name, "", queries[0], p)
+	if err != nil {
+		return nil, fmt.Errorf("warm-up query: %w", err)
+	}
+	if r.Warning != "" {
+		return nil, fmt.Errorf("warm-up query: %s", r.Warning)
+	}
+	lat := make([]time.Duration, 0, len(queries))
+	for _, q := range queries {
+		s := time.Now()
+		if _, err := localizeDirect(ctx, d, name, q, p); err != nil {
+			return nil, fmt.Errorf("localize %q: %w", q, err)
+		}
+		lat = append(lat, time.Since(s))
+	}
+	out.P50, out.P95, out.P99 = Percentile(lat, 50), Percentile(lat, 95), Percentile(lat, 99)
+	return out, nil
 }
 
 // localizeQueries bounds the whole-query passes (three per query).
@@ -393,6 +468,13 @@ func WriteSearchTable(w io.Writer, r *SearchResult) error {
 		row("localize_p50_ms_graph_cache_warm", l.WarmP50)
 		row("localize_cache_off_over_cold", fmt.Sprintf("%.2fx", l.OffCold))
 		row("localize_cache_off_over_warm", fmt.Sprintf("%.2fx", l.OffWarm))
+	}
+	if h := r.Hybrid; h != nil {
+		row("scrape_seconds", fmt.Sprintf("%.2f", h.ScrapeSeconds))
+		row("memory_seconds", fmt.Sprintf("%.2f (%d commits)", h.MemorySeconds, h.MemoryCommits))
+		row("memory_share_of_index", fmt.Sprintf("%.1f%%", 100*h.MemoryShare))
+		row("hybrid_queries", h.Queries)
+		row("hybrid_p50_ms / p95 / p99", fmt.Sprintf("%.1f / %.1f / %.1f", h.P50, h.P95, h.P99))
 	}
 	return tw.Flush()
 }

@@ -196,15 +196,13 @@ func (e *Episodic) Rank(text string, exists func(id string) bool) []spider.Score
 		return nil
 	}
 	votes := map[string]float64{}
-	const dayMs = 24 * 60 * 60 * 1000
 	for _, h := range e.ix.Search(text, e.opt.Commits) {
 		r, err := strconv.Atoi(h.DocID)
 		if err != nil || r < 0 || r >= len(e.t.commits) {
 			continue
 		}
 		c := &e.t.commits[r]
-		age := float64(max(0, e.baseTime-c.Time)) / dayMs
-		w := h.Score * math.Exp2(-age/e.opt.HalfLifeDays) / math.Sqrt(float64(len(c.Functions)))
+		w := Vote(h.Score, e.baseTime-c.Time, e.opt.HalfLifeDays, len(c.Functions))
 		for _, f := range c.Functions {
 			if exists == nil || exists(f) {
 				votes[f] += w
@@ -226,17 +224,25 @@ func (e *Episodic) Rank(text string, exists func(id string) bool) []spider.Score
 func (e *Episodic) Hotspots() map[string]float64 {
 	e.hotOnce.Do(func() {
 		e.hot = map[string]float64{}
-		const dayMs = 24 * 60 * 60 * 1000
 		for _, r := range e.rows {
 			c := &e.t.commits[r]
-			age := float64(max(0, e.baseTime-c.Time)) / dayMs
-			w := math.Exp2(-age/e.opt.HalfLifeDays) / math.Sqrt(float64(len(c.Functions)))
+			w := Vote(1, e.baseTime-c.Time, e.opt.HalfLifeDays, len(c.Functions))
 			for _, f := range c.Functions {
 				e.hot[f] += w
 			}
 		}
 	})
 	return e.hot
+}
+
+// Vote is what one past commit says about each of the n things (functions,
+// files) it changed: its match score, halved for every halfLifeDays of its
+// age (milliseconds; a negative age counts as 0), divided by √n, so a
+// commit that touched 200 things says little about any one of them.
+func Vote(score float64, ageMs int64, halfLifeDays float64, n int) float64 {
+	const dayMs = 24 * 60 * 60 * 1000
+	age := float64(max(0, ageMs)) / dayMs
+	return score * math.Exp2(-age/halfLifeDays) / math.Sqrt(float64(max(n, 1)))
 }
 
 // FromRows groups commits-table rows (any number per commit, in any order)

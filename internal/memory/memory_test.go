@@ -3,9 +3,12 @@ package memory
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
@@ -234,4 +237,67 @@ func TestHotspots(t *testing.T) {
 	if !(h["x.py:hot"] > h["x.py:old"] && h["x.py:old"] > 0) || h["x.py:later"] != 0 || h["x.py:base_only"] != 0 {
 		t.Errorf("hotspots %v: want hot above old, nothing from the base or later", h)
 	}
+}
+
+// TestLargeHistory: a 100,000-commit monorepo history (a linear chain with
+// a merge every 50 commits, three functions per commit out of 20,000) builds,
+// stores, reads back and answers at the head and in the middle, within a
+// bounded heap. Run with -v to see the figures.
+func TestLargeHistory(t *testing.T) {
+	const n = 100_000
+	words := strings.Fields("cache queue parser lexer socket timeout retry buffer index merge schema table commit graph token")
+	cs := make([]Commit, n)
+	for i := range cs {
+		c := Commit{ID: fmt.Sprintf("%040x", i+1), Time: int64(i+1) * 60_000,
+			Message: fmt.Sprintf("%s %s: handle %s in module %d", words[i%len(words)], words[(i/7)%len(words)], words[(i/13)%len(words)], i%97)}
+		if i > 0 {
+			c.Parents = []string{cs[i-1].ID}
+			if i%50 == 0 && i >= 100 {
+				c.Parents = append(c.Parents, cs[i-100].ID)
+				c.Message = "Merge branch 'topic'"
+			}
+		}
+		for k := range 3 {
+			c.Functions = append(c.Functions, fmt.Sprintf("pkg%d/file%d.go:f%d", (i*7+k)%200, (i+k)%100, (i*31+k)%20_000))
+		}
+		cs[i] = c
+	}
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	tb, err := New(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := blobtest.Bucket(t)
+	info, err := Write(context.Background(), b, Key("acme/mono", cs[n-1].ID), tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(context.Background(), b, info)
+	if err != nil || back.Len() != n {
+		t.Fatalf("read back: %v, %d commits", err, back.Len())
+	}
+	for _, base := range []string{cs[n-1].ID, cs[n/2].ID} {
+		e, err := back.Episodic(base, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := e.Rank("socket timeout retry", nil); len(r) == 0 {
+			t.Errorf("at %s: no ranking from %d commits", base, e.Commits())
+		}
+		if len(e.Hotspots()) == 0 {
+			t.Errorf("at %s: no hotspots", base)
+		}
+	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("100k commits: %s, stored %d bytes, heap grew %d MiB", time.Since(start).Round(time.Millisecond), info.Bytes, grown>>20)
+	if grown > 512<<20 {
+		t.Errorf("heap grew %d MiB for 100k commits, want at most 512", grown>>20)
+	}
+	runtime.KeepAlive(cs)
+	runtime.KeepAlive(back)
 }

@@ -111,27 +111,3 @@ func hotRanking(e *memory.Episodic, code []spider.Scored) []spider.Scored {
 	spider.Sort(out)
 	return out
 }
-
-// fuse combines rankings by their scores, each divided by its ranking's
-// best (so every ranking's best scores 1) and weighted: an id scores
-// Σ weight × score / best over the rankings that hold it; best first, ties
-// by id. Unlike reciprocal-rank fusion it keeps each ranking's margins, so a
-// small memory weight only reorders functions the code ranks about equally.
-func fuse(rankings [][]spider.Scored, weights []float64) []spider.Scored {
-	score := map[string]float64{}
-	for i, r := range rankings {
-		if len(r) == 0 || r[0].Score <= 0 {
-			continue
-		}
-		top := r[0].Score
-		for _, s := range r {
-			score[s.ID] += weights[i] * s.Score / top
-		}
-	}
-	out := make([]spider.Scored, 0, len(score))
-	for id, s := range score {
-		out = append(out, spider.Scored{ID: id, Score: s})
-	}
-	spider.Sort(out)
-	return out
-}

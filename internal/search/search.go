@@ -342,7 +342,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 				return nil, err
 			}
 			r.Warning = warning
-			ranking = fuse([][]spider.Scored{ranking, mem, hotRanking(ep, ranking)},
+			ranking = spider.Fuse([][]spider.Scored{ranking, mem, hotRanking(ep, ranking)},
 				[]float64{1, cmp.Or(p.MemoryWeight, DefaultMemoryWeight), cmp.Or(p.HotspotWeight, DefaultHotspotWeight)})
 			if len(ranking) == 0 {
 				// No word of the issue is in the code or the history: rather

@@ -135,3 +135,29 @@ func idsOf(s []Scored) []string {
 func hasNaN(s []Scored) bool {
 	return slices.ContainsFunc(s, func(x Scored) bool { return math.IsNaN(x.Score) })
 }
+
+func TestFuse(t *testing.T) {
+	code := []Scored{{"a", 10}, {"b", 9}, {"c", 2}}
+	mem := []Scored{{"b", 4}, {"d", 2}}
+	for _, tc := range []struct {
+		name    string
+		weights []float64
+		want    []Scored
+	}{
+		// a: 1; b: 0.9 + 0.5×1; c: 0.2; d: 0.5×0.5.
+		{"weighted", []float64{1, 0.5}, []Scored{{"b", 1.4}, {"a", 1}, {"d", 0.25}, {"c", 0.2}}},
+		// A zero weight adds nothing, not even its ids.
+		{"zero weight", []float64{1, 0}, []Scored{{"a", 1}, {"b", 0.9}, {"c", 0.2}}},
+	} {
+		got := Fuse([][]Scored{code, mem, nil}, append(tc.weights, 1))
+		if len(got) != len(tc.want) {
+			t.Fatalf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+		for i := range got {
+			if got[i].ID != tc.want[i].ID || math.Abs(got[i].Score-tc.want[i].Score) > 1e-12 {
+				t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+				break
+			}
+		}
+	}
+}

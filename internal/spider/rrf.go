@@ -54,3 +54,24 @@ func RRF(rankings [][]Scored, k float64) ([]Scored, error) {
 	Sort(out)
 	return out, nil
 }
+
+// Fuse combines rankings by their scores, each divided by its ranking's
+// best (so every ranking's best scores 1) and weighted: an id scores
+// Σ weight × score / best over the rankings that hold it; best first, ties
+// by id (see Compare). A ranking whose best score is not positive adds
+// nothing. Unlike reciprocal-rank fusion it keeps each ranking's margins, so
+// a small weight only reorders ids the others score about equally. weights
+// must be as long as rankings.
+func Fuse(rankings [][]Scored, weights []float64) []Scored {
+	score := map[string]float64{}
+	for i, r := range rankings {
+		if len(r) == 0 || !(r[0].Score > 0) || weights[i] == 0 {
+			continue
+		}
+		top := r[0].Score
+		for _, s := range r {
+			score[s.ID] += weights[i] * s.Score / top
+		}
+	}
+	return Rank(score)
+}

@@ -94,8 +94,8 @@ func NewStateFromIDs(files []string, idOf func(path string) (string, bool)) Stat
 	return s
 }
 
-// resolve maps a change to its path at the state, or "" when it does not exist there.
-func (s *State) resolve(fc FileChange) string {
+// Resolve maps a change to its path at the state, or "" when it does not exist there.
+func (s *State) Resolve(fc FileChange) string {
 	p := fc.Path
 	if fc.FileID != "" && s.PathOf != nil {
 		var ok bool
@@ -152,6 +152,9 @@ type Engine struct {
 	added   int
 	built   *sparse.Index // index of commits[:builtN]
 	builtN  int
+
+	tokMu sync.Mutex
+	toks  []*msgTokens // each commit's message tokens, on first use
 }
 
 // New makes an engine over commits (any order; the slice is copied, the
@@ -276,7 +279,7 @@ func (e *Engine) Search(q Query) ([]FileHit, error) {
 	seen := make(map[string]struct{})
 	for _, h := range hits {
 		for _, fc := range e.commits[e.byID[h.ID]].Files {
-			p := q.State.resolve(fc)
+			p := q.State.Resolve(fc)
 			if p == "" {
 				continue
 			}

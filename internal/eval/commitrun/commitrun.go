@@ -29,6 +29,24 @@ type Result struct {
 	Files []string `json:"files"`
 	// Fused: reciprocal-rank fusion (k=60) of Ranked and Files.
 	Fused []string `json:"fused"`
+	// Hybrid: Files fused with repository memory and the paths' BM25 (see
+	// HybridWeights).
+	Hybrid []string `json:"hybrid"`
+}
+
+// HybridWeights weigh the rankings the hybrid method fuses (spider.Fuse:
+// each ranking's scores divided by its best). Chosen on
+// ../shared/bench/commits-dev.jsonl over a grid, both repositories
+// together; docs/results.md has the grid, the ablation and the figures
+// with one repository held out.
+var HybridWeights = struct {
+	Files, MaxP, Votes, Docs, Paths float64
+}{
+	Files: 1,    // BM25 over each file's path and content at the state
+	MaxP:  0.5,  // each file's best older commit message (bm25-messages)
+	Votes: 0.25, // the 100 best older commits vote, decayed by age and size
+	Docs:  0.75, // BM25 over each file's document of older commit messages
+	Paths: 0.4,  // BM25 over the paths alone
 }
 
 // Skip records a query that could not run.
@@ -98,8 +116,9 @@ func Run(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []bench.Co
 	var queries []commiteval.Query
 	var kept []bench.CommitQuery
 	var skips []Skip
-	fx := newFileIndex()
-	var fileRanks [][]string
+	fx, px := newFileIndex(), newFileIndex()
+	px.pathOnly = true
+	var fileRanks, pathRanks [][]spider.Scored
 	for _, q := range sorted {
 		for ; next < len(byTime) && byTime[next].Time < q.CommitDate; next++ {
 			for _, f := range byTime[next].Files {
@@ -122,7 +141,7 @@ func Run(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []bench.Co
 			continue
 		}
 		var files []string
-		var docs []*fileDoc
+		var docs, pdocs []*fileDoc
 		var readErr error
 		for _, f := range snap.Files() {
 			if !f.IsRegular() {
@@ -135,6 +154,8 @@ func Run(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []bench.Co
 				break
 			}
 			docs = append(docs, d)
+			pd, _ := px.doc(f.Blob, string(f.Path), nil) // a path document reads no blob: no error
+			pdocs = append(pdocs, pd)
 		}
 		snap.Close()
 		if readErr != nil {
@@ -142,6 +163,7 @@ func Run(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []bench.Co
 			continue
 		}
 		fileRanks = append(fileRanks, fx.search(q.Query, files, docs, commiteval.DefaultOptions().MaxFiles))
+		pathRanks = append(pathRanks, px.search(q.Query, files, pdocs, commiteval.DefaultOptions().MaxFiles))
 		snapshotIDs := make(map[string]string, len(files))
 		for _, f := range files {
 			if id, ok := ids[f]; ok {
@@ -162,10 +184,26 @@ func Run(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []bench.Co
 		for j, h := range hits[i] {
 			ranked[j] = h.Path
 		}
-		out[i] = Result{Query: q.QueryID, Repo: repo, Gold: q.GoldFiles, Ranked: ranked, Files: fileRanks[i],
-			Fused: fuse(ranked, fileRanks[i], commiteval.DefaultOptions().MaxFiles)}
+		files := scoredIDs(fileRanks[i])
+		mem, err := eng.Memory(queries[i], commiteval.MemoryOptions{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("query %s: %w", q.QueryID, err)
+		}
+		w := HybridWeights
+		hybrid := spider.TopK(spider.Fuse([][]spider.Scored{fileRanks[i], mem.MaxP, mem.Votes, mem.Docs, pathRanks[i]},
+			[]float64{w.Files, w.MaxP, w.Votes, w.Docs, w.Paths}), commiteval.DefaultOptions().MaxFiles)
+		out[i] = Result{Query: q.QueryID, Repo: repo, Gold: q.GoldFiles, Ranked: ranked, Files: files,
+			Fused: fuse(ranked, files, commiteval.DefaultOptions().MaxFiles), Hybrid: scoredIDs(hybrid)}
 	}
 	return out, skips, nil
+}
+
+func scoredIDs(s []spider.Scored) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = x.ID
+	}
+	return out
 }
 
 // fuse is reciprocal-rank fusion of two file rankings.

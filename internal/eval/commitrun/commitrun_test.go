@@ -54,9 +54,20 @@ func TestRunRebuildsEachQueryState(t *testing.T) {
 	if f := res[0].Fused; len(f) == 0 || f[0] != "io/socket.c" {
 		t.Errorf("fusion ranked %v, want io/socket.c first", f)
 	}
-	for _, f := range append(append([]string{}, res[0].Files...), res[0].Fused...) {
-		if f == "io/late.c" {
-			t.Errorf("a file added after the state was ranked: %v", res[0].Files)
+	// The hybrid: the file BM25, the history (under the file's name at the
+	// state) and the paths all point at io/socket.c; mem/alloc.c is in
+	// none of them.
+	if f := res[0].Hybrid; len(f) == 0 || f[0] != "io/socket.c" {
+		t.Errorf("hybrid ranked %v, want io/socket.c first", f)
+	}
+	for _, f := range res[0].Hybrid {
+		if f == "mem/alloc.c" {
+			t.Errorf("hybrid ranked %v: mem/alloc.c matches nothing of the query", res[0].Hybrid)
+		}
+	}
+	for _, f := range append(append(append([]string{}, res[0].Files...), res[0].Fused...), res[0].Hybrid...) {
+		if f == "io/late.c" || f == "net/socket.c" {
+			t.Errorf("a file that does not exist at the state was ranked: %s", f)
 		}
 	}
 	// A second run reuses the scraped history.

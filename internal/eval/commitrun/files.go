@@ -7,6 +7,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/sparse"
+	"github.com/locus-dev/locus/internal/spider"
 )
 
 // fileIndex scores whole files with BM25 at any state. Each file version
@@ -18,6 +19,8 @@ type fileIndex struct {
 	terms map[string]uint32
 	docs  map[docKey]*fileDoc
 	k1, b float64
+	// pathOnly: a document is the file's path alone, not its content.
+	pathOnly bool
 }
 
 // docKey: the path is part of the document, so a blob under two paths is two documents.
@@ -41,12 +44,18 @@ func newFileIndex() *fileIndex {
 
 // doc returns the tokenised blob, reading it through read on first use.
 func (x *fileIndex) doc(h gitrepo.Hash, path string, read func() ([]byte, error)) (*fileDoc, error) {
+	if x.pathOnly {
+		h = gitrepo.Hash{}
+	}
 	if d, ok := x.docs[docKey{h, path}]; ok {
 		return d, nil
 	}
-	data, err := read()
-	if err != nil {
-		return nil, err
+	var data []byte
+	if !x.pathOnly {
+		var err error
+		if data, err = read(); err != nil {
+			return nil, err
+		}
 	}
 	d := &fileDoc{}
 	head := data
@@ -86,7 +95,7 @@ func (d *fileDoc) tf(id uint32) uint32 {
 }
 
 // search ranks the files of a state (paths with their docs) for query.
-func (x *fileIndex) search(query string, paths []string, docs []*fileDoc, max int) []string {
+func (x *fileIndex) search(query string, paths []string, docs []*fileDoc, max int) []spider.Scored {
 	var q []uint32
 	for _, t := range sparse.Tokenize(query) {
 		if id, ok := x.terms[t]; ok {
@@ -117,11 +126,7 @@ func (x *fileIndex) search(query string, paths []string, docs []*fileDoc, max in
 		}
 		idf[i] = math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 	}
-	type scored struct {
-		path  string
-		score float64
-	}
-	var hits []scored
+	var hits []spider.Scored
 	for j, d := range docs {
 		if d.length == 0 {
 			continue
@@ -134,21 +139,12 @@ func (x *fileIndex) search(query string, paths []string, docs []*fileDoc, max in
 			}
 		}
 		if s > 0 {
-			hits = append(hits, scored{paths[j], s})
+			hits = append(hits, spider.Scored{ID: paths[j], Score: s})
 		}
 	}
-	sort.Slice(hits, func(i, j int) bool {
-		if hits[i].score != hits[j].score {
-			return hits[i].score > hits[j].score
-		}
-		return hits[i].path < hits[j].path
-	})
+	spider.Sort(hits)
 	if len(hits) > max {
 		hits = hits[:max]
 	}
-	out := make([]string, len(hits))
-	for i, h := range hits {
-		out[i] = h.path
-	}
-	return out
+	return hits
 }

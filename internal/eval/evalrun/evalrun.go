@@ -35,6 +35,8 @@ const (
 	MethodMessages = "bm25-messages"
 	MethodFiles    = "bm25-files"
 	MethodRRF      = "rrf"
+	// MethodHybrid: file BM25 fused with repository memory (commitrun.HybridWeights).
+	MethodHybrid = "hybrid"
 )
 
 // Kinds of benchmark.
@@ -290,7 +292,7 @@ func runCommits(ctx context.Context, o Options) (*Result, error) {
 			for _, m := range []struct {
 				name   string
 				ranked []string
-			}{{MethodMessages, r.Ranked}, {MethodFiles, r.Files}, {MethodRRF, r.Fused}} {
+			}{{MethodMessages, r.Ranked}, {MethodFiles, r.Files}, {MethodRRF, r.Fused}, {MethodHybrid, r.Hybrid}} {
 				vals, err := metrics.Compute(m.ranked, r.Gold, CommitKs)
 				if err != nil {
 					notes = append(notes, "excluded "+r.Query+": "+err.Error())
@@ -303,7 +305,7 @@ func runCommits(ctx context.Context, o Options) (*Result, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("eval %s: no query could be evaluated: %s", o.BenchFile, strings.Join(notes, "; "))
 	}
-	rs, err := report.Build(recs, report.BuildOptions{Benchmark: filepath.Base(o.BenchFile), Methods: []string{MethodMessages, MethodFiles, MethodRRF},
+	rs, err := report.Build(recs, report.BuildOptions{Benchmark: filepath.Base(o.BenchFile), Methods: []string{MethodMessages, MethodFiles, MethodRRF, MethodHybrid},
 		Baseline: MethodMessages,
 		Levels:   []string{"file"}, Metrics: []string{metrics.Recall, metrics.Precision}, Ks: CommitKs,
 		Uncut: []string{metrics.MRR, metrics.MAP}, Bootstrap: metrics.DefaultBootstrap(o.Seed)})
@@ -312,6 +314,8 @@ func runCommits(ctx context.Context, o Options) (*Result, error) {
 	}
 	rs.Notes = append([]string{MethodMessages + ": BM25 (k1=0.9, b=0.4) over commit messages older than the query, each file scored by its best commit (maxp), files that exist at the query commit's first parent",
 		MethodFiles + ": BM25 (k1=1.2, b=0.75) over path and content of the files at that state (binary files and files over 1 MiB left out); " + MethodRRF + ": reciprocal-rank fusion (k=60) of the two",
+		fmt.Sprintf("%s: score fusion (each ranking divided by its best) of %s (weight %v), %s (%v), votes of the 100 best older commits decayed by age and size (%v), BM25 over each file's older commit messages (%v) and BM25 over paths (%v)",
+			MethodHybrid, MethodFiles, commitrun.HybridWeights.Files, MethodMessages, commitrun.HybridWeights.MaxP, commitrun.HybridWeights.Votes, commitrun.HybridWeights.Docs, commitrun.HybridWeights.Paths),
 		fmt.Sprintf("run time %s", time.Since(start).Round(time.Second))}, notes...)
 	return &Result{Kind: KindCommits, Set: rs, Skipped: skipped}, nil
 }
