@@ -172,7 +172,7 @@ func Search(ctx context.Context, o SearchOptions) (*SearchResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench search %s: %w", o.GitDir, err)
 	}
-	sg, err := spiderGraph(gr)
+	sg, _, err := search.SpiderGraph(gr)
 	if err != nil {
 		return nil, fmt.Errorf("bench search %s: %w", o.GitDir, err)
 	}
@@ -418,21 +418,6 @@ func commitSubjects(ctx context.Context, gitDir string, n int) ([]string, error)
 		}
 	}
 	return qs, nil
-}
-
-// spiderGraph is the contains-edge graph SpIDER expands along.
-func spiderGraph(g *codegraph.Graph) (*spider.Graph, error) {
-	nodes := make([]spider.Node, len(g.Nodes))
-	for i, n := range g.Nodes {
-		nodes[i] = spider.Node{ID: n.ID, Type: n.Type}
-	}
-	var edges []spider.Edge
-	for _, e := range g.Edges {
-		if e.Type == codegraph.EdgeContains {
-			edges = append(edges, spider.Edge{Src: e.Src, Dst: e.Dst, Type: e.Type})
-		}
-	}
-	return spider.NewGraph(nodes, edges)
 }
 
 // WriteSearchTable prints r as two aligned columns.

@@ -60,7 +60,7 @@ func loadGraph(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*loa
 	if err != nil {
 		return nil, err
 	}
-	sg, code, err := spiderGraph(g)
+	sg, code, err := SpiderGraph(g)
 	if err != nil {
 		return nil, err
 	}

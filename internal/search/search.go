@@ -497,8 +497,17 @@ func RankingOf(method string) string {
 	return ""
 }
 
-// spiderGraph converts a stored graph for expansion and indexes code by id.
-func spiderGraph(g *codegraph.Graph) (*spider.Graph, map[string]string, error) {
+// ExpansionCosts are the edges SpIDER, SpISR and hybrid expand along
+// (undirected) and what one hop along each costs against the depth d (4 by
+// default): a containment hop 1, a call or an inheritance 3, so a center
+// reaches what it calls or inherits directly, and that code's siblings, but
+// no chain of calls. Measured against contains alone on swe-dev
+// (docs/results.md).
+var ExpansionCosts = spider.EdgeCosts{codegraph.EdgeContains: 1, codegraph.EdgeInvokes: 3, codegraph.EdgeInherits: 3}
+
+// SpiderGraph converts a stored graph for expansion (ExpansionCosts) and
+// indexes code by id.
+func SpiderGraph(g *codegraph.Graph) (*spider.Graph, map[string]string, error) {
 	nodes := make([]spider.Node, len(g.Nodes))
 	code := make(map[string]string, len(g.Nodes))
 	for i, n := range g.Nodes {
@@ -509,10 +518,10 @@ func spiderGraph(g *codegraph.Graph) (*spider.Graph, map[string]string, error) {
 	}
 	edges := make([]spider.Edge, 0, len(g.Edges))
 	for _, e := range g.Edges {
-		if e.Type == codegraph.EdgeContains {
+		if _, ok := ExpansionCosts[e.Type]; ok {
 			edges = append(edges, spider.Edge{Src: e.Src, Dst: e.Dst, Type: e.Type})
 		}
 	}
-	sg, err := spider.NewGraph(nodes, edges)
+	sg, err := spider.NewGraphCosts(nodes, edges, ExpansionCosts)
 	return sg, code, err
 }

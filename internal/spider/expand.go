@@ -168,6 +168,9 @@ func Expand(g *Graph, ranking []Scored, p Params) (Expansion, error) {
 // bfs walks level by level so a node's hop count is its level, and collects
 // pool functions that are not centers.
 func (g *Graph) bfs(s *scratch, start int32, depth int, call uint32, pool []Scored, nTop int) []Candidate {
+	if g.cost != nil {
+		return g.walk(s, start, depth, call, pool, nTop)
+	}
 	stamp := s.nextBFS()
 	s.seen[start] = stamp
 	q := append(s.queue[:0], start)
@@ -191,6 +194,10 @@ func (g *Graph) bfs(s *scratch, start int32, depth int, call uint32, pool []Scor
 		}
 	}
 	s.queue = q
+	return sortCandidates(out)
+}
+
+func sortCandidates(out []Candidate) []Candidate {
 	slices.SortFunc(out, func(a, b Candidate) int {
 		return cmp.Or(cmp.Compare(a.Hops, b.Hops), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.ID, b.ID))
 	})
@@ -198,6 +205,45 @@ func (g *Graph) bfs(s *scratch, start int32, depth int, call uint32, pool []Scor
 		out = []Candidate{}
 	}
 	return out
+}
+
+// walk is bfs over edges with costs (Dial's algorithm: a bucket per cost up
+// to depth), so a node's Hops is its cheapest path's cost.
+func (g *Graph) walk(s *scratch, start int32, depth int, call uint32, pool []Scored, nTop int) []Candidate {
+	stamp := s.nextBFS()
+	if s.dist == nil {
+		s.dist = make([]int32, len(g.ids))
+	}
+	for len(s.buckets) <= depth {
+		s.buckets = append(s.buckets, nil)
+	}
+	for d := range s.buckets {
+		s.buckets[d] = s.buckets[d][:0]
+	}
+	s.seen[start], s.dist[start] = stamp, 0
+	s.buckets[0] = append(s.buckets[0], start)
+	var out []Candidate
+	for d := 0; d <= depth; d++ {
+		for i := 0; i < len(s.buckets[d]); i++ {
+			u := s.buckets[d][i]
+			if s.dist[u] != int32(d) {
+				continue // reached more cheaply since it was queued here
+			}
+			if d > 0 && g.fn[u] && s.pool[u] == call && s.center[u] != call {
+				r := int(s.rank[u])
+				out = append(out, Candidate{ID: g.ids[u], Score: pool[r].Score, Rank: r + 1, Hops: d, InTopK: r < nTop})
+			}
+			for j := g.off[u]; j < g.off[u+1]; j++ {
+				v, nd := g.adj[j], int32(d)+int32(g.cost[j])
+				if nd > int32(depth) || s.seen[v] == stamp && s.dist[v] <= nd {
+					continue
+				}
+				s.seen[v], s.dist[v] = stamp, nd
+				s.buckets[nd] = append(s.buckets[nd], v)
+			}
+		}
+	}
+	return sortCandidates(out)
 }
 
 // checkRanking rejects rankings whose positions cannot be ranks: empty or

@@ -2,7 +2,9 @@ package spider
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -352,4 +354,115 @@ func candIDs(c Center) []string {
 		out = append(out, x.ID)
 	}
 	return out
+}
+
+// TestEdgeCosts: with invokes and inherits walked at their costs, a call
+// is a shortcut of cost 3 and an inheritance of cost 2, each path's cost
+// the cheapest one; imports, not listed, stay unwalked.
+func TestEdgeCosts(t *testing.T) {
+	base := testGraph(t)
+	nodes := make([]Node, base.Len())
+	for i, id := range base.ids {
+		typ := "x"
+		if base.fn[i] {
+			typ = TypeFunction
+		}
+		nodes[i] = Node{id, typ}
+	}
+	var edges []Edge
+	for u := range base.ids {
+		for _, v := range base.adj[base.off[u]:base.off[u+1]] {
+			if int32(u) < v {
+				edges = append(edges, Edge{base.ids[u], base.ids[v], EdgeContains})
+			}
+		}
+	}
+	edges = append(edges, Edge{f, h, "invokes"}, Edge{m1, g, "imports"}, Edge{"pkg/a.py:B", "pkg/a.py:A", "inherits"})
+	gr, err := NewGraphCosts(nodes, edges, EdgeCosts{EdgeContains: 1, "invokes": 3, "inherits": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := []string{m1, m2, n1, f, inner, g, h}
+	for _, tc := range []struct {
+		from, to string
+		hops     int
+	}{
+		{f, h, 3},     // the call (contains: 6)
+		{inner, h, 4}, // nested, then the call
+		{m1, n1, 4},   // A.m1 ─ A ─inherits─ B ─ B.n1 costs 1+2+1, as the file path does
+		{m1, h, 6},    // to f (3), then the call
+		{m1, g, 5},    // imports is not walked
+		{m1, m2, 2},
+	} {
+		r := ranked(append([]string{tc.from}, slices.DeleteFunc(slices.Clone(all), func(s string) bool { return s == tc.from })...)...)
+		exp, err := Expand(gr, r, Params{K: 7, C: 1, Depth: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := hopsOf(exp.Centers[0])[tc.to]; !ok || got != tc.hops {
+			t.Errorf("%s -> %s: hops = %d (found %v), want %d", tc.from, tc.to, got, ok, tc.hops)
+		}
+		// Depth bounds the cost: one less and it is out of reach.
+		exp, _ = Expand(gr, r, Params{K: 7, C: 1, Depth: tc.hops - 1})
+		if _, ok := hopsOf(exp.Centers[0])[tc.to]; ok {
+			t.Errorf("%s -> %s found within depth %d, its cost is %d", tc.from, tc.to, tc.hops-1, tc.hops)
+		}
+	}
+	for _, bad := range []EdgeCosts{{EdgeContains: 0}, {"invokes": 256}} {
+		if _, err := NewGraphCosts(nodes, edges, bad); err == nil {
+			t.Errorf("costs %v accepted", bad)
+		}
+	}
+}
+
+// TestWeightedWalkMatchesBFS: on random graphs, costs of 2 everywhere and
+// twice the depth find exactly what the unit-cost BFS finds, at twice the hops.
+func TestWeightedWalkMatchesBFS(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for trial := range 50 {
+		n := 2 + rng.IntN(60)
+		nodes := make([]Node, n)
+		for i := range nodes {
+			typ := "x"
+			if rng.IntN(3) > 0 {
+				typ = TypeFunction
+			}
+			nodes[i] = Node{strconv.Itoa(i), typ}
+		}
+		var edges []Edge
+		for range rng.IntN(3 * n) {
+			edges = append(edges, Edge{strconv.Itoa(rng.IntN(n)), strconv.Itoa(rng.IntN(n)), EdgeContains})
+		}
+		unit, err := NewGraph(nodes, edges)
+		if err != nil {
+			t.Fatal(err)
+		}
+		double, err := NewGraphCosts(nodes, edges, EdgeCosts{EdgeContains: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r []Scored
+		for _, i := range rng.Perm(n) {
+			if nodes[i].Type == TypeFunction {
+				r = append(r, Scored{ID: nodes[i].ID, Score: float64(n - len(r))})
+			}
+		}
+		depth := 1 + rng.IntN(5)
+		a, err1 := Expand(unit, r, Params{K: len(r), C: 3, Depth: depth})
+		b, err2 := Expand(double, r, Params{K: len(r), C: 3, Depth: 2 * depth})
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		for i := range a.Centers {
+			ca, cb := a.Centers[i].Candidates, b.Centers[i].Candidates
+			if len(ca) != len(cb) {
+				t.Fatalf("trial %d center %d: %d candidates unit, %d weighted", trial, i, len(ca), len(cb))
+			}
+			for j := range ca {
+				if ca[j].ID != cb[j].ID || 2*ca[j].Hops != cb[j].Hops {
+					t.Fatalf("trial %d center %d: unit %+v, weighted %+v", trial, i, ca[j], cb[j])
+				}
+			}
+		}
+	}
 }

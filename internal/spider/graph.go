@@ -18,14 +18,15 @@ type Node struct {
 	Type string `json:"type"`
 }
 
-// Edge is a directed graph edge; only contains edges are used, undirected.
+// Edge is a directed graph edge; the kinds a Graph walks (EdgeCosts) are used, undirected.
 type Edge struct {
 	Src  string `json:"src"`
 	Dst  string `json:"dst"`
 	Type string `json:"type"`
 }
 
-// Graph is the contains tree (directory → file → class → function) as
+// Graph is the contains tree (directory → file → class → function), with
+// whichever other edge kinds it was built to walk, as
 // undirected adjacency over int32 indices, so a BFS touches no maps or strings.
 // It is immutable after NewGraph and safe for concurrent Expand calls.
 type Graph struct {
@@ -34,13 +35,36 @@ type Graph struct {
 	fn    []bool
 	off   []int32 // adjacency of node i is adj[off[i]:off[i+1]]
 	adj   []int32
+	cost  []uint8   // hop cost of each adj entry; nil: every edge costs 1
 	bufs  sync.Pool // *scratch, reused so repeated queries allocate nothing per node
 }
+
+// EdgeCosts gives each edge kind walked its hop cost (1 to 255; a kind not
+// listed is not walked). A candidate's Hops is the cheapest path's cost, and
+// Params.Depth bounds it.
+type EdgeCosts map[string]int
+
+// DefaultEdgeCosts walks the contains tree only, each hop costing 1.
+var DefaultEdgeCosts = EdgeCosts{EdgeContains: 1}
 
 // NewGraph builds a Graph. Edges other than contains are ignored; a contains
 // edge naming an unknown node is an error, since it means the node and edge
 // tables do not belong together.
 func NewGraph(nodes []Node, edges []Edge) (*Graph, error) {
+	return NewGraphCosts(nodes, edges, DefaultEdgeCosts)
+}
+
+// NewGraphCosts builds a Graph that walks the edge kinds costs lists, each
+// undirected, at its cost. An edge of a walked kind naming an unknown node
+// is an error.
+func NewGraphCosts(nodes []Node, edges []Edge, costs EdgeCosts) (*Graph, error) {
+	unit := true
+	for kind, c := range costs {
+		if c < 1 || c > math.MaxUint8 {
+			return nil, fmt.Errorf("graph: %s edges cost %d, want 1 to %d", kind, c, math.MaxUint8)
+		}
+		unit = unit && c == 1
+	}
 	if len(nodes) >= math.MaxInt32 {
 		return nil, fmt.Errorf("graph: %d nodes, at most %d supported", len(nodes), math.MaxInt32-1)
 	}
@@ -61,42 +85,52 @@ func NewGraph(nodes []Node, edges []Edge) (*Graph, error) {
 		g.index[n.ID] = int32(i)
 		g.fn[i] = n.Type == TypeFunction
 	}
-	type pair struct{ a, b int32 }
+	type pair struct {
+		a, b int32
+		c    uint8
+	}
 	var pairs []pair
 	deg := make([]int32, len(nodes))
 	for _, e := range edges {
-		if e.Type != EdgeContains {
+		c, walk := costs[e.Type]
+		if !walk {
 			continue
 		}
 		a, ok := g.index[e.Src]
 		if !ok {
-			return nil, fmt.Errorf("graph: contains edge %q -> %q: unknown source node", e.Src, e.Dst)
+			return nil, fmt.Errorf("graph: %s edge %q -> %q: unknown source node", e.Type, e.Src, e.Dst)
 		}
 		b, ok := g.index[e.Dst]
 		if !ok {
-			return nil, fmt.Errorf("graph: contains edge %q -> %q: unknown destination node", e.Src, e.Dst)
+			return nil, fmt.Errorf("graph: %s edge %q -> %q: unknown destination node", e.Type, e.Src, e.Dst)
 		}
 		if a == b {
 			continue // a self loop adds no path
 		}
-		pairs = append(pairs, pair{a, b})
+		pairs = append(pairs, pair{a, b, uint8(c)})
 		deg[a]++
 		deg[b]++
 	}
 	if 2*len(pairs) >= math.MaxInt32 {
-		return nil, fmt.Errorf("graph: %d contains edges, too many", len(pairs))
+		return nil, fmt.Errorf("graph: %d edges, too many", len(pairs))
 	}
 	for i, d := range deg {
 		g.off[i+1] = g.off[i] + d
 	}
 	g.adj = make([]int32, g.off[len(nodes)])
+	if !unit {
+		g.cost = make([]uint8, len(g.adj))
+	}
 	fill := make([]int32, len(nodes))
 	copy(fill, g.off[:len(nodes)])
 	for _, p := range pairs {
-		g.adj[fill[p.a]] = p.b
-		fill[p.a]++
-		g.adj[fill[p.b]] = p.a
-		fill[p.b]++
+		for _, end := range [2][2]int32{{p.a, p.b}, {p.b, p.a}} {
+			g.adj[fill[end[0]]] = end[1]
+			if g.cost != nil {
+				g.cost[fill[end[0]]] = p.c
+			}
+			fill[end[0]]++
+		}
 	}
 	return g, nil
 }
@@ -122,6 +156,10 @@ type scratch struct {
 	center    []uint32 // == call: a center of the current call
 	rank      []int32  // 0-based position in the ranking, valid where pool == call
 	queue     []int32
+	// Weighted walks (Graph.cost set): the best cost found, valid where
+	// seen == bfs, and the nodes waiting at each cost.
+	dist    []int32
+	buckets [][]int32
 }
 
 func (g *Graph) getScratch() *scratch {
