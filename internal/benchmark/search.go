@@ -242,6 +242,9 @@ func hybridLatency(ctx context.Context, b *blob.Bucket, name schema.RepoName, o 
 	if err != nil {
 		return nil, err
 	}
+	if mem == nil {
+		return nil, fmt.Errorf("no memory built for %s", sr.Head)
+	}
 	out.MemorySeconds = time.Since(t1).Seconds()
 	out.MemoryCommits = mem.Commits
 	if _, err := manifest.Publish(ctx, b, manifest.Update{Repo: schema.RepoSpec{Name: name}, Head: sr.Head,
