@@ -159,24 +159,22 @@ func (t *Table) Episodic(base string, o Options) (*Episodic, error) {
 		return nil, err
 	}
 	b := sparse.NewBuilder(o.BM25)
-	n := 0
+	e := &Episodic{t: t, opt: o, baseTime: t.commits[t.row[base]].Time}
 	for i, ok := range allowed {
 		c := &t.commits[i]
-		if !ok || len(c.Functions) == 0 || c.Message == "" {
+		if !ok || len(c.Functions) == 0 {
+			continue
+		}
+		e.rows = append(e.rows, int32(i))
+		if c.Message == "" {
 			continue
 		}
 		if err := b.Add(strconv.Itoa(i), c.Message); err != nil {
 			return nil, fmt.Errorf("memory: commit %s: %w", c.ID, err)
 		}
-		n++
+		e.allowed++
 	}
-	e := &Episodic{t: t, opt: o, baseTime: t.commits[t.row[base]].Time, allowed: n}
-	for i, ok := range allowed {
-		if ok && len(t.commits[i].Functions) > 0 {
-			e.rows = append(e.rows, int32(i))
-		}
-	}
-	if n > 0 {
+	if e.allowed > 0 {
 		if e.ix, err = b.Build(); err != nil {
 			return nil, fmt.Errorf("memory: %w", err)
 		}

@@ -275,11 +275,17 @@ func (e *Engine) Search(q Query) ([]FileHit, error) {
 	if err != nil {
 		return nil, err
 	}
+	return e.maxP(q.State, hits), nil
+}
+
+// maxP scores each file of st by the first of hits (best first) that
+// changed it, at most Options.MaxFiles of them.
+func (e *Engine) maxP(st State, hits []CommitHit) []FileHit {
 	var out []FileHit
 	seen := make(map[string]struct{})
 	for _, h := range hits {
 		for _, fc := range e.commits[e.byID[h.ID]].Files {
-			p := q.State.Resolve(fc)
+			p := st.Resolve(fc)
 			if p == "" {
 				continue
 			}
@@ -289,11 +295,11 @@ func (e *Engine) Search(q Query) ([]FileHit, error) {
 			seen[p] = struct{}{}
 			out = append(out, FileHit{Path: p, Score: h.Score, Commit: h.ID})
 			if len(out) >= e.opt.MaxFiles {
-				return out, nil
+				return out
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // SearchAll runs Search for every query and returns the results in the order

@@ -35,7 +35,8 @@ func (o MemoryOptions) withDefaults() MemoryOptions {
 
 // Memory is what the history says about the files of q.State, three ways:
 //
-//   - MaxP: each file scored by its best commit (Search's ranking);
+//   - MaxP: each file scored by its best commit (Search's ranking, from the
+//     same commit search);
 //   - Votes: the Commits best-matching commits vote for every file they
 //     changed, each vote decayed by age and commit size (memory.Vote, the
 //     function-level episodic memory's formula);
@@ -56,27 +57,24 @@ func (e *Engine) Memory(q Query, o MemoryOptions) (Memory, error) {
 		return Memory{}, err
 	}
 	var m Memory
+	for _, f := range e.maxP(q.State, hits) {
+		m.MaxP = append(m.MaxP, spider.Scored{ID: f.Path, Score: f.Score})
+	}
 	votes := map[string]float64{}
-	seen := map[string]struct{}{}
-	for i, h := range hits {
+	for _, h := range hits[:min(o.Commits, len(hits))] {
 		c := &e.commits[e.byID[h.ID]]
 		w := memory.Vote(h.Score, (q.Time-c.Time)*1000, o.HalfLifeDays, len(c.Files))
 		for _, fc := range c.Files {
-			p := q.State.Resolve(fc)
-			if p == "" {
-				continue
-			}
-			if _, dup := seen[p]; !dup && len(m.MaxP) < e.opt.MaxFiles {
-				seen[p] = struct{}{}
-				m.MaxP = append(m.MaxP, spider.Scored{ID: p, Score: h.Score})
-			}
-			if i < o.Commits {
+			if p := q.State.Resolve(fc); p != "" {
 				votes[p] += w
 			}
 		}
 	}
-	m.Votes = spider.TopK(spider.Rank(votes), e.opt.MaxFiles)
-	m.Docs = spider.TopK(e.fileDocs(q, o.Docs), e.opt.MaxFiles)
+	// Both come sorted: keep the best MaxFiles.
+	m.Votes = spider.Rank(votes)
+	m.Votes = m.Votes[:min(len(m.Votes), e.opt.MaxFiles)]
+	m.Docs = e.fileDocs(q, o.Docs)
+	m.Docs = m.Docs[:min(len(m.Docs), e.opt.MaxFiles)]
 	return m, nil
 }
 

@@ -174,24 +174,20 @@ func Run(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []bench.Co
 			State: commiteval.NewStateFromIDs(files, func(p string) (string, bool) { id, ok := snapshotIDs[p]; return id, ok })})
 		kept = append(kept, q)
 	}
-	hits, err := eng.SearchAll(queries)
-	if err != nil {
-		return nil, nil, err
-	}
+	// kept is in date order, so the engine's exact index of older commits
+	// grows incrementally from one query to the next.
 	out := make([]Result, len(kept))
 	for i, q := range kept {
-		ranked := make([]string, len(hits[i]))
-		for j, h := range hits[i] {
-			ranked[j] = h.Path
-		}
 		files := scoredIDs(fileRanks[i])
 		mem, err := eng.Memory(queries[i], commiteval.MemoryOptions{})
 		if err != nil {
 			return nil, nil, fmt.Errorf("query %s: %w", q.QueryID, err)
 		}
+		ranked := scoredIDs(mem.MaxP)
 		w := HybridWeights
-		hybrid := spider.TopK(spider.Fuse([][]spider.Scored{fileRanks[i], mem.MaxP, mem.Votes, mem.Docs, pathRanks[i]},
-			[]float64{w.Files, w.MaxP, w.Votes, w.Docs, w.Paths}), commiteval.DefaultOptions().MaxFiles)
+		hybrid := spider.Fuse([][]spider.Scored{fileRanks[i], mem.MaxP, mem.Votes, mem.Docs, pathRanks[i]},
+			[]float64{w.Files, w.MaxP, w.Votes, w.Docs, w.Paths}) // sorted
+		hybrid = hybrid[:min(len(hybrid), commiteval.DefaultOptions().MaxFiles)]
 		out[i] = Result{Query: q.QueryID, Repo: repo, Gold: q.GoldFiles, Ranked: ranked, Files: files,
 			Fused: fuse(ranked, files, commiteval.DefaultOptions().MaxFiles), Hybrid: scoredIDs(hybrid)}
 	}
