@@ -56,3 +56,40 @@ func TestLimitBoundsConcurrentSelects(t *testing.T) {
 		t.Error("a select waiting for a slot must end with its context")
 	}
 }
+
+type slowReranker struct{ *slowSelector }
+
+func (s slowReranker) Rerank(ctx context.Context, issue string, cands []Candidate) (Selection, error) {
+	return s.Select(ctx, issue, Candidate{}, cands)
+}
+
+func TestLimitsShareSlots(t *testing.T) {
+	inner := &slowSelector{}
+	sel, rr := Limits(inner, slowReranker{inner}, 2)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			if i%2 == 0 {
+				_, err = sel.Select(context.Background(), "issue", Candidate{ID: "a"}, nil)
+			} else {
+				_, err = rr.Rerank(context.Background(), "issue", nil)
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if m := inner.most.Load(); m > 2 {
+		t.Errorf("%d calls at once, want at most 2 over selector and reranker together", m)
+	}
+	if rr.Name() != "slow" {
+		t.Errorf("name %q", rr.Name())
+	}
+	if s, r := Limits(nil, nil, 2); s != nil || r != nil {
+		t.Errorf("nil in, %v %v out", s, r)
+	}
+}

@@ -40,6 +40,9 @@ type Selection struct {
 	// Repaired is true when the first answer was unusable and the repair
 	// attempt's was used.
 	Repaired bool `json:"repaired,omitempty"`
+	// Missing, for a rerank, are the candidates the answer left out: they
+	// follow the ones it ordered, in their given order.
+	Missing []string `json:"missing,omitempty"`
 }
 
 // Selector picks which candidates (code-graph neighbours of a center) are
@@ -320,7 +323,7 @@ func extractIDs(text string) ([]string, error) {
 	return nil, fmt.Errorf("no JSON list of ids in the answer (starts %q)", cut(strings.TrimSpace(text), 80))
 }
 
-var idKeys = []string{"ids", "selected", "selected_ids", "relevant", "relevant_ids", "neighbors", "neighbours", "candidates", "answer", "result"}
+var idKeys = []string{"ids", "ranking", "ranked", "ranked_ids", "order", "selected", "selected_ids", "relevant", "relevant_ids", "neighbors", "neighbours", "candidates", "answer", "result"}
 
 func idsFrom(v any) ([]string, error) {
 	switch v := v.(type) {
@@ -449,6 +452,28 @@ func Select(ctx context.Context, chat Chat, issue string, center Candidate, cand
 	for i, c := range cands {
 		ids[i] = c.ID
 	}
+	req := SelectPrompt(issue, center, cands, tokenBudget)
+	var kept, dropped []string
+	err := exchange(ctx, chat, &sel, req, "select neighbours of "+center.ID, func(text string) (err error) {
+		kept, dropped, err = parseSelection(text, ids)
+		return err
+	}, "Reply again with JSON only, exactly {\"ids\": [\"<candidate id>\", ...]}, "+
+		"using candidate ids from my previous message, or {\"ids\": []} if none is relevant.")
+	if err != nil {
+		return sel, err
+	}
+	sel.IDs, sel.Dropped = kept, dropped
+	return sel, nil
+}
+
+// exchange sends req to chat and hands the answer to parse. An unusable
+// answer (parse fails) gets one repair attempt: a follow-up quoting the
+// parse error, then hint. If that answer is unusable too the error is an
+// *InvalidOutputError (errors.Is ErrInvalidOutput, not retryable). Errors
+// from chat are returned wrapped in what, so IsRetryable and RetryAfter see
+// them. Calls, tokens and latency are added to sel even on error; Repaired
+// is set when the repair's answer was used.
+func exchange(ctx context.Context, chat Chat, sel *Selection, req Request, what string, parse func(text string) error, hint string) error {
 	call := func(req Request) (Response, error) {
 		start := time.Now()
 		resp, err := chat.Complete(ctx, req)
@@ -464,35 +489,27 @@ func Select(ctx context.Context, chat Chat, issue string, center Candidate, cand
 		}
 		return resp, err
 	}
-
-	req := SelectPrompt(issue, center, cands, tokenBudget)
 	resp, err := call(req)
 	if err != nil {
-		return sel, fmt.Errorf("select neighbours of %s: %w", center.ID, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	kept, dropped, perr := parseSelection(resp.Text, ids)
+	perr := parse(resp.Text)
 	if perr == nil {
-		sel.IDs, sel.Dropped = kept, dropped
-		return sel, nil
+		return nil
 	}
-
 	repair := req
 	repair.Messages = append(slices.Clip(req.Messages),
 		Message{Role: RoleAssistant, Content: resp.Text},
-		Message{Role: RoleUser, Content: fmt.Sprintf(
-			"Your answer could not be used: %v. Reply again with JSON only, exactly {\"ids\": [\"<candidate id>\", ...]}, "+
-				"using candidate ids from my previous message, or {\"ids\": []} if none is relevant.", perr)})
+		Message{Role: RoleUser, Content: fmt.Sprintf("Your answer could not be used: %v. %s", perr, hint)})
 	resp, err = call(repair)
 	if err != nil {
-		return sel, fmt.Errorf("select neighbours of %s (repair attempt): %w", center.ID, err)
+		return fmt.Errorf("%s (repair attempt): %w", what, err)
 	}
-	kept, dropped, perr = parseSelection(resp.Text, ids)
-	if perr != nil {
-		return sel, fmt.Errorf("select neighbours of %s: %w", center.ID,
-			&InvalidOutputError{Model: chat.Name(), Text: cut(resp.Text, maxErrorBody), Err: perr})
+	if perr = parse(resp.Text); perr != nil {
+		return fmt.Errorf("%s: %w", what, &InvalidOutputError{Model: chat.Name(), Text: cut(resp.Text, maxErrorBody), Err: perr})
 	}
-	sel.IDs, sel.Dropped, sel.Repaired = kept, dropped, true
-	return sel, nil
+	sel.Repaired = true
+	return nil
 }
 
 // LLMSelector is the Selector over a chat model.

@@ -87,6 +87,15 @@ func IDs(ids ...string) Step {
 	return Reply(string(b))
 }
 
+// Ranking answers a rerank prompt with {"ranking": [ids...]}.
+func Ranking(ids ...string) Step {
+	if ids == nil {
+		ids = []string{}
+	}
+	b, _ := json.Marshal(map[string][]string{"ranking": ids})
+	return Reply(string(b))
+}
+
 // Garbage answers with text that holds no JSON, for the repair path.
 func Garbage() Step {
 	return Reply("I looked at the candidates and the second one seems relevant, probably.")
