@@ -105,7 +105,7 @@ func selectError(err error, fail SelectFailure) error {
 	opts := temporal.ApplicationErrorOptions{Cause: err, Details: []any{fail}, Category: temporal.ApplicationErrorCategoryBenign}
 	var le *llm.Error
 	switch {
-	case errors.Is(err, search.ErrNotIndexed):
+	case errors.Is(err, search.ErrNotIndexed), errors.Is(err, search.ErrBadQuery):
 		opts.NonRetryable, opts.Category = true, temporal.ApplicationErrorCategoryUnspecified
 		return temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeBadInput, opts)
 	case errors.Is(err, llm.ErrInvalidOutput):
@@ -210,10 +210,11 @@ func (a *LLM) owned(ctx context.Context, suffix string) context.Context {
 	return llm.WithOwner(ctx, info.WorkflowExecution.ID+"/"+info.WorkflowExecution.RunID+"/"+info.ActivityID+suffix)
 }
 
-// retryError is the retryable error an attempt that left centers failing
-// returns: the first failure's, after the largest Retry-After, with the
-// settled centers (progress, a SelectCentersProgress or a
-// SelectBatchProgress) in its details after the SelectFailure.
+// retryError is the error an attempt that left centers failing returns:
+// the first failure's (retryable unless selectError says it is not), after
+// the largest Retry-After, with the settled centers (progress, a
+// SelectCentersProgress or a SelectBatchProgress; for Rerank, the usage so
+// far) in its details after the SelectFailure.
 func (a *LLM) retryError(ctx context.Context, retry error, wait time.Duration, progress any) error {
 	fail := a.failure(ctx, retry)
 	e := selectError(retry, fail)
@@ -222,7 +223,7 @@ func (a *LLM) retryError(ctx context.Context, retry error, wait time.Duration, p
 		return e
 	}
 	return temporal.NewApplicationErrorWithOptions(app.Message(), app.Type(), temporal.ApplicationErrorOptions{
-		Cause: retry, Details: []any{fail, progress}, NextRetryDelay: wait, Category: app.Category()})
+		Cause: retry, Details: []any{fail, progress}, NextRetryDelay: wait, Category: app.Category(), NonRetryable: app.NonRetryable()})
 }
 
 // issueTry is one issue's selection in one attempt: its output when every
@@ -459,4 +460,39 @@ func (a *Search) RetrieveBatch(ctx context.Context, in RetrieveBatchInput) ([]Re
 		}
 	}
 	return out, nil
+}
+
+// Rerank asks the reranker to order one result's first items (the LLM
+// rerank a query asked for with search.Params.Rerank). An unusable answer,
+// 429, 5xx or a timeout fails the attempt retryably (after the server's
+// Retry-After); a 4xx, a worker without an LLM or ids that are not
+// functions of the commit fail for good. The usage of failed attempts
+// carries to the next attempt as heartbeat details, and to the workflow in
+// the final error's details after the SelectFailure, so that every call a
+// rerank paid for is reported once.
+func (a *LLM) Rerank(ctx context.Context, in search.RerankRequest) (llm.Selection, error) {
+	ctx = a.owned(ctx, "")
+	var prior llm.Selection
+	if activity.HasHeartbeatDetails(ctx) {
+		if err := activity.GetHeartbeatDetails(ctx, &prior); err != nil {
+			prior = llm.Selection{}
+		}
+	}
+	sel, err := search.Rerank(ctx, a.Deps, in)
+	sel.Calls += prior.Calls
+	sel.CachedCalls += prior.CachedCalls
+	sel.PromptTokens += prior.PromptTokens
+	sel.CompletionTokens += prior.CompletionTokens
+	sel.Latency += prior.Latency
+	if err == nil {
+		return sel, nil
+	}
+	if ctx.Err() != nil {
+		return llm.Selection{}, fmt.Errorf("rerank in %s: attempt cancelled: %w", in.Repo, ctx.Err())
+	}
+	activity.GetLogger(ctx).Debug("rerank failed", "repo", in.Repo, "attempt", activity.GetInfo(ctx).Attempt, "error", err)
+	usage := llm.Selection{Model: sel.Model, Calls: sel.Calls, CachedCalls: sel.CachedCalls, PromptTokens: sel.PromptTokens,
+		CompletionTokens: sel.CompletionTokens, Latency: sel.Latency}
+	activity.RecordHeartbeat(ctx, usage)
+	return llm.Selection{}, a.retryError(ctx, err, llm.RetryAfter(err), usage)
 }

@@ -128,7 +128,11 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 		if err != nil {
 			return nil, fmt.Errorf("worker: %w", err)
 		}
-		sd.Selector = &llm.LLMSelector{Chat: llm.WithCache(chat, &search.LLMCache{Bucket: cfg.Bucket})}
+		cached := llm.WithCache(chat, &search.LLMCache{Bucket: cfg.Bucket})
+		sd.Selector = &llm.LLMSelector{Chat: cached}
+		if sd.Reranker == nil {
+			sd.Reranker = &llm.LLMReranker{Chat: cached}
+		}
 	}
 	searchActs := &activities.Search{Deps: sd}
 	emb := worker.New(c, workflows.EmbedQueue, wopts(econc, false))
@@ -149,12 +153,13 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	llmw := worker.New(c, workflows.LLMQueue, wopts(lconc, false))
 	// One SelectCenters activity asks about all of an issue's centers, and
 	// one SelectBatch about those of a backlog batch, so the slots bound
-	// issues or batches; the calls themselves are bounded here.
+	// issues or batches; the calls themselves (selections and reranks
+	// together) are bounded here.
 	ld := sd
 	if ld.Selector == nil {
 		ld.Selector = llm.Heuristic{}
 	}
-	ld.Selector = llm.Limit(ld.Selector, lconc)
+	ld.Selector, ld.Reranker = llm.Limits(ld.Selector, ld.Reranker, lconc)
 	llmw.RegisterActivity(&activities.LLM{Deps: ld})
 
 	started := []worker.Worker{}

@@ -364,13 +364,29 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 			fail(p, err.Error(), exhausted)
 			return
 		}
-		res := issueResult(p.is, out, exhausted)
-		if o.Details {
-			if d, err := json.Marshal(out); err == nil {
-				res.Detail = d
+		done := func() {
+			res := issueResult(p.is, out, exhausted)
+			if o.Details {
+				if d, err := json.Marshal(out); err == nil {
+					res.Detail = d
+				}
 			}
+			finished(p.pos, res)
 		}
-		finished(p.pos, res)
+		ask := rerankAsk{Repo: p.is.Repo, Issue: p.is.Text, N: in.Params.Rerank, MaxIssueTokens: o.MaxIssueTokens, Retry: in.LLMRetry}
+		if exhausted || budgetSpent() {
+			ask.Skip = "the run's token budget is spent"
+		}
+		f := startRerank(ctx, ask, &out)
+		if f == nil {
+			done()
+			return
+		}
+		sel.AddFuture(f, func(f workflow.Future) {
+			finishRerank(ctx, f, &out)
+			out.Latency = workflow.Now(ctx).Sub(batchStart)
+			done()
+		})
 	}
 	launchBatch := func(b []readyIssue) {
 		exhausted := budgetSpent()

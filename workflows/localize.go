@@ -37,9 +37,9 @@ type LocalizeInput struct {
 	// interval, doubling up to 10 s, 5 attempts, at most 2 min per center
 	// (the issue's one selection activity gets 2 min times its centers).
 	LLMRetry RetryOptions `json:"llm_retry,omitempty"`
-	// NoSelector skips neighbour selection (no LLM step): the centers keep
-	// their places without neighbours. LocalizeBacklog sets it once its
-	// token budget is spent.
+	// NoSelector skips neighbour selection and the rerank (no LLM step):
+	// the centers keep their places without neighbours. LocalizeBacklog
+	// sets it once its token budget is spent.
 	NoSelector bool `json:"no_selector,omitempty"`
 	// MaxIssueTokens is this issue's selector token limit (prompt +
 	// completion); 0: none. With a limit the centers are asked one after
@@ -136,6 +136,14 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 	now := workflow.Now(ctx)
 	if err := assemble(&out, &r, selected, now.Sub(selStart), now.Sub(start)); err != nil {
 		return LocalizeResult{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrTypeBadInput, err)
+	}
+	ask := rerankAsk{Repo: in.Repo, Issue: in.Issue, N: in.Params.Rerank, MaxIssueTokens: in.MaxIssueTokens, Retry: in.LLMRetry}
+	if in.NoSelector {
+		ask.Skip = "the query asked for no LLM step"
+	}
+	if f := startRerank(ctx, ask, &out); f != nil {
+		finishRerank(ctx, f, &out)
+		out.Latency = workflow.Now(ctx).Sub(start)
 	}
 	return out, nil
 }

@@ -31,11 +31,12 @@ func runBacklog(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "directory to write results.jsonl and summary.md to")
 	window := fs.Int("window", workflows.DefaultBacklogWindow, "issues localized at once")
 	batch := fs.Int("batch", workflows.DefaultBacklogBatch, "issues ranked together by one activity (at most the window)")
-	maxTokens := fs.Int("max-tokens", 0, "selector token budget of the run (prompt + completion); once spent, the remaining issues are ranked without the selector; 0: no budget")
+	maxTokens := fs.Int("max-tokens", 0, "LLM token budget of the run (selection and rerank, prompt + completion); once spent, the remaining issues are ranked without the LLM; 0: no budget")
 	maxIssueTokens := fs.Int("max-issue-tokens", 0, "selector token limit of each issue (prompt + completion); once spent, its remaining centers are not asked; 0: no limit")
 	method := fs.String("method", search.MethodHybrid, "hybrid (BM25 fused with repository memory, + graph; the best measured), sr, der, spisr or spider")
 	includeTests := fs.Bool("include-tests", false, "rank test functions too (by default tests are left out)")
 	k := fs.Int("k", 20, "functions to return per issue (budget K)")
+	rerank := fs.Int("rerank", 0, "an LLM (--llm) reorders the first N functions of each result, listwise, within the token budgets; 0: no rerank")
 	maxText := fs.Int("max-issue-bytes", backlog.DefaultMaxTextBytes, "issue text beyond this many bytes is cut (and the issue flagged truncated)")
 	priceIn := fs.Float64("price-in", 0, "USD per million prompt tokens, for the summary's cost estimate; 0: no estimate")
 	priceOut := fs.Float64("price-out", 0, "USD per million completion tokens, for the summary's cost estimate")
@@ -63,6 +64,7 @@ func runBacklog(ctx context.Context, args []string) error {
 		intRange("continue-as-new-after", *perRun, 1, workflows.MaxContinueAsNewAfter),
 		nonNegative("price-in", *priceIn),
 		nonNegative("price-out", *priceOut),
+		g.checkRerank(*rerank, *noWorker),
 	); err != nil {
 		return err
 	}
@@ -130,7 +132,7 @@ func runBacklog(ctx context.Context, args []string) error {
 	defer bucket.Close()
 	opts := workflows.BacklogOptions{Window: *window, Batch: *batch, ContinueAsNewAfter: *perRun, MaxTokens: *maxTokens, MaxIssueTokens: *maxIssueTokens,
 		PriceInPerM: *priceIn, PriceOutPerM: *priceOut}
-	params := search.Params{Method: *method, Params: spider.Params{K: *k}, IncludeTests: *includeTests}
+	params := search.Params{Method: *method, Params: spider.Params{K: *k}, IncludeTests: *includeTests, Rerank: *rerank}
 	c, closeAll, err := g.connect(ctx, log)
 	if err != nil {
 		return err

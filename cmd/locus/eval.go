@@ -29,6 +29,7 @@ func runEval(ctx context.Context, args []string) error {
 	includeTests := fs.Bool("include-tests", false, "rank test functions too (function-level benchmarks; by default tests are left out)")
 	hotspotWeight := fs.Float64("hotspot-weight", search.DefaultHotspotWeight, "hybrid: weight of how often and how recently past commits changed each BM25-ranked function")
 	memoryWeight := fs.Float64("memory-weight", search.DefaultMemoryWeight, "hybrid: weight of repository memory against the code's BM25 (1) in the fusion")
+	rerank := fs.Int("rerank", 0, "function-level benchmarks: an LLM (--llm) reorders the first N functions of each result; 0: no rerank")
 	seed := fs.Uint64("seed", 1, "bootstrap seed")
 	paths := repoPaths{}
 	fs.Var(paths, "repo-path", "owner/name=DIR: where one repository's clone is (repeatable; wins over --repo-dir)")
@@ -46,7 +47,7 @@ func runEval(ctx context.Context, args []string) error {
 	}
 	defer b.Close()
 	o := evalrun.Options{BenchFile: *benchFile, Bucket: b, Resolve: evalrun.Resolver(*repoDir, paths),
-		Methods: strings.Split(*methods, ","), Limit: *limit, Seed: *seed, IncludeTests: *includeTests, MemoryWeight: *memoryWeight, HotspotWeight: *hotspotWeight,
+		Methods: strings.Split(*methods, ","), Limit: *limit, Seed: *seed, IncludeTests: *includeTests, MemoryWeight: *memoryWeight, HotspotWeight: *hotspotWeight, Rerank: *rerank,
 		Log: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }}
 	if *repos != "" {
 		o.Repos = strings.Split(*repos, ",")
@@ -56,7 +57,7 @@ func runEval(ctx context.Context, args []string) error {
 	} else if !commits {
 		// Function-level rankings run through the workflows users run:
 		// IndexFleet, then a LocalizeBacklog per method.
-		if err := check(fs, g.checkWorkerFlags()); err != nil {
+		if err := check(fs, g.checkWorkerFlags(), g.checkRerank(*rerank, false)); err != nil {
 			return err
 		}
 		c, closeAll, err := g.connect(ctx, g.logger())

@@ -14,6 +14,7 @@ import (
 	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/llm"
+	"github.com/locus-dev/locus/internal/search"
 )
 
 // cmdName is the command a flag set belongs to, as messages name it.
@@ -142,6 +143,23 @@ func (g *globals) checkWorkerFlags() error {
 	if g.vectors != "" {
 		if _, err := milvusAddress(g.vectors); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkRerank checks --rerank n: 0 (none) to search.MaxRerank, and an LLM
+// to ask when this process runs the workers (noWorker false).
+func (g *globals) checkRerank(n int, noWorker bool) error {
+	if err := intRange("rerank", n, 0, search.MaxRerank); err != nil {
+		return err
+	}
+	if n == 0 || noWorker {
+		return nil
+	}
+	if s, err := llm.OpenSelector(g.llm, 0); err == nil {
+		if _, ok := s.(llm.Heuristic); ok {
+			return errors.New("--rerank needs an LLM: set --llm URL (or --no-worker, when workers elsewhere have one)")
 		}
 	}
 	return nil

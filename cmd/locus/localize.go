@@ -33,8 +33,9 @@ func runLocalize(ctx context.Context, args []string) error {
 	workerFlags(fs, &g)
 	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
 	maxIssueTokens := fs.Int("max-issue-tokens", 0, "selector token limit (prompt + completion); once spent, the remaining centers are not asked; 0: no limit")
+	rerank := fs.Int("rerank", 0, "an LLM (--llm) reorders the first N functions of the result, listwise; 0: no rerank")
 	maxIssue := fs.Int("max-issue-bytes", search.DefaultMaxIssueBytes, "issue text beyond this many bytes is cut, with a warning (at most 1 MiB)")
-	strict := fs.Bool("strict", false, "exit with status 3 when the neighbour selector (LLM) was unavailable for any center")
+	strict := fs.Bool("strict", false, "exit with status 3 when the neighbour selector (LLM) was unavailable for any center, or the rerank failed")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: locus localize --repo R [flags] (--issue-file F | \"issue text\")\n\n")
 		fs.PrintDefaults()
@@ -50,6 +51,7 @@ func runLocalize(ctx context.Context, args []string) error {
 		intRange("depth", *depth, 1, -1),
 		intRange("max-issue-tokens", *maxIssueTokens, 0, -1),
 		checkRef(*ref),
+		g.checkRerank(*rerank, *noWorker),
 	); err != nil {
 		return err
 	}
@@ -103,7 +105,7 @@ func runLocalize(ctx context.Context, args []string) error {
 		defer stop()
 	}
 	// A backlog of one: the same workflow path as every other ranking.
-	params := search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}, IncludeTests: *includeTests}
+	params := search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}, IncludeTests: *includeTests, Rerank: *rerank}
 	st, err := jobs.StartBacklog(ctx, cl, b, jobs.Backlog{Prefix: "localize", Rerun: true, Params: params, Backends: g.backends(),
 		Options: workflows.BacklogOptions{MaxIssueTokens: *maxIssueTokens, Details: true},
 		Issues:  []schema.BacklogIssue{{ID: localizeIssueID, Repo: repo, BaseCommit: *ref, Text: issue, Source: issueName}}})

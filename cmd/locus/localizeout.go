@@ -29,6 +29,16 @@ func printLocalize(out, warn io.Writer, res workflows.LocalizeResult, asJSON boo
 	if r.Selector != "" {
 		fmt.Fprintf(out, ", selector %s", r.Selector)
 	}
+	if rr := r.Rerank; rr != nil {
+		switch {
+		case rr.Skipped != "":
+			fmt.Fprintf(out, ", no rerank (%s)", rr.Skipped)
+		case rr.Error != "":
+			fmt.Fprintf(out, ", rerank failed")
+		default:
+			fmt.Fprintf(out, ", first %d reranked by %s", rr.N, rr.Model)
+		}
+	}
 	fmt.Fprintf(out, "\n")
 	down := map[string]bool{}
 	for _, u := range res.SelectorUnavailable {
@@ -49,12 +59,15 @@ func printLocalize(out, warn io.Writer, res workflows.LocalizeResult, asJSON boo
 }
 
 // strictResult is the error `localize --strict` exits with when any
-// center's selector was unavailable; nil otherwise.
+// center's selector was unavailable, or the rerank failed; nil otherwise.
 func strictResult(res workflows.LocalizeResult) error {
-	if len(res.SelectorUnavailable) == 0 {
-		return nil
+	if n := len(res.SelectorUnavailable); n > 0 {
+		return exitError{code: 3, msg: fmt.Sprintf("--strict: the selector was unavailable for %d of the centers", n)}
 	}
-	return exitError{code: 3, msg: fmt.Sprintf("--strict: the selector was unavailable for %d of the centers", len(res.SelectorUnavailable))}
+	if res.Rerank != nil && res.Rerank.Error != "" {
+		return exitError{code: 3, msg: "--strict: the LLM rerank failed: " + res.Rerank.Error}
+	}
+	return nil
 }
 
 // trimIssue names the issue (its file, standard input or the command line)

@@ -27,6 +27,13 @@ func TestPrintLocalizeSelectorUnavailable(t *testing.T) {
 	down.Failed = []string{"b.py:g"}
 	down.SelectorUnavailable = []workflows.UnavailableCenter{{Center: "b.py:g", URL: "http://llm:8000/v1/chat/completions", Attempts: 5, Error: "HTTP 500"}}
 	down.Warning = "LLM at http://llm:8000/v1/chat/completions unavailable after 5 attempts over 15.2 s: HTTP 500; results for center b.py:g have no selected neighbours"
+	reranked := healthy
+	reranked.Items = append([]spider.Item{}, items...)
+	reranked.Items[0].Reranker, reranked.Items[0].RerankedFrom = "m", 2
+	reranked.Rerank = &search.RerankInfo{Model: "m", N: 2, Calls: 1}
+	rerankFailed := healthy
+	rerankFailed.Rerank = &search.RerankInfo{N: 3, Calls: 2, Error: "invalid model output"}
+	rerankFailed.Warning = "LLM reranker at http://llm:8000/v1/chat/completions failed after 2 attempts: invalid model output; the first 3 items keep their order"
 	for _, tc := range []struct {
 		name        string
 		res         workflows.LocalizeResult
@@ -44,6 +51,8 @@ func TestPrintLocalizeSelectorUnavailable(t *testing.T) {
 		{name: "down strict", res: down, strict: true, wantWarn: true, wantExit: 3},
 		{name: "down json", res: down, json: true, wantWarn: true, unavailJSON: 1},
 		{name: "down json strict", res: down, json: true, strict: true, wantWarn: true, wantExit: 3, unavailJSON: 1},
+		{name: "reranked", res: reranked, strict: true, wantOut: []string{"first 2 reranked by m", "reranked by m from position 2"}},
+		{name: "rerank failed strict", res: rerankFailed, strict: true, wantOut: []string{"rerank failed"}, notOut: []string{"reranked by"}, wantWarn: true, wantExit: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, warn bytes.Buffer

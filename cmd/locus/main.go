@@ -92,8 +92,8 @@ func workerFlags(fs *flag.FlagSet, g *globals) {
 	fs.StringVar(&g.embedder, "embedder", "", "embedding model: openai://host?model=M&dim=D, openai+http://…, tei://…, bedrock://MODEL?dim=D; empty: local lexical embedder (no model)")
 	fs.StringVar(&g.vectors, "vectors", "", "vector index: milvus://host:19530[?collection=C&db=D] (token from $LOCUS_MILVUS_TOKEN); empty: exact local index in the store")
 	fs.StringVar(&g.queryInst, "query-instruction", "", "prefix for queries sent to the embedder (e.g. SweRank's \"Instruct: Given a github issue, identify the code that needs to be changed to fix the issue.\\nQuery: \")")
-	fs.IntVar(&g.llmConc, "llm-concurrency", 4, "neighbour selection calls this process's workers make at once (what the LLM servers' rate limit allows)")
-	fs.StringVar(&g.llm, "llm", "", "neighbour selector: openai://…?model=M, anthropic://…?model=M, bedrock://MODEL; empty: deterministic heuristic (no LLM)")
+	fs.IntVar(&g.llmConc, "llm-concurrency", 4, "LLM calls (neighbour selection and rerank) this process's workers make at once (what the LLM servers' rate limit allows)")
+	fs.StringVar(&g.llm, "llm", "", "neighbour selector and reranker: openai://…?model=M, anthropic://…?model=M, bedrock://MODEL; empty: deterministic heuristic (no LLM)")
 }
 
 // workerConfig is the worker configuration the flags describe.

@@ -30,6 +30,9 @@ type Deps struct {
 	Embedder embed.Embedder // default: embed.Lexical (named as lexical in every output)
 	Vectors  vectors.Index  // default: vectors.NewLocal on Bucket for the embedder's model
 	Selector llm.Selector   // default: llm.Heuristic (no LLM)
+	// Reranker orders a result's first items when a query asks for it
+	// (Params.Rerank); default none: such a query fails with ErrNoReranker.
+	Reranker llm.Reranker
 	// QueryInstruction prefixes queries for instruction-tuned embedders; default none.
 	QueryInstruction string
 }
@@ -217,7 +220,13 @@ type Params struct {
 	// often and how recently memory's commits changed each function the
 	// code's BM25 ranks; 0: DefaultHotspotWeight.
 	HotspotWeight float64 `json:"hotspot_weight,omitempty"`
+	// Rerank is how many of the result's first items an LLM reorders
+	// (listwise, after neighbour selection); 0: none. At most MaxRerank.
+	Rerank int `json:"rerank,omitempty"`
 }
+
+// MaxRerank bounds Params.Rerank: a rerank prompt holds every item's code.
+const MaxRerank = 100
 
 // Validate checks p: the graph parameters and the memory weight.
 func (p Params) Validate() error {
@@ -229,6 +238,9 @@ func (p Params) Validate() error {
 	}
 	if p.HotspotWeight < 0 || math.IsNaN(p.HotspotWeight) || math.IsInf(p.HotspotWeight, 0) {
 		return fmt.Errorf("hotspot weight %v: want 0 or more (0: default %v)", p.HotspotWeight, DefaultHotspotWeight)
+	}
+	if p.Rerank < 0 || p.Rerank > MaxRerank {
+		return fmt.Errorf("rerank %d: want 0 (none) to %d items", p.Rerank, MaxRerank)
 	}
 	return nil
 }
@@ -252,6 +264,9 @@ type Result struct {
 	// BudgetSkipped lists the centers not asked because the issue's token
 	// limit was spent (kept without neighbours).
 	BudgetSkipped []string `json:"budget_skipped,omitempty"`
+	// Rerank says what the LLM rerank did, when the query asked for one;
+	// its usage is included in the totals above.
+	Rerank *RerankInfo `json:"rerank,omitempty"`
 }
 
 // Retrieval is steps 1–3 of a query: the ranking and, for the graph methods,

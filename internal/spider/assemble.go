@@ -28,10 +28,21 @@ type Item struct {
 	// Ranking names the ranking Rank is a position in ("BM25", "dense",
 	// "fused"); "" says only "rank".
 	Ranking string `json:"ranking,omitempty"`
+	// Reranker, when an LLM reordered the result's first items, names it;
+	// RerankedFrom is the item's 1-based position before.
+	Reranker     string `json:"reranker,omitempty"`
+	RerankedFrom int    `json:"reranked_from,omitempty"`
 }
 
 // Why is the human explanation of the item, as the CLI prints it.
 func (it Item) Why() string {
+	if it.Reranker != "" {
+		return fmt.Sprintf("%s; reranked by %s from position %d", it.why(), it.Reranker, it.RerankedFrom)
+	}
+	return it.why()
+}
+
+func (it Item) why() string {
 	rank := "rank " + strconv.Itoa(it.Rank)
 	if it.Ranking != "" {
 		rank = it.Ranking + " " + rank

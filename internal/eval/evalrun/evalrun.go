@@ -69,6 +69,8 @@ type Options struct {
 	IncludeTests bool
 	// MemoryWeight is the hybrid method's memory weight; 0: its default.
 	MemoryWeight float64
+	// Rerank is how many first items an LLM reorders; 0: none.
+	Rerank int
 	// HotspotWeight is the hybrid method's hotspot weight; 0: its default.
 	HotspotWeight float64
 	Seed          uint64 // bootstrap seed
@@ -168,7 +170,7 @@ func runFunctions(ctx context.Context, o Options) (*Result, error) {
 		methods = DefaultMethods
 	}
 	runner := &funceval.Runner{Bucket: o.Bucket, Client: o.Client, Backends: o.Backends, RepoDir: o.Resolve,
-		Methods: methods, K: FunctionKs[len(FunctionKs)-1], IncludeTests: o.IncludeTests, MemoryWeight: o.MemoryWeight, HotspotWeight: o.HotspotWeight, Watch: o.Watch, Log: o.Log}
+		Methods: methods, K: FunctionKs[len(FunctionKs)-1], IncludeTests: o.IncludeTests, MemoryWeight: o.MemoryWeight, HotspotWeight: o.HotspotWeight, Rerank: o.Rerank, Watch: o.Watch, Log: o.Log}
 	var fi []funceval.Instance
 	spans := map[string]map[string][]string{}
 	for _, in := range insts {

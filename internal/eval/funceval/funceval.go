@@ -81,6 +81,8 @@ type Runner struct {
 	IncludeTests bool
 	// MemoryWeight is the hybrid method's memory weight; 0: its default.
 	MemoryWeight float64
+	// Rerank is how many first items an LLM reorders (search.Params.Rerank); 0: none.
+	Rerank int
 	// HotspotWeight is the hybrid method's hotspot weight; 0: its default.
 	HotspotWeight float64
 	// PrimaryLanguageOnly builds graphs of the main language only.
@@ -248,7 +250,7 @@ func (r *Runner) index(ctx context.Context, instances []Instance, skip func(id, 
 func (r *Runner) rank(ctx context.Context, method string, p spider.Params, issues []schema.BacklogIssue) (map[string]schema.BacklogIssueResult, error) {
 	start := time.Now()
 	s, err := jobs.StartBacklog(ctx, r.Client, r.Bucket, jobs.Backlog{Prefix: "eval-" + method, Rerun: true, Issues: issues,
-		Params: search.Params{Method: method, Params: p, IncludeTests: r.IncludeTests, MemoryWeight: r.MemoryWeight, HotspotWeight: r.HotspotWeight}, Backends: r.Backends})
+		Params: search.Params{Method: method, Params: p, IncludeTests: r.IncludeTests, MemoryWeight: r.MemoryWeight, HotspotWeight: r.HotspotWeight, Rerank: r.Rerank}, Backends: r.Backends})
 	if err != nil {
 		return nil, err
 	}
