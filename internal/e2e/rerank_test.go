@@ -91,6 +91,7 @@ func TestRerank(t *testing.T) {
 		t.Fatalf("indexing failed: %+v", res)
 	}
 	const issue = "the cache should evict the key when entries expire, and the queue drain must clear items"
+	var lastID string
 	localize := func(rerank int) workflows.LocalizeResult {
 		t.Helper()
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: workflows.IndexQueue}, workflows.Localize,
@@ -104,6 +105,7 @@ func TestRerank(t *testing.T) {
 		if err := run.Get(ctx, &out); err != nil {
 			t.Fatalf("a rerank must not fail the query: %v", err)
 		}
+		lastID = run.GetID()
 		return out
 	}
 	base := localize(0)
@@ -115,6 +117,9 @@ func TestRerank(t *testing.T) {
 	t.Run("reverse", func(t *testing.T) {
 		rf.set("reverse")
 		out := localize(4)
+		if *update {
+			writeHistory(ctx, t, c, "localize-reranked.json", lastID, "")
+		}
 		got := itemIDs(out.Items)
 		wantOrder := append([]string{want[3], want[2], want[1], want[0]}, want[4:]...)
 		if !reflect.DeepEqual(got, wantOrder) {
@@ -155,6 +160,9 @@ func TestRerank(t *testing.T) {
 	t.Run("garbage", func(t *testing.T) {
 		rf.set("garbage")
 		out := localize(5)
+		if *update {
+			writeHistory(ctx, t, c, "localize-rerank-failed.json", lastID, "")
+		}
 		if got := itemIDs(out.Items); !reflect.DeepEqual(got, want) {
 			t.Fatalf("a failed rerank changed the order: %v, want %v", got, want)
 		}
