@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -495,4 +496,34 @@ func (a *LLM) Rerank(ctx context.Context, in search.RerankRequest) (llm.Selectio
 		CompletionTokens: sel.CompletionTokens, Latency: sel.Latency}
 	activity.RecordHeartbeat(ctx, usage)
 	return llm.Selection{}, a.retryError(ctx, err, llm.RetryAfter(err), usage)
+}
+
+// SummarizeInput is Summarize's argument.
+type SummarizeInput struct {
+	Repo  schema.RepoName  `json:"repo"`
+	Graph schema.GraphInfo `json:"graph"`
+}
+
+// Summarize has the summarizer write a summary of every function of the
+// graph whose code has none stored (search.SummarizeFunctions), heartbeating
+// "done/total functions". The summaries are stored as they come, so a
+// retry (after 429, 5xx, a timeout or a lost worker) asks only for the
+// rest; a worker without an LLM fails for good.
+func (a *LLM) Summarize(ctx context.Context, in SummarizeInput) (schema.SummarizeResult, error) {
+	ctx = a.owned(ctx, "")
+	var done, total atomic.Int64
+	stop := heartbeatEvery(ctx, HeartbeatInterval, func() any { return fmt.Sprintf("%d/%d functions", done.Load(), total.Load()) })
+	defer stop()
+	res, err := search.SummarizeFunctions(ctx, a.Deps, in.Repo, in.Graph, func(d, t int) { done.Store(int64(d)); total.Store(int64(t)) })
+	if err == nil {
+		return *res, nil
+	}
+	if ctx.Err() != nil {
+		return schema.SummarizeResult{}, fmt.Errorf("summarize %s: attempt cancelled: %w", in.Repo, ctx.Err())
+	}
+	var usage schema.SummarizeResult
+	if res != nil {
+		usage = *res
+	}
+	return schema.SummarizeResult{}, a.retryError(ctx, err, llm.RetryAfter(err), usage)
 }

@@ -25,6 +25,32 @@ type IndexOptions struct {
 	// EmbedRetry tunes the retries of the embedding steps; nil or zero
 	// values: 2 s initial interval, doubling up to 30 s, 4 attempts.
 	EmbedRetry *RetryOptions `json:"embed_retry,omitempty"`
+	// Summaries has an LLM summarize every function whose code has no
+	// stored summary before the search index is built, and the summaries
+	// join the functions' documents (semantic memory); needs workers with
+	// an LLM; default off.
+	Summaries bool `json:"summaries,omitempty"`
+}
+
+// SummarizeResult says what an index's function summaries step did.
+type SummarizeResult struct {
+	Model string `json:"model"`
+	// Functions are the graph's non-test functions; Stored those that had a
+	// summary already; Summarized those summarized now; Failed those whose
+	// answer was unusable or refused (FailedIDs names the first 20).
+	Functions  int      `json:"functions"`
+	Stored     int      `json:"stored"`
+	Summarized int      `json:"summarized"`
+	Failed     int      `json:"failed"`
+	FailedIDs  []string `json:"failed_ids,omitempty"`
+	// Usage of the calls (CachedCalls answered by the decision cache).
+	Calls            int `json:"calls"`
+	CachedCalls      int `json:"cached_calls"`
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	// Error says why summarizing stopped for good (the index was built
+	// with the summaries stored until then); "" when it finished.
+	Error string `json:"error,omitempty"`
 }
 
 // RetryOptions tune an activity retry policy; zero values take the defaults.
@@ -90,6 +116,8 @@ type RepoResult struct {
 	// Repaired: published commit parts (or the file-id map) were damaged or
 	// missing, and the whole history was re-scraped to replace them.
 	Repaired bool `json:"repaired,omitempty"`
+	// Summaries is what the function summaries step did (IndexOptions.Summaries).
+	Summaries *SummarizeResult `json:"summaries,omitempty"`
 }
 
 // FleetSummary is written to runs/<workflow id>/summary.json when a fleet ends.

@@ -133,6 +133,9 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 		if sd.Reranker == nil {
 			sd.Reranker = &llm.LLMReranker{Chat: cached}
 		}
+		if sd.Summarizer == nil {
+			sd.Summarizer = &search.Summarizer{Chat: cached, Concurrency: cfg.LLMConcurrency}
+		}
 	}
 	searchActs := &activities.Search{Deps: sd}
 	emb := worker.New(c, workflows.EmbedQueue, wopts(econc, false))

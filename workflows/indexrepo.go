@@ -26,6 +26,16 @@ var syncRetry = &temporal.RetryPolicy{
 	MaximumAttempts:    4,
 }
 
+// summarizeRetry retries function summaries: each attempt resumes after
+// the summaries stored by the last, so attempts are cheap to allow.
+var summarizeRetry = &temporal.RetryPolicy{
+	InitialInterval:        2 * time.Second,
+	BackoffCoefficient:     2,
+	MaximumInterval:        time.Minute,
+	MaximumAttempts:        10,
+	NonRetryableErrorTypes: []string{activities.ErrTypeBadInput},
+}
+
 // HeartbeatTimeout is the heartbeat timeout of IndexRepo's long activities
 // (Sync, ScrapeCommits, BuildGraph, the embedding steps, PublishManifest):
 // an attempt whose worker died (kill -9, lost host) is retried this soon, not
@@ -84,6 +94,24 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 			return res, err
 		}
 		graph = &info
+	}
+
+	// Function summaries by the LLM, when asked for, before the documents
+	// they join are indexed. Summarizing that fails for good is reported,
+	// not fatal: the index is built with the summaries stored until then.
+	if in.Options.Summaries && graph != nil {
+		llmCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			TaskQueue:           LLMQueue,
+			StartToCloseTimeout: 6 * time.Hour,
+			HeartbeatTimeout:    HeartbeatTimeout,
+			RetryPolicy:         summarizeRetry,
+		})
+		var sr schema.SummarizeResult
+		if err := workflow.ExecuteActivity(llmCtx, llmActs.Summarize, activities.SummarizeInput{Repo: in.Repo.Name, Graph: *graph}).Get(ctx, &sr); err != nil {
+			sr, _ = progressOf(err, func(r schema.SummarizeResult) bool { return r.Calls > 0 })
+			sr.Error = unavailable("summaries", err).Error
+		}
+		res.Summaries = &sr
 	}
 
 	// Retrieval indexes (embeddings, vectors, BM25) on the embedding queue,

@@ -123,6 +123,7 @@ func TestFlagValidation(t *testing.T) {
 		{[]string{"localize", "--rerank", "10", "--repo", "a/b", "bug"}, "--rerank needs an LLM: set --llm URL"},
 		{[]string{"localize", "--rerank", "101", "--repo", "a/b", "bug"}, "--rerank 101: want 0 to 100"},
 		{[]string{"backlog", "--rerank", "5", "issues.jsonl"}, "--rerank needs an LLM"},
+		{[]string{"index", "--summaries", "."}, "--summaries needs an LLM: set --llm URL"},
 		{[]string{"worker", "--activities", "0"}, "--activities 0"},
 		{[]string{"worker", "--git-backend", "libgit2"}, `--git-backend "libgit2"`},
 		{[]string{"worker", "--temporal", "host:port"}, `port "port" is not a number`},

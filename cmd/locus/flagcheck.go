@@ -154,12 +154,18 @@ func (g *globals) checkRerank(n int, noWorker bool) error {
 	if err := intRange("rerank", n, 0, search.MaxRerank); err != nil {
 		return err
 	}
-	if n == 0 || noWorker {
+	return g.checkNeedsLLM("rerank", n > 0, noWorker)
+}
+
+// checkNeedsLLM checks that a flag that is on has an LLM (--llm) to ask,
+// when this process runs the workers (noWorker false).
+func (g *globals) checkNeedsLLM(name string, on, noWorker bool) error {
+	if !on || noWorker {
 		return nil
 	}
 	if s, err := llm.OpenSelector(g.llm, 0); err == nil {
 		if _, ok := s.(llm.Heuristic); ok {
-			return errors.New("--rerank needs an LLM: set --llm URL (or --no-worker, when workers elsewhere have one)")
+			return fmt.Errorf("--%s needs an LLM: set --llm URL (or --no-worker, when workers elsewhere have one)", name)
 		}
 	}
 	return nil

@@ -29,6 +29,7 @@ func runIndex(ctx context.Context, args []string) error {
 	backend := fs.String("git-backend", "", "how objects are read: cat-file, go-git, or empty for automatic")
 	workerFlags(fs, &g)
 	primary := fs.Bool("primary-language-only", false, "build the code graph of the repository's main language only (the SpIDER paper's setting)")
+	summaries := fs.Bool("summaries", false, "have the LLM (--llm) summarize every function whose code has no stored summary; summaries join the functions' BM25 and embedded documents")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: locus index [flags] REPO...\n\nREPO is [owner/name=]URL-or-path[#ref], e.g. . or redis/redis=/srv/git/redis.git#7.2\n\n")
 		fs.PrintDefaults()
@@ -41,6 +42,7 @@ func runIndex(ctx context.Context, args []string) error {
 		intRange("continue-as-new-after", *perRun, 1, workflows.MaxContinueAsNewAfter),
 		intRange("max-diff-bytes", *maxDiff, 1, -1),
 		checkBackend(*backend),
+		g.checkNeedsLLM("summaries", *summaries, *noWorker),
 	); err != nil {
 		return err
 	}
@@ -59,7 +61,7 @@ func runIndex(ctx context.Context, args []string) error {
 		return exitError{code: 2, msg: "no repositories given"}
 	}
 	in := schema.IndexFleetInput{Repos: specs, Options: schema.FleetOptions{
-		Window: *window, ContinueAsNewAfter: *perRun, Index: schema.IndexOptions{MaxDiffBytes: *maxDiff, PrimaryLanguageOnly: *primary},
+		Window: *window, ContinueAsNewAfter: *perRun, Index: schema.IndexOptions{MaxDiffBytes: *maxDiff, PrimaryLanguageOnly: *primary, Summaries: *summaries},
 	}}
 	if *id == "" {
 		*id = jobs.FleetID(in)

@@ -11,8 +11,9 @@ import (
 )
 
 // functionItems reads the graph and returns its function nodes with the items
-// (content key, document) to embed, in the same order.
-func functionItems(ctx context.Context, d Deps, info schema.GraphInfo) ([]codegraph.Node, []embed.Item, error) {
+// (content key, document) to embed, in the same order. With a Summarizer,
+// each document ends with its function's stored summary, when it has one.
+func functionItems(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) ([]codegraph.Node, []embed.Item, error) {
 	g, err := codegraph.Read(ctx, d.Bucket, info)
 	if err != nil {
 		return nil, nil, err
@@ -23,6 +24,12 @@ func functionItems(ctx context.Context, d Deps, info schema.GraphInfo) ([]codegr
 			classes[n.ID] = true
 		}
 	}
+	var sums Summaries
+	if d.Summarizer != nil {
+		if sums, err = ReadSummaries(ctx, d.Bucket, repo, d.Summarizer.Name()); err != nil {
+			return nil, nil, err
+		}
+	}
 	var fns []codegraph.Node
 	var items []embed.Item
 	for _, n := range g.Nodes {
@@ -30,6 +37,9 @@ func functionItems(ctx context.Context, d Deps, info schema.GraphInfo) ([]codegr
 			continue
 		}
 		doc := Document(n, classes)
+		if s := sums[n.ContentHash]; s != "" {
+			doc += "\nSummary: " + s
+		}
 		fns = append(fns, n)
 		items = append(items, embed.Item{Hash: n.ContentHash + ":" + contentKey(doc), Text: doc})
 	}
@@ -49,7 +59,7 @@ func PlanEmbed(ctx context.Context, d Deps, repo schema.RepoName, info schema.Gr
 	if batchSize <= 0 {
 		batchSize = 256
 	}
-	_, items, err := functionItems(ctx, d, info)
+	_, items, err := functionItems(ctx, d, repo, info)
 	if err != nil {
 		return nil, fmt.Errorf("plan embeddings of %s: %w", repo, err)
 	}

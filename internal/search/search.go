@@ -33,6 +33,10 @@ type Deps struct {
 	// Reranker orders a result's first items when a query asks for it
 	// (Params.Rerank); default none: such a query fails with ErrNoReranker.
 	Reranker llm.Reranker
+	// Summarizer, when set, writes LLM summaries of functions at index time
+	// (SummarizeFunctions), and function documents carry the stored ones;
+	// default none.
+	Summarizer *Summarizer
 	// QueryInstruction prefixes queries for instruction-tuned embedders; default none.
 	QueryInstruction string
 }
@@ -151,7 +155,7 @@ type embeddedFunctions struct {
 // embedFunctions reads the functions of info, adds their documents to a
 // BM25 builder and embeds what the cache does not hold; what prefixes errors.
 func embedFunctions(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo, sparseKey, what string) (*embeddedFunctions, error) {
-	fns, items, err := functionItems(ctx, d, info)
+	fns, items, err := functionItems(ctx, d, repo, info)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}

@@ -109,7 +109,7 @@ func getSnapVectors(ctx context.Context, d Deps, repo schema.RepoName, info sche
 }
 
 func (e *snapVectors) load(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) error {
-	fns, items, err := functionItems(ctx, d, info)
+	fns, items, err := functionItems(ctx, d, repo, info)
 	if err != nil {
 		return err
 	}
