@@ -30,6 +30,8 @@ func runEval(ctx context.Context, args []string) error {
 	hotspotWeight := fs.Float64("hotspot-weight", search.DefaultHotspotWeight, "hybrid: weight of how often and how recently past commits changed each BM25-ranked function")
 	memoryWeight := fs.Float64("memory-weight", search.DefaultMemoryWeight, "hybrid: weight of repository memory against the code's BM25 (1) in the fusion")
 	rerank := fs.Int("rerank", 0, "function-level benchmarks: an LLM (--llm) reorders the first N functions of each result; 0: no rerank")
+	coChange := fs.Int("co-change-cost", 0, "hybrid: hop cost of edges to the functions past commits changed together with a function (0: none, the default; measured in docs/results.md)")
+	denseWeight := fs.Float64("dense-weight", 0, "hybrid: weight of the embedder's ranking in the fusion (0: 1 with a model embedder, none with the lexical one; negative: none)")
 	seed := fs.Uint64("seed", 1, "bootstrap seed")
 	paths := repoPaths{}
 	fs.Var(paths, "repo-path", "owner/name=DIR: where one repository's clone is (repeatable; wins over --repo-dir)")
@@ -47,7 +49,8 @@ func runEval(ctx context.Context, args []string) error {
 	}
 	defer b.Close()
 	o := evalrun.Options{BenchFile: *benchFile, Bucket: b, Resolve: evalrun.Resolver(*repoDir, paths),
-		Methods: strings.Split(*methods, ","), Limit: *limit, Seed: *seed, IncludeTests: *includeTests, MemoryWeight: *memoryWeight, HotspotWeight: *hotspotWeight, Rerank: *rerank,
+		Methods: strings.Split(*methods, ","), Limit: *limit, Seed: *seed, Query: search.Params{IncludeTests: *includeTests, MemoryWeight: *memoryWeight,
+			HotspotWeight: *hotspotWeight, DenseWeight: *denseWeight, Rerank: *rerank, CoChangeCost: *coChange},
 		Log: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }}
 	if *repos != "" {
 		o.Repos = strings.Split(*repos, ",")
@@ -57,7 +60,7 @@ func runEval(ctx context.Context, args []string) error {
 	} else if !commits {
 		// Function-level rankings run through the workflows users run:
 		// IndexFleet, then a LocalizeBacklog per method.
-		if err := check(fs, g.checkWorkerFlags(), g.checkRerank(*rerank, false)); err != nil {
+		if err := check(fs, g.checkWorkerFlags(), g.checkRerank(*rerank, false), intRange("co-change-cost", *coChange, 0, 255)); err != nil {
 			return err
 		}
 		c, closeAll, err := g.connect(ctx, g.logger())

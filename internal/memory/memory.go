@@ -149,6 +149,9 @@ type Episodic struct {
 
 	hotOnce sync.Once
 	hot     map[string]float64
+
+	coOnce sync.Once
+	co     map[string][]int32 // the allowed rows that changed each function with others
 }
 
 // Episodic builds episodic memory for queries at base.

@@ -19,6 +19,10 @@ import (
 const (
 	DefaultMemoryWeight  = 0.3
 	DefaultHotspotWeight = 0.3
+	// DefaultDenseWeight weighs a model embedder's ranking as much as the
+	// code's BM25, the equal-weight start the issue prescribes: no trained
+	// embedder runs where the weights were fitted, so it is not fitted yet.
+	DefaultDenseWeight = 1.0
 )
 
 // memCache keeps the memory tables and the episodic indexes of the last

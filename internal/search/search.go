@@ -224,9 +224,18 @@ type Params struct {
 	// often and how recently memory's commits changed each function the
 	// code's BM25 ranks; 0: DefaultHotspotWeight.
 	HotspotWeight float64 `json:"hotspot_weight,omitempty"`
+	// DenseWeight is the weight, in the hybrid method's fusion, of the
+	// embedder's ranking; 0: DefaultDenseWeight with a model embedder and
+	// none with the lexical one (it adds nothing BM25 lacks, measured in
+	// docs/results.md); negative: none.
+	DenseWeight float64 `json:"dense_weight,omitempty"`
 	// Rerank is how many of the result's first items an LLM reorders
 	// (listwise, after neighbour selection); 0: none. At most MaxRerank.
 	Rerank int `json:"rerank,omitempty"`
+	// CoChangeCost is the hop cost (1 to 255), in the hybrid method's
+	// expansion, of an edge from a function to those that memory's commits
+	// changed together with it (see coChangeOverlay); 0: no such edges.
+	CoChangeCost int `json:"co_change_cost,omitempty"`
 }
 
 // MaxRerank bounds Params.Rerank: a rerank prompt holds every item's code.
@@ -242,6 +251,9 @@ func (p Params) Validate() error {
 	}
 	if p.HotspotWeight < 0 || math.IsNaN(p.HotspotWeight) || math.IsInf(p.HotspotWeight, 0) {
 		return fmt.Errorf("hotspot weight %v: want 0 or more (0: default %v)", p.HotspotWeight, DefaultHotspotWeight)
+	}
+	if math.IsNaN(p.DenseWeight) || math.IsInf(p.DenseWeight, 0) {
+		return fmt.Errorf("dense weight %v: want a number (0: default, negative: none)", p.DenseWeight)
 	}
 	if p.Rerank < 0 || p.Rerank > MaxRerank {
 		return fmt.Errorf("rerank %d: want 0 (none) to %d items", p.Rerank, MaxRerank)
@@ -334,6 +346,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 	if !p.IncludeTests {
 		fetch = 2 * p.N
 	}
+	var co spider.Overlay // hybrid: co-change edges from memory
 	switch p.Method {
 	case MethodSR, MethodSpISR, MethodHybrid:
 		key := SparseKey(repo, graph.Commit)
@@ -361,8 +374,20 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 				return nil, err
 			}
 			r.Warning = warning
-			ranking = spider.Fuse([][]spider.Scored{ranking, mem, hotRanking(ep, ranking)},
-				[]float64{1, cmp.Or(p.MemoryWeight, DefaultMemoryWeight), cmp.Or(p.HotspotWeight, DefaultHotspotWeight)})
+			if co, err = coChangeOverlay(ep, p); err != nil {
+				return nil, fmt.Errorf("localize %s: %w", repo, err)
+			}
+			rankings := [][]spider.Scored{ranking, mem, hotRanking(ep, ranking)}
+			weights := []float64{1, cmp.Or(p.MemoryWeight, DefaultMemoryWeight), cmp.Or(p.HotspotWeight, DefaultHotspotWeight)}
+			if w := denseWeight(p.DenseWeight, d.Embedder); w > 0 {
+				dense, err := denseRanking(ctx, d, repo, snapshot, snap != nil, graph, si, issue, fetch)
+				if err != nil {
+					return nil, err
+				}
+				r.Embedder = d.Embedder.Name()
+				rankings, weights = append(rankings, dense), append(weights, w)
+			}
+			ranking = spider.Fuse(rankings, weights)
 			if len(ranking) == 0 {
 				// No word of the issue is in the code or the history: rather
 				// than an empty answer, the embedder's ranking, said so.
@@ -391,12 +416,27 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 			return nil, fmt.Errorf("localize %s: %w", repo, err)
 		}
 	}
-	exp, err := spider.Expand(lg.sg, ranking, p.Params)
+	exp, err := spider.ExpandWith(lg.sg, ranking, p.Params, co)
 	if err != nil {
 		return nil, err
 	}
 	r.Expansion = &exp
 	return r, nil
+}
+
+// denseWeight is the hybrid fusion's weight of the embedder's ranking for
+// the query's w (see Params.DenseWeight): 0 means none.
+func denseWeight(w float64, e embed.Embedder) float64 {
+	switch {
+	case w < 0:
+		return 0
+	case w > 0:
+		return w
+	}
+	if _, lexical := e.(*embed.Lexical); lexical {
+		return 0
+	}
+	return DefaultDenseWeight
 }
 
 // denseRanking ranks the functions of repo (at the snapshot's graph when

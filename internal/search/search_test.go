@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/llm"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/memory"
@@ -340,5 +342,48 @@ func TestHybridFallsBackToTheEmbedder(t *testing.T) {
 	}
 	if len(r.TopK) == 0 || r.Embedder == "" || !strings.Contains(r.Warning, "ranked by the embedder") {
 		t.Errorf("retrieval %+v, want the embedder's ranking and a warning", r)
+	}
+}
+
+// modelEmbedder stands for an embedding model: the lexical vectors under
+// another name, which is all the fusion's default looks at.
+type modelEmbedder struct{ embed.Lexical }
+
+func (modelEmbedder) Name() string { return "fake-model-512" }
+
+// The hybrid method fuses the embedder's ranking in by default with a
+// model embedder, not with the lexical one, and as a query's DenseWeight
+// says.
+func TestHybridFusesDenseWithAModelEmbedder(t *testing.T) {
+	ctx := context.Background()
+	issue := "slugify does not clean the text"
+	for _, tc := range []struct {
+		name      string
+		embedder  embed.Embedder
+		weight    float64
+		wantDense bool
+	}{
+		{"lexical default", &embed.Lexical{}, 0, false},
+		{"lexical asked", &embed.Lexical{}, 0.5, true},
+		{"model default", &modelEmbedder{}, 0, true},
+		{"model off", &modelEmbedder{}, -1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, repo, info := indexFixture(t)
+			d := Deps{Bucket: b, Embedder: tc.embedder}
+			if _, err := IndexRepo(ctx, d, repo, info); err != nil {
+				t.Fatal(err)
+			}
+			r, err := Retrieve(ctx, d, repo, issue, Params{Method: MethodHybrid, Params: spider.Params{K: 3, C: 1}, DenseWeight: tc.weight})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.Embedder != ""; got != tc.wantDense || len(r.TopK) == 0 || r.TopK[0].ID != "app/util/strings.py:slugify" {
+				t.Errorf("embedder %q (dense fused: %v, want %v), top %+v", r.Embedder, got, tc.wantDense, r.TopK)
+			}
+		})
+	}
+	if err := (Params{DenseWeight: math.NaN()}).Validate(); err == nil {
+		t.Error("a NaN dense weight must be refused")
 	}
 }

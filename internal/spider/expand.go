@@ -117,6 +117,29 @@ type Expansion struct {
 // excluded from every candidate list, since they are placed in the output
 // regardless and a selection of one could not be honoured.
 func Expand(g *Graph, ranking []Scored, p Params) (Expansion, error) {
+	return ExpandWith(g, ranking, p, Overlay{})
+}
+
+// Overlay is extra edges for one expansion, laid over a Graph without
+// rebuilding it (edges that differ per query, such as which functions past
+// commits changed together before the query's base commit).
+type Overlay struct {
+	// Neighbours lists the nodes id has an extra edge to; ids the graph
+	// lacks are skipped. It is asked about every node a walk leaves from
+	// while an extra hop still fits in the depth, and must be safe for
+	// concurrent use when Expand calls are. nil: no extra edges.
+	Neighbours func(id string) []string
+	// Cost is the hop cost of each extra edge, 1 to 255.
+	Cost int
+}
+
+// ExpandWith is Expand with the overlay's edges walked too, each at
+// o.Cost, from the node they are listed for (list both ends for an
+// undirected edge).
+func ExpandWith(g *Graph, ranking []Scored, p Params, o Overlay) (Expansion, error) {
+	if o.Neighbours != nil && (o.Cost < 1 || o.Cost > math.MaxUint8) {
+		return Expansion{}, fmt.Errorf("expand: overlay edges cost %d, want 1 to %d", o.Cost, math.MaxUint8)
+	}
 	if g == nil {
 		return Expansion{}, errors.New("expand: nil graph")
 	}
@@ -158,7 +181,7 @@ func Expand(g *Graph, ranking []Scored, p Params) (Expansion, error) {
 		ctr := Center{ID: c.ID, Score: c.Score, Rank: i + 1, Candidates: []Candidate{}}
 		if gi, ok := g.index[c.ID]; ok {
 			ctr.InGraph = true
-			ctr.Candidates = g.bfs(s, gi, p.Depth, call, pool, nTop)
+			ctr.Candidates = g.bfs(s, gi, p.Depth, call, pool, nTop, o)
 		}
 		exp.Centers = append(exp.Centers, ctr)
 	}
@@ -167,9 +190,9 @@ func Expand(g *Graph, ranking []Scored, p Params) (Expansion, error) {
 
 // bfs walks level by level so a node's hop count is its level, and collects
 // pool functions that are not centers.
-func (g *Graph) bfs(s *scratch, start int32, depth int, call uint32, pool []Scored, nTop int) []Candidate {
-	if g.cost != nil {
-		return g.walk(s, start, depth, call, pool, nTop)
+func (g *Graph) bfs(s *scratch, start int32, depth int, call uint32, pool []Scored, nTop int, o Overlay) []Candidate {
+	if g.cost != nil || o.Neighbours != nil {
+		return g.walk(s, start, depth, call, pool, nTop, o)
 	}
 	stamp := s.nextBFS()
 	s.seen[start] = stamp
@@ -208,8 +231,9 @@ func sortCandidates(out []Candidate) []Candidate {
 }
 
 // walk is bfs over edges with costs (Dial's algorithm: a bucket per cost up
-// to depth), so a node's Hops is its cheapest path's cost.
-func (g *Graph) walk(s *scratch, start int32, depth int, call uint32, pool []Scored, nTop int) []Candidate {
+// to depth), so a node's Hops is its cheapest path's cost. A graph without
+// costs walks each of its edges at 1; the overlay's edges cost o.Cost.
+func (g *Graph) walk(s *scratch, start int32, depth int, call uint32, pool []Scored, nTop int, o Overlay) []Candidate {
 	stamp := s.nextBFS()
 	if s.dist == nil {
 		s.dist = make([]int32, len(g.ids))
@@ -234,16 +258,32 @@ func (g *Graph) walk(s *scratch, start int32, depth int, call uint32, pool []Sco
 				out = append(out, Candidate{ID: g.ids[u], Score: pool[r].Score, Rank: r + 1, Hops: d, InTopK: r < nTop})
 			}
 			for j := g.off[u]; j < g.off[u+1]; j++ {
-				v, nd := g.adj[j], int32(d)+int32(g.cost[j])
-				if nd > int32(depth) || s.seen[v] == stamp && s.dist[v] <= nd {
-					continue
+				nd := int32(d) + 1
+				if g.cost != nil {
+					nd = int32(d) + int32(g.cost[j])
 				}
-				s.seen[v], s.dist[v] = stamp, nd
-				s.buckets[nd] = append(s.buckets[nd], v)
+				s.reach(g.adj[j], nd, int32(depth), stamp)
+			}
+			if o.Neighbours != nil && d+o.Cost <= depth {
+				for _, id := range o.Neighbours(g.ids[u]) {
+					if v, ok := g.index[id]; ok {
+						s.reach(v, int32(d+o.Cost), int32(depth), stamp)
+					}
+				}
 			}
 		}
 	}
 	return sortCandidates(out)
+}
+
+// reach queues v at cost nd unless that is beyond depth or v is already
+// reached as cheaply.
+func (s *scratch) reach(v, nd, depth int32, stamp uint32) {
+	if nd > depth || s.seen[v] == stamp && s.dist[v] <= nd {
+		return
+	}
+	s.seen[v], s.dist[v] = stamp, nd
+	s.buckets[nd] = append(s.buckets[nd], v)
 }
 
 // checkRanking rejects rankings whose positions cannot be ranks: empty or

@@ -64,16 +64,11 @@ type Options struct {
 	Methods []string // function-level methods; default sr, der, spisr, spider
 	Repos   []string // only these repositories (owner/name); empty: all
 	Limit   int      // at most this many instances; 0: all
-	// IncludeTests keeps test functions in the rankings of function-level
-	// benchmarks; default false (see search.Params.IncludeTests).
-	IncludeTests bool
-	// MemoryWeight is the hybrid method's memory weight; 0: its default.
-	MemoryWeight float64
-	// Rerank is how many first items an LLM reorders; 0: none.
-	Rerank int
-	// HotspotWeight is the hybrid method's hotspot weight; 0: its default.
-	HotspotWeight float64
-	Seed          uint64 // bootstrap seed
+	// Query holds what every function-level query shares (tests, the
+	// hybrid weights, the rerank, ...; see search.Params); Method and K
+	// are set per ranking. Zero values: defaults.
+	Query search.Params
+	Seed  uint64 // bootstrap seed
 	// Log receives progress lines; may be nil.
 	Log func(format string, args ...any)
 }
@@ -170,7 +165,7 @@ func runFunctions(ctx context.Context, o Options) (*Result, error) {
 		methods = DefaultMethods
 	}
 	runner := &funceval.Runner{Bucket: o.Bucket, Client: o.Client, Backends: o.Backends, RepoDir: o.Resolve,
-		Methods: methods, K: FunctionKs[len(FunctionKs)-1], IncludeTests: o.IncludeTests, MemoryWeight: o.MemoryWeight, HotspotWeight: o.HotspotWeight, Rerank: o.Rerank, Watch: o.Watch, Log: o.Log}
+		Methods: methods, K: FunctionKs[len(FunctionKs)-1], Query: o.Query, Watch: o.Watch, Log: o.Log}
 	var fi []funceval.Instance
 	spans := map[string]map[string][]string{}
 	for _, in := range insts {

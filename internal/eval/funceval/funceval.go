@@ -17,7 +17,6 @@ import (
 	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/search"
-	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workflows"
 	"go.temporal.io/sdk/client"
@@ -74,17 +73,10 @@ type Runner struct {
 	Methods []string
 	// K is the list length every method produces; default 50.
 	K int
-	// Params for the graph methods (N, C, Depth); zero values: defaults.
-	Params spider.Params
-	// IncludeTests keeps test functions in the rankings (see
-	// search.Params.IncludeTests).
-	IncludeTests bool
-	// MemoryWeight is the hybrid method's memory weight; 0: its default.
-	MemoryWeight float64
-	// Rerank is how many first items an LLM reorders (search.Params.Rerank); 0: none.
-	Rerank int
-	// HotspotWeight is the hybrid method's hotspot weight; 0: its default.
-	HotspotWeight float64
+	// Query holds what every method's queries share (N, C, Depth, tests,
+	// the hybrid weights, the rerank, ...); Method and K are set per
+	// ranking. Zero values: defaults.
+	Query search.Params
 	// PrimaryLanguageOnly builds graphs of the main language only.
 	PrimaryLanguageOnly bool
 	// Watch shows a started backlog's progress until stop is called; may be nil.
@@ -128,9 +120,9 @@ func (r *Runner) Run(ctx context.Context, instances []Instance) ([]Result, []Ski
 	ranked := map[string]map[string]schema.BacklogIssueResult{} // method → instance → result
 	if len(issues) > 0 {
 		for _, method := range r.Methods {
-			p := r.Params
-			p.K = r.K
-			res, err := r.rank(ctx, method, p, issues)
+			q := r.Query
+			q.Method, q.K = method, r.K
+			res, err := r.rank(ctx, q, issues)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -247,10 +239,11 @@ func (r *Runner) index(ctx context.Context, instances []Instance, skip func(id, 
 
 // rank runs one backlog of every issue under one method and returns its
 // results by issue id.
-func (r *Runner) rank(ctx context.Context, method string, p spider.Params, issues []schema.BacklogIssue) (map[string]schema.BacklogIssueResult, error) {
+func (r *Runner) rank(ctx context.Context, q search.Params, issues []schema.BacklogIssue) (map[string]schema.BacklogIssueResult, error) {
+	method := q.Method
 	start := time.Now()
 	s, err := jobs.StartBacklog(ctx, r.Client, r.Bucket, jobs.Backlog{Prefix: "eval-" + method, Rerun: true, Issues: issues,
-		Params: search.Params{Method: method, Params: p, IncludeTests: r.IncludeTests, MemoryWeight: r.MemoryWeight, HotspotWeight: r.HotspotWeight, Rerank: r.Rerank}, Backends: r.Backends})
+		Params: q, Backends: r.Backends})
 	if err != nil {
 		return nil, err
 	}
