@@ -81,7 +81,34 @@ func TestIndexBuildsMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if scraped.NewCommits != 0 || built.Memory == nil || built.Memory.Commits != 5 {
+	if scraped.NewCommits != 0 || built.Memory == nil || built.Memory.Commits != 5 || built.Memory.Layout != memory.Layout {
 		t.Errorf("memory %+v after indexing a repository without it (%d new commits), want 5 commits and no re-scrape", built.Memory, scraped.NewCommits)
+	}
+	// A memory of an older layout (before renames were kept) is rebuilt
+	// the same way; one of this layout stays.
+	r.Git("mv", "util.py", "text.py")
+	r.Commit("move parse to text.py")
+	if _, _, err := ix.index("acme/cache=" + r.Dir); err != nil {
+		t.Fatal(err)
+	}
+	cur, err = manifest.Read(ctx, b, "acme/cache")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Memory.Layout = 0
+	writeManifest(t, b, cur)
+	rebuilt, scraped, err := ix.index("acme/cache=" + r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scraped.NewCommits != 0 || scraped.Memory == nil || rebuilt.Memory.Layout != memory.Layout || rebuilt.Memory.Commits != 6 {
+		t.Fatalf("memory %+v (scrape %+v) after indexing one of an older layout", rebuilt.Memory, scraped.Memory)
+	}
+	tb, err = memory.Read(ctx, b, *rebuilt.Memory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs := tb.Renames(); len(rs) != 1 || rs[0].Old != "util.py" || rs[0].New != "text.py" {
+		t.Errorf("renames %+v, want util.py → text.py", rs)
 	}
 }

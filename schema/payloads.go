@@ -247,4 +247,9 @@ type MemoryInfo struct {
 	Commits int    `json:"commits"`
 	Bytes   int64  `json:"bytes"`
 	SHA256  string `json:"sha256"`
+	// Layout is what the table holds: 0 commits only, 1 also the files
+	// they moved (memory.Layout is the current one; an older one is
+	// rebuilt from the commits table by the next index, without a
+	// re-scrape).
+	Layout int `json:"layout,omitempty"`
 }

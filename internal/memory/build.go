@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/commits"
@@ -32,7 +33,8 @@ type BuildConfig struct {
 // commits table. It returns nil, nil when nothing changed.
 func Build(ctx context.Context, c BuildConfig) (*schema.MemoryInfo, error) {
 	prev := c.Prev
-	if prev != nil && prev.Memory != nil && len(c.Parts) == 0 && prev.Head == c.Head {
+	current := prev != nil && prev.Memory != nil && prev.Memory.Layout >= Layout
+	if current && len(c.Parts) == 0 && prev.Head == c.Head {
 		return nil, nil // up to date
 	}
 	h, ok := gitrepo.ParseHash(c.Head)
@@ -54,15 +56,17 @@ func Build(ctx context.Context, c BuildConfig) (*schema.MemoryInfo, error) {
 	rows := NewFromRows(parents)
 	add := func(r *schema.CommitFile) error { rows.Add(r); return nil }
 	var all []Commit
+	var renames []Rename
 	var old *Table
-	if prev != nil && prev.Memory != nil {
-		// A damaged or missing one is rebuilt from the parts below.
+	if current {
+		// A damaged or missing one, or one of an older layout, is rebuilt
+		// from the parts below.
 		if old, err = Read(ctx, c.Bucket, *prev.Memory); err != nil && ctx.Err() != nil {
 			return nil, err
 		}
 	}
 	if old != nil {
-		all = old.Commits()
+		all, renames = old.Commits(), old.Renames()
 	} else if prev != nil {
 		if err := commits.ReadAll(ctx, c.Bucket, prev, add); err != nil {
 			return nil, fmt.Errorf("memory of %s: %w", c.Repo, err)
@@ -78,6 +82,7 @@ func Build(ctx context.Context, c BuildConfig) (*schema.MemoryInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memory of %s: %w", c.Repo, err)
 	}
+	t = t.WithRenames(append(slices.Clip(renames), rows.Renames()...))
 	info, err := Write(ctx, c.Bucket, Key(c.Repo, c.Head), t)
 	if err != nil {
 		return nil, err

@@ -42,6 +42,7 @@ type Commit struct {
 // Table is a repository's memory: its commits in time order.
 type Table struct {
 	commits []Commit // sorted by (Time, ID)
+	renames []Rename // files the commits moved
 	row     map[string]int32
 	parents [][]int32 // rows of each row's parents that are in the table
 }
@@ -79,6 +80,18 @@ func (t *Table) Len() int { return len(t.commits) }
 
 // Commits returns the commits in time order (shared; do not modify).
 func (t *Table) Commits() []Commit { return t.commits }
+
+// Renames returns the files the commits moved (shared; do not modify).
+func (t *Table) Renames() []Rename { return t.renames }
+
+// WithRenames is t knowing that its commits moved files as rs says, so
+// that a function changed before its file moved gets its vote under the
+// path it has at a query's base. Renames of commits not in t are ignored.
+func (t *Table) WithRenames(rs []Rename) *Table {
+	c := *t
+	c.renames = slices.Clone(rs)
+	return &c
+}
 
 // ErrUnknownBase is returned for a base commit the table does not hold.
 var ErrUnknownBase = errors.New("base commit is not in the indexed history")
@@ -146,6 +159,7 @@ type Episodic struct {
 	ix       *sparse.Index
 	allowed  int
 	rows     []int32 // the allowed rows
+	moves    moves   // the renames of the allowed rows
 
 	hotOnce sync.Once
 	hot     map[string]float64
@@ -162,7 +176,7 @@ func (t *Table) Episodic(base string, o Options) (*Episodic, error) {
 		return nil, err
 	}
 	b := sparse.NewBuilder(o.BM25)
-	e := &Episodic{t: t, opt: o, baseTime: t.commits[t.row[base]].Time}
+	e := &Episodic{t: t, opt: o, baseTime: t.commits[t.row[base]].Time, moves: t.movesAt(allowed)}
 	for i, ok := range allowed {
 		c := &t.commits[i]
 		if !ok || len(c.Functions) == 0 {
@@ -191,7 +205,9 @@ func (e *Episodic) Commits() int { return e.allowed }
 // Rank ranks functions for text: each of the best-matching commits votes
 // its BM25 score, halved every HalfLifeDays of age and divided by the square
 // root of the number of functions it changed, for each of those functions
-// that exists (exists nil: all). Best first, ties by id.
+// that exists (exists nil: all), named by its file's path at the base (a
+// file moved by a later commit of the base's history is followed). Best
+// first, ties by id.
 func (e *Episodic) Rank(text string, exists func(id string) bool) []spider.Scored {
 	if e.ix == nil {
 		return nil
@@ -205,6 +221,7 @@ func (e *Episodic) Rank(text string, exists func(id string) bool) []spider.Score
 		c := &e.t.commits[r]
 		w := Vote(h.Score, e.baseTime-c.Time, e.opt.HalfLifeDays, len(c.Functions))
 		for _, f := range c.Functions {
+			f = e.moves.resolve(f, c.Time)
 			if exists == nil || exists(f) {
 				votes[f] += w
 			}
@@ -220,8 +237,8 @@ func (e *Episodic) Rank(text string, exists func(id string) bool) []spider.Score
 
 // Hotspots scores every function the allowed commits changed by how often
 // and how recently: each commit adds 2^(−age/HalfLifeDays) divided by the
-// square root of the functions it changed. Computed once; shared, do not
-// modify.
+// square root of the functions it changed, under their ids at the base (as
+// in Rank). Computed once; shared, do not modify.
 func (e *Episodic) Hotspots() map[string]float64 {
 	e.hotOnce.Do(func() {
 		e.hot = map[string]float64{}
@@ -229,7 +246,7 @@ func (e *Episodic) Hotspots() map[string]float64 {
 			c := &e.t.commits[r]
 			w := Vote(1, e.baseTime-c.Time, e.opt.HalfLifeDays, len(c.Functions))
 			for _, f := range c.Functions {
-				e.hot[f] += w
+				e.hot[e.moves.resolve(f, c.Time)] += w
 			}
 		}
 	})
@@ -253,6 +270,7 @@ func Vote(score float64, ageMs int64, halfLifeDays float64, n int) float64 {
 // the first parent only.
 type FromRows struct {
 	byID    map[string]*Commit
+	renames []Rename
 	seen    map[string]map[string]struct{} // functions already in each commit
 	order   []string
 	parents map[string][]string
@@ -277,6 +295,9 @@ func (f *FromRows) Add(r *schema.CommitFile) {
 		f.seen[r.CommitID] = map[string]struct{}{}
 		f.order = append(f.order, r.CommitID)
 	}
+	if rn, ok := renameOf(r); ok {
+		f.renames = append(f.renames, rn)
+	}
 	seen := f.seen[r.CommitID]
 	for _, fn := range r.ChangedFunctions {
 		if _, dup := seen[fn]; !dup {
@@ -285,6 +306,9 @@ func (f *FromRows) Add(r *schema.CommitFile) {
 		}
 	}
 }
+
+// Renames returns the files the rows moved, in the order seen.
+func (f *FromRows) Renames() []Rename { return f.renames }
 
 // Commits returns the grouped commits in the order first seen.
 func (f *FromRows) Commits() []Commit {

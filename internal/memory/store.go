@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,11 +26,24 @@ func Key(repo schema.RepoName, head string) string {
 	return "repos/" + string(repo) + "/memory/" + head + ".parquet"
 }
 
+// Layout is the schema.MemoryInfo.Layout of tables written now: they keep
+// the files their commits moved.
+const Layout = 1
+
+// renamesKey holds a table's renames (JSON) in its Parquet file's metadata;
+// tables written before renames were kept lack it and have none.
+const renamesKey = "locus.memory_renames"
+
 // Write stores t at key as one Parquet file (zstd) and describes it.
 func Write(ctx context.Context, b *blob.Bucket, key string, t *Table) (schema.MemoryInfo, error) {
 	var buf bytes.Buffer
+	renames, err := json.Marshal(t.renames)
+	if err != nil {
+		return schema.MemoryInfo{}, fmt.Errorf("memory %s: %w", key, err)
+	}
 	w := parquet.NewGenericWriter[Commit](&buf, parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
-		parquet.KeyValueMetadata("locus.memory_version", strconv.Itoa(Version)))
+		parquet.KeyValueMetadata("locus.memory_version", strconv.Itoa(Version)),
+		parquet.KeyValueMetadata(renamesKey, string(renames)))
 	if _, err := w.Write(t.commits); err != nil {
 		return schema.MemoryInfo{}, fmt.Errorf("memory %s: %w", key, err)
 	}
@@ -40,7 +54,7 @@ func Write(ctx context.Context, b *blob.Bucket, key string, t *Table) (schema.Me
 		return schema.MemoryInfo{}, fmt.Errorf("memory %s: %w", key, err)
 	}
 	sum := sha256.Sum256(buf.Bytes())
-	return schema.MemoryInfo{Key: key, Commits: t.Len(), Bytes: int64(buf.Len()), SHA256: hex.EncodeToString(sum[:])}, nil
+	return schema.MemoryInfo{Key: key, Commits: t.Len(), Bytes: int64(buf.Len()), SHA256: hex.EncodeToString(sum[:]), Layout: Layout}, nil
 }
 
 // Read loads the table info describes; a damaged one (size, SHA-256, not
@@ -82,6 +96,11 @@ func Read(ctx context.Context, b *blob.Bucket, info schema.MemoryInfo) (*Table, 
 	t, err := New(commits)
 	if err != nil {
 		return nil, fmt.Errorf("memory %s: %v: %w", info.Key, err, blob.ErrCorrupt)
+	}
+	if v, ok := f.Lookup(renamesKey); ok {
+		if err := json.Unmarshal([]byte(v), &t.renames); err != nil {
+			return nil, fmt.Errorf("memory %s: renames: %v: %w", info.Key, err, blob.ErrCorrupt)
+		}
 	}
 	return t, nil
 }
