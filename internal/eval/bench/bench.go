@@ -176,3 +176,24 @@ func read[T any](r io.Reader, name, idField string, id func(*T) string, validate
 	}
 	return out, nil
 }
+
+// IsCommitFile tells a commits-dev file from a swe-dev one by its first
+// record: commit queries have a "query_id".
+func IsCommitFile(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, fmt.Errorf("bench: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			return strings.Contains(l, `"query_id"`), nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return false, fmt.Errorf("bench: read %s: %w", path, err)
+	}
+	return false, fmt.Errorf("bench: %s holds no records", path)
+}

@@ -4,10 +4,8 @@
 package evalrun
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -99,25 +97,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return runFunctions(ctx, o)
 }
 
-// IsCommitBench tells a commits-dev file from a swe-dev one by its first record.
-func IsCommitBench(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, fmt.Errorf("eval: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); l != "" {
-			return strings.Contains(l, `"query_id"`), nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return false, fmt.Errorf("eval: read %s: %w", path, err)
-	}
-	return false, fmt.Errorf("eval: %s holds no records", path)
-}
+// IsCommitBench tells a commits-dev file from a swe-dev one by its first
+// record (bench.IsCommitFile).
+func IsCommitBench(path string) (bool, error) { return bench.IsCommitFile(path) }
 
 // DefaultOutDir is where a report goes when no directory is given:
 // <dataDir>/eval/<benchmark file name without .jsonl>.
