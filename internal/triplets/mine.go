@@ -1,0 +1,401 @@
+package triplets
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/sparse"
+)
+
+// Commit is one change of a repository's history with what mining needs
+// beyond the filter's view: its first parent and commit time, and for each
+// changed file the path it had at the parent.
+type Commit struct {
+	Change
+	Parent string
+	Time   int64 // unix ms
+	// PreviousPaths maps a changed file's path to its path at the parent
+	// (renames); a path missing here had the same path.
+	PreviousPaths map[string]string
+}
+
+// Options tune mining. Zero fields take the defaults written next to them.
+type Options struct {
+	Filter Filter
+	// Negatives is how many hard negatives a record keeps; default 15.
+	Negatives int
+	// MinRank and MaxRank bound the first-stage (BM25) ranks negatives come
+	// from, 1-based and inclusive; default 1 and 50. SweRank keeps 3 to 25.
+	MinRank, MaxRank int
+	// KeepRank, when set, keeps a record only when one of its positives
+	// ranks within the first KeepRank of the first stage (the consistency
+	// filter); 0: every record.
+	KeepRank int
+	// CoChangeWindow drops, as likely false negatives, functions changed
+	// together with a positive by a commit at most this many commits away
+	// (in time order); default 20.
+	CoChangeWindow int
+	// AnchorEvery is how many commits share one first-stage index, built at
+	// the parent of the first; default 200.
+	AnchorEvery int
+}
+
+func (o Options) withDefaults() Options {
+	o.Negatives = positiveOr(o.Negatives, 15)
+	o.MinRank = positiveOr(o.MinRank, 1)
+	o.MaxRank = positiveOr(o.MaxRank, 50)
+	o.CoChangeWindow = positiveOr(o.CoChangeWindow, 20)
+	o.AnchorEvery = positiveOr(o.AnchorEvery, 200)
+	return o
+}
+
+func positiveOr(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// Doc is a function as a record holds it: its graph id at the parent, file,
+// code and the SHA-256 of its whitespace-normalized code (for dedup).
+type Doc struct {
+	ID   string `json:"id"`
+	File string `json:"file"`
+	Code string `json:"code"`
+	Hash string `json:"hash"`
+}
+
+// Negative is a hard negative and where it came from.
+type Negative struct {
+	Doc
+	Source string  `json:"source"` // "bm25"
+	Rank   int     `json:"rank"`   // 1-based first-stage rank
+	Score  float64 `json:"score"`
+}
+
+// Record is one mined training example.
+type Record struct {
+	Repo   string `json:"repo"`
+	Commit string `json:"commit"`
+	Parent string `json:"parent"`
+	Time   int64  `json:"time"`
+	Query  string `json:"query"`
+	// Source says where the query came from: "commit" (its message).
+	Source    string `json:"source"`
+	Positives []Doc  `json:"positives"`
+	// PositiveRanks are the positives' first-stage ranks (0: not within
+	// MaxRank), in the order of Positives.
+	PositiveRanks []int      `json:"positive_ranks"`
+	Negatives     []Negative `json:"negatives"`
+}
+
+// Stats count what mining did.
+type Stats struct {
+	Commits  int          `json:"commits"`
+	Records  int          `json:"records"`
+	Excluded int          `json:"excluded"`
+	Skipped  map[Skip]int `json:"skipped"`
+	// Failed counts commits that could not be mined (a missing parent, an
+	// unreadable object), FailedExamples names a few with why.
+	Failed         int      `json:"failed"`
+	FailedExamples []string `json:"failed_examples,omitempty"`
+	Anchors        int      `json:"anchors"`
+}
+
+func (s *Stats) skip(why Skip) {
+	if s.Skipped == nil {
+		s.Skipped = map[Skip]int{}
+	}
+	s.Skipped[why]++
+}
+
+func (s *Stats) fail(c Commit, err error) {
+	s.Failed++
+	if len(s.FailedExamples) < 10 {
+		s.FailedExamples = append(s.FailedExamples, fmt.Sprintf("%s: %v", c.Commit, err))
+	}
+}
+
+// Skips of the miner beyond the filter's.
+const (
+	SkipExcluded     Skip = "excluded by a benchmark"
+	SkipNoParentCode Skip = "no positive exists at the parent"
+	SkipInconsistent Skip = "no positive within the first stage's KeepRank"
+	SkipNoNegatives  Skip = "no negative"
+)
+
+// Miner mines one repository from its clone.
+type Miner struct {
+	Repo    string
+	GitDir  string
+	Backend gitrepo.Backend
+	Options Options
+	Exclude Repo
+}
+
+// anchor is a first-stage index over the functions of one commit.
+type anchor struct {
+	commit string
+	ix     *sparse.Index
+	docs   map[string]Doc
+	blobs  map[string]gitrepo.Hash // by path
+}
+
+// Mine mines commits (in time order) and calls emit for each record. A
+// commit that cannot be mined is counted and named in Stats, and the rest
+// carry on; errors from emit and a cancelled ctx stop it.
+func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) error) (Stats, error) {
+	o := m.Options.withDefaults()
+	var st Stats
+	// Which functions each commit changed, for the co-change filter.
+	changed := make([]map[string]bool, len(commits))
+	for i, c := range commits {
+		changed[i] = map[string]bool{}
+		for _, f := range c.Files {
+			for _, id := range f.Functions {
+				changed[i][id] = true
+			}
+		}
+	}
+	var an *anchor
+	for i, c := range commits {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		st.Commits++
+		if m.Exclude.Excluded(c.Commit, c.Time) {
+			st.Excluded++
+			continue
+		}
+		query, positives, why := o.Filter.Check(c.Change)
+		if why != "" {
+			st.skip(why)
+			continue
+		}
+		if c.Parent == "" {
+			st.skip(SkipNoParentCode)
+			continue
+		}
+		if an == nil || i%o.AnchorEvery == 0 && an.commit != c.Parent {
+			a, err := m.buildAnchor(ctx, c.Parent)
+			if err != nil {
+				if ctx.Err() != nil {
+					return st, ctx.Err()
+				}
+				st.fail(c, err)
+				continue
+			}
+			an = a
+			st.Anchors++
+		}
+		rec, why, err := m.mineOne(ctx, o, an, c, query, positives, coChanged(changed, i, o.CoChangeWindow, positives))
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return st, ctx.Err()
+		case err != nil:
+			st.fail(c, err)
+		case why != "":
+			st.skip(why)
+		default:
+			if err := emit(rec); err != nil {
+				return st, err
+			}
+			st.Records++
+		}
+	}
+	return st, nil
+}
+
+// coChanged lists the functions changed together with one of positives by
+// a commit within window of commit i (i itself included).
+func coChanged(changed []map[string]bool, i, window int, positives []string) map[string]bool {
+	out := map[string]bool{}
+	for j := max(0, i-window); j < min(len(changed), i+window+1); j++ {
+		hit := false
+		for _, p := range positives {
+			if changed[j][p] {
+				hit = true
+				break
+			}
+		}
+		if hit {
+			for id := range changed[j] {
+				out[id] = true
+			}
+		}
+	}
+	return out
+}
+
+// buildAnchor builds the first-stage index over the functions at commit.
+func (m *Miner) buildAnchor(ctx context.Context, commit string) (*anchor, error) {
+	h, ok := gitrepo.ParseHash(commit)
+	if !ok {
+		return nil, fmt.Errorf("anchor %q is not a commit id", commit)
+	}
+	snap, err := gitrepo.OpenSnapshot(ctx, m.GitDir, m.Backend, h)
+	if err != nil {
+		return nil, fmt.Errorf("anchor %s: %w", commit, err)
+	}
+	defer snap.Close()
+	a := &anchor{commit: commit, docs: map[string]Doc{}, blobs: map[string]gitrepo.Hash{}}
+	for _, f := range snap.Files() {
+		a.blobs[string(f.Path)] = f.Blob
+	}
+	g, err := codegraph.Build(ctx, codegraph.GitFiles(snap), codegraph.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("anchor %s: %w", commit, err)
+	}
+	classes := map[string]bool{}
+	for _, n := range g.Nodes {
+		if n.Type == codegraph.TypeClass {
+			classes[n.ID] = true
+		}
+	}
+	b := sparse.NewBuilder(sparse.DefaultConfig())
+	for _, n := range g.Nodes {
+		if n.Type != codegraph.TypeFunction || codegraph.IsTestID(n.ID) || IsVendored(n.Path) {
+			continue
+		}
+		a.docs[n.ID] = Doc{ID: n.ID, File: n.Path, Code: n.Code, Hash: CodeHash(n.Code)}
+		if err := b.Add(n.ID, search.Document(n, classes)); err != nil {
+			return nil, fmt.Errorf("anchor %s: %w", commit, err)
+		}
+	}
+	if len(a.docs) > 0 {
+		if a.ix, err = b.Build(); err != nil {
+			return nil, fmt.Errorf("anchor %s: %w", commit, err)
+		}
+	}
+	return a, nil
+}
+
+// mineOne makes the record of commit c: positives with their code at the
+// parent, ranked by the anchor's index, and negatives from that ranking
+// whose files are the same at the parent as at the anchor.
+func (m *Miner) mineOne(ctx context.Context, o Options, an *anchor, c Commit, query string, positives []string, co map[string]bool) (Record, Skip, error) {
+	h, ok := gitrepo.ParseHash(c.Parent)
+	if !ok {
+		return Record{}, "", fmt.Errorf("parent %q is not a commit id", c.Parent)
+	}
+	snap, err := gitrepo.OpenSnapshot(ctx, m.GitDir, m.Backend, h)
+	if err != nil {
+		return Record{}, "", fmt.Errorf("parent %s: %w", c.Parent, err)
+	}
+	defer snap.Close()
+	atParent := map[string]gitrepo.TreeFile{}
+	for _, f := range snap.Files() {
+		atParent[string(f.Path)] = f
+	}
+	// The positives' files at the parent, parsed alone.
+	want := map[string]string{} // id at the parent → id at the commit
+	files := map[string]bool{}
+	for _, id := range positives {
+		path, name, ok := splitID(id)
+		if !ok {
+			continue
+		}
+		if prev, ok := c.PreviousPaths[path]; ok && prev != "" {
+			path = prev
+		}
+		want[codegraph.EntityID(path, name)] = id
+		files[path] = true
+	}
+	var gf []codegraph.File
+	for p := range files {
+		tf, ok := atParent[p]
+		if !ok {
+			continue // added by the change: nothing to retrieve at the parent
+		}
+		gf = append(gf, codegraph.File{Path: p, Regular: tf.IsRegular(), Read: func() ([]byte, error) { return snap.ReadBlob(tf.Blob) }})
+	}
+	slices.SortFunc(gf, func(a, b codegraph.File) int { return strings.Compare(a.Path, b.Path) })
+	g, err := codegraph.Build(ctx, gf, codegraph.Options{})
+	if err != nil {
+		return Record{}, "", fmt.Errorf("parse the parent's files: %w", err)
+	}
+	rec := Record{Repo: m.Repo, Commit: c.Commit, Parent: c.Parent, Time: c.Time, Query: query, Source: "commit"}
+	posHash := map[string]bool{}
+	isPos := map[string]bool{}
+	for _, n := range g.Nodes {
+		if _, ok := want[n.ID]; !ok || n.Type != codegraph.TypeFunction {
+			continue
+		}
+		d := Doc{ID: n.ID, File: n.Path, Code: n.Code, Hash: CodeHash(n.Code)}
+		rec.Positives = append(rec.Positives, d)
+		posHash[d.Hash] = true
+		isPos[n.ID] = true
+	}
+	if len(rec.Positives) == 0 {
+		return Record{}, SkipNoParentCode, nil
+	}
+	slices.SortFunc(rec.Positives, func(a, b Doc) int { return strings.Compare(a.ID, b.ID) })
+	var hits []sparse.Hit
+	if an.ix != nil {
+		hits = an.ix.Search(query, o.MaxRank)
+	}
+	rank := map[string]int{}
+	for i, h := range hits {
+		rank[h.DocID] = i + 1
+	}
+	best := 0
+	for _, p := range rec.Positives {
+		r := rank[p.ID]
+		rec.PositiveRanks = append(rec.PositiveRanks, r)
+		if r > 0 && (best == 0 || r < best) {
+			best = r
+		}
+	}
+	if o.KeepRank > 0 && (best == 0 || best > o.KeepRank) {
+		return Record{}, SkipInconsistent, nil
+	}
+	for i, h := range hits {
+		r := i + 1
+		if r < o.MinRank || len(rec.Negatives) >= o.Negatives {
+			continue
+		}
+		d := an.docs[h.DocID]
+		tf, ok := atParent[d.File]
+		switch {
+		case isPos[h.DocID], co[h.DocID], posHash[d.Hash]:
+			continue // a positive, co-changed with one, or the same code
+		case !ok || tf.Blob != an.blobs[d.File]:
+			continue // its file differs at the parent
+		}
+		rec.Negatives = append(rec.Negatives, Negative{Doc: d, Source: "bm25", Rank: r, Score: h.Score})
+	}
+	if len(rec.Negatives) == 0 {
+		return Record{}, SkipNoNegatives, nil
+	}
+	return rec, "", nil
+}
+
+// splitID splits a function id into its file path and name.
+func splitID(id string) (path, name string, ok bool) {
+	i := strings.IndexByte(id, ':')
+	if i <= 0 {
+		return "", "", false
+	}
+	return id[:i], id[i+1:], true
+}
+
+// CodeHash is the hex SHA-256 of code with whitespace removed, so bodies
+// that differ only in layout dedup together.
+func CodeHash(code string) string {
+	var b strings.Builder
+	for _, r := range code {
+		if !unicode.IsSpace(r) {
+			b.WriteRune(r)
+		}
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:])
+}

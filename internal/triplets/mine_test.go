@@ -1,0 +1,144 @@
+package triplets
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+)
+
+// mineRepo is a small Python project whose history has one real fix, a
+// fix that also touches tests, a formatting commit and a bot commit.
+func mineRepo(t *testing.T) (*gitfixture.Repo, []Commit) {
+	t.Helper()
+	r := gitfixture.New(t)
+	r.Write(map[string]string{
+		"pkg/cache.py":        "class Cache:\n    def get(self, key):\n        return self.store[key]\n\n    def put(self, key, value):\n        self.store[key] = value\n\n    def evict(self, key):\n        del self.store[key]\n",
+		"pkg/queue.py":        "class Queue:\n    def push(self, item):\n        self.items.append(item)\n\n    def drain(self):\n        self.items.clear()\n",
+		"pkg/keys.py":         "def parse_key(text):\n    return text.strip()\n\ndef key_of(entry):\n    return entry.key\n\ndef cache_key(entry):\n    return entry.key\n",
+		"tests/test_cache.py": "def test_get():\n    assert Cache().get('k') is None\n",
+	})
+	c1 := r.Commit("initial")
+	r.Write(map[string]string{"pkg/cache.py": "class Cache:\n    def get(self, key):\n        return self.store.get(key)\n\n    def put(self, key, value):\n        self.store[key] = value\n\n    def evict(self, key):\n        del self.store[key]\n"})
+	c2 := r.Commit("Cache get returns None for a missing key instead of raising KeyError (#12)\n\nSigned-off-by: A <a@x>")
+	r.Write(map[string]string{"pkg/queue.py": "class Queue:\n    def push(self, item):\n        self.items.append(item)\n\n    def drain(self):\n        self.items = []\n"})
+	c3 := r.CommitAs("dependabot[bot]", "bot@example.com", []byte("Drain the queue items"))
+	r.Write(map[string]string{"pkg/cache.py": "class Cache:\n    def get(self, key):\n        return self.store.get(key)\n\n    def put(self, key, value):\n        self.store[key] = value\n\n    def evict(self, key):\n        self.store.pop(key, None)\n"})
+	c4 := r.Commit("Evicting a missing key from the cache store must not raise")
+	commits := []Commit{
+		{Change: Change{Commit: c2, Message: "Cache get returns None for a missing key instead of raising KeyError (#12)\n\nSigned-off-by: A <a@x>",
+			Files: []FileChange{{Path: "pkg/cache.py", Diff: []byte("-        return self.store[key]\n+        return self.store.get(key)\n"), Functions: []string{"pkg/cache.py:Cache.get"}}}},
+			Parent: c1, Time: 2},
+		{Change: Change{Commit: c3, Message: "Drain the queue items", AuthorName: "dependabot[bot]",
+			Files: []FileChange{{Path: "pkg/queue.py", Diff: []byte("-x\n+y\n"), Functions: []string{"pkg/queue.py:Queue.drain"}}}}, Parent: c2, Time: 3},
+		{Change: Change{Commit: c4, Message: "Evicting a missing key from the cache store must not raise",
+			Files: []FileChange{{Path: "pkg/cache.py", Diff: []byte("-        del self.store[key]\n+        self.store.pop(key, None)\n"), Functions: []string{"pkg/cache.py:Cache.evict"}}}},
+			Parent: c3, Time: 4},
+	}
+	return r, commits
+}
+
+func TestMine(t *testing.T) {
+	r, commits := mineRepo(t)
+	m := &Miner{Repo: "acme/widgets", GitDir: filepath.Join(r.Dir, ".git"), Options: Options{Negatives: 3}}
+	var recs []Record
+	st, err := m.Mine(context.Background(), commits, func(rec Record) error { recs = append(recs, rec); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Commits != 3 || st.Records != 2 || st.Skipped[SkipBot] != 1 || st.Failed != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	fix := recs[0]
+	if fix.Query != "Cache get returns None for a missing key instead of raising KeyError" || fix.Parent != commits[0].Parent || fix.Source != "commit" {
+		t.Errorf("record %+v", fix)
+	}
+	// The positive's code is the parent's, before the fix.
+	if len(fix.Positives) != 1 || fix.Positives[0].ID != "pkg/cache.py:Cache.get" || !strings.Contains(fix.Positives[0].Code, "self.store[key]") {
+		t.Fatalf("positives %+v", fix.Positives)
+	}
+	if len(fix.PositiveRanks) != 1 || fix.PositiveRanks[0] < 1 {
+		t.Errorf("positive ranks %v: the fix's own words should rank it", fix.PositiveRanks)
+	}
+	if len(fix.Negatives) == 0 || len(fix.Negatives) > 3 {
+		t.Fatalf("negatives %+v", fix.Negatives)
+	}
+	for i, n := range fix.Negatives {
+		if n.ID == "pkg/cache.py:Cache.get" || strings.HasPrefix(n.ID, "tests/") || n.Source != "bm25" || n.Rank < 1 || i > 0 && n.Rank <= fix.Negatives[i-1].Rank {
+			t.Errorf("negative %d: %+v", i, n)
+		}
+	}
+	// The second record: evict's code at its parent; its negatives come
+	// only from files that are the same at its parent as at the anchor
+	// (the first commit's parent): cache.py and queue.py changed since.
+	ev := recs[1]
+	if len(ev.Positives) != 1 || !strings.Contains(ev.Positives[0].Code, "del self.store[key]") {
+		t.Fatalf("evict positives %+v", ev.Positives)
+	}
+	for _, n := range ev.Negatives {
+		if strings.HasPrefix(n.ID, "pkg/cache.py:") || strings.HasPrefix(n.ID, "pkg/queue.py:") {
+			t.Errorf("negative %s comes from a file that changed between the anchor and the parent", n.ID)
+		}
+	}
+}
+
+func TestMineFilters(t *testing.T) {
+	r, commits := mineRepo(t)
+	ctx := context.Background()
+	count := func(m *Miner) (Stats, []Record) {
+		var recs []Record
+		st, err := m.Mine(ctx, commits, func(rec Record) error { recs = append(recs, rec); return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, recs
+	}
+	// The benchmark exclusion: the fix's commit is named, everything from it on goes.
+	ex := Repo{named: map[string]bool{strings.ToLower(commits[0].Commit): true}, Cut: 2}
+	if st, recs := count(&Miner{Repo: "acme/widgets", GitDir: filepath.Join(r.Dir, ".git"), Exclude: ex}); len(recs) != 0 || st.Excluded != 3 {
+		t.Errorf("excluded: %+v, %d records", st, len(recs))
+	}
+	// The consistency filter with an impossible rank keeps nothing.
+	if st, _ := count(&Miner{Repo: "acme/widgets", GitDir: filepath.Join(r.Dir, ".git"), Options: Options{MinRank: 1, MaxRank: 1, KeepRank: 1, Negatives: 1}}); st.Records+st.Skipped[SkipInconsistent]+st.Skipped[SkipNoNegatives] != 2 {
+		t.Errorf("keep-rank 1: %+v", st)
+	}
+	// Co-change: with a window, functions changed next to a positive are
+	// not its negatives.
+	negs := func(recs []Record) map[string]bool {
+		out := map[string]bool{}
+		for _, n := range recs[0].Negatives {
+			out[n.ID] = true
+		}
+		return out
+	}
+	_, recs := count(&Miner{Repo: "acme/widgets", GitDir: filepath.Join(r.Dir, ".git"), Options: Options{Negatives: 10}})
+	if !negs(recs)["pkg/cache.py:Cache.evict"] {
+		t.Fatalf("evict is not a negative of the get fix to begin with: %+v", recs[0].Negatives)
+	}
+	co := append([]Commit{}, commits...)
+	co[2].Files = []FileChange{{Path: "pkg/cache.py", Diff: co[2].Files[0].Diff, Functions: []string{"pkg/cache.py:Cache.evict", "pkg/cache.py:Cache.get"}}}
+	commits = co
+	if _, recs = count(&Miner{Repo: "acme/widgets", GitDir: filepath.Join(r.Dir, ".git"), Options: Options{Negatives: 10}}); negs(recs)["pkg/cache.py:Cache.evict"] {
+		t.Errorf("evict, changed together with get two commits later, is its negative")
+	}
+	if _, recs = count(&Miner{Repo: "acme/widgets", GitDir: filepath.Join(r.Dir, ".git"), Options: Options{Negatives: 10, CoChangeWindow: 1}}); !negs(recs)["pkg/cache.py:Cache.evict"] {
+		t.Errorf("a window of 1 commit must not reach the co-change two commits away")
+	}
+
+	// A missing parent is a counted failure naming the commit; the rest carry on.
+	bad := append([]Commit{}, commits...)
+	bad[2].Parent = strings.Repeat("0", 40)
+	st, recs := func() (Stats, []Record) {
+		var recs []Record
+		st, err := (&Miner{Repo: "acme/widgets", GitDir: filepath.Join(r.Dir, ".git")}).Mine(ctx, bad, func(rec Record) error { recs = append(recs, rec); return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, recs
+	}()
+	if st.Failed != 1 || len(recs) != 1 || !strings.Contains(st.FailedExamples[0], bad[2].Commit) {
+		t.Errorf("missing parent: %+v, %d records", st, len(recs))
+	}
+}
