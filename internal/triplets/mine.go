@@ -67,34 +67,37 @@ func positiveOr(v, def int) int {
 // Doc is a function as a record holds it: its graph id at the parent, file,
 // code and the SHA-256 of its whitespace-normalized code (for dedup).
 type Doc struct {
-	ID   string `json:"id"`
-	File string `json:"file"`
-	Code string `json:"code"`
-	Hash string `json:"hash"`
+	ID   string `json:"id" parquet:"id"`
+	File string `json:"file" parquet:"file,dict"`
+	Code string `json:"code" parquet:"code,zstd"`
+	Hash string `json:"hash" parquet:"hash"`
 }
 
 // Negative is a hard negative and where it came from.
 type Negative struct {
 	Doc
-	Source string  `json:"source"` // "bm25"
-	Rank   int     `json:"rank"`   // 1-based first-stage rank
-	Score  float64 `json:"score"`
+	Source string  `json:"source" parquet:"source,dict"` // "bm25"
+	Rank   int     `json:"rank" parquet:"rank"`          // 1-based first-stage rank
+	Score  float64 `json:"score" parquet:"score"`
 }
 
 // Record is one mined training example.
 type Record struct {
-	Repo   string `json:"repo"`
-	Commit string `json:"commit"`
-	Parent string `json:"parent"`
-	Time   int64  `json:"time"`
-	Query  string `json:"query"`
+	Repo   string `json:"repo" parquet:"repo,dict"`
+	Commit string `json:"commit" parquet:"commit"`
+	Parent string `json:"parent" parquet:"parent"`
+	Time   int64  `json:"time" parquet:"time,timestamp(millisecond)"`
+	// QueryID names the query: repo@commit, or a benchmark instance's id.
+	QueryID string `json:"query_id" parquet:"query_id"`
+	Query   string `json:"query" parquet:"query"`
 	// Source says where the query came from: "commit" (its message).
-	Source    string `json:"source"`
-	Positives []Doc  `json:"positives"`
-	// PositiveRanks are the positives' first-stage ranks (0: not within
-	// MaxRank), in the order of Positives.
-	PositiveRanks []int      `json:"positive_ranks"`
-	Negatives     []Negative `json:"negatives"`
+	Source    string `json:"source" parquet:"source,dict"`
+	Positives []Doc  `json:"positives" parquet:"positives,list"`
+	// PositiveRanks and PositiveScores are the positives' first-stage
+	// ranks (0: not within MaxRank) and scores, in the order of Positives.
+	PositiveRanks  []int      `json:"positive_ranks" parquet:"positive_ranks,list"`
+	PositiveScores []float64  `json:"positive_scores" parquet:"positive_scores,list"`
+	Negatives      []Negative `json:"negatives" parquet:"negatives,list"`
 }
 
 // Stats count what mining did.
@@ -322,7 +325,7 @@ func (m *Miner) mineOne(ctx context.Context, o Options, an *anchor, c Commit, qu
 	if err != nil {
 		return Record{}, "", fmt.Errorf("parse the parent's files: %w", err)
 	}
-	rec := Record{Repo: m.Repo, Commit: c.Commit, Parent: c.Parent, Time: c.Time, Query: query, Source: "commit"}
+	rec := Record{Repo: m.Repo, Commit: c.Commit, Parent: c.Parent, Time: c.Time, QueryID: m.Repo + "@" + c.Commit, Query: query, Source: "commit"}
 	posHash := map[string]bool{}
 	isPos := map[string]bool{}
 	for _, n := range g.Nodes {
@@ -343,13 +346,15 @@ func (m *Miner) mineOne(ctx context.Context, o Options, an *anchor, c Commit, qu
 		hits = an.ix.Search(query, o.MaxRank)
 	}
 	rank := map[string]int{}
+	score := map[string]float64{}
 	for i, h := range hits {
-		rank[h.DocID] = i + 1
+		rank[h.DocID], score[h.DocID] = i+1, h.Score
 	}
 	best := 0
 	for _, p := range rec.Positives {
 		r := rank[p.ID]
 		rec.PositiveRanks = append(rec.PositiveRanks, r)
+		rec.PositiveScores = append(rec.PositiveScores, score[p.ID])
 		if r > 0 && (best == 0 || r < best) {
 			best = r
 		}
