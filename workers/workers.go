@@ -110,12 +110,15 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	index := worker.New(c, workflows.IndexQueue, wopts(conc, true))
 	index.RegisterWorkflow(workflows.IndexFleet)
 	index.RegisterWorkflow(workflows.IndexRepo)
+	index.RegisterWorkflow(workflows.BuildTriplets)
+	index.RegisterWorkflow(workflows.MineRepoTriplets)
 	index.RegisterActivity(git.Sync)
 	index.RegisterActivity(store)
 
 	host := worker.New(c, hostQueue, wopts(conc, false))
 	host.RegisterActivity(git.ScrapeCommits)
 	host.RegisterActivity(git.BuildGraph)
+	host.RegisterActivity(git.MineTripletsChunk)
 
 	econc := cfg.EmbedConcurrency
 	if econc <= 0 {

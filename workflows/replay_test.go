@@ -12,13 +12,15 @@ import (
 // replays, by history file prefix. A new workflow goes here, and its
 // histories are recorded by an e2e test run under `task update-golden`.
 var replayed = map[string]any{
-	"indexfleet-": IndexFleet,
-	"indexrepo-":  IndexRepo,
-	"localize-":   Localize,
-	"backlog-":    LocalizeBacklog,
+	"indexfleet-":       IndexFleet,
+	"indexrepo-":        IndexRepo,
+	"localize-":         Localize,
+	"backlog-":          LocalizeBacklog,
+	"triplets-":         BuildTriplets,
+	"minerepotriplets-": MineRepoTriplets,
 }
 
-const recordHint = "record them with: task update-golden (go test ./internal/e2e -run 'TestIndexFleetEndToEnd|TestLocalize|TestBacklog' -update)"
+const recordHint = "record them with: task update-golden (go test ./internal/e2e -run 'TestIndexFleetEndToEnd|TestLocalize|TestBacklog|TestRerank|TestTriplets' -update)"
 
 // TestReplayHistories replays histories recorded from a real run against the
 // current workflow code: a change that would break workflows already running

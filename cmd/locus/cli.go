@@ -23,6 +23,7 @@ var commands = map[string]func(context.Context, []string) error{
 	"status":   runStatus,
 	"localize": runLocalize,
 	"backlog":  runBacklog,
+	"triplets": runTriplets,
 	"eval":     runEval,
 	"server":   runServer,
 	"worker":   runWorker,

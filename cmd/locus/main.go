@@ -34,6 +34,7 @@ Usage:
   locus localize [flags] ISSUE   rank the functions an issue is likely to need changed
   locus backlog [flags] FILE     rank the functions for every issue of a backlog (JSONL, CSV, GitHub export)
   locus backlog status [RUN]     done / failed / pending and tokens of backlog runs
+  locus triplets --out DIR REPO...    mine training triplets (query, positives, hard negatives) from history
   locus eval --bench F --repo-dir D   evaluate retrieval on a benchmark, write a report
   locus server [flags]           run only the embedded Temporal server
   locus worker [flags]           run workers against a Temporal server

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/locus-dev/locus/schema"
 )
@@ -185,4 +186,23 @@ func IsAncestor(ctx context.Context, gitDir string, backend Backend, anc, head H
 func shallowError(gitDir string, boundary Hash) error {
 	return fmt.Errorf("%s is a shallow clone (history cut at commit %s); locus indexes whole histories: run `git fetch --unshallow` in it first: %w",
 		gitDir, boundary.String()[:12], ErrPermanent)
+}
+
+// CommitTime is the committer time of commit in unix milliseconds; a
+// commit the clone lacks is an error.
+func CommitTime(ctx context.Context, gitDir string, backend Backend, commit Hash) (int64, error) {
+	src, err := openSource(ctx, gitDir, backend)
+	if err != nil {
+		return 0, err
+	}
+	defer src.Close()
+	data, err := src.read(commit, plumbing.CommitObject, nil)
+	if err != nil {
+		return 0, fmt.Errorf("commit %s: %w", commit, err)
+	}
+	c, err := parseCommit(commit, data)
+	if err != nil {
+		return 0, err
+	}
+	return c.Committer.When * 1000, nil
 }

@@ -1,7 +1,9 @@
 package triplets
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/locus-dev/locus/internal/eval/bench"
@@ -53,6 +55,43 @@ func LoadExclusion(paths ...string) (*Exclusion, error) {
 	return x, nil
 }
 
+// Named is one commit a benchmark names, with its time when the benchmark
+// gives it (unix ms; 0 when not).
+type Named struct {
+	Repo   string `json:"repo"`
+	Commit string `json:"commit"`
+	TimeMs int64  `json:"time_ms,omitempty"`
+}
+
+// Entries lists what x excludes, to pass it on (see NewExclusion).
+func (x *Exclusion) Entries() []Named {
+	var out []Named
+	if x == nil {
+		return nil
+	}
+	for repo, r := range x.repos {
+		for c := range r.named {
+			out = append(out, Named{Repo: repo, Commit: c})
+		}
+		if r.earliest > 0 {
+			out = append(out, Named{Repo: repo, TimeMs: r.earliest})
+		}
+	}
+	slices.SortFunc(out, func(a, b Named) int {
+		return cmp.Or(cmp.Compare(a.Repo, b.Repo), cmp.Compare(a.Commit, b.Commit), cmp.Compare(a.TimeMs, b.TimeMs))
+	})
+	return out
+}
+
+// NewExclusion is the exclusion of entries (from Entries).
+func NewExclusion(entries []Named) *Exclusion {
+	x := &Exclusion{repos: map[string]*benchRepo{}}
+	for _, e := range entries {
+		x.add(e.Repo, e.Commit, e.TimeMs)
+	}
+	return x
+}
+
 func (x *Exclusion) add(repo, commit string, timeMs int64) {
 	k := strings.ToLower(repo)
 	r, ok := x.repos[k]
@@ -60,7 +99,9 @@ func (x *Exclusion) add(repo, commit string, timeMs int64) {
 		r = &benchRepo{named: map[string]bool{}}
 		x.repos[k] = r
 	}
-	r.named[strings.ToLower(commit)] = true
+	if commit != "" {
+		r.named[strings.ToLower(commit)] = true
+	}
 	if timeMs > 0 && (r.earliest == 0 || timeMs < r.earliest) {
 		r.earliest = timeMs
 	}
@@ -93,7 +134,7 @@ func (x *Exclusion) ForRepo(repo string, commitTime func(id string) (int64, bool
 			if r.earliest > 0 {
 				continue // the benchmark gave the time
 			}
-			return Repo{}, fmt.Errorf("exclude %s: benchmark commit %s is not in its indexed history; index the repository up to it first", repo, id)
+			return Repo{}, fmt.Errorf("exclude %s: benchmark commit %s is neither in its indexed history nor in its clone: its time is unknown, so the history after it cannot be left out", repo, id)
 		}
 		if out.Cut == 0 || t < out.Cut {
 			out.Cut = t

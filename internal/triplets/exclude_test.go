@@ -57,6 +57,14 @@ func TestExclusion(t *testing.T) {
 	if _, err := x.ForRepo("acme/widgets", func(id string) (int64, bool) { return 0, id != "cccc" }); err == nil || !strings.Contains(err.Error(), "cccc") {
 		t.Errorf("missing base commit: %v", err)
 	}
+	// Passed on as entries, it excludes the same.
+	y := NewExclusion(x.Entries())
+	if w2, err := y.ForRepo("acme/widgets", lookup); err != nil || w2.Cut != 3 || !w2.Excluded("bbbb", 0) {
+		t.Errorf("from entries: %+v %v", w2, err)
+	}
+	if o2, err := y.ForRepo("other/lib", lookup); err != nil || o2.Cut != 1000*1000 {
+		t.Errorf("from entries, other/lib: %+v %v", o2, err)
+	}
 	if _, err := LoadExclusion(writeFile(t, "bad.jsonl", "{not json\n")); err == nil || !strings.Contains(err.Error(), "bad.jsonl") {
 		t.Errorf("a bad file: %v", err)
 	}

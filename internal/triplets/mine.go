@@ -43,9 +43,16 @@ type Options struct {
 	// together with a positive by a commit at most this many commits away
 	// (in time order); default 20.
 	CoChangeWindow int
+	// CoChangeMaxFunctions: a commit that changed more functions than this
+	// (an initial import, a sweeping refactor) is no co-change evidence;
+	// default 5.
+	CoChangeMaxFunctions int
 	// AnchorEvery is how many commits share one first-stage index, built at
 	// the parent of the first; default 200.
 	AnchorEvery int
+	// After and Before bound the commits mined by commit time (unix ms,
+	// After inclusive, Before exclusive); 0: no bound.
+	After, Before int64
 }
 
 func (o Options) withDefaults() Options {
@@ -53,6 +60,7 @@ func (o Options) withDefaults() Options {
 	o.MinRank = positiveOr(o.MinRank, 1)
 	o.MaxRank = positiveOr(o.MaxRank, 50)
 	o.CoChangeWindow = positiveOr(o.CoChangeWindow, 20)
+	o.CoChangeMaxFunctions = positiveOr(o.CoChangeMaxFunctions, 5)
 	o.AnchorEvery = positiveOr(o.AnchorEvery, 200)
 	return o
 }
@@ -129,7 +137,7 @@ func (s *Stats) fail(c Commit, err error) {
 
 // Skips of the miner beyond the filter's.
 const (
-	SkipExcluded     Skip = "excluded by a benchmark"
+	SkipOutOfRange   Skip = "outside --after/--before"
 	SkipNoParentCode Skip = "no positive exists at the parent"
 	SkipInconsistent Skip = "no positive within the first stage's KeepRank"
 	SkipNoNegatives  Skip = "no negative"
@@ -152,10 +160,11 @@ type anchor struct {
 	blobs  map[string]gitrepo.Hash // by path
 }
 
-// Mine mines commits (in time order) and calls emit for each record. A
-// commit that cannot be mined is counted and named in Stats, and the rest
-// carry on; errors from emit and a cancelled ctx stop it.
-func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) error) (Stats, error) {
+// Mine mines commits (in time order) and calls emit for each record, and
+// each of after (progress) once per commit. A commit that cannot be mined
+// is counted and named in Stats, and the rest carry on; errors from emit
+// and a cancelled ctx stop it.
+func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) error, after ...func()) (Stats, error) {
 	o := m.Options.withDefaults()
 	var st Stats
 	// Which functions each commit changed, for the co-change filter.
@@ -168,14 +177,26 @@ func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) er
 			}
 		}
 	}
+	progress := func() {
+		for _, f := range after {
+			f()
+		}
+	}
 	var an *anchor
 	for i, c := range commits {
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
+		if i > 0 {
+			progress() // for the commit before: it is settled
+		}
 		st.Commits++
 		if m.Exclude.Excluded(c.Commit, c.Time) {
 			st.Excluded++
+			continue
+		}
+		if o.After > 0 && c.Time < o.After || o.Before > 0 && c.Time >= o.Before {
+			st.skip(SkipOutOfRange)
 			continue
 		}
 		query, positives, why := o.Filter.Check(c.Change)
@@ -199,7 +220,7 @@ func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) er
 			an = a
 			st.Anchors++
 		}
-		rec, why, err := m.mineOne(ctx, o, an, c, query, positives, coChanged(changed, i, o.CoChangeWindow, positives))
+		rec, why, err := m.mineOne(ctx, o, an, c, query, positives, coChanged(changed, i, o.CoChangeWindow, o.CoChangeMaxFunctions, positives))
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return st, ctx.Err()
@@ -214,14 +235,21 @@ func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) er
 			st.Records++
 		}
 	}
+	if len(commits) > 0 {
+		progress()
+	}
 	return st, nil
 }
 
 // coChanged lists the functions changed together with one of positives by
-// a commit within window of commit i (i itself included).
-func coChanged(changed []map[string]bool, i, window int, positives []string) map[string]bool {
+// a commit within window of commit i (i itself included) that changed at
+// most maxFunctions functions.
+func coChanged(changed []map[string]bool, i, window, maxFunctions int, positives []string) map[string]bool {
 	out := map[string]bool{}
 	for j := max(0, i-window); j < min(len(changed), i+window+1); j++ {
+		if len(changed[j]) > maxFunctions {
+			continue
+		}
 		hit := false
 		for _, p := range positives {
 			if changed[j][p] {

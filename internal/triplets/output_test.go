@@ -172,3 +172,29 @@ func TestDedup(t *testing.T) {
 		t.Error("QueryKey")
 	}
 }
+
+func TestWriteStats(t *testing.T) {
+	dir := t.TempDir()
+	recs := sampleRecords()
+	files, err := WriteStats(dir, recs, []RepoStats{{Repo: "acme/w", Stats: Stats{Commits: 10, Records: 3, Excluded: 2, Skipped: map[Skip]int{SkipBot: 4}}},
+		{Repo: "broken/r", Error: "no history in the store"}}, map[Skip]int{DropDuplicateQuery: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 6 {
+		t.Fatalf("files %v, want stats.md, 4 histograms and the repository bars", files)
+	}
+	md, _ := os.ReadFile(files[0])
+	for _, want := range []string{"2 records from 2 repositories", "| acme/w | 10 | 3 | 2 | 3 | 2 | 0 |  |", "| broken/r | 0 | 0 | 0 | 0 | 0 | 0 | no history in the store |",
+		"| python | 2 |", "| bot author | 4 |", "| duplicate query | 1 |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("stats.md lacks %q:\n%s", want, md)
+		}
+	}
+	for _, f := range files[1:] {
+		data, err := os.ReadFile(f)
+		if err != nil || len(data) < 1000 || string(data[1:4]) != "PNG" {
+			t.Errorf("%s: %d bytes, %v", f, len(data), err)
+		}
+	}
+}

@@ -34,8 +34,11 @@ var (
 	refURL = regexp.MustCompile(`(?i)https?://\S+/(?:issues|pull|pulls|merge_requests|-/issues)/\d+\S*`)
 	// CI markers and other tags that are not about the change.
 	ciTag = regexp.MustCompile(`(?i)\[(?:skip ci|ci skip|no ci|skip actions|actions skip)\]`)
-	// "cherry picked from commit <sha>" lines.
-	cherryPick = regexp.MustCompile(`(?i)^\(?cherry[ -]picked from commit [0-9a-f]+\)?$`)
+	// "cherry picked from commit <sha>" lines, and what converters from
+	// Subversion and Mercurial leave ("git-svn-id: …", "--HG--", "branch : x").
+	cherryPick = regexp.MustCompile(`(?i)^(?:\(?cherry[ -]picked from commit [0-9a-f]+\)?|git-svn-id: .*|--HG--|branch : \S+)$`)
+	// "[svn r37305]" prefixes of converted Subversion commits.
+	svnRev = regexp.MustCompile(`\[svn r\d+\]\s*`)
 	// A trailer line: "Key: value" or "Key #value".
 	trailerLine = regexp.MustCompile(`^([A-Za-z][A-Za-z -]*[A-Za-z])\s*[:#]\s*\S`)
 	// Any issue-like number reference, for IssueRefs.
@@ -66,6 +69,7 @@ func CleanMessage(msg string) string {
 	out = closingRef.ReplaceAllString(out, "")
 	out = bareRef.ReplaceAllString(out, " ")
 	out = ciTag.ReplaceAllString(out, "")
+	out = svnRev.ReplaceAllString(out, "")
 	var paras []string
 	var cur []string
 	flush := func() {

@@ -25,6 +25,8 @@ func TestCleanMessage(t *testing.T) {
 		{"a subject that looks like a trailer stays", "Fixes: handle None in get()", "Fixes: handle None in get()"},
 		{"CRLF and spaces", "Tidy   the\r\n\r\n\r\nbody   text  ", "Tidy the\n\nbody text"},
 		{"nothing left", "#123", ""},
+		{"converted from Subversion and Mercurial", "[svn r37305] Show function sources in the docs\n\n--HG--\nbranch : trunk\ngit-svn-id: https://svn.example.org/x@37305 abc",
+			"Show function sources in the docs"},
 		{"a hash inside code stays", "Use dict['#x'] for C# names", "Use dict['#x'] for C# names"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

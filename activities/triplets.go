@@ -1,0 +1,133 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/triplets"
+	"github.com/locus-dev/locus/schema"
+)
+
+// TripletsPlanInput is PlanTriplets's argument.
+type TripletsPlanInput struct {
+	Repo      schema.RepoName `json:"repo"`
+	ChunkSize int             `json:"chunk_size,omitempty"`
+}
+
+// TripletsPlan is how one repository's history is mined: its chunks and
+// the host whose clone reads the parents.
+type TripletsPlan struct {
+	Head      string `json:"head"`
+	Commits   int    `json:"commits"`
+	Chunks    int    `json:"chunks"`
+	HostQueue string `json:"host_queue"`
+}
+
+// PlanTriplets reads the repository's indexed history and splits it into
+// chunks. A repository without history in the store fails for good, with
+// a message naming it.
+func (a *Store) PlanTriplets(ctx context.Context, in TripletsPlanInput) (TripletsPlan, error) {
+	h, err := triplets.ReadHistory(ctx, a.Bucket, in.Repo)
+	if err != nil {
+		if errors.Is(err, triplets.ErrNoHistory) {
+			return TripletsPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		}
+		return TripletsPlan{}, err
+	}
+	p := TripletsPlan{Head: h.Manifest.Head, Commits: len(h.Commits), Chunks: triplets.Chunks(len(h.Commits), in.ChunkSize), HostQueue: h.Manifest.HostQueue}
+	if p.HostQueue == "" || a.OnlyHost {
+		p.HostQueue = a.HostQueue
+	}
+	return p, nil
+}
+
+// TripletsChunkInput is MineTripletsChunk's argument.
+type TripletsChunkInput struct {
+	Run       string           `json:"run"`
+	Repo      schema.RepoName  `json:"repo"`
+	Chunk     int              `json:"chunk"`
+	ChunkSize int              `json:"chunk_size,omitempty"`
+	Options   triplets.Options `json:"options"`
+	Exclude   []triplets.Named `json:"exclude,omitempty"`
+}
+
+// MineTripletsChunk mines one chunk of a repository's history from this
+// host's clone and stores it as one part (replaced on a retry, so rows are
+// never duplicated), heartbeating "done/total commits".
+func (a *Git) MineTripletsChunk(ctx context.Context, in TripletsChunkInput) (triplets.ChunkResult, error) {
+	dir, err := a.clonePath(in.Repo)
+	if err != nil {
+		return triplets.ChunkResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	var done, total atomic.Int64
+	stop := heartbeatEvery(ctx, HeartbeatInterval, func() any { return fmt.Sprintf("%d/%d commits", done.Load(), total.Load()) })
+	defer stop()
+	res, err := triplets.MineChunk(ctx, triplets.ChunkConfig{Bucket: a.Bucket, GitDir: dir, Backend: a.Backend, Run: in.Run, Repo: in.Repo,
+		Chunk: in.Chunk, Size: in.ChunkSize, Options: in.Options, Exclusion: triplets.NewExclusion(in.Exclude),
+		Progress: func(d, t int) { done.Store(int64(d)); total.Store(int64(t)) }})
+	if err != nil && ctx.Err() == nil && errors.Is(err, triplets.ErrBadChunk) {
+		return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	return res, permanent(err)
+}
+
+// TripletsRepoResult is what mining one repository did.
+type TripletsRepoResult struct {
+	Repo    schema.RepoName     `json:"repo"`
+	Head    string              `json:"head,omitempty"`
+	Commits int                 `json:"commits"`
+	Records int                 `json:"records"`
+	Parts   []triplets.PartInfo `json:"parts,omitempty"`
+	Stats   triplets.Stats      `json:"stats"`
+	// Error says why the repository could not be mined (in full or in
+	// part); "" when it was.
+	Error string `json:"error,omitempty"`
+}
+
+// TripletsResultsInput is WriteTripletsResults's argument.
+type TripletsResultsInput struct {
+	Run     string               `json:"run"`
+	Seq     int                  `json:"seq"`
+	Results []TripletsRepoResult `json:"results"`
+}
+
+// TripletsResultsKey is where results segment seq of a triplets run lives.
+func TripletsResultsKey(run string, seq int) string {
+	return fmt.Sprintf("triplets/%s/results-%05d.json", schema.SafeKeySegment(run), seq)
+}
+
+// WriteTripletsResults stores one run segment's per-repository results.
+func (a *Store) WriteTripletsResults(ctx context.Context, in TripletsResultsInput) (string, error) {
+	key := TripletsResultsKey(in.Run, in.Seq)
+	data, err := json.Marshal(in.Results)
+	if err != nil {
+		return "", err
+	}
+	if err := a.Bucket.WriteAll(ctx, key, data); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// ReadTripletsResults reads the per-repository results of a finished run.
+func ReadTripletsResults(ctx context.Context, b *blob.Bucket, keys []string) ([]TripletsRepoResult, error) {
+	var out []TripletsRepoResult
+	for _, k := range keys {
+		data, err := b.ReadAll(ctx, k)
+		if err != nil {
+			return nil, fmt.Errorf("triplets results: %w", err)
+		}
+		var rs []TripletsRepoResult
+		if err := json.Unmarshal(data, &rs); err != nil {
+			return nil, fmt.Errorf("triplets results %s: %v: %w", k, err, blob.ErrCorrupt)
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/jobs"
+	"github.com/locus-dev/locus/internal/triplets"
+	"github.com/locus-dev/locus/schema"
+	"github.com/locus-dev/locus/workflows"
+)
+
+func runTriplets(ctx context.Context, args []string) error {
+	g := globals{reportsFailures: true}
+	fs := newFlags("triplets", &g)
+	out := fs.String("out", "", "directory for the exports, stats.md and the plots (required)")
+	reposFile := fs.String("repos-file", "", "file with one indexed repository per line (owner/name, or the path or URL it was indexed from; # comments allowed)")
+	negatives := fs.Int("negatives", 15, "hard negatives per query")
+	minRank := fs.Int("min-rank", 1, "first BM25 rank negatives come from (SweRank uses 3)")
+	maxRank := fs.Int("max-rank", 50, "last BM25 rank negatives come from (SweRank uses 25)")
+	keepRank := fs.Int("keep-rank", 0, "keep a query only when a positive ranks within this many BM25 hits (the consistency filter); 0: keep all")
+	maxFunctions := fs.Int("max-functions", 10, "skip changes that edit more functions than this")
+	maxPerRepo := fs.Int("max-per-repo", 0, "cap on queries per repository; 0: none")
+	before := fs.String("before", "", "only commits before this date (YYYY-MM-DD, UTC)")
+	after := fs.String("after", "", "only commits on or after this date (YYYY-MM-DD, UTC)")
+	exclude := fs.String("exclude-bench", "", "benchmark files (swe-dev or commits-dev JSON Lines, comma-separated): the commits they name, and every later commit of their repositories, are left out")
+	format := fs.String("format", triplets.FormatSweRank, "export layout: "+strings.Join(triplets.Formats, ", "))
+	chunk := fs.Int("chunk", triplets.DefaultChunk, "commits one activity mines")
+	window := fs.Int("window", workflows.DefaultTripletsWindow, "repositories mined at once")
+	workerFlags(fs, &g)
+	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: locus triplets --out DIR [flags] (REPO... | --repos-file F)\n\n"+
+			"Mines training triplets (query, positive functions, hard negatives) from indexed repositories' history.\n"+
+			"Re-running the same command resumes the same run.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	afterMs, aerr := dateFlag("after", *after)
+	beforeMs, berr := dateFlag("before", *before)
+	if err := check(fs,
+		intRange("negatives", *negatives, 1, 1000),
+		intRange("min-rank", *minRank, 1, -1),
+		intRange("max-rank", *maxRank, *minRank, -1),
+		intRange("keep-rank", *keepRank, 0, -1),
+		intRange("max-functions", *maxFunctions, 1, -1),
+		intRange("max-per-repo", *maxPerRepo, 0, -1),
+		intRange("chunk", *chunk, 1, -1),
+		intRange("window", *window, 1, workflows.MaxWindow),
+		oneOf("format", *format, triplets.Formats...),
+		aerr, berr,
+	); err != nil {
+		return err
+	}
+	if !*noWorker {
+		if err := check(fs, g.checkWorkerFlags()); err != nil {
+			return err
+		}
+	}
+	if *out == "" {
+		fs.Usage()
+		return exitError{code: 2, msg: "triplets needs --out DIR"}
+	}
+	repos, err := tripletRepos(fs.Args(), *reposFile)
+	if err != nil {
+		return err
+	}
+	if len(repos) == 0 {
+		fs.Usage()
+		return exitError{code: 2, msg: "no repositories given"}
+	}
+	opts := workflows.TripletsOptions{ChunkSize: *chunk, Window: *window, Mine: triplets.Options{
+		Filter: triplets.Filter{MaxFunctions: *maxFunctions}, Negatives: *negatives, MinRank: *minRank, MaxRank: *maxRank,
+		KeepRank: *keepRank, After: afterMs, Before: beforeMs}}
+	if *exclude != "" {
+		x, err := triplets.LoadExclusion(strings.Split(*exclude, ",")...)
+		if err != nil {
+			return err
+		}
+		opts.Exclude = x.Entries()
+	}
+	b, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	c, closeAll, err := g.connect(ctx, g.logger())
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	if !*noWorker {
+		stop, err := g.startWorkers(ctx, b, c, nil)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	st, err := jobs.StartTriplets(ctx, c, jobs.TripletsRun{Repos: repos, Options: opts})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "triplets %s: %d repositories\n", st.ID, len(repos))
+	stopProgress := watchProgress(ctx, stderr, func(ctx context.Context) (schema.FleetProgress, error) {
+		p, err := jobs.QueryProgress[workflows.TripletsProgress](ctx, c, st.ID)
+		return schema.FleetProgress{Total: p.Repos, Done: p.Done, Failed: p.Failed, Running: p.Running,
+			Pending: p.Repos - p.Done - p.Failed - p.Running}, err
+	}, time.Second, 10*time.Second)
+	var res workflows.TripletsResult
+	err = st.Run.Get(ctx, &res)
+	stopProgress(err == nil)
+	if ctx.Err() != nil {
+		return exitError{code: 130, msg: fmt.Sprintf("interrupted; triplets %s keeps its state in %s — run the same command again to continue", st.ID, g.dataDir)}
+	}
+	if err != nil {
+		return fmt.Errorf("triplets %s: %w", st.ID, err)
+	}
+	col, err := jobs.CollectTriplets(ctx, b, res, &triplets.Dedup{MaxPerRepo: *maxPerRepo})
+	if err != nil {
+		return err
+	}
+	files, err := triplets.Export(*out, *format, col.Records)
+	if err != nil {
+		return err
+	}
+	var rs []triplets.RepoStats
+	for _, r := range col.Repos {
+		rs = append(rs, triplets.RepoStats{Repo: string(r.Repo), Stats: r.Stats, Error: r.Error})
+	}
+	more, err := triplets.WriteStats(*out, col.Records, rs, col.Dropped)
+	if err != nil {
+		return err
+	}
+	files = append(files, more...)
+	dropped := 0
+	for _, n := range col.Dropped {
+		dropped += n
+	}
+	fmt.Fprintf(stdout, "%d records from %d repositories (%d failed), %d commits mined, %d dropped by the dedup\n",
+		len(col.Records), res.Done, res.Failed, res.Commits, dropped)
+	for _, f := range files {
+		fmt.Fprintln(stdout, f)
+	}
+	if res.Failed > 0 {
+		return exitError{code: 1, msg: fmt.Sprintf("%d of %d repositories could not be mined (see stats.md)", res.Failed, res.Repos)}
+	}
+	return nil
+}
+
+// dateFlag parses a YYYY-MM-DD flag into unix ms (0 when empty).
+func dateFlag(name, v string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	t, err := time.Parse("2006-01-02", v)
+	if err != nil {
+		return 0, fmt.Errorf("--%s %q: want a date as YYYY-MM-DD", name, v)
+	}
+	return t.UnixMilli(), nil
+}
+
+// tripletRepos resolves the repository arguments and the lines of file to
+// repository names, each once.
+func tripletRepos(args []string, file string) ([]schema.RepoName, error) {
+	all := append([]string(nil), args...)
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if l := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff")); l != "" && !strings.HasPrefix(l, "#") {
+				all = append(all, l)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("read %s: %w", file, err)
+		}
+	}
+	var out []schema.RepoName
+	seen := map[schema.RepoName]bool{}
+	for _, a := range all {
+		n, err := gitrepo.ResolveRepoArg(a)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}

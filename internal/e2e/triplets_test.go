@@ -1,0 +1,137 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locus-dev/locus/internal/jobs"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
+	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/triplets"
+	"github.com/locus-dev/locus/schema"
+	"github.com/locus-dev/locus/workers"
+	"github.com/locus-dev/locus/workflows"
+)
+
+// tripletsRepo is a project whose history holds fixes worth learning from,
+// a bot commit and a formatting-only commit.
+func tripletsRepo(t *testing.T) *gitfixture.Repo {
+	t.Helper()
+	r := gitfixture.New(t)
+	files := map[string]string{
+		"pkg/cache.py": "class Cache:\n    def get(self, key):\n        return self.store[key]\n\n    def put(self, key, value):\n        self.store[key] = value\n\n    def evict(self, key):\n        del self.store[key]\n",
+		"pkg/queue.py": "class Queue:\n    def push(self, item):\n        self.items.append(item)\n\n    def drain(self):\n        self.items.clear()\n\n    def peek(self):\n        return self.items[0]\n",
+		"pkg/keys.py":  "def parse_key(text):\n    return text.strip()\n\ndef key_of(entry):\n    return entry.key\n",
+	}
+	r.Write(files)
+	r.Commit("initial layout")
+	edit := func(path, old, new, msg string) {
+		files[path] = strings.Replace(files[path], old, new, 1)
+		r.Write(map[string]string{path: files[path]})
+		r.Commit(msg)
+	}
+	edit("pkg/cache.py", "return self.store[key]", "return self.store.get(key)", "Cache get returns None for a missing key instead of raising KeyError (#4)")
+	edit("pkg/queue.py", "return self.items[0]", "return self.items[0] if self.items else None", "Peek on an empty queue returns None")
+	edit("pkg/keys.py", "return text.strip()", "return text.strip().lower()", "Parse keys case-insensitively\n\nSigned-off-by: A Dev <a@example.com>")
+	edit("pkg/cache.py", "del self.store[key]", "self.store.pop(key, None)", "Evicting a missing key from the cache must not raise")
+	return r
+}
+
+// TestTriplets mines a real indexed repository through BuildTriplets and
+// MineRepoTriplets on an embedded Temporal server: every fix becomes a
+// record whose positive is the function it edited, with its code before
+// the fix, and BM25 negatives; a repository that is not indexed fails
+// alone, naming itself; running the same command again replaces the parts
+// rather than adding rows; the exclusion leaves out a benchmark's commits.
+func TestTriplets(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r := tripletsRepo(t)
+	srv := startServer(t, t.TempDir())
+	c := dial(t, srv)
+	b := blobtest.Bucket(t)
+	startWorkersWith(t, c, workers.Config{DataDir: t.TempDir(), Bucket: b})
+	name := schema.RepoName("acme/widgets")
+	if _, res := runFleet(ctx, t, c, "fleet-triplets", schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: name, URL: r.Dir}}}); res.Done != 1 {
+		t.Fatalf("indexing failed: %+v", res)
+	}
+	run := func(in jobs.TripletsRun) (workflows.TripletsResult, jobs.Collected) {
+		t.Helper()
+		st, err := jobs.StartTriplets(ctx, c, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res workflows.TripletsResult
+		if err := st.Run.Get(ctx, &res); err != nil {
+			t.Fatal(err)
+		}
+		if *update && len(in.Repos) == 2 {
+			writeHistory(ctx, t, c, "triplets-completed.json", st.ID, "")
+			writeHistory(ctx, t, c, "minerepotriplets-completed.json", workflows.TripletsChildID(st.ID, name), "")
+		}
+		col, err := jobs.CollectTriplets(ctx, b, res, &triplets.Dedup{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, col
+	}
+	in := jobs.TripletsRun{Repos: []schema.RepoName{name, "acme/never-indexed"},
+		Options: workflows.TripletsOptions{ChunkSize: 2, Mine: triplets.Options{Negatives: 3}}}
+	res, col := run(in)
+	if res.Repos != 2 || res.Done != 1 || res.Failed != 1 || res.Commits != 5 {
+		t.Fatalf("result %+v", res)
+	}
+	var widgets, missing *struct{ err string }
+	for _, rr := range col.Repos {
+		switch rr.Repo {
+		case name:
+			widgets = &struct{ err string }{rr.Error}
+			if len(rr.Parts) != 3 { // 5 commits in chunks of 2
+				t.Errorf("parts %+v", rr.Parts)
+			}
+		case "acme/never-indexed":
+			missing = &struct{ err string }{rr.Error}
+		}
+	}
+	if widgets == nil || widgets.err != "" || missing == nil || !strings.Contains(missing.err, "acme/never-indexed") || !strings.Contains(missing.err, "no history in the store") {
+		t.Fatalf("repository results %+v", col.Repos)
+	}
+	byQuery := map[string]triplets.Record{}
+	for _, rec := range col.Records {
+		byQuery[rec.Query] = rec
+	}
+	if len(col.Records) != 4 {
+		t.Fatalf("%d records, want the 4 fixes: %+v\nrepos %+v\ndropped %v", len(col.Records), byQuery, col.Repos, col.Dropped)
+	}
+	fix, ok := byQuery["Cache get returns None for a missing key instead of raising KeyError"]
+	if !ok || len(fix.Positives) != 1 || fix.Positives[0].ID != "pkg/cache.py:Cache.get" || !strings.Contains(fix.Positives[0].Code, "self.store[key]") || len(fix.Negatives) == 0 {
+		t.Fatalf("the get fix: %+v", fix)
+	}
+	if _, ok := byQuery["Parse keys case-insensitively"]; !ok {
+		t.Errorf("the sign-off was not cleaned: %v", byQuery)
+	}
+	// Again: the same parts, replaced, the same records.
+	_, again := run(in)
+	if !reflect.DeepEqual(again.Records, col.Records) {
+		t.Errorf("a second run gave %d records, the first %d: parts must be replaced, never added to", len(again.Records), len(col.Records))
+	}
+	// Excluding the fix's commit as a benchmark base leaves it and all later out.
+	st, err := triplets.ReadHistory(ctx, b, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := triplets.NewExclusion([]triplets.Named{{Repo: string(name), Commit: st.Commits[3].Commit}})
+	_, ex := run(jobs.TripletsRun{Repos: []schema.RepoName{name}, Options: workflows.TripletsOptions{Exclude: x.Entries(), Mine: triplets.Options{Negatives: 3}}})
+	if len(ex.Records) != 2 {
+		t.Errorf("with the 4th commit excluded: %d records, want the 2 fixes before it", len(ex.Records))
+	}
+	// The exports read back.
+	files, err := triplets.Export(t.TempDir(), triplets.FormatBEIR, col.Records)
+	if err != nil || len(files) != 3 || filepath.Base(files[2]) != "test.tsv" {
+		t.Errorf("beir export %v, %v", files, err)
+	}
+}

@@ -1,0 +1,132 @@
+package triplets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/commits"
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/schema"
+)
+
+// DefaultChunk is how many commits one chunk of a repository's history
+// holds: one activity mines it and writes one part.
+const DefaultChunk = 1000
+
+// History is a repository's indexed history, in time order, as mining
+// reads it.
+type History struct {
+	Manifest *schema.Manifest
+	Commits  []Commit
+}
+
+// ReadHistory reads the indexed history of repo from the store; a
+// repository that is not indexed, or indexed empty, is an error naming it.
+func ReadHistory(ctx context.Context, b *blob.Bucket, repo schema.RepoName) (*History, error) {
+	m, err := manifest.Read(ctx, b, repo)
+	if err != nil {
+		return nil, fmt.Errorf("triplets %s: %w", repo, err)
+	}
+	if m == nil || len(m.Parts) == 0 {
+		return nil, fmt.Errorf("triplets %s: %w (run locus index %s first)", repo, ErrNoHistory, repo)
+	}
+	var cs Commits
+	if err := commits.ReadAll(ctx, b, m, func(r *schema.CommitFile) error { cs.Add(r); return nil }); err != nil {
+		return nil, fmt.Errorf("triplets %s: %w", repo, err)
+	}
+	return &History{Manifest: m, Commits: cs.List()}, nil
+}
+
+// Chunks is how many chunks of size commits a history of n commits makes.
+func Chunks(n, size int) int {
+	size = positiveOr(size, DefaultChunk)
+	return (n + size - 1) / size
+}
+
+// ChunkConfig is one chunk to mine.
+type ChunkConfig struct {
+	Bucket  *blob.Bucket
+	GitDir  string
+	Backend gitrepo.Backend
+	Run     string
+	Repo    schema.RepoName
+	// Chunk is the chunk's number; Size the commits per chunk (default
+	// DefaultChunk).
+	Chunk, Size int
+	Options     Options
+	Exclusion   *Exclusion
+	// Progress, when set, is called after each commit with done and total.
+	Progress func(done, total int)
+}
+
+// ErrNoHistory is the error of a repository the store holds no history of.
+var ErrNoHistory = errors.New("no history in the store")
+
+// ErrBadChunk marks a chunk that cannot be mined however often it is
+// retried: beyond the history, or an exclusion the history cannot place.
+var ErrBadChunk = errors.New("cannot mine this chunk")
+
+// ChunkResult is what mining one chunk did.
+type ChunkResult struct {
+	Part  PartInfo `json:"part"`
+	Stats Stats    `json:"stats"`
+}
+
+// MineChunk mines chunk c.Chunk of the repository's history and stores its
+// records as part c.Chunk of the run (replacing it, so a retried chunk never
+// duplicates rows). The benchmark exclusion is placed on the history first.
+func MineChunk(ctx context.Context, c ChunkConfig) (ChunkResult, error) {
+	h, err := ReadHistory(ctx, c.Bucket, c.Repo)
+	if err != nil {
+		return ChunkResult{}, err
+	}
+	size := positiveOr(c.Size, DefaultChunk)
+	lo := c.Chunk * size
+	if c.Chunk < 0 || lo >= len(h.Commits) {
+		return ChunkResult{}, fmt.Errorf("triplets %s: chunk %d of a %d-commit history: %w", c.Repo, c.Chunk, len(h.Commits), ErrBadChunk)
+	}
+	chunk := h.Commits[lo:min(lo+size, len(h.Commits))]
+	times := make(map[string]int64, len(h.Commits))
+	for _, cm := range h.Commits {
+		times[cm.Commit] = cm.Time
+	}
+	// A benchmark commit outside the indexed history (a release branch,
+	// say) is placed by its time in the clone.
+	ex, err := c.Exclusion.ForRepo(string(c.Repo), func(id string) (int64, bool) {
+		if t, ok := times[id]; ok {
+			return t, true
+		}
+		h, ok := gitrepo.ParseHash(id)
+		if !ok {
+			return 0, false
+		}
+		t, err := gitrepo.CommitTime(ctx, c.GitDir, c.Backend, h)
+		return t, err == nil
+	})
+	if err != nil {
+		return ChunkResult{}, fmt.Errorf("%w: %w", ErrBadChunk, err)
+	}
+	m := &Miner{Repo: string(c.Repo), GitDir: c.GitDir, Backend: c.Backend, Options: c.Options, Exclude: ex}
+	var recs []Record
+	done := 0
+	st, err := m.Mine(ctx, chunk, func(r Record) error {
+		recs = append(recs, r)
+		return nil
+	}, func() {
+		done++
+		if c.Progress != nil {
+			c.Progress(done, len(chunk))
+		}
+	})
+	if err != nil {
+		return ChunkResult{}, fmt.Errorf("triplets %s chunk %d: %w", c.Repo, c.Chunk, err)
+	}
+	part, err := WritePart(ctx, c.Bucket, PartKey(c.Run, c.Repo, c.Chunk), recs)
+	if err != nil {
+		return ChunkResult{}, err
+	}
+	return ChunkResult{Part: part, Stats: st}, nil
+}
