@@ -220,7 +220,17 @@ func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) er
 			an = a
 			st.Anchors++
 		}
-		rec, why, err := m.mineOne(ctx, o, an, c, query, positives, coChanged(changed, i, o.CoChangeWindow, o.CoChangeMaxFunctions, positives))
+		co := coChanged(changed, i, o.CoChangeWindow, o.CoChangeMaxFunctions, positives)
+		rec, why, err := m.mineOne(ctx, o, an, c, query, positives, co)
+		if why == SkipNoNegatives && an.commit != c.Parent {
+			// The anchor has drifted from this commit's parent (a long
+			// branch, say): index the parent itself and try once more.
+			if a, aerr := m.buildAnchor(ctx, c.Parent); aerr == nil {
+				an = a
+				st.Anchors++
+				rec, why, err = m.mineOne(ctx, o, an, c, query, positives, co)
+			}
+		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return st, ctx.Err()

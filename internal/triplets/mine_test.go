@@ -142,3 +142,24 @@ func TestMineFilters(t *testing.T) {
 		t.Errorf("missing parent: %+v, %d records", st, len(recs))
 	}
 }
+
+// When the anchor's state has drifted from a commit's parent so far that no
+// negative survives, the parent itself is indexed and the commit mined again.
+func TestMineReanchors(t *testing.T) {
+	r, commits := mineRepo(t)
+	m := &Miner{Repo: "acme/widgets", GitDir: filepath.Join(r.Dir, ".git"), Options: Options{MaxRank: 3, Negatives: 3, AnchorEvery: 1000}}
+	var recs []Record
+	st, err := m.Mine(context.Background(), commits, func(rec Record) error { recs = append(recs, rec); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := recs[len(recs)-1]
+	if st.Anchors != 2 || !strings.HasSuffix(ev.Positives[0].ID, "Cache.evict") || len(ev.Negatives) == 0 {
+		t.Fatalf("stats %+v, evict record %+v", st, ev)
+	}
+	for _, n := range ev.Negatives {
+		if strings.HasPrefix(n.ID, "pkg/cache.py:") && !strings.Contains(n.Code, "self.store") {
+			t.Errorf("negative %+v", n)
+		}
+	}
+}

@@ -37,6 +37,10 @@ var (
 	// "cherry picked from commit <sha>" lines, and what converters from
 	// Subversion and Mercurial leave ("git-svn-id: …", "--HG--", "branch : x").
 	cherryPick = regexp.MustCompile(`(?i)^(?:\(?cherry[ -]picked from commit [0-9a-f]+\)?|git-svn-id: .*|--HG--|branch : \S+)$`)
+	// A reference with the words that lead to it ("Related to #12", "See
+	// also https://…/issues/4", "follow-up to #9"), removed together so
+	// no dangling words remain.
+	leadRef = regexp.MustCompile(`(?i)\b(?:(?:is\s+)?related\s+to|see(?:\s+also)?|part\s+of|follow[- ]?up\s+(?:to|of|for)|cf\.?)\s*:?\s*(?:https?://\S+/(?:issues|pull|pulls|merge_requests)/\d+\S*|(?:[\w.-]+/[\w.-]+)?(?:#|gh-)\d+\b)`)
 	// "[svn r37305]" prefixes of converted Subversion commits.
 	svnRev = regexp.MustCompile(`\[svn r\d+\]\s*`)
 	// A trailer line: "Key: value" or "Key #value".
@@ -65,6 +69,7 @@ func CleanMessage(msg string) string {
 		kept = append(kept, line)
 	}
 	out := strings.Join(kept, "\n")
+	out = leadRef.ReplaceAllString(out, "")
 	out = refURL.ReplaceAllString(out, "")
 	out = closingRef.ReplaceAllString(out, "")
 	out = bareRef.ReplaceAllString(out, " ")
