@@ -131,3 +131,29 @@ func ReadTripletsResults(ctx context.Context, b *blob.Bucket, keys []string) ([]
 	}
 	return out, nil
 }
+
+// TripletsInstancesInput is MineTripletsInstances's argument.
+type TripletsInstancesInput struct {
+	Run     string           `json:"run"`
+	Repo    schema.RepoName  `json:"repo"`
+	Key     string           `json:"key"`
+	Options triplets.Options `json:"options"`
+}
+
+// MineTripletsInstances mines the benchmark instances of one repository
+// from the run's instance file (triplets.MineInstanceFile) on this host's
+// clone, into the repository's instances part.
+func (a *Git) MineTripletsInstances(ctx context.Context, in TripletsInstancesInput) (triplets.ChunkResult, error) {
+	dir, err := a.clonePath(in.Repo)
+	if err != nil {
+		return triplets.ChunkResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
+	defer stop()
+	res, err := triplets.MineInstanceFile(ctx, triplets.ChunkConfig{Bucket: a.Bucket, GitDir: dir, Backend: a.Backend, Run: in.Run,
+		Repo: in.Repo, Options: in.Options}, in.Key)
+	if err != nil && ctx.Err() == nil && errors.Is(err, triplets.ErrBadChunk) {
+		return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	return res, permanent(err)
+}

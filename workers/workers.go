@@ -119,6 +119,7 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	host.RegisterActivity(git.ScrapeCommits)
 	host.RegisterActivity(git.BuildGraph)
 	host.RegisterActivity(git.MineTripletsChunk)
+	host.RegisterActivity(git.MineTripletsInstances)
 
 	econc := cfg.EmbedConcurrency
 	if econc <= 0 {

@@ -30,6 +30,10 @@ type TripletsOptions struct {
 	ChunkSize int `json:"chunk_size,omitempty"`
 	// Exclude are the commits benchmarks name (see triplets.Exclusion).
 	Exclude []triplets.Named `json:"exclude,omitempty"`
+	// InstancesKey, when set, names a stored JSON array of SWE-format
+	// benchmark instances: each repository's are mined too, as queries of
+	// source "instance" (triplets.InstancesKey).
+	InstancesKey string `json:"instances_key,omitempty"`
 	// Window is the repositories mined at once; default 4.
 	Window int `json:"window,omitempty"`
 	// ContinueAsNewAfter is the repositories one run starts before it
@@ -210,6 +214,18 @@ func MineRepoTriplets(ctx workflow.Context, in TripletsRepoInput) (activities.Tr
 			})
 		}
 		sel.Select(ctx)
+	}
+	if in.Options.InstancesKey != "" && failed == nil {
+		var cr triplets.ChunkResult
+		err := workflow.ExecuteActivity(hostCtx, git.MineTripletsInstances, activities.TripletsInstancesInput{Run: in.Run, Repo: in.Repo,
+			Key: in.Options.InstancesKey, Options: in.Options.Mine}).Get(ctx, &cr)
+		if err != nil {
+			failed = fmt.Errorf("instances: %w", err)
+		} else {
+			// First: the whole-output dedup then keeps an instance (an
+			// issue's own text) over a commit record of the same change.
+			chunks = append([]*triplets.ChunkResult{&cr}, chunks...)
+		}
 	}
 	for _, c := range chunks {
 		if c == nil {

@@ -3,11 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/locus-dev/locus/internal/eval/bench"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/triplets"
@@ -29,6 +31,7 @@ func runTriplets(ctx context.Context, args []string) error {
 	before := fs.String("before", "", "only commits before this date (YYYY-MM-DD, UTC)")
 	after := fs.String("after", "", "only commits on or after this date (YYYY-MM-DD, UTC)")
 	exclude := fs.String("exclude-bench", "", "benchmark files (swe-dev or commits-dev JSON Lines, comma-separated): the commits they name, and every later commit of their repositories, are left out")
+	instances := fs.String("instances", "", "benchmark instances in the SWE format (JSON Lines: problem statement, patch, base commit): each of a mined repository's becomes a query too")
 	format := fs.String("format", triplets.FormatSweRank, "export layout: "+strings.Join(triplets.Formats, ", "))
 	chunk := fs.Int("chunk", triplets.DefaultChunk, "commits one activity mines")
 	window := fs.Int("window", workflows.DefaultTripletsWindow, "repositories mined at once")
@@ -91,6 +94,20 @@ func runTriplets(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
+	if *instances != "" {
+		ins, err := bench.LoadSWE(*instances)
+		if err != nil {
+			return err
+		}
+		data, err := json.Marshal(ins)
+		if err != nil {
+			return err
+		}
+		opts.InstancesKey = triplets.InstancesKey(data)
+		if err := b.WriteAll(ctx, opts.InstancesKey, data); err != nil {
+			return fmt.Errorf("store the instances of %s: %w", *instances, err)
+		}
+	}
 	c, closeAll, err := g.connect(ctx, g.logger())
 	if err != nil {
 		return err

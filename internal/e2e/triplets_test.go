@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/locus-dev/locus/internal/eval/bench"
 	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
@@ -128,6 +130,27 @@ func TestTriplets(t *testing.T) {
 	_, ex := run(jobs.TripletsRun{Repos: []schema.RepoName{name}, Options: workflows.TripletsOptions{Exclude: x.Entries(), Mine: triplets.Options{Negatives: 3}}})
 	if len(ex.Records) != 2 {
 		t.Errorf("with the 4th commit excluded: %d records, want the 2 fixes before it", len(ex.Records))
+	}
+	// Benchmark instances of the repository become queries too.
+	inst := []bench.SWEInstance{{InstanceID: "acme__widgets-7", Repo: string(name), BaseCommit: st.Commits[0].Commit,
+		ProblemStatement: "KeyError from the cache for keys it does not hold", Patch: r.Git("diff", st.Commits[0].Commit, st.Commits[1].Commit)}}
+	data, err := json.Marshal(inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := triplets.InstancesKey(data)
+	if err := b.WriteAll(ctx, key, data); err != nil {
+		t.Fatal(err)
+	}
+	_, wi := run(jobs.TripletsRun{Repos: []schema.RepoName{name}, Options: workflows.TripletsOptions{InstancesKey: key, Mine: triplets.Options{Negatives: 3}}})
+	found := false
+	for _, rec := range wi.Records {
+		if rec.Source == "instance" {
+			found = rec.QueryID == "acme__widgets-7" && len(rec.Positives) == 1 && rec.Positives[0].ID == "pkg/cache.py:Cache.get"
+		}
+	}
+	if !found {
+		t.Errorf("no instance record in %d records", len(wi.Records))
 	}
 	// The exports read back.
 	files, err := triplets.Export(t.TempDir(), triplets.FormatBEIR, col.Records)

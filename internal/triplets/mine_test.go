@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locus-dev/locus/internal/eval/bench"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
 
@@ -161,5 +162,32 @@ func TestMineReanchors(t *testing.T) {
 		if strings.HasPrefix(n.ID, "pkg/cache.py:") && !strings.Contains(n.Code, "self.store") {
 			t.Errorf("negative %+v", n)
 		}
+	}
+}
+
+func TestMineInstances(t *testing.T) {
+	r, commits := mineRepo(t)
+	base, fixed := commits[0].Parent, commits[0].Commit
+	patch := r.Git("diff", base, fixed)
+	m := &Miner{Repo: "acme/widgets", GitDir: filepath.Join(r.Dir, ".git"), Options: Options{Negatives: 3}}
+	in := []bench.SWEInstance{
+		{InstanceID: "acme__widgets-1", Repo: "Acme/Widgets", BaseCommit: base, ProblemStatement: "  Cache.get raises KeyError for a missing key\n", Patch: patch},
+		{InstanceID: "other__lib-2", Repo: "other/lib", BaseCommit: base, ProblemStatement: "x", Patch: patch},
+		{InstanceID: "acme__widgets-3", Repo: "acme/widgets", BaseCommit: strings.Repeat("1", 40), ProblemStatement: "y", Patch: patch},
+	}
+	var recs []Record
+	st, err := m.MineInstances(context.Background(), in, func(rec Record) error { recs = append(recs, rec); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Records != 1 || st.Skipped[SkipOtherRepo] != 1 || st.Failed != 1 || !strings.Contains(st.FailedExamples[0], "acme__widgets-3") {
+		t.Fatalf("stats %+v", st)
+	}
+	rec := recs[0]
+	if rec.QueryID != "acme__widgets-1" || rec.Source != "instance" || rec.Query != "Cache.get raises KeyError for a missing key" || rec.Parent != base || rec.Time == 0 {
+		t.Errorf("record %+v", rec)
+	}
+	if len(rec.Positives) != 1 || rec.Positives[0].ID != "pkg/cache.py:Cache.get" || !strings.Contains(rec.Positives[0].Code, "self.store[key]") || len(rec.Negatives) == 0 {
+		t.Errorf("positives %+v negatives %+v", rec.Positives, rec.Negatives)
 	}
 }

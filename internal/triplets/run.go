@@ -2,11 +2,16 @@ package triplets
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/commits"
+	"github.com/locus-dev/locus/internal/eval/bench"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/schema"
@@ -125,6 +130,44 @@ func MineChunk(ctx context.Context, c ChunkConfig) (ChunkResult, error) {
 		return ChunkResult{}, fmt.Errorf("triplets %s chunk %d: %w", c.Repo, c.Chunk, err)
 	}
 	part, err := WritePart(ctx, c.Bucket, PartKey(c.Run, c.Repo, c.Chunk), recs)
+	if err != nil {
+		return ChunkResult{}, err
+	}
+	return ChunkResult{Part: part, Stats: st}, nil
+}
+
+// InstancesPartKey is where a run's records from benchmark instances of
+// repo live (beside its chunk parts).
+func InstancesPartKey(run string, repo schema.RepoName) string {
+	return strings.TrimSuffix(PartKey(run, repo, 0), "part-00000.parquet") + "instances.parquet"
+}
+
+// InstancesKey is where a run's instance file is stored: by the hash of
+// its content, so the same file is stored once and names the same run.
+func InstancesKey(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "triplets/inputs/instances-" + hex.EncodeToString(sum[:8]) + ".json"
+}
+
+// MineInstanceFile mines the instances stored at key (a JSON array of
+// bench.SWEInstance) that belong to c.Repo and stores their records as the
+// run's instances part of it (replacing it). c.Chunk and c.Size are unused.
+func MineInstanceFile(ctx context.Context, c ChunkConfig, key string) (ChunkResult, error) {
+	data, err := c.Bucket.ReadAll(ctx, key)
+	if err != nil {
+		return ChunkResult{}, fmt.Errorf("triplets instances: %w", err)
+	}
+	var ins []bench.SWEInstance
+	if err := json.Unmarshal(data, &ins); err != nil {
+		return ChunkResult{}, fmt.Errorf("triplets instances %s: %v: %w", key, err, ErrBadChunk)
+	}
+	m := &Miner{Repo: string(c.Repo), GitDir: c.GitDir, Backend: c.Backend, Options: c.Options}
+	var recs []Record
+	st, err := m.MineInstances(ctx, ins, func(r Record) error { recs = append(recs, r); return nil })
+	if err != nil {
+		return ChunkResult{}, fmt.Errorf("triplets %s instances: %w", c.Repo, err)
+	}
+	part, err := WritePart(ctx, c.Bucket, InstancesPartKey(c.Run, c.Repo), recs)
 	if err != nil {
 		return ChunkResult{}, err
 	}
