@@ -55,6 +55,8 @@ type TripletsChunkInput struct {
 	ChunkSize int              `json:"chunk_size,omitempty"`
 	Options   triplets.Options `json:"options"`
 	Exclude   []triplets.Named `json:"exclude,omitempty"`
+	// IssuesKey names stored issue texts (triplets.IssuesKey); "" none.
+	IssuesKey string `json:"issues_key,omitempty"`
 }
 
 // MineTripletsChunk mines one chunk of a repository's history from this
@@ -68,8 +70,15 @@ func (a *Git) MineTripletsChunk(ctx context.Context, in TripletsChunkInput) (tri
 	var done, total atomic.Int64
 	stop := heartbeatEvery(ctx, HeartbeatInterval, func() any { return fmt.Sprintf("%d/%d commits", done.Load(), total.Load()) })
 	defer stop()
+	issues, err := triplets.ReadIssues(ctx, a.Bucket, in.IssuesKey)
+	if err != nil {
+		if errors.Is(err, triplets.ErrBadChunk) {
+			return triplets.ChunkResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		}
+		return triplets.ChunkResult{}, err
+	}
 	res, err := triplets.MineChunk(ctx, triplets.ChunkConfig{Bucket: a.Bucket, GitDir: dir, Backend: a.Backend, Run: in.Run, Repo: in.Repo,
-		Chunk: in.Chunk, Size: in.ChunkSize, Options: in.Options, Exclusion: triplets.NewExclusion(in.Exclude),
+		Chunk: in.Chunk, Size: in.ChunkSize, Options: in.Options, Exclusion: triplets.NewExclusion(in.Exclude), Issues: issues,
 		Progress: func(d, t int) { done.Store(int64(d)); total.Store(int64(t)) }})
 	if err != nil && ctx.Err() == nil && errors.Is(err, triplets.ErrBadChunk) {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)

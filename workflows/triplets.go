@@ -34,6 +34,9 @@ type TripletsOptions struct {
 	// benchmark instances: each repository's are mined too, as queries of
 	// source "instance" (triplets.InstancesKey).
 	InstancesKey string `json:"instances_key,omitempty"`
+	// IssuesKey, when set, names stored issue texts (triplets.IssuesKey):
+	// a commit referencing one gets its text as the query.
+	IssuesKey string `json:"issues_key,omitempty"`
 	// Window is the repositories mined at once; default 4.
 	Window int `json:"window,omitempty"`
 	// ContinueAsNewAfter is the repositories one run starts before it
@@ -202,7 +205,7 @@ func MineRepoTriplets(ctx workflow.Context, in TripletsRepoInput) (activities.Tr
 			next++
 			running++
 			f := workflow.ExecuteActivity(hostCtx, git.MineTripletsChunk, activities.TripletsChunkInput{Run: in.Run, Repo: in.Repo, Chunk: i,
-				ChunkSize: in.Options.ChunkSize, Options: in.Options.Mine, Exclude: in.Options.Exclude})
+				ChunkSize: in.Options.ChunkSize, Options: in.Options.Mine, Exclude: in.Options.Exclude, IssuesKey: in.Options.IssuesKey})
 			sel.AddFuture(f, func(f workflow.Future) {
 				running--
 				var cr triplets.ChunkResult

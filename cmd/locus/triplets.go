@@ -32,6 +32,8 @@ func runTriplets(ctx context.Context, args []string) error {
 	after := fs.String("after", "", "only commits on or after this date (YYYY-MM-DD, UTC)")
 	exclude := fs.String("exclude-bench", "", "benchmark files (swe-dev or commits-dev JSON Lines, comma-separated): the commits they name, and every later commit of their repositories, are left out")
 	instances := fs.String("instances", "", "benchmark instances in the SWE format (JSON Lines: problem statement, patch, base commit): each of a mined repository's becomes a query too")
+	issues := fs.String("issues", "", "issues and pull requests in the backlog input formats (JSON Lines, CSV, GitHub export): a commit that references one by number gets its text as the query")
+	issuesRepo := fs.String("issues-repo", "", "repository of --issues records that name none (a GitHub export names none)")
 	format := fs.String("format", triplets.FormatSweRank, "export layout: "+strings.Join(triplets.Formats, ", "))
 	chunk := fs.Int("chunk", triplets.DefaultChunk, "commits one activity mines")
 	window := fs.Int("window", workflows.DefaultTripletsWindow, "repositories mined at once")
@@ -106,6 +108,23 @@ func runTriplets(ctx context.Context, args []string) error {
 		opts.InstancesKey = triplets.InstancesKey(data)
 		if err := b.WriteAll(ctx, opts.InstancesKey, data); err != nil {
 			return fmt.Errorf("store the instances of %s: %w", *instances, err)
+		}
+	}
+	if *issues != "" {
+		texts, skipped, err := triplets.LoadIssues(*issues, *issuesRepo)
+		if err != nil {
+			return err
+		}
+		if skipped > 0 {
+			fmt.Fprintf(stderr, "locus: warning: %d records of %s have no issue number or repository and are not used\n", skipped, *issues)
+		}
+		data, err := json.Marshal(texts)
+		if err != nil {
+			return err
+		}
+		opts.IssuesKey = triplets.IssuesKey(data)
+		if err := b.WriteAll(ctx, opts.IssuesKey, data); err != nil {
+			return fmt.Errorf("store the issues of %s: %w", *issues, err)
 		}
 	}
 	c, closeAll, err := g.connect(ctx, g.logger())

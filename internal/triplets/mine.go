@@ -98,7 +98,9 @@ type Record struct {
 	// QueryID names the query: repo@commit, or a benchmark instance's id.
 	QueryID string `json:"query_id" parquet:"query_id"`
 	Query   string `json:"query" parquet:"query"`
-	// Source says where the query came from: "commit" (its message).
+	// Source says where the query came from: "commit" (its message),
+	// "issue" (the text of an issue or pull request it references) or
+	// "instance" (a benchmark instance's problem statement).
 	Source    string `json:"source" parquet:"source,dict"`
 	Positives []Doc  `json:"positives" parquet:"positives,list"`
 	// PositiveRanks and PositiveScores are the positives' first-stage
@@ -150,6 +152,10 @@ type Miner struct {
 	Backend gitrepo.Backend
 	Options Options
 	Exclude Repo
+	// Issues, when set, hold the texts of issues and pull requests: a
+	// commit that references one gets its text as the query (source
+	// "issue") instead of its message.
+	Issues IssueTexts
 }
 
 // anchor is a first-stage index over the functions of one commit.
@@ -220,6 +226,10 @@ func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) er
 			an = a
 			st.Anchors++
 		}
+		source := "commit"
+		if text, ok := m.Issues.lookup(m.Repo, c.Message); ok {
+			query, source = text, "issue"
+		}
 		co := coChanged(changed, i, o.CoChangeWindow, o.CoChangeMaxFunctions, positives)
 		rec, why, err := m.mineOne(ctx, o, an, c, query, positives, co)
 		if why == SkipNoNegatives && an.commit != c.Parent {
@@ -239,6 +249,7 @@ func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) er
 		case why != "":
 			st.skip(why)
 		default:
+			rec.Source = source
 			if err := emit(rec); err != nil {
 				return st, err
 			}

@@ -191,3 +191,27 @@ func TestMineInstances(t *testing.T) {
 		t.Errorf("positives %+v negatives %+v", rec.Positives, rec.Negatives)
 	}
 }
+
+func TestIssueTextsAsQueries(t *testing.T) {
+	gh := writeFile(t, "issues.json", `[{"number": 12, "title": "KeyError on a missing key", "body": "Cache.get raises instead of returning None."},
+		{"number": 13, "title": "A pull request", "body": "x", "pull_request": {"url": "u"}}]`)
+	texts, skipped, err := LoadIssues(gh, "acme/widgets")
+	if err != nil || skipped != 0 || len(texts) != 1 || texts["acme/widgets#12"] == "" {
+		t.Fatalf("texts %v, skipped %d, %v", texts, skipped, err)
+	}
+	if _, _, err := LoadIssues(filepath.Join(t.TempDir(), "none.json"), ""); err == nil || !strings.Contains(err.Error(), "none.json") {
+		t.Errorf("unreadable file: %v", err)
+	}
+	r, commits := mineRepo(t)
+	m := &Miner{Repo: "acme/widgets", GitDir: filepath.Join(r.Dir, ".git"), Issues: texts}
+	var recs []Record
+	if _, err := m.Mine(context.Background(), commits, func(rec Record) error { recs = append(recs, rec); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if recs[0].Source != "issue" || recs[0].Query != "KeyError on a missing key\n\nCache.get raises instead of returning None." {
+		t.Errorf("the commit referencing #12: %q (%s)", recs[0].Query, recs[0].Source)
+	}
+	if recs[1].Source != "commit" {
+		t.Errorf("a commit referencing nothing: source %s", recs[1].Source)
+	}
+}

@@ -63,6 +63,8 @@ type ChunkConfig struct {
 	Chunk, Size int
 	Options     Options
 	Exclusion   *Exclusion
+	// Issues are texts of referenced issues (see Miner.Issues); may be nil.
+	Issues IssueTexts
 	// Progress, when set, is called after each commit with done and total.
 	Progress func(done, total int)
 }
@@ -114,7 +116,7 @@ func MineChunk(ctx context.Context, c ChunkConfig) (ChunkResult, error) {
 	if err != nil {
 		return ChunkResult{}, fmt.Errorf("%w: %w", ErrBadChunk, err)
 	}
-	m := &Miner{Repo: string(c.Repo), GitDir: c.GitDir, Backend: c.Backend, Options: c.Options, Exclude: ex}
+	m := &Miner{Repo: string(c.Repo), GitDir: c.GitDir, Backend: c.Backend, Options: c.Options, Exclude: ex, Issues: c.Issues}
 	var recs []Record
 	done := 0
 	st, err := m.Mine(ctx, chunk, func(r Record) error {
@@ -144,9 +146,31 @@ func InstancesPartKey(run string, repo schema.RepoName) string {
 
 // InstancesKey is where a run's instance file is stored: by the hash of
 // its content, so the same file is stored once and names the same run.
-func InstancesKey(data []byte) string {
+func InstancesKey(data []byte) string { return inputKey("instances", data) }
+
+// IssuesKey is where a run's issue texts (JSON of IssueTexts) are stored,
+// by the hash of their content.
+func IssuesKey(data []byte) string { return inputKey("issues", data) }
+
+func inputKey(kind string, data []byte) string {
 	sum := sha256.Sum256(data)
-	return "triplets/inputs/instances-" + hex.EncodeToString(sum[:8]) + ".json"
+	return "triplets/inputs/" + kind + "-" + hex.EncodeToString(sum[:8]) + ".json"
+}
+
+// ReadIssues reads issue texts stored at key ("" : none).
+func ReadIssues(ctx context.Context, b *blob.Bucket, key string) (IssueTexts, error) {
+	if key == "" {
+		return nil, nil
+	}
+	data, err := b.ReadAll(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("triplets issues: %w", err)
+	}
+	var t IssueTexts
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("triplets issues %s: %v: %w", key, err, ErrBadChunk)
+	}
+	return t, nil
 }
 
 // MineInstanceFile mines the instances stored at key (a JSON array of
