@@ -283,6 +283,9 @@ func validateTripletsInput(in BuildTripletsInput) error {
 	if o.Negatives < 0 || o.MinRank < 0 || o.MaxRank < 0 || o.KeepRank < 0 || o.Filter.MaxFunctions < 0 || in.Options.ChunkSize < 0 {
 		return errors.New("triplets: counts and ranks must be 0 (default) or more")
 	}
+	if err := o.Validate(); err != nil {
+		return fmt.Errorf("triplets: %w", err)
+	}
 	if o.MaxRank > 0 && o.MinRank > o.MaxRank {
 		return fmt.Errorf("triplets: negative ranks %d to %d: the first is past the last", o.MinRank, o.MaxRank)
 	}

@@ -23,6 +23,7 @@ func runTriplets(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "directory for the exports, stats.md and the plots (required)")
 	reposFile := fs.String("repos-file", "", "file with one indexed repository per line (owner/name, or the path or URL it was indexed from; # comments allowed)")
 	negatives := fs.Int("negatives", 15, "hard negatives per query")
+	hardFrom := fs.String("hard-from", triplets.SourceBM25, "sources of hard negatives, comma-separated: bm25 (first-stage hits), graph (functions calling or called by a positive, up to a third of --negatives)")
 	minRank := fs.Int("min-rank", 1, "first BM25 rank negatives come from (SweRank uses 3)")
 	maxRank := fs.Int("max-rank", 50, "last BM25 rank negatives come from (SweRank uses 25)")
 	keepRank := fs.Int("keep-rank", 0, "keep a query only when a positive ranks within this many BM25 hits (the consistency filter); 0: keep all")
@@ -83,7 +84,10 @@ func runTriplets(ctx context.Context, args []string) error {
 	}
 	opts := workflows.TripletsOptions{ChunkSize: *chunk, Window: *window, Mine: triplets.Options{
 		Filter: triplets.Filter{MaxFunctions: *maxFunctions}, Negatives: *negatives, MinRank: *minRank, MaxRank: *maxRank,
-		KeepRank: *keepRank, After: afterMs, Before: beforeMs}}
+		KeepRank: *keepRank, After: afterMs, Before: beforeMs, HardFrom: strings.Split(*hardFrom, ",")}}
+	if err := check(fs, opts.Mine.Validate()); err != nil {
+		return err
+	}
 	if *exclude != "" {
 		x, err := triplets.LoadExclusion(strings.Split(*exclude, ",")...)
 		if err != nil {

@@ -53,6 +53,39 @@ type Options struct {
 	// After and Before bound the commits mined by commit time (unix ms,
 	// After inclusive, Before exclusive); 0: no bound.
 	After, Before int64
+	// HardFrom are the sources of negatives: "bm25" (the first stage's
+	// hits) and "graph" (functions that call or are called by a positive,
+	// up to a third of Negatives, taken first); default bm25 alone.
+	HardFrom []string
+}
+
+// Negative sources.
+const (
+	SourceBM25  = "bm25"
+	SourceGraph = "graph"
+)
+
+// HardFromSources lists the negative sources Options.HardFrom accepts.
+var HardFromSources = []string{SourceBM25, SourceGraph}
+
+// Validate checks the options a user gives.
+func (o Options) Validate() error {
+	for _, h := range o.HardFrom {
+		if !slices.Contains(HardFromSources, h) {
+			if h == "dense" {
+				return fmt.Errorf("hard negatives from %q: not built yet (needs an embedder in the miner); use %s", h, strings.Join(HardFromSources, ","))
+			}
+			return fmt.Errorf("hard negatives from %q: want some of %s", h, strings.Join(HardFromSources, ","))
+		}
+	}
+	return nil
+}
+
+func (o Options) from(src string) bool {
+	if len(o.HardFrom) == 0 {
+		return src == SourceBM25
+	}
+	return slices.Contains(o.HardFrom, src)
 }
 
 func (o Options) withDefaults() Options {
@@ -84,9 +117,9 @@ type Doc struct {
 // Negative is a hard negative and where it came from.
 type Negative struct {
 	Doc
-	Source string  `json:"source" parquet:"source,dict"` // "bm25"
-	Rank   int     `json:"rank" parquet:"rank"`          // 1-based first-stage rank
-	Score  float64 `json:"score" parquet:"score"`
+	Source string  `json:"source" parquet:"source,dict"` // SourceBM25 or SourceGraph
+	Rank   int     `json:"rank" parquet:"rank"`          // 1-based first-stage rank; 0: not within MaxRank
+	Score  float64 `json:"score" parquet:"score"`        // first-stage score; 0 when not ranked
 }
 
 // Record is one mined training example.
@@ -164,6 +197,7 @@ type anchor struct {
 	ix     *sparse.Index
 	docs   map[string]Doc
 	blobs  map[string]gitrepo.Hash // by path
+	calls  map[string][]string     // function → functions it calls or is called by
 }
 
 // Mine mines commits (in time order) and calls emit for each record, and
@@ -298,7 +332,7 @@ func (m *Miner) buildAnchor(ctx context.Context, commit string) (*anchor, error)
 		return nil, fmt.Errorf("anchor %s: %w", commit, err)
 	}
 	defer snap.Close()
-	a := &anchor{commit: commit, docs: map[string]Doc{}, blobs: map[string]gitrepo.Hash{}}
+	a := &anchor{commit: commit, docs: map[string]Doc{}, blobs: map[string]gitrepo.Hash{}, calls: map[string][]string{}}
 	for _, f := range snap.Files() {
 		a.blobs[string(f.Path)] = f.Blob
 	}
@@ -320,6 +354,12 @@ func (m *Miner) buildAnchor(ctx context.Context, commit string) (*anchor, error)
 		a.docs[n.ID] = Doc{ID: n.ID, File: n.Path, Code: n.Code, Hash: CodeHash(n.Code)}
 		if err := b.Add(n.ID, search.Document(n, classes)); err != nil {
 			return nil, fmt.Errorf("anchor %s: %w", commit, err)
+		}
+	}
+	for _, e := range g.Edges {
+		if e.Type == codegraph.EdgeInvokes && e.Src != e.Dst {
+			a.calls[e.Src] = append(a.calls[e.Src], e.Dst)
+			a.calls[e.Dst] = append(a.calls[e.Dst], e.Src)
 		}
 	}
 	if len(a.docs) > 0 {
@@ -411,20 +451,41 @@ func (m *Miner) mineOne(ctx context.Context, o Options, an *anchor, c Commit, qu
 	if o.KeepRank > 0 && (best == 0 || best > o.KeepRank) {
 		return Record{}, SkipInconsistent, nil
 	}
-	for i, h := range hits {
-		r := i + 1
-		if r < o.MinRank || len(rec.Negatives) >= o.Negatives {
-			continue
+	taken := map[string]bool{}
+	// usable reports whether the anchor's function id can be a negative:
+	// not a positive, not co-changed with one, not a positive's code, and
+	// its file the same at the parent (so its code is the parent's).
+	usable := func(id string) (Doc, bool) {
+		d, ok := an.docs[id]
+		if !ok || taken[id] || isPos[id] || co[id] || posHash[d.Hash] {
+			return Doc{}, false
 		}
-		d := an.docs[h.DocID]
 		tf, ok := atParent[d.File]
-		switch {
-		case isPos[h.DocID], co[h.DocID], posHash[d.Hash]:
-			continue // a positive, co-changed with one, or the same code
-		case !ok || tf.Blob != an.blobs[d.File]:
-			continue // its file differs at the parent
+		return d, ok && tf.Blob == an.blobs[d.File]
+	}
+	if o.from(SourceGraph) {
+		limit := max(1, o.Negatives/3)
+		for _, p := range rec.Positives {
+			for _, id := range an.calls[p.ID] {
+				if len(rec.Negatives) >= limit {
+					break
+				}
+				if d, ok := usable(id); ok {
+					taken[id] = true
+					rec.Negatives = append(rec.Negatives, Negative{Doc: d, Source: SourceGraph, Rank: rank[id], Score: score[id]})
+				}
+			}
 		}
-		rec.Negatives = append(rec.Negatives, Negative{Doc: d, Source: "bm25", Rank: r, Score: h.Score})
+	}
+	if o.from(SourceBM25) {
+		for i, h := range hits {
+			if r := i + 1; r >= o.MinRank && len(rec.Negatives) < o.Negatives {
+				if d, ok := usable(h.DocID); ok {
+					taken[h.DocID] = true
+					rec.Negatives = append(rec.Negatives, Negative{Doc: d, Source: SourceBM25, Rank: r, Score: h.Score})
+				}
+			}
+		}
 	}
 	if len(rec.Negatives) == 0 {
 		return Record{}, SkipNoNegatives, nil

@@ -215,3 +215,47 @@ func TestIssueTextsAsQueries(t *testing.T) {
 		t.Errorf("a commit referencing nothing: source %s", recs[1].Source)
 	}
 }
+
+func TestGraphNegatives(t *testing.T) {
+	r := gitfixture.New(t)
+	r.Write(map[string]string{"pkg/a.py": "def helper(x):\n    return x + 1\n\ndef main(x):\n    return helper(x) * 2\n\ndef other(y):\n    return y\n"})
+	base := r.Commit("initial")
+	r.Write(map[string]string{"pkg/a.py": "def helper(x):\n    return x + 2\n\ndef main(x):\n    return helper(x) * 2\n\ndef other(y):\n    return y\n"})
+	fix := r.Commit("helper adds two")
+	commits := []Commit{{Change: Change{Commit: fix, Message: "helper adds two", Files: []FileChange{{Path: "pkg/a.py", Diff: []byte("-    return x + 1\n+    return x + 2\n"), Functions: []string{"pkg/a.py:helper"}}}}, Parent: base, Time: 2}}
+	for _, tc := range []struct {
+		from []string
+		want map[string]string // negative → source
+	}{
+		{[]string{SourceGraph}, map[string]string{"pkg/a.py:main": SourceGraph}},
+		{[]string{SourceBM25}, map[string]string{"pkg/a.py:main": SourceBM25}},
+		// main is a BM25 hit too: taken once, from the graph.
+		{[]string{SourceGraph, SourceBM25}, map[string]string{"pkg/a.py:main": SourceGraph}},
+	} {
+		m := &Miner{Repo: "acme/a", GitDir: filepath.Join(r.Dir, ".git"), Options: Options{HardFrom: tc.from, Negatives: 6, MaxRank: 10}}
+		var recs []Record
+		if _, err := m.Mine(context.Background(), commits, func(rec Record) error { recs = append(recs, rec); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		if len(recs) == 1 {
+			for _, n := range recs[0].Negatives {
+				got[n.ID] = n.Source
+			}
+		}
+		if len(got) != len(tc.want) || len(recs) == 1 && len(recs[0].Negatives) != len(got) {
+			t.Errorf("hard from %v: negatives %+v, want %v", tc.from, recs, tc.want)
+		}
+		for id, src := range tc.want {
+			if got[id] != src {
+				t.Errorf("hard from %v: negatives %v, want %s from %s", tc.from, got, id, src)
+			}
+		}
+	}
+	if err := (Options{HardFrom: []string{"dense"}}).Validate(); err == nil || !strings.Contains(err.Error(), "not built yet") {
+		t.Errorf("dense: %v", err)
+	}
+	if err := (Options{HardFrom: []string{"bm25", "graph"}}).Validate(); err != nil {
+		t.Error(err)
+	}
+}
