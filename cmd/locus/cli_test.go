@@ -251,3 +251,13 @@ func TestNearest(t *testing.T) {
 		}
 	}
 }
+
+func TestTripletsStatsArguments(t *testing.T) {
+	if code, _, errOut := runCLI(t, "triplets", "stats"); code != 2 || !strings.Contains(errOut, "triplets stats needs one output directory") {
+		t.Errorf("no directory: exit %d, %q", code, errOut)
+	}
+	dir := t.TempDir()
+	if code, _, errOut := runCLI(t, "triplets", "stats", "--data-dir", filepath.Join(dir, "data"), dir); code != 1 || !strings.Contains(errOut, "is not a triplets output directory") {
+		t.Errorf("not an output directory: exit %d, %q", code, errOut)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,6 +19,9 @@ import (
 )
 
 func runTriplets(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "stats" {
+		return runTripletsStats(ctx, args[1:])
+	}
 	g := globals{reportsFailures: true}
 	fs := newFlags("triplets", &g)
 	out := fs.String("out", "", "directory for the exports, stats.md and the plots (required)")
@@ -41,7 +45,7 @@ func runTriplets(ctx context.Context, args []string) error {
 	workerFlags(fs, &g)
 	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: locus triplets --out DIR [flags] (REPO... | --repos-file F)\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: locus triplets --out DIR [flags] (REPO... | --repos-file F)\n       locus triplets stats DIR\n\n"+
 			"Mines training triplets (query, positive functions, hard negatives) from indexed repositories' history.\n"+
 			"Re-running the same command resumes the same run.\n\n")
 		fs.PrintDefaults()
@@ -170,11 +174,7 @@ func runTriplets(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var rs []triplets.RepoStats
-	for _, r := range col.Repos {
-		rs = append(rs, triplets.RepoStats{Repo: string(r.Repo), Stats: r.Stats, Error: r.Error})
-	}
-	more, err := triplets.WriteStats(*out, col.Records, rs, col.Dropped)
+	more, err := writeTripletsStats(*out, res, *maxPerRepo, col)
 	if err != nil {
 		return err
 	}
@@ -239,4 +239,81 @@ func tripletRepos(args []string, file string) ([]schema.RepoName, error) {
 		}
 	}
 	return out, nil
+}
+
+// tripletsRunFile names, in an output directory, the run it came from, so
+// that `locus triplets stats DIR` can read the run again.
+const tripletsRunFile = "run.json"
+
+// tripletsRunInfo is what tripletsRunFile holds.
+type tripletsRunInfo struct {
+	Result     workflows.TripletsResult `json:"result"`
+	MaxPerRepo int                      `json:"max_per_repo,omitempty"`
+}
+
+// writeTripletsStats writes stats.md, the plots and run.json into dir.
+func writeTripletsStats(dir string, res workflows.TripletsResult, maxPerRepo int, col jobs.Collected) ([]string, error) {
+	var rs []triplets.RepoStats
+	for _, r := range col.Repos {
+		rs = append(rs, triplets.RepoStats{Repo: string(r.Repo), Stats: r.Stats, Error: r.Error})
+	}
+	files, err := triplets.WriteStats(dir, col.Records, rs, col.Dropped)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.MarshalIndent(tripletsRunInfo{Result: res, MaxPerRepo: maxPerRepo}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	p := filepath.Join(dir, tripletsRunFile)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		return nil, fmt.Errorf("triplets: %w", err)
+	}
+	return append(files, p), nil
+}
+
+// runTripletsStats rewrites the stats and plots of an output directory from
+// the run it names (its parts in the store), without mining again.
+func runTripletsStats(ctx context.Context, args []string) error {
+	var g globals
+	fs := newFlags("triplets stats", &g)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: locus triplets stats [flags] DIR\n\nRewrites DIR/stats.md and the plots from the run DIR came from.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitError{code: 2, msg: "triplets stats needs one output directory"}
+	}
+	dir := fs.Arg(0)
+	data, err := os.ReadFile(filepath.Join(dir, tripletsRunFile))
+	if err != nil {
+		return fmt.Errorf("triplets stats: %s is not a triplets output directory: %w", dir, err)
+	}
+	var info tripletsRunInfo
+	if err := json.Unmarshal(data, &info); err != nil {
+		return fmt.Errorf("triplets stats: %s: %w", filepath.Join(dir, tripletsRunFile), err)
+	}
+	g.logger()
+	b, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	col, err := jobs.CollectTriplets(ctx, b, info.Result, &triplets.Dedup{MaxPerRepo: info.MaxPerRepo})
+	if err != nil {
+		return err
+	}
+	files, err := writeTripletsStats(dir, info.Result, info.MaxPerRepo, col)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d records from %d repositories\n", len(col.Records), len(col.Repos))
+	for _, f := range files {
+		fmt.Fprintln(stdout, f)
+	}
+	return nil
 }
