@@ -90,6 +90,14 @@ type TripletsProgress struct {
 	Started time.Time `json:"started"`
 }
 
+// RepoTripletsProgress is what the progress query of MineRepoTriplets
+// answers once its history is planned: chunks planned and done, commits.
+type RepoTripletsProgress struct {
+	Chunks  int `json:"chunks"`
+	Done    int `json:"done"`
+	Commits int `json:"commits"`
+}
+
 // TripletsChildID is the workflow id of one repository's mining in a run.
 func TripletsChildID(run string, repo schema.RepoName) string { return run + "/" + string(repo) }
 
@@ -196,6 +204,12 @@ func MineRepoTriplets(ctx workflow.Context, in TripletsRepoInput) (activities.Tr
 	res.Head = plan.Head
 	hostCtx := onHost(ctx, plan.HostQueue, 2*time.Hour)
 	chunks := make([]*triplets.ChunkResult, plan.Chunks)
+	done := 0
+	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (RepoTripletsProgress, error) {
+		return RepoTripletsProgress{Chunks: plan.Chunks, Done: done, Commits: plan.Commits}, nil
+	}); err != nil {
+		return res, err
+	}
 	var failed error
 	sel := workflow.NewSelector(ctx)
 	running, next := 0, 0
@@ -214,6 +228,7 @@ func MineRepoTriplets(ctx workflow.Context, in TripletsRepoInput) (activities.Tr
 					return
 				}
 				chunks[i] = &cr
+				done++
 			})
 		}
 		sel.Select(ctx)

@@ -152,10 +152,13 @@ func runTriplets(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "triplets %s: %d repositories\n", st.ID, len(repos))
-	stopProgress := watchProgress(ctx, stderr, func(ctx context.Context) (schema.FleetProgress, error) {
-		p, err := jobs.QueryProgress[workflows.TripletsProgress](ctx, c, st.ID)
-		return schema.FleetProgress{Total: p.Repos, Done: p.Done, Failed: p.Failed, Running: p.Running,
-			Pending: p.Repos - p.Done - p.Failed - p.Running}, err
+	noun := "chunks"
+	if len(repos) > jobs.MaxChunkProgressRepos {
+		noun = "repositories"
+	}
+	stopProgress := watchProgressOf(ctx, stderr, noun, func(ctx context.Context) (schema.FleetProgress, error) {
+		p, _, err := jobs.TripletsChunkProgress(ctx, c, st.ID, repos)
+		return p, err
 	}, time.Second, 10*time.Second)
 	var res workflows.TripletsResult
 	err = st.Run.Get(ctx, &res)

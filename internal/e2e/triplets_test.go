@@ -71,6 +71,14 @@ func TestTriplets(t *testing.T) {
 		if err := st.Run.Get(ctx, &res); err != nil {
 			t.Fatal(err)
 		}
+		if len(in.Repos) == 2 {
+			// Finished: every planned chunk done (5 commits in chunks of 2;
+			// the repository that is not indexed plans none).
+			p, noun, err := jobs.TripletsChunkProgress(ctx, c, st.ID, in.Repos)
+			if err != nil || noun != "chunks" || p.Total != 3 || p.Done != 3 || p.Running != 0 || p.Pending != 0 {
+				t.Errorf("chunk progress %+v (%s), %v", p, noun, err)
+			}
+		}
 		if *update && len(in.Repos) == 2 {
 			writeHistory(ctx, t, c, "triplets-completed.json", st.ID, "")
 			writeHistory(ctx, t, c, "minerepotriplets-completed.json", workflows.TripletsChildID(st.ID, name), "")

@@ -81,3 +81,39 @@ func CollectTriplets(ctx context.Context, b *blob.Bucket, res workflows.Triplets
 	}
 	return out, nil
 }
+
+// TripletsChunkProgress is a mining run's progress in chunks: those of
+// every repository planned so far (each child's own progress), so the
+// total grows as repositories start; about two chunks per running
+// repository are in flight. A run of more than MaxChunkProgressRepos
+// repositories is followed by repositories instead (one query per
+// repository each poll would cost too much).
+func TripletsChunkProgress(ctx context.Context, c client.Client, id string, repos []schema.RepoName) (schema.FleetProgress, string, error) {
+	p, err := QueryProgress[workflows.TripletsProgress](ctx, c, id)
+	if err != nil {
+		return schema.FleetProgress{}, "", err
+	}
+	if len(repos) > MaxChunkProgressRepos {
+		return schema.FleetProgress{Total: p.Repos, Done: p.Done, Failed: p.Failed, Running: p.Running,
+			Pending: p.Repos - p.Done - p.Failed - p.Running}, "repositories", nil
+	}
+	var out schema.FleetProgress
+	running := 0
+	for _, r := range repos {
+		rp, err := QueryProgress[workflows.RepoTripletsProgress](ctx, c, workflows.TripletsChildID(id, r))
+		if err != nil {
+			continue // not started or not planned yet
+		}
+		out.Total += rp.Chunks
+		out.Done += rp.Done
+		if rp.Done < rp.Chunks {
+			running++
+		}
+	}
+	out.Running = min(workflows.DefaultTripletsChunkPar*running, out.Total-out.Done)
+	out.Pending = out.Total - out.Done - out.Running
+	return out, "chunks", nil
+}
+
+// MaxChunkProgressRepos bounds the runs TripletsChunkProgress follows by chunk.
+const MaxChunkProgressRepos = 50
