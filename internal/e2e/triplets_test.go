@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -164,5 +165,117 @@ func TestTriplets(t *testing.T) {
 	files, err := triplets.Export(t.TempDir(), triplets.FormatBEIR, col.Records)
 	if err != nil || len(files) != 3 || filepath.Base(files[2]) != "test.tsv" {
 		t.Errorf("beir export %v, %v", files, err)
+	}
+}
+
+// TestTripletsResumesAfterWorkerLoss stops the workers of the clone's host
+// while the run's chunks are being mined (Worker.Stop: an attempt it cuts
+// short is retried elsewhere), then starts new ones: the run finishes with
+// one part per chunk and exactly the records of an uninterrupted run.
+func TestTripletsResumesAfterWorkerLoss(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r := gitfixture.New(t)
+	files := map[string]string{}
+	for i := range 6 {
+		files[fmt.Sprintf("pkg/m%d.py", i)] = fmt.Sprintf("def load_%d(key):\n    return store[key]\n\ndef save_%d(key, value):\n    store[key] = value\n", i, i)
+	}
+	r.Write(files)
+	r.Commit("initial layout")
+	const fixes = 24
+	for i := range fixes {
+		p := fmt.Sprintf("pkg/m%d.py", i%6)
+		files[p] = strings.Replace(files[p], "return store[key]", fmt.Sprintf("return store.get(key, %d)", i), 1)
+		files[p] = strings.Replace(files[p], fmt.Sprintf("store.get(key, %d)", i-6), fmt.Sprintf("store.get(key, %d)", i), 1)
+		r.Write(map[string]string{p: files[p]})
+		r.Commit(fmt.Sprintf("load_%d returns the %s default for a missing key", i%6, strings.Repeat("x", i+1)))
+	}
+	srv := startServer(t, t.TempDir())
+	c := dial(t, srv)
+	b := blobtest.Bucket(t)
+	host := workers.Config{DataDir: t.TempDir(), Bucket: b}
+	first, err := workers.Start(host, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := schema.RepoName("acme/many")
+	if _, res := runFleet(ctx, t, c, "fleet-triplets-loss", schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: name, URL: r.Dir}}}); res.Done != 1 {
+		t.Fatalf("indexing failed: %+v", res)
+	}
+	for _, w := range first {
+		w.Stop()
+	}
+	// Workers of another host: they plan, but the chunks wait for the clone's host.
+	startWorkersWith(t, c, workers.Config{DataDir: t.TempDir(), Bucket: b})
+	in := jobs.TripletsRun{Repos: []schema.RepoName{name}, Options: workflows.TripletsOptions{ChunkSize: 1, Mine: triplets.Options{Negatives: 3}}}
+	st, err := jobs.StartTriplets(ctx, c, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	progress := func() workflows.RepoTripletsProgress {
+		p, err := jobs.QueryProgress[workflows.RepoTripletsProgress](ctx, c, workflows.TripletsChildID(st.ID, name))
+		if err != nil {
+			return workflows.RepoTripletsProgress{}
+		}
+		return p
+	}
+	for progress().Chunks == 0 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	second, err := workers.Start(host, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := progress(); p.Done < 3; p = progress() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, w := range second {
+		w.Stop()
+	}
+	if p := progress(); p.Done >= p.Chunks {
+		t.Fatalf("every chunk was done before the stop (%+v): nothing was interrupted", p)
+	}
+	startWorkersWith(t, c, host)
+	var res workflows.TripletsResult
+	if err := st.Run.Get(ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	col, err := jobs.CollectTriplets(ctx, b, res, &triplets.Dedup{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Done != 1 || len(col.Repos) != 1 || len(col.Repos[0].Parts) != fixes+1 {
+		t.Fatalf("result %+v, parts %d, want one per commit", res, len(col.Repos[0].Parts))
+	}
+	seen := map[string]int{}
+	for _, rec := range col.Records {
+		seen[rec.QueryID]++
+	}
+	for q, n := range seen {
+		if n != 1 {
+			t.Errorf("%s: %d records", q, n)
+		}
+	}
+	if len(col.Records) != fixes {
+		t.Errorf("%d records for %d fixes: stats %+v, dropped %v", len(col.Records), fixes, col.Repos[0].Stats, col.Dropped)
+	}
+	// The same run mined anew without a loss gives the same records.
+	_, again := func() (workflows.TripletsResult, jobs.Collected) {
+		st, err := jobs.StartTriplets(ctx, c, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res workflows.TripletsResult
+		if err := st.Run.Get(ctx, &res); err != nil {
+			t.Fatal(err)
+		}
+		col, err := jobs.CollectTriplets(ctx, b, res, &triplets.Dedup{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, col
+	}()
+	if !reflect.DeepEqual(again.Records, col.Records) {
+		t.Errorf("an uninterrupted run gave %d records, the interrupted one %d", len(again.Records), len(col.Records))
 	}
 }
