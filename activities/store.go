@@ -67,14 +67,16 @@ type FleetResultsInput struct {
 // continue-as-new points) and returns the key.
 func (a *Store) WriteFleetResults(ctx context.Context, in FleetResultsInput) (string, error) {
 	key := fmt.Sprintf("%sresults-%05d.json", schema.RunPrefix(in.FleetID), in.Seq)
-	data, err := json.Marshal(in.Results)
+	return key, a.writeJSON(ctx, key, in.Results)
+}
+
+// writeJSON stores v as JSON at key.
+func (a *Store) writeJSON(ctx context.Context, key string, v any) error {
+	data, err := json.Marshal(v)
 	if err != nil {
-		return "", err
+		return err
 	}
-	if err := a.Bucket.WriteAll(ctx, key, data); err != nil {
-		return "", err
-	}
-	return key, nil
+	return a.Bucket.WriteAll(ctx, key, data)
 }
 
 // FleetSummaryInput is WriteFleetSummary's argument.

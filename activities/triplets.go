@@ -114,14 +114,7 @@ func TripletsResultsKey(run string, seq int) string {
 // WriteTripletsResults stores one run segment's per-repository results.
 func (a *Store) WriteTripletsResults(ctx context.Context, in TripletsResultsInput) (string, error) {
 	key := TripletsResultsKey(in.Run, in.Seq)
-	data, err := json.Marshal(in.Results)
-	if err != nil {
-		return "", err
-	}
-	if err := a.Bucket.WriteAll(ctx, key, data); err != nil {
-		return "", err
-	}
-	return key, nil
+	return key, a.writeJSON(ctx, key, in.Results)
 }
 
 // ReadTripletsResults reads the per-repository results of a finished run.

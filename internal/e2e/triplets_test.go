@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/eval/bench"
 	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
@@ -44,6 +45,20 @@ func tripletsRepo(t *testing.T) *gitfixture.Repo {
 	return r
 }
 
+// collectRun waits for a started triplets run and collects its records.
+func collectRun(ctx context.Context, t *testing.T, b *blob.Bucket, st jobs.Started) (workflows.TripletsResult, jobs.Collected) {
+	t.Helper()
+	var res workflows.TripletsResult
+	if err := st.Run.Get(ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	col, err := jobs.CollectTriplets(ctx, b, res, &triplets.Dedup{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, col
+}
+
 // TestTriplets mines a real indexed repository through BuildTriplets and
 // MineRepoTriplets on an embedded Temporal server: every fix becomes a
 // record whose positive is the function it edited, with its code before
@@ -68,10 +83,7 @@ func TestTriplets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var res workflows.TripletsResult
-		if err := st.Run.Get(ctx, &res); err != nil {
-			t.Fatal(err)
-		}
+		res, col := collectRun(ctx, t, b, st)
 		if len(in.Repos) == 2 {
 			// Finished: every planned chunk done (5 commits in chunks of 2;
 			// the repository that is not indexed plans none).
@@ -83,10 +95,6 @@ func TestTriplets(t *testing.T) {
 		if *update && len(in.Repos) == 2 {
 			writeHistory(ctx, t, c, "triplets-completed.json", st.ID, "")
 			writeHistory(ctx, t, c, "minerepotriplets-completed.json", workflows.TripletsChildID(st.ID, name), "")
-		}
-		col, err := jobs.CollectTriplets(ctx, b, res, &triplets.Dedup{})
-		if err != nil {
-			t.Fatal(err)
 		}
 		return res, col
 	}
@@ -236,14 +244,7 @@ func TestTripletsResumesAfterWorkerLoss(t *testing.T) {
 		t.Fatalf("every chunk was done before the stop (%+v): nothing was interrupted", p)
 	}
 	startWorkersWith(t, c, host)
-	var res workflows.TripletsResult
-	if err := st.Run.Get(ctx, &res); err != nil {
-		t.Fatal(err)
-	}
-	col, err := jobs.CollectTriplets(ctx, b, res, &triplets.Dedup{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, col := collectRun(ctx, t, b, st)
 	if res.Done != 1 || len(col.Repos) != 1 || len(col.Repos[0].Parts) != fixes+1 {
 		t.Fatalf("result %+v, parts %d, want one per commit", res, len(col.Repos[0].Parts))
 	}
@@ -260,21 +261,11 @@ func TestTripletsResumesAfterWorkerLoss(t *testing.T) {
 		t.Errorf("%d records for %d fixes: stats %+v, dropped %v", len(col.Records), fixes, col.Repos[0].Stats, col.Dropped)
 	}
 	// The same run mined anew without a loss gives the same records.
-	_, again := func() (workflows.TripletsResult, jobs.Collected) {
-		st, err := jobs.StartTriplets(ctx, c, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var res workflows.TripletsResult
-		if err := st.Run.Get(ctx, &res); err != nil {
-			t.Fatal(err)
-		}
-		col, err := jobs.CollectTriplets(ctx, b, res, &triplets.Dedup{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res, col
-	}()
+	st, err = jobs.StartTriplets(ctx, c, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, again := collectRun(ctx, t, b, st)
 	if !reflect.DeepEqual(again.Records, col.Records) {
 		t.Errorf("an uninterrupted run gave %d records, the interrupted one %d", len(again.Records), len(col.Records))
 	}
