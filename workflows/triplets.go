@@ -267,6 +267,10 @@ func mergeStats(a, b triplets.Stats) triplets.Stats {
 	a.Excluded += b.Excluded
 	a.Failed += b.Failed
 	a.Anchors += b.Anchors
+	a.ReadMs += b.ReadMs
+	a.AnchorMs += b.AnchorMs
+	a.ParentMs += b.ParentMs
+	a.RankMs += b.RankMs
 	if len(b.Skipped) > 0 && a.Skipped == nil {
 		a.Skipped = map[triplets.Skip]int{}
 	}

@@ -52,6 +52,7 @@ func (m *Miner) MineInstances(ctx context.Context, instances []bench.SWEInstance
 			st.Records++
 		}
 	}
+	m.takeTimes(&st)
 	return st, nil
 }
 

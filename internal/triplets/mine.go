@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/locus-dev/locus/internal/codegraph"
@@ -154,6 +155,13 @@ type Stats struct {
 	Failed         int      `json:"failed"`
 	FailedExamples []string `json:"failed_examples,omitempty"`
 	Anchors        int      `json:"anchors"`
+	// Where the time went, in milliseconds: reading the history from the
+	// store, building anchor indexes, reading and parsing parents, ranking
+	// and picking negatives.
+	ReadMs   int64 `json:"read_ms"`
+	AnchorMs int64 `json:"anchor_ms"`
+	ParentMs int64 `json:"parent_ms"`
+	RankMs   int64 `json:"rank_ms"`
 }
 
 func (s *Stats) skip(why Skip) {
@@ -189,6 +197,19 @@ type Miner struct {
 	// commit that references one gets its text as the query (source
 	// "issue") instead of its message.
 	Issues IssueTexts
+
+	anchorTime, parentTime, rankTime time.Duration
+}
+
+// timed adds the time since start to *d.
+func timed(d *time.Duration, start time.Time) { *d += time.Since(start) }
+
+// takeTimes moves the miner's time counters into st.
+func (m *Miner) takeTimes(st *Stats) {
+	st.AnchorMs += m.anchorTime.Milliseconds()
+	st.ParentMs += m.parentTime.Milliseconds()
+	st.RankMs += m.rankTime.Milliseconds()
+	m.anchorTime, m.parentTime, m.rankTime = 0, 0, 0
 }
 
 // anchor is a first-stage index over the functions of one commit.
@@ -293,6 +314,7 @@ func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) er
 	if len(commits) > 0 {
 		progress()
 	}
+	m.takeTimes(&st)
 	return st, nil
 }
 
@@ -323,6 +345,7 @@ func coChanged(changed []map[string]bool, i, window, maxFunctions int, positives
 
 // buildAnchor builds the first-stage index over the functions at commit.
 func (m *Miner) buildAnchor(ctx context.Context, commit string) (*anchor, error) {
+	defer timed(&m.anchorTime, time.Now())
 	h, ok := gitrepo.ParseHash(commit)
 	if !ok {
 		return nil, fmt.Errorf("anchor %q is not a commit id", commit)
@@ -374,6 +397,16 @@ func (m *Miner) buildAnchor(ctx context.Context, commit string) (*anchor, error)
 // parent, ranked by the anchor's index, and negatives from that ranking
 // whose files are the same at the parent as at the anchor.
 func (m *Miner) mineOne(ctx context.Context, o Options, an *anchor, c Commit, query string, positives []string, co map[string]bool) (Record, Skip, error) {
+	parentStart := time.Now()
+	rankStart := time.Time{}
+	defer func() {
+		if rankStart.IsZero() {
+			timed(&m.parentTime, parentStart)
+			return
+		}
+		m.parentTime += rankStart.Sub(parentStart)
+		timed(&m.rankTime, rankStart)
+	}()
 	h, ok := gitrepo.ParseHash(c.Parent)
 	if !ok {
 		return Record{}, "", fmt.Errorf("parent %q is not a commit id", c.Parent)
@@ -430,6 +463,7 @@ func (m *Miner) mineOne(ctx context.Context, o Options, an *anchor, c Commit, qu
 		return Record{}, SkipNoParentCode, nil
 	}
 	slices.SortFunc(rec.Positives, func(a, b Doc) int { return strings.Compare(a.ID, b.ID) })
+	rankStart = time.Now()
 	var hits []sparse.Hit
 	if an.ix != nil {
 		hits = an.ix.Search(query, o.MaxRank)

@@ -176,7 +176,7 @@ func TestDedup(t *testing.T) {
 func TestWriteStats(t *testing.T) {
 	dir := t.TempDir()
 	recs := sampleRecords()
-	files, err := WriteStats(dir, recs, []RepoStats{{Repo: "acme/w", Stats: Stats{Commits: 10, Records: 3, Excluded: 2, Skipped: map[Skip]int{SkipBot: 4}}},
+	files, err := WriteStats(dir, recs, []RepoStats{{Repo: "acme/w", Stats: Stats{Commits: 10, Records: 3, Excluded: 2, Skipped: map[Skip]int{SkipBot: 4}, ParentMs: 2500, RankMs: 700}},
 		{Repo: "broken/r", Error: "no history in the store"}}, map[Skip]int{DropDuplicateQuery: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +186,7 @@ func TestWriteStats(t *testing.T) {
 	}
 	md, _ := os.ReadFile(files[0])
 	for _, want := range []string{"2 records from 2 repositories", "| acme/w | 10 | 3 | 2 | 3 | 2 | 0 |  |", "| broken/r | 0 | 0 | 0 | 0 | 0 | 0 | no history in the store |",
-		"| python | 2 |", "| bot author | 4 |", "| duplicate query | 1 |"} {
+		"| python | 2 |", "| bot author | 4 |", "| duplicate query | 1 |", "| reading and parsing parents | 2.5 |", "| ranking and picking negatives | 0.7 |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("stats.md lacks %q:\n%s", want, md)
 		}

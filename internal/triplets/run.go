@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/commits"
@@ -86,10 +87,12 @@ type ChunkResult struct {
 // records as part c.Chunk of the run (replacing it, so a retried chunk never
 // duplicates rows). The benchmark exclusion is placed on the history first.
 func MineChunk(ctx context.Context, c ChunkConfig) (ChunkResult, error) {
+	readStart := time.Now()
 	h, err := ReadHistory(ctx, c.Bucket, c.Repo)
 	if err != nil {
 		return ChunkResult{}, err
 	}
+	readTime := time.Since(readStart)
 	size := positiveOr(c.Size, DefaultChunk)
 	lo := c.Chunk * size
 	if c.Chunk < 0 || lo >= len(h.Commits) {
@@ -131,6 +134,7 @@ func MineChunk(ctx context.Context, c ChunkConfig) (ChunkResult, error) {
 	if err != nil {
 		return ChunkResult{}, fmt.Errorf("triplets %s chunk %d: %w", c.Repo, c.Chunk, err)
 	}
+	st.ReadMs += readTime.Milliseconds()
 	part, err := WritePart(ctx, c.Bucket, PartKey(c.Run, c.Repo, c.Chunk), recs)
 	if err != nil {
 		return ChunkResult{}, err

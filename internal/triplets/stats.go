@@ -162,6 +162,16 @@ func writeMarkdown(w io.Writer, recs []Record, repos []RepoStats, dropped map[Sk
 	for _, k := range slices.Sorted(maps.Keys(skipped)) {
 		fmt.Fprintf(w, "| %s | %d |\n", k, skipped[k])
 	}
+	var t Stats
+	for _, r := range repos {
+		t.ReadMs += r.Stats.ReadMs
+		t.AnchorMs += r.Stats.AnchorMs
+		t.ParentMs += r.Stats.ParentMs
+		t.RankMs += r.Stats.RankMs
+	}
+	fmt.Fprintf(w, "\n| time in (all activities, summed) | seconds |\n|---|---|\n| reading the history from the store | %.1f |\n"+
+		"| building anchor indexes (graph + BM25) | %.1f |\n| reading and parsing parents | %.1f |\n| ranking and picking negatives | %.1f |\n",
+		float64(t.ReadMs)/1000, float64(t.AnchorMs)/1000, float64(t.ParentMs)/1000, float64(t.RankMs)/1000)
 	fmt.Fprintf(w, "\n| records dropped by the dedup because | count |\n|---|---|\n")
 	for _, k := range slices.Sorted(maps.Keys(dropped)) {
 		fmt.Fprintf(w, "| %s | %d |\n", k, dropped[k])
