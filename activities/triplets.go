@@ -33,14 +33,14 @@ type TripletsPlan struct {
 // chunks. A repository without history in the store fails for good, with
 // a message naming it.
 func (a *Store) PlanTriplets(ctx context.Context, in TripletsPlanInput) (TripletsPlan, error) {
-	h, err := triplets.ReadHistory(ctx, a.Bucket, in.Repo)
+	ix, err := triplets.ReadIndex(ctx, a.Bucket, in.Repo)
 	if err != nil {
 		if errors.Is(err, triplets.ErrNoHistory) {
 			return TripletsPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 		}
 		return TripletsPlan{}, err
 	}
-	p := TripletsPlan{Head: h.Manifest.Head, Commits: len(h.Commits), Chunks: triplets.Chunks(len(h.Commits), in.ChunkSize), HostQueue: h.Manifest.HostQueue}
+	p := TripletsPlan{Head: ix.Manifest.Head, Commits: len(ix.Keys), Chunks: triplets.Chunks(len(ix.Keys), in.ChunkSize), HostQueue: ix.Manifest.HostQueue}
 	if p.HostQueue == "" || a.OnlyHost {
 		p.HostQueue = a.HostQueue
 	}

@@ -31,7 +31,25 @@ func ReadPartOf(ctx context.Context, b *blob.Bucket, p schema.Part, fn func(*sch
 	return readPart(ctx, b, p, fn)
 }
 
+// CommitKey is a commits-table row's commit and commit time: what
+// ReadKeysOf reads, without the paths, messages and diffs.
+type CommitKey struct {
+	CommitID   string `parquet:"commit_id"`
+	CommitTime int64  `parquet:"commit_time,timestamp(millisecond)"`
+}
+
+// ReadKeysOf is ReadPartOf reading only the commit id and time columns
+// (about 1% of a part's bytes), for an index of the history.
+func ReadKeysOf(ctx context.Context, b *blob.Bucket, p schema.Part, fn func(*CommitKey) error) error {
+	return readColumns(ctx, b, p, fn)
+}
+
 func readPart(ctx context.Context, b *blob.Bucket, p schema.Part, fn func(*schema.CommitFile) error) error {
+	return readColumns(ctx, b, p, fn)
+}
+
+// readColumns reads part p's rows as T (a struct of some of its columns).
+func readColumns[T any](ctx context.Context, b *blob.Bucket, p schema.Part, fn func(*T) error) error {
 	key := p.Key
 	ra, err := b.OpenReaderAt(ctx, key)
 	if err != nil {
@@ -48,9 +66,9 @@ func readPart(ctx context.Context, b *blob.Bucket, p schema.Part, fn func(*schem
 		}
 		return fmt.Errorf("commits part %s: not a readable Parquet file (%v): %w", key, err, blob.ErrCorrupt)
 	}
-	r := parquet.NewGenericReader[schema.CommitFile](f)
+	r := parquet.NewGenericReader[T](f)
 	defer r.Close()
-	buf := make([]schema.CommitFile, 256)
+	buf := make([]T, 256)
 	for {
 		n, err := r.Read(buf)
 		for i := 0; i < n; i++ {

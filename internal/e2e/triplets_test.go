@@ -139,18 +139,18 @@ func TestTriplets(t *testing.T) {
 		t.Errorf("a second run gave %d records, the first %d: parts must be replaced, never added to", len(again.Records), len(col.Records))
 	}
 	// Excluding the fix's commit as a benchmark base leaves it and all later out.
-	st, err := triplets.ReadHistory(ctx, b, name)
+	st, err := triplets.ReadIndex(ctx, b, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := triplets.NewExclusion([]triplets.Named{{Repo: string(name), Commit: st.Commits[3].Commit}})
+	x := triplets.NewExclusion([]triplets.Named{{Repo: string(name), Commit: st.Keys[3].CommitID}})
 	_, ex := run(jobs.TripletsRun{Repos: []schema.RepoName{name}, Options: workflows.TripletsOptions{Exclude: x.Entries(), Mine: triplets.Options{Negatives: 3}}})
 	if len(ex.Records) != 2 {
 		t.Errorf("with the 4th commit excluded: %d records, want the 2 fixes before it", len(ex.Records))
 	}
 	// Benchmark instances of the repository become queries too.
-	inst := []bench.SWEInstance{{InstanceID: "acme__widgets-7", Repo: string(name), BaseCommit: st.Commits[0].Commit,
-		ProblemStatement: "KeyError from the cache for keys it does not hold", Patch: r.Git("diff", st.Commits[0].Commit, st.Commits[1].Commit)}}
+	inst := []bench.SWEInstance{{InstanceID: "acme__widgets-7", Repo: string(name), BaseCommit: st.Keys[0].CommitID,
+		ProblemStatement: "KeyError from the cache for keys it does not hold", Patch: r.Git("diff", st.Keys[0].CommitID, st.Keys[1].CommitID)}}
 	data, err := json.Marshal(inst)
 	if err != nil {
 		t.Fatal(err)

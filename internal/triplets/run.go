@@ -1,12 +1,14 @@
 package triplets
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,16 +24,18 @@ import (
 // holds: one activity mines it and writes one part.
 const DefaultChunk = 1000
 
-// History is a repository's indexed history, in time order, as mining
-// reads it.
-type History struct {
+// Index is a repository's history as commit ids and times, in the order
+// mining reads it, and which commits-table parts hold each commit's rows:
+// what a chunk needs to read only its own commits.
+type Index struct {
 	Manifest *schema.Manifest
-	Commits  []Commit
+	Keys     []commits.CommitKey // time order, ties by id
+	parts    map[string][]int    // commit → indexes into Manifest.Parts
 }
 
-// ReadHistory reads the indexed history of repo from the store; a
-// repository that is not indexed, or indexed empty, is an error naming it.
-func ReadHistory(ctx context.Context, b *blob.Bucket, repo schema.RepoName) (*History, error) {
+// ReadIndex reads the commit ids and times of repo's indexed history
+// (only those two columns of each part).
+func ReadIndex(ctx context.Context, b *blob.Bucket, repo schema.RepoName) (*Index, error) {
 	m, err := manifest.Read(ctx, b, repo)
 	if err != nil {
 		return nil, fmt.Errorf("triplets %s: %w", repo, err)
@@ -39,11 +43,50 @@ func ReadHistory(ctx context.Context, b *blob.Bucket, repo schema.RepoName) (*Hi
 	if m == nil || len(m.Parts) == 0 {
 		return nil, fmt.Errorf("triplets %s: %w (run locus index %s first)", repo, ErrNoHistory, repo)
 	}
-	var cs Commits
-	if err := commits.ReadAll(ctx, b, m, func(r *schema.CommitFile) error { cs.Add(r); return nil }); err != nil {
-		return nil, fmt.Errorf("triplets %s: %w", repo, err)
+	ix := &Index{Manifest: m, parts: map[string][]int{}}
+	for i, p := range m.Parts {
+		err := commits.ReadKeysOf(ctx, b, p, func(k *commits.CommitKey) error {
+			ps, seen := ix.parts[k.CommitID]
+			if !seen {
+				ix.Keys = append(ix.Keys, *k)
+			}
+			if len(ps) == 0 || ps[len(ps)-1] != i {
+				ix.parts[k.CommitID] = append(ps, i)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("triplets %s: %w", repo, err)
+		}
 	}
-	return &History{Manifest: m, Commits: cs.List()}, nil
+	slices.SortStableFunc(ix.Keys, func(a, b commits.CommitKey) int {
+		return cmp.Or(cmp.Compare(a.CommitTime, b.CommitTime), cmp.Compare(a.CommitID, b.CommitID))
+	})
+	return ix, nil
+}
+
+// Read reads the commits Keys[lo:hi] from the parts that hold them, in order.
+func (ix *Index) Read(ctx context.Context, b *blob.Bucket, lo, hi int) ([]Commit, error) {
+	want := make(map[string]bool, hi-lo)
+	var parts []int
+	for _, k := range ix.Keys[lo:hi] {
+		want[k.CommitID] = true
+		parts = append(parts, ix.parts[k.CommitID]...)
+	}
+	slices.Sort(parts)
+	var cs Commits
+	for _, i := range slices.Compact(parts) {
+		err := commits.ReadPartOf(ctx, b, ix.Manifest.Parts[i], func(r *schema.CommitFile) error {
+			if want[r.CommitID] {
+				cs.Add(r)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("triplets %s: %w", ix.Manifest.Repo, err)
+		}
+	}
+	return cs.List(), nil
 }
 
 // Chunks is how many chunks of size commits a history of n commits makes.
@@ -88,20 +131,23 @@ type ChunkResult struct {
 // duplicates rows). The benchmark exclusion is placed on the history first.
 func MineChunk(ctx context.Context, c ChunkConfig) (ChunkResult, error) {
 	readStart := time.Now()
-	h, err := ReadHistory(ctx, c.Bucket, c.Repo)
+	ix, err := ReadIndex(ctx, c.Bucket, c.Repo)
+	if err != nil {
+		return ChunkResult{}, err
+	}
+	size := positiveOr(c.Size, DefaultChunk)
+	lo := c.Chunk * size
+	if c.Chunk < 0 || lo >= len(ix.Keys) {
+		return ChunkResult{}, fmt.Errorf("triplets %s: chunk %d of a %d-commit history: %w", c.Repo, c.Chunk, len(ix.Keys), ErrBadChunk)
+	}
+	chunk, err := ix.Read(ctx, c.Bucket, lo, min(lo+size, len(ix.Keys)))
 	if err != nil {
 		return ChunkResult{}, err
 	}
 	readTime := time.Since(readStart)
-	size := positiveOr(c.Size, DefaultChunk)
-	lo := c.Chunk * size
-	if c.Chunk < 0 || lo >= len(h.Commits) {
-		return ChunkResult{}, fmt.Errorf("triplets %s: chunk %d of a %d-commit history: %w", c.Repo, c.Chunk, len(h.Commits), ErrBadChunk)
-	}
-	chunk := h.Commits[lo:min(lo+size, len(h.Commits))]
-	times := make(map[string]int64, len(h.Commits))
-	for _, cm := range h.Commits {
-		times[cm.Commit] = cm.Time
+	times := make(map[string]int64, len(ix.Keys))
+	for _, k := range ix.Keys {
+		times[k.CommitID] = k.CommitTime
 	}
 	// A benchmark commit outside the indexed history (a release branch,
 	// say) is placed by its time in the clone.
