@@ -43,10 +43,7 @@ func RerankPrompt(issue string, candidates []Candidate, tokenBudget int) Request
 		fixed := len(rerankSystem) + len(renderRerank(issue, cands, make([]string, len(cands)), fences)) + len(codes)*len(truncMarker)
 		codes = fitCodes(codes, tokenBudget*4-fixed)
 	}
-	ids := make([]string, len(cands))
-	for i, c := range cands {
-		ids[i] = c.ID
-	}
+	ids := candidateIDs(cands)
 	return Request{
 		System:      rerankSystem,
 		Messages:    []Message{{Role: RoleUser, Content: renderRerank(issue, cands, codes, fences)}},
@@ -67,11 +64,8 @@ func renderRerank(issue string, cands []Candidate, codes, fences []string) strin
 	b.WriteString("\n\n## Candidates\n")
 	for i, c := range cands {
 		b.WriteString("### " + c.ID + "\n")
-		b.WriteString(fences[i] + "\n" + codes[i])
-		if !strings.HasSuffix(codes[i], "\n") {
-			b.WriteString("\n")
-		}
-		b.WriteString(fences[i] + "\n\n")
+		writeFenced(&b, fences[i], codes[i])
+		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "Order all %d candidates by how likely each is to need changing to resolve the issue, most likely first. "+
 		"Answer with JSON only, in exactly this form:\n{\"ranking\": [\"<candidate id>\", ...]}\n"+
@@ -117,10 +111,7 @@ func ParseRanking(text string, candidates []string) (order, missing, dropped []s
 func Rerank(ctx context.Context, chat Chat, issue string, candidates []Candidate, tokenBudget int) (Selection, error) {
 	sel := Selection{Model: chat.Name(), IDs: []string{}}
 	cands := uniqueCandidates(Candidate{}, candidates)
-	ids := make([]string, len(cands))
-	for i, c := range cands {
-		ids[i] = c.ID
-	}
+	ids := candidateIDs(cands)
 	if len(cands) < 2 {
 		sel.IDs = ids
 		return sel, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -149,12 +150,7 @@ func renderSelect(issue string, center Candidate, cands []Candidate, codes, fenc
 	b.WriteString("\n\n")
 	i := 0
 	block := func(code string) {
-		f := fences[i]
-		b.WriteString(f + "\n" + code)
-		if !strings.HasSuffix(code, "\n") {
-			b.WriteString("\n")
-		}
-		b.WriteString(f + "\n")
+		writeFenced(&b, fences[i], code)
 		i++
 	}
 	if center.ID != "" {
@@ -172,6 +168,24 @@ func renderSelect(issue string, center Candidate, cands []Candidate, codes, fenc
 		"{\"ids\": [\"<candidate id>\", ...]}\n" +
 		"Use ids exactly as written after \"### \". Answer {\"ids\": []} if none is relevant.\n")
 	return b.String()
+}
+
+// writeFenced writes code between two fence lines.
+func writeFenced(b *strings.Builder, fence, code string) {
+	b.WriteString(fence + "\n" + code)
+	if !strings.HasSuffix(code, "\n") {
+		b.WriteString("\n")
+	}
+	b.WriteString(fence + "\n")
+}
+
+// candidateIDs are the ids of cands, in order.
+func candidateIDs(cands []Candidate) []string {
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.ID
+	}
+	return ids
 }
 
 // fenceFor returns a backtick fence longer than any backtick run in code.
@@ -296,31 +310,43 @@ func extractIDs(text string) ([]string, error) {
 		return nil, errors.New("empty answer")
 	}
 	var firstErr error
-	for _, part := range append(fencedBlocks(text), text) {
-		starts := 0
-		for i := 0; i < len(part) && starts < maxJSONStarts; i++ {
-			if part[i] != '[' && part[i] != '{' {
-				continue
-			}
-			starts++
-			dec := json.NewDecoder(strings.NewReader(part[i:]))
-			var v any
-			if err := dec.Decode(&v); err != nil {
-				continue
-			}
-			ids, err := idsFrom(v)
-			if err == nil {
-				return ids, nil
-			}
-			if firstErr == nil {
-				firstErr = err
-			}
+	for v := range jsonValues(text, "[{") {
+		ids, err := idsFrom(v)
+		if err == nil {
+			return ids, nil
+		}
+		if firstErr == nil {
+			firstErr = err
 		}
 	}
 	if firstErr != nil {
 		return nil, firstErr
 	}
 	return nil, fmt.Errorf("no JSON list of ids in the answer (starts %q)", cut(strings.TrimSpace(text), 80))
+}
+
+// jsonValues yields the JSON values found in text that start with one of
+// the bytes in opens: in ``` fenced blocks first, then anywhere in the text,
+// trying at most maxJSONStarts starts in each.
+func jsonValues(text, opens string) iter.Seq[any] {
+	return func(yield func(any) bool) {
+		for _, part := range append(fencedBlocks(text), text) {
+			starts := 0
+			for i := 0; i < len(part) && starts < maxJSONStarts; i++ {
+				if strings.IndexByte(opens, part[i]) < 0 {
+					continue
+				}
+				starts++
+				var v any
+				if json.NewDecoder(strings.NewReader(part[i:])).Decode(&v) != nil {
+					continue
+				}
+				if !yield(v) {
+					return
+				}
+			}
+		}
+	}
 }
 
 var idKeys = []string{"ids", "ranking", "ranked", "ranked_ids", "order", "selected", "selected_ids", "relevant", "relevant_ids", "neighbors", "neighbours", "candidates", "answer", "result"}
@@ -448,10 +474,7 @@ func Select(ctx context.Context, chat Chat, issue string, center Candidate, cand
 	if len(cands) == 0 {
 		return sel, nil
 	}
-	ids := make([]string, len(cands))
-	for i, c := range cands {
-		ids[i] = c.ID
-	}
+	ids := candidateIDs(cands)
 	req := SelectPrompt(issue, center, cands, tokenBudget)
 	var kept, dropped []string
 	err := exchange(ctx, chat, &sel, req, "select neighbours of "+center.ID, func(text string) (err error) {

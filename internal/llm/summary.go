@@ -2,7 +2,6 @@ package llm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -26,14 +25,10 @@ func SummaryPrompt(id, code string, tokenBudget int) Request {
 			code = cutText(code, max(avail, 0)) + truncMarker
 		}
 	}
-	f := fenceFor(code)
 	var b strings.Builder
 	b.WriteString("## Function " + id + "\n")
-	b.WriteString(f + "\n" + code)
-	if !strings.HasSuffix(code, "\n") {
-		b.WriteString("\n")
-	}
-	b.WriteString(f + "\n\nAnswer with JSON only, in exactly this form:\n{\"summary\": \"<one or two sentences>\"}\n")
+	writeFenced(&b, fenceFor(code), code)
+	b.WriteString("\nAnswer with JSON only, in exactly this form:\n{\"summary\": \"<one or two sentences>\"}\n")
 	return Request{
 		System:      summarySystem,
 		Messages:    []Message{{Role: RoleUser, Content: b.String()}},
@@ -56,26 +51,17 @@ func ParseSummary(text string) (string, error) {
 	if strings.TrimSpace(text) == "" {
 		return "", errors.New("empty answer")
 	}
-	for _, part := range append(fencedBlocks(text), text) {
-		for i, starts := 0, 0; i < len(part) && starts < maxJSONStarts; i++ {
-			if part[i] != '{' {
+	for v := range jsonValues(text, "{") {
+		obj, _ := v.(map[string]any)
+		for k, val := range obj {
+			if !strings.EqualFold(k, "summary") {
 				continue
 			}
-			starts++
-			var v map[string]any
-			if json.NewDecoder(strings.NewReader(part[i:])).Decode(&v) != nil {
-				continue
+			s, ok := val.(string)
+			if !ok {
+				return "", fmt.Errorf("\"summary\" is %s, want a string", jsonKind(val))
 			}
-			for k, val := range v {
-				if !strings.EqualFold(k, "summary") {
-					continue
-				}
-				s, ok := val.(string)
-				if !ok {
-					return "", fmt.Errorf("\"summary\" is %s, want a string", jsonKind(val))
-				}
-				return cleanSummary(s)
-			}
+			return cleanSummary(s)
 		}
 	}
 	return "", fmt.Errorf("no JSON object with a \"summary\" in the answer (starts %q)", cut(strings.TrimSpace(text), 80))
