@@ -60,7 +60,7 @@ func (e *Episodic) CoChanged(id string, o CoChangeOptions) []spider.Scored {
 			continue
 		}
 		w := Vote(1, e.baseTime-c.Time, e.opt.HalfLifeDays, len(c.Functions))
-		for _, f := range c.Functions {
+		for _, f := range e.functions(r) {
 			if f != id {
 				votes[f] += w
 			}
@@ -84,7 +84,7 @@ func (e *Episodic) coChangeRows() map[string][]int32 {
 			if len(c.Functions) < 2 {
 				continue
 			}
-			for _, f := range c.Functions {
+			for _, f := range e.functions(r) {
 				if rs := e.co[f]; len(rs) == 0 || rs[len(rs)-1] != r {
 					e.co[f] = append(rs, r) // a function listed twice counts once
 				}

@@ -159,7 +159,10 @@ type Episodic struct {
 	ix       *sparse.Index
 	allowed  int
 	rows     []int32 // the allowed rows
-	moves    moves   // the renames of the allowed rows
+	// moved holds, for the allowed rows that changed a function of a file
+	// a later allowed commit moved, their functions under their ids at the
+	// base (see functions).
+	moved map[int32][]string
 
 	hotOnce sync.Once
 	hot     map[string]float64
@@ -176,13 +179,15 @@ func (t *Table) Episodic(base string, o Options) (*Episodic, error) {
 		return nil, err
 	}
 	b := sparse.NewBuilder(o.BM25)
-	e := &Episodic{t: t, opt: o, baseTime: t.commits[t.row[base]].Time, moves: t.movesAt(allowed)}
+	e := &Episodic{t: t, opt: o, baseTime: t.commits[t.row[base]].Time}
+	mv := t.movesAt(allowed)
 	for i, ok := range allowed {
 		c := &t.commits[i]
 		if !ok || len(c.Functions) == 0 {
 			continue
 		}
 		e.rows = append(e.rows, int32(i))
+		e.resolve(mv, int32(i))
 		if c.Message == "" {
 			continue
 		}
@@ -197,6 +202,39 @@ func (t *Table) Episodic(base string, o Options) (*Episodic, error) {
 		}
 	}
 	return e, nil
+}
+
+// resolve records the functions of row r under their ids at the base when
+// mv moves any of their files after r's commit.
+func (e *Episodic) resolve(mv moves, r int32) {
+	if len(mv) == 0 {
+		return
+	}
+	c := &e.t.commits[r]
+	var ids []string
+	for i, f := range c.Functions {
+		g := mv.resolve(f, c.Time)
+		if g != f && ids == nil {
+			ids = slices.Clone(c.Functions)
+			if e.moved == nil {
+				e.moved = map[int32][]string{}
+			}
+			e.moved[r] = ids
+		}
+		if ids != nil {
+			ids[i] = g
+		}
+	}
+}
+
+// functions are the functions row r's commit changed, under their ids at
+// the base: every reader of the allowed rows (Rank, Hotspots, CoChanged)
+// sees a moved file's functions where the base has them.
+func (e *Episodic) functions(r int32) []string {
+	if ids, ok := e.moved[r]; ok {
+		return ids
+	}
+	return e.t.commits[r].Functions
 }
 
 // Commits is how many commits this memory searches.
@@ -220,8 +258,7 @@ func (e *Episodic) Rank(text string, exists func(id string) bool) []spider.Score
 		}
 		c := &e.t.commits[r]
 		w := Vote(h.Score, e.baseTime-c.Time, e.opt.HalfLifeDays, len(c.Functions))
-		for _, f := range c.Functions {
-			f = e.moves.resolve(f, c.Time)
+		for _, f := range e.functions(int32(r)) {
 			if exists == nil || exists(f) {
 				votes[f] += w
 			}
@@ -245,8 +282,8 @@ func (e *Episodic) Hotspots() map[string]float64 {
 		for _, r := range e.rows {
 			c := &e.t.commits[r]
 			w := Vote(1, e.baseTime-c.Time, e.opt.HalfLifeDays, len(c.Functions))
-			for _, f := range c.Functions {
-				e.hot[e.moves.resolve(f, c.Time)] += w
+			for _, f := range e.functions(r) {
+				e.hot[f] += w
 			}
 		}
 	})

@@ -107,3 +107,32 @@ func TestRenameCyclesEnd(t *testing.T) {
 		t.Errorf("a self-move: %q", got)
 	}
 }
+
+// Co-change neighbours follow a moved file like votes do.
+func TestCoChangedFollowsRenames(t *testing.T) {
+	rows := NewFromRows(nil)
+	add := func(id, parent string, time int64, prev, path string, fns ...string) {
+		rows.Add(&schema.CommitFile{CommitID: id, ParentID: parent, CommitTime: time * day, Message: "m", PreviousPath: prev, Path: path, ChangedFunctions: fns})
+	}
+	add("a", "", 1, "", "x.py", "x.py:f")
+	add("a", "", 1, "", "y.py", "y.py:g")
+	add("b", "a", 2, "x.py", "z.py")
+	add("c", "b", 3, "", "w.py", "w.py:h")
+	tb, err := New(rows.Commits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := tb.WithRenames(rows.Renames()).Episodic("c", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.CoChanged("z.py:f", CoChangeOptions{}); len(got) != 1 || got[0].ID != "y.py:g" {
+		t.Errorf("neighbours of z.py:f: %+v, want y.py:g", got)
+	}
+	if got := e.CoChanged("y.py:g", CoChangeOptions{}); len(got) != 1 || got[0].ID != "z.py:f" {
+		t.Errorf("neighbours of y.py:g: %+v, want z.py:f", got)
+	}
+	if got := e.CoChanged("x.py:f", CoChangeOptions{}); len(got) != 0 {
+		t.Errorf("the old path has neighbours: %+v", got)
+	}
+}
