@@ -37,7 +37,10 @@ type Git struct {
 
 // clonePath is the clone of repo under CloneDir; the name is validated, so the
 // path cannot leave CloneDir.
-func (a *Git) clonePath(repo schema.RepoName) (string, error) {
+func (a *Git) clonePath(repo schema.RepoName) (string, error) { return ClonePath(a.CloneDir, repo) }
+
+// ClonePath is where a host keeps the clone of repo under cloneDir.
+func ClonePath(cloneDir string, repo schema.RepoName) (string, error) {
 	name, err := schema.ParseRepoName(string(repo))
 	if err != nil {
 		return "", err
@@ -46,7 +49,7 @@ func (a *Git) clonePath(repo schema.RepoName) (string, error) {
 	if !filepath.IsLocal(rel) {
 		return "", fmt.Errorf("repository name %q escapes the clone directory", repo)
 	}
-	return filepath.Join(a.CloneDir, rel), nil
+	return filepath.Join(cloneDir, rel), nil
 }
 
 // Sync clones or fetches the repository on this host and resolves its ref.

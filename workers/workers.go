@@ -104,7 +104,7 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	if conc <= 0 {
 		conc = 4
 	}
-	git := &activities.Git{CloneDir: filepath.Join(cfg.DataDir, "clones"), HostQueue: hostQueue, Bucket: cfg.Bucket, Backend: cfg.Backend}
+	git := &activities.Git{CloneDir: CloneDir(cfg.DataDir), HostQueue: hostQueue, Bucket: cfg.Bucket, Backend: cfg.Backend}
 	store := &activities.Store{Bucket: cfg.Bucket, HostQueue: hostQueue, OnlyHost: cfg.OnlyHost}
 
 	index := worker.New(c, workflows.IndexQueue, wopts(conc, true))
@@ -200,3 +200,6 @@ const HeartbeatThrottle = 2 * time.Second
 
 // releaseTimeout bounds the start-up pass over open workflows.
 const releaseTimeout = time.Minute
+
+// CloneDir is where the workers of data directory dataDir keep their clones.
+func CloneDir(dataDir string) string { return filepath.Join(dataDir, "clones") }

@@ -260,4 +260,20 @@ func TestTripletsStatsArguments(t *testing.T) {
 	if code, _, errOut := runCLI(t, "triplets", "stats", "--data-dir", filepath.Join(dir, "data"), dir); code != 1 || !strings.Contains(errOut, "is not a triplets output directory") {
 		t.Errorf("not an output directory: exit %d, %q", code, errOut)
 	}
+	if code, _, errOut := runCLI(t, "triplets", "fit", "--data-dir", filepath.Join(dir, "data"), dir); code != 1 || !strings.Contains(errOut, "triplets fit: "+dir+" is not a triplets output directory") {
+		t.Errorf("fit, not an output directory: exit %d, %q", code, errOut)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"triplets", "fit"}, "triplets fit needs one output directory"},
+		{[]string{"triplets", "fit", "--grid", "0,x", dir}, `--grid "0,x": want weights of 0 or more`},
+		{[]string{"triplets", "fit", "--grid", "0,-1", dir}, `--grid "0,-1": want weights of 0 or more`},
+		{[]string{"triplets", "fit", "--sample", "0", dir}, "--sample 0: want at least 1"},
+	} {
+		if code, _, errOut := runCLI(t, tc.args...); code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
 }

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/eval/bench"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/jobs"
@@ -21,6 +23,9 @@ import (
 func runTriplets(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "stats" {
 		return runTripletsStats(ctx, args[1:])
+	}
+	if len(args) > 0 && args[0] == "fit" {
+		return runTripletsFit(ctx, args[1:])
 	}
 	g := globals{reportsFailures: true}
 	fs := newFlags("triplets", &g)
@@ -45,7 +50,7 @@ func runTriplets(ctx context.Context, args []string) error {
 	workerFlags(fs, &g)
 	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: locus triplets --out DIR [flags] (REPO... | --repos-file F)\n       locus triplets stats DIR\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: locus triplets --out DIR [flags] (REPO... | --repos-file F)\n       locus triplets stats DIR\n       locus triplets fit DIR\n\n"+
 			"Mines training triplets (query, positive functions, hard negatives) from indexed repositories' history.\n"+
 			"Re-running the same command resumes the same run.\n\n")
 		fs.PrintDefaults()
@@ -287,29 +292,11 @@ func runTripletsStats(ctx context.Context, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitError{code: 2, msg: "triplets stats needs one output directory"}
-	}
-	dir := fs.Arg(0)
-	data, err := os.ReadFile(filepath.Join(dir, tripletsRunFile))
-	if err != nil {
-		return fmt.Errorf("triplets stats: %s is not a triplets output directory: %w", dir, err)
-	}
-	var info tripletsRunInfo
-	if err := json.Unmarshal(data, &info); err != nil {
-		return fmt.Errorf("triplets stats: %s: %w", filepath.Join(dir, tripletsRunFile), err)
-	}
-	g.logger()
-	b, err := g.openStore(ctx)
+	dir, b, info, col, err := openTripletsRun(ctx, &g, fs, "triplets stats")
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	col, err := jobs.CollectTriplets(ctx, b, info.Result, &triplets.Dedup{MaxPerRepo: info.MaxPerRepo})
-	if err != nil {
-		return err
-	}
 	files, err := writeTripletsStats(dir, info.Result, info.MaxPerRepo, col)
 	if err != nil {
 		return err
@@ -319,4 +306,31 @@ func runTripletsStats(ctx context.Context, args []string) error {
 		fmt.Fprintln(stdout, f)
 	}
 	return nil
+}
+
+// openTripletsRun checks that fs's arguments name one output directory,
+// opens the store and collects the records of the run the directory came
+// from, as the run kept them; the caller closes b.
+func openTripletsRun(ctx context.Context, g *globals, fs *flag.FlagSet, cmd string) (dir string, b *blob.Bucket, info tripletsRunInfo, col jobs.Collected, err error) {
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return "", nil, info, col, exitError{code: 2, msg: cmd + " needs one output directory"}
+	}
+	dir = fs.Arg(0)
+	data, err := os.ReadFile(filepath.Join(dir, tripletsRunFile))
+	if err != nil {
+		return "", nil, info, col, fmt.Errorf("%s: %s is not a triplets output directory: %w", cmd, dir, err)
+	}
+	if err := json.Unmarshal(data, &info); err != nil {
+		return "", nil, info, col, fmt.Errorf("%s: %s: %w", cmd, filepath.Join(dir, tripletsRunFile), err)
+	}
+	g.logger()
+	if b, err = g.openStore(ctx); err != nil {
+		return "", nil, info, col, err
+	}
+	if col, err = jobs.CollectTriplets(ctx, b, info.Result, &triplets.Dedup{MaxPerRepo: info.MaxPerRepo}); err != nil {
+		b.Close()
+		return "", nil, info, col, err
+	}
+	return dir, b, info, col, nil
 }

@@ -2,6 +2,7 @@ package badinput
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net"
 	"net/http"
@@ -872,6 +873,69 @@ var cases = slices.Concat([]badCase{
 			}
 		},
 	},
+	{
+		name:  "kill-9-during-triplets",
+		input: "`locus triplets` killed with kill -9 while its chunks are mined (one commit each), then the same command again",
+		want:  "the second run resumes the same run and finishes (exit 0): one part per chunk, one record per fix, none twice, the same records as a run never interrupted",
+		setup: func(s *sandbox) []string {
+			r := s.repo("t")
+			files := map[string]string{}
+			for i := range 4 {
+				files[fmt.Sprintf("pkg/m%d.py", i)] = fmt.Sprintf("def load_%d(key):\n    return store[key]\n\ndef save_%d(key, value):\n    store[key] = value\n", i, i)
+			}
+			r.Write(files)
+			r.Commit("initial layout")
+			for i := range killedFixes {
+				p := fmt.Sprintf("pkg/m%d.py", i%4)
+				files[p] = strings.Replace(files[p], "    return store", fmt.Sprintf("    # fix %d\n    return store", i), 1)
+				r.Write(map[string]string{p: files[p]})
+				r.Commit(fmt.Sprintf("load_%d must not raise for the %s key", i%4, strings.Repeat("z", i+1)))
+			}
+			if res := s.locus("index", "killed/t="+r.Dir); res.code != 0 {
+				s.t.Fatalf("index: %v", res)
+			}
+			args := []string{"triplets", "--out", filepath.Join(s.dir, "out"), "--chunk", "1", "--format", "jsonl", "--negatives", "2", "killed/t"}
+			first := s.start(args...)
+			deadline := time.Now().Add(cmdTimeout)
+			for len(tripletParts(s)) == 0 && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+				s.t.Fatal(err)
+			}
+			first.Wait()
+			if n := len(tripletParts(s)); n == 0 || n > killedFixes {
+				s.t.Fatalf("%d parts when killed: want the run cut short after its first chunk", n)
+			}
+			return args
+		},
+		check: func(s *sandbox, r result) {
+			if n := len(tripletParts(s)); n != killedFixes+1 {
+				s.t.Errorf("%d parts, want one per commit (%d)", n, killedFixes+1)
+			}
+			got := tripletQueries(s, "out")
+			seen := map[string]bool{}
+			for _, q := range got {
+				if seen[q] {
+					s.t.Errorf("%s: two records", q)
+				}
+				seen[q] = true
+			}
+			if len(got) != killedFixes {
+				s.t.Errorf("%d records, want one per fix (%d):\n%v", len(got), killedFixes, r)
+			}
+			again := runLocus(s.t, s.data, s.dir, s.env, "triplets", "--out", filepath.Join(s.dir, "again"), "--chunk", "1", "--format", "jsonl", "--negatives", "2", "killed/t")
+			want := tripletQueries(s, "again")
+			if again.code != 0 || !slices.Equal(got, want) {
+				s.t.Errorf("an uninterrupted run (exit %d) gave %d records, the killed one %d", again.code, len(want), len(got))
+			}
+			a, _ := os.ReadFile(filepath.Join(s.dir, "out", "records.jsonl"))
+			b, _ := os.ReadFile(filepath.Join(s.dir, "again", "records.jsonl"))
+			if len(a) == 0 || string(a) != string(b) {
+				s.t.Errorf("the killed run's export (%d bytes) differs from an uninterrupted run's (%d bytes)", len(a), len(b))
+			}
+		},
+	},
 	// Localize.
 	{
 		name:  "localize-never-indexed",
@@ -1494,4 +1558,33 @@ func freePort(s *sandbox) string {
 	addr := l.Addr().String()
 	l.Close()
 	return addr
+}
+
+// killedFixes is how many fixes kill-9-during-triplets mines.
+const killedFixes = 40
+
+// tripletParts lists the triplets parts in the sandbox's store.
+func tripletParts(s *sandbox) []string {
+	parts, _ := filepath.Glob(filepath.Join(s.store(), "triplets", "*", "repo=*", "part-*.parquet"))
+	return parts
+}
+
+// tripletQueries reads the query ids of a JSON Lines triplets export in
+// the sandbox's directory dir, in file order.
+func tripletQueries(s *sandbox, dir string) []string {
+	data, err := os.ReadFile(filepath.Join(s.dir, dir, "records.jsonl"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var rec struct {
+			QueryID string `json:"query_id"`
+		}
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			s.t.Fatalf("%s: %v", dir, err)
+		}
+		out = append(out, rec.QueryID)
+	}
+	return out
 }

@@ -3,16 +3,21 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/locus-dev/locus/activities"
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/eval/bench"
+	"github.com/locus-dev/locus/internal/fit"
 	"github.com/locus-dev/locus/internal/jobs"
+	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 	"github.com/locus-dev/locus/internal/triplets"
@@ -72,7 +77,8 @@ func TestTriplets(t *testing.T) {
 	srv := startServer(t, t.TempDir())
 	c := dial(t, srv)
 	b := blobtest.Bucket(t)
-	startWorkersWith(t, c, workers.Config{DataDir: t.TempDir(), Bucket: b})
+	dataDir := t.TempDir()
+	startWorkersWith(t, c, workers.Config{DataDir: dataDir, Bucket: b})
 	name := schema.RepoName("acme/widgets")
 	if _, res := runFleet(ctx, t, c, "fleet-triplets", schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: name, URL: r.Dir}}}); res.Done != 1 {
 		t.Fatalf("indexing failed: %+v", res)
@@ -132,6 +138,44 @@ func TestTriplets(t *testing.T) {
 	}
 	if _, ok := byQuery["Parse keys case-insensitively"]; !ok {
 		t.Errorf("the sign-off was not cleaned: %v", byQuery)
+	}
+	// The records rank at their parents for fitting the hybrid weights:
+	// memory holds only the commits before the parent, so the evict fix's
+	// memory points at the get fix before it, never at its own commit.
+	gitDir, err := activities.ClonePath(workers.CloneDir(dataDir), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, fst, err := fit.Prepare(ctx, fit.Config{Bucket: b, Repo: name, GitDir: gitDir, Records: col.Records})
+	if err != nil || len(qs) != 4 || fst.Ranked != 4 || fst.NoMemory != 0 || fst.Failed != 0 {
+		t.Fatalf("fit.Prepare: %d queries, %+v, %v", len(qs), fst, err)
+	}
+	evict := byQuery["Evicting a missing key from the cache must not raise"]
+	for _, q := range qs {
+		if q.ID != evict.QueryID {
+			continue
+		}
+		if len(q.Rankings.Code) == 0 || len(q.Rankings.Memory) == 0 || q.Rankings.Memory[0].ID != "pkg/cache.py:Cache.get" ||
+			slices.ContainsFunc(q.Rankings.Memory, func(s spider.Scored) bool { return s.ID == "pkg/cache.py:Cache.evict" }) {
+			t.Errorf("evict fix ranked at its parent: %+v", q.Rankings)
+		}
+		if !slices.Equal(q.Positives, []string{"pkg/cache.py:Cache.evict"}) {
+			t.Errorf("evict fix positives %v", q.Positives)
+		}
+	}
+	// A memory gap longer than the history (a commit a minute) moves every
+	// query's memory back to the first commit: nothing before it to rank.
+	qs, _, err = fit.Prepare(ctx, fit.Config{Bucket: b, Repo: name, GitDir: gitDir, Records: col.Records, Options: fit.Options{MemoryGap: time.Hour}})
+	if err != nil || len(qs) != 4 {
+		t.Fatalf("fit.Prepare with a memory gap: %d queries, %v", len(qs), err)
+	}
+	for _, q := range qs {
+		if len(q.Rankings.Memory) != 0 || len(q.Rankings.Hotspots) != 0 {
+			t.Errorf("%s: memory an hour before its parent ranks %+v", q.ID, q.Rankings)
+		}
+	}
+	if _, bad, err := fit.Prepare(ctx, fit.Config{Bucket: b, Repo: "acme/never-indexed", GitDir: gitDir, Records: col.Records}); !errors.Is(err, fit.ErrNoMemory) || !strings.Contains(err.Error(), "acme/never-indexed") {
+		t.Errorf("fit on a repository without memory: %+v, %v", bad, err)
 	}
 	// Again: the same parts, replaced, the same records.
 	_, again := run(in)

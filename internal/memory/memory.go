@@ -124,6 +124,31 @@ func (t *Table) Before(base string) ([]bool, error) {
 	return ok2, nil
 }
 
+// Back is the first-parent ancestor of base (base included) whose commit
+// time is at least gapMs older than base's: where a query about base takes
+// its memory from when base may sit inside the work the query describes
+// (a commit in the middle of a pull request's commits, whose siblings are
+// its ancestors). The walk stops at the oldest commit it reaches.
+func (t *Table) Back(base string, gapMs int64) (string, error) {
+	r, ok := t.row[base]
+	if !ok {
+		return "", fmt.Errorf("memory: %s: %w", base, ErrUnknownBase)
+	}
+	limit := t.commits[r].Time - gapMs
+	for t.commits[r].Time > limit {
+		ps := t.commits[r].Parents
+		if len(ps) == 0 {
+			break
+		}
+		p, ok := t.row[ps[0]]
+		if !ok {
+			break // a shallow boundary
+		}
+		r = p
+	}
+	return t.commits[r].ID, nil
+}
+
 // Options tune episodic memory. Zero fields take the defaults written next
 // to them.
 type Options struct {

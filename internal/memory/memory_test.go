@@ -78,6 +78,44 @@ func TestBeforeIsAncestorsStrictlyOlder(t *testing.T) {
 	}
 }
 
+func TestBack(t *testing.T) {
+	tb, err := New(history())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		base  string
+		gapMs int64
+		want  string
+	}{
+		{"base", 0, "base"},
+		{"base", 1 * day, "b"},  // 2 days older
+		{"base", 3 * day, "a"},  // b is only 2 days older
+		{"base", 10 * day, "a"}, // the history ends
+		{"m", 4 * day, "base"},  // first parents only: never f
+		{"m", 5 * day, "b"},     // 6 days older
+		{"f", 2 * day, "side"},  // a branch walks its own first parents
+		{"a", 1 * day, "a"},     // a root
+	} {
+		got, err := tb.Back(tc.base, tc.gapMs)
+		if err != nil || got != tc.want {
+			t.Errorf("Back(%s, %d days) = %s, %v; want %s", tc.base, tc.gapMs/day, got, err, tc.want)
+		}
+	}
+	if _, err := tb.Back("nope", day); !errors.Is(err, ErrUnknownBase) {
+		t.Errorf("unknown base: %v", err)
+	}
+	// A shallow history ends the walk at its boundary.
+	shallow := history()[3:] // base (parent b missing), f, m
+	ts, err := New(shallow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ts.Back("base", 2*day); err != nil || got != "base" {
+		t.Errorf("shallow: %s, %v", got, err)
+	}
+}
+
 // No leakage: a query at base whose text is the fix's own message gets
 // nothing from the fix (on a branch merged after base) or from the merge.
 func TestEpisodicDoesNotLeakTheFix(t *testing.T) {

@@ -369,7 +369,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 			if lg, err = getGraph(ctx, d.Bucket, graph); err != nil {
 				return nil, fmt.Errorf("localize %s: %w", repo, err)
 			}
-			mem, ep, warning, err := memoryRanking(ctx, d.Bucket, repo, m, graph.Commit, issue, lg.sg.IsFunction)
+			h, ep, warning, err := MemoryRankings(ctx, d.Bucket, repo, m, graph.Commit, issue, lg.sg.IsFunction, ranking)
 			if err != nil {
 				return nil, err
 			}
@@ -377,17 +377,14 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 			if co, err = coChangeOverlay(ep, p); err != nil {
 				return nil, fmt.Errorf("localize %s: %w", repo, err)
 			}
-			rankings := [][]spider.Scored{ranking, mem, hotRanking(ep, ranking)}
-			weights := []float64{1, cmp.Or(p.MemoryWeight, DefaultMemoryWeight), cmp.Or(p.HotspotWeight, DefaultHotspotWeight)}
-			if w := denseWeight(p.DenseWeight, d.Embedder); w > 0 {
-				dense, err := denseRanking(ctx, d, repo, snapshot, snap != nil, graph, si, issue, fetch)
-				if err != nil {
+			w := p.Weights()
+			if w.Dense = denseWeight(p.DenseWeight, d.Embedder); w.Dense > 0 {
+				if h.Dense, err = denseRanking(ctx, d, repo, snapshot, snap != nil, graph, si, issue, fetch); err != nil {
 					return nil, err
 				}
 				r.Embedder = d.Embedder.Name()
-				rankings, weights = append(rankings, dense), append(weights, w)
 			}
-			ranking = spider.Fuse(rankings, weights)
+			ranking = h.Fuse(w)
 			if len(ranking) == 0 {
 				// No word of the issue is in the code or the history: rather
 				// than an empty answer, the embedder's ranking, said so.
@@ -422,6 +419,12 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 	}
 	r.Expansion = &exp
 	return r, nil
+}
+
+// Weights are the hybrid fusion's weights of p's query, defaults filled in;
+// Dense is left 0 (it depends on the embedder: see denseWeight).
+func (p Params) Weights() Weights {
+	return Weights{Memory: cmp.Or(p.MemoryWeight, DefaultMemoryWeight), Hotspot: cmp.Or(p.HotspotWeight, DefaultHotspotWeight)}
 }
 
 // denseWeight is the hybrid fusion's weight of the embedder's ranking for

@@ -96,7 +96,7 @@ func (m *Miner) mineInstance(ctx context.Context, o Options, in bench.SWEInstanc
 	if len(gold) == 0 {
 		return Record{}, SkipNoGold, nil
 	}
-	an, err := m.buildAnchor(ctx, base)
+	an, err := m.IndexAt(ctx, base)
 	if err != nil {
 		return Record{}, "", err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/sparse"
+	"github.com/locus-dev/locus/internal/spider"
 )
 
 // Commit is one change of a repository's history with what mining needs
@@ -212,8 +213,9 @@ func (m *Miner) takeTimes(st *Stats) {
 	m.anchorTime, m.parentTime, m.rankTime = 0, 0, 0
 }
 
-// anchor is a first-stage index over the functions of one commit.
-type anchor struct {
+// Anchor is a first-stage index over the functions of one commit (tests
+// and vendored files left out).
+type Anchor struct {
 	commit string
 	ix     *sparse.Index
 	docs   map[string]Doc
@@ -243,7 +245,7 @@ func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) er
 			f()
 		}
 	}
-	var an *anchor
+	var an *Anchor
 	for i, c := range commits {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -270,7 +272,7 @@ func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) er
 			continue
 		}
 		if an == nil || i%o.AnchorEvery == 0 && an.commit != c.Parent {
-			a, err := m.buildAnchor(ctx, c.Parent)
+			a, err := m.IndexAt(ctx, c.Parent)
 			if err != nil {
 				if ctx.Err() != nil {
 					return st, ctx.Err()
@@ -290,7 +292,7 @@ func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) er
 		if why == SkipNoNegatives && an.commit != c.Parent {
 			// The anchor has drifted from this commit's parent (a long
 			// branch, say): index the parent itself and try once more.
-			if a, aerr := m.buildAnchor(ctx, c.Parent); aerr == nil {
+			if a, aerr := m.IndexAt(ctx, c.Parent); aerr == nil {
 				an = a
 				st.Anchors++
 				rec, why, err = m.mineOne(ctx, o, an, c, query, positives, co)
@@ -343,8 +345,9 @@ func coChanged(changed []map[string]bool, i, window, maxFunctions int, positives
 	return out
 }
 
-// buildAnchor builds the first-stage index over the functions at commit.
-func (m *Miner) buildAnchor(ctx context.Context, commit string) (*anchor, error) {
+// IndexAt builds the miner's first-stage index over the functions at
+// commit (a full commit id).
+func (m *Miner) IndexAt(ctx context.Context, commit string) (*Anchor, error) {
 	defer timed(&m.anchorTime, time.Now())
 	h, ok := gitrepo.ParseHash(commit)
 	if !ok {
@@ -355,7 +358,7 @@ func (m *Miner) buildAnchor(ctx context.Context, commit string) (*anchor, error)
 		return nil, fmt.Errorf("anchor %s: %w", commit, err)
 	}
 	defer snap.Close()
-	a := &anchor{commit: commit, docs: map[string]Doc{}, blobs: map[string]gitrepo.Hash{}, calls: map[string][]string{}}
+	a := &Anchor{commit: commit, docs: map[string]Doc{}, blobs: map[string]gitrepo.Hash{}, calls: map[string][]string{}}
 	for _, f := range snap.Files() {
 		a.blobs[string(f.Path)] = f.Blob
 	}
@@ -396,7 +399,7 @@ func (m *Miner) buildAnchor(ctx context.Context, commit string) (*anchor, error)
 // mineOne makes the record of commit c: positives with their code at the
 // parent, ranked by the anchor's index, and negatives from that ranking
 // whose files are the same at the parent as at the anchor.
-func (m *Miner) mineOne(ctx context.Context, o Options, an *anchor, c Commit, query string, positives []string, co map[string]bool) (Record, Skip, error) {
+func (m *Miner) mineOne(ctx context.Context, o Options, an *Anchor, c Commit, query string, positives []string, co map[string]bool) (Record, Skip, error) {
 	parentStart := time.Now()
 	rankStart := time.Time{}
 	defer func() {
@@ -547,4 +550,22 @@ func CodeHash(code string) string {
 	}
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:])
+}
+
+// Search ranks the anchor's functions for query by BM25, n of them.
+func (a *Anchor) Search(query string, n int) []spider.Scored {
+	if a.ix == nil {
+		return nil
+	}
+	var out []spider.Scored
+	for _, h := range a.ix.Search(query, n) {
+		out = append(out, spider.Scored{ID: h.DocID, Score: h.Score})
+	}
+	return out
+}
+
+// Has reports whether id is one of the anchor's functions.
+func (a *Anchor) Has(id string) bool {
+	_, ok := a.docs[id]
+	return ok
 }
