@@ -17,6 +17,7 @@ import (
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/commits"
+	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/memory"
@@ -33,6 +34,10 @@ type Git struct {
 	Bucket    *blob.Bucket
 	// Backend reads git objects; default gitrepo.BackendAuto.
 	Backend gitrepo.Backend
+	// Embedder, when set, embeds for dense hard negatives when mining
+	// triplets, its queries prefixed with QueryInstruction.
+	Embedder         embed.Embedder
+	QueryInstruction string
 }
 
 // clonePath is the clone of repo under CloneDir; the name is validated, so the

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/triplets"
 	"github.com/locus-dev/locus/schema"
 )
@@ -77,8 +78,12 @@ func (a *Git) MineTripletsChunk(ctx context.Context, in TripletsChunkInput) (tri
 		}
 		return triplets.ChunkResult{}, err
 	}
+	dense, err := a.dense(in.Repo, in.Options)
+	if err != nil {
+		return triplets.ChunkResult{}, err
+	}
 	res, err := triplets.MineChunk(ctx, triplets.ChunkConfig{Bucket: a.Bucket, GitDir: dir, Backend: a.Backend, Run: in.Run, Repo: in.Repo,
-		Chunk: in.Chunk, Size: in.ChunkSize, Options: in.Options, Exclusion: triplets.NewExclusion(in.Exclude), Issues: issues,
+		Chunk: in.Chunk, Size: in.ChunkSize, Options: in.Options, Exclusion: triplets.NewExclusion(in.Exclude), Issues: issues, Dense: dense,
 		Progress: func(d, t int) { done.Store(int64(d)); total.Store(int64(t)) }})
 	if err != nil && ctx.Err() == nil && errors.Is(err, triplets.ErrBadChunk) {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
@@ -150,12 +155,31 @@ func (a *Git) MineTripletsInstances(ctx context.Context, in TripletsInstancesInp
 	if err != nil {
 		return triplets.ChunkResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
+	dense, err := a.dense(in.Repo, in.Options)
+	if err != nil {
+		return triplets.ChunkResult{}, err
+	}
 	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
 	defer stop()
 	res, err := triplets.MineInstanceFile(ctx, triplets.ChunkConfig{Bucket: a.Bucket, GitDir: dir, Backend: a.Backend, Run: in.Run,
-		Repo: in.Repo, Options: in.Options}, in.Key)
+		Repo: in.Repo, Options: in.Options, Dense: dense}, in.Key)
 	if err != nil && ctx.Err() == nil && errors.Is(err, triplets.ErrBadChunk) {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
 	return res, permanent(err)
+}
+
+// dense is what mining repo embeds with when o takes dense negatives: this
+// host's embedder and the repository's embedding cache; nil when o takes
+// none. Without an embedder the chunk fails for good, naming why.
+func (a *Git) dense(repo schema.RepoName, o triplets.Options) (*triplets.Dense, error) {
+	if !o.NeedsEmbedder() {
+		return nil, nil
+	}
+	if a.Embedder == nil {
+		err := fmt.Errorf("triplets %s: %w: this worker has none (--embedder)", repo, triplets.ErrNoEmbedder)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	return &triplets.Dense{Embedder: a.Embedder, Instruction: a.QueryInstruction,
+		Cache: &embed.Cache{Bucket: a.Bucket, Repo: repo, Model: a.Embedder.Name()}}, nil
 }

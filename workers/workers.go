@@ -17,6 +17,7 @@ import (
 
 	"github.com/locus-dev/locus/activities"
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/llm"
 	"github.com/locus-dev/locus/internal/search"
@@ -104,7 +105,11 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	if conc <= 0 {
 		conc = 4
 	}
-	git := &activities.Git{CloneDir: CloneDir(cfg.DataDir), HostQueue: hostQueue, Bucket: cfg.Bucket, Backend: cfg.Backend}
+	git := &activities.Git{CloneDir: CloneDir(cfg.DataDir), HostQueue: hostQueue, Bucket: cfg.Bucket, Backend: cfg.Backend,
+		Embedder: cfg.Search.Embedder, QueryInstruction: cfg.Search.QueryInstruction}
+	if git.Embedder == nil {
+		git.Embedder = &embed.Lexical{} // as search.Deps defaults
+	}
 	store := &activities.Store{Bucket: cfg.Bucket, HostQueue: hostQueue, OnlyHost: cfg.OnlyHost}
 
 	index := worker.New(c, workflows.IndexQueue, wopts(conc, true))

@@ -128,7 +128,7 @@ func TestFlagValidation(t *testing.T) {
 		{[]string{"triplets", "--out", "x", "--after", "2024-13-01", "a/b"}, `--after "2024-13-01": want a date as YYYY-MM-DD`},
 		{[]string{"triplets", "--out", "x", "--min-rank", "30", "--max-rank", "25", "a/b"}, "--max-rank 25: want at least 30"},
 		{[]string{"triplets", "a/b"}, "triplets needs --out DIR"},
-		{[]string{"triplets", "--out", "x", "--hard-from", "bm25,dense", "a/b"}, `hard negatives from "dense": not built yet`},
+		{[]string{"triplets", "--out", "x", "--hard-from", "bm25,sparse", "a/b"}, `hard negatives from "sparse": want some of bm25,dense,graph`},
 		{[]string{"triplets", "--out", "x"}, "no repositories given"},
 		{[]string{"worker", "--activities", "0"}, "--activities 0"},
 		{[]string{"worker", "--git-backend", "libgit2"}, `--git-backend "libgit2"`},

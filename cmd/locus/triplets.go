@@ -32,7 +32,7 @@ func runTriplets(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "directory for the exports, stats.md and the plots (required)")
 	reposFile := fs.String("repos-file", "", "file with one indexed repository per line (owner/name, or the path or URL it was indexed from; # comments allowed)")
 	negatives := fs.Int("negatives", 15, "hard negatives per query")
-	hardFrom := fs.String("hard-from", triplets.SourceBM25, "sources of hard negatives, comma-separated: bm25 (first-stage hits), graph (functions calling or called by a positive, up to a third of --negatives)")
+	hardFrom := fs.String("hard-from", triplets.SourceBM25, "sources of hard negatives, comma-separated: bm25 (first-stage hits), dense (the --embedder's hits; with bm25, taken in turn), graph (functions calling or called by a positive, up to a third of --negatives)")
 	minRank := fs.Int("min-rank", 1, "first BM25 rank negatives come from (SweRank uses 3)")
 	maxRank := fs.Int("max-rank", 50, "last BM25 rank negatives come from (SweRank uses 25)")
 	keepRank := fs.Int("keep-rank", 0, "keep a query only when a positive ranks within this many BM25 hits (the consistency filter); 0: keep all")

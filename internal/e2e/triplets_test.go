@@ -192,6 +192,18 @@ func TestTriplets(t *testing.T) {
 	if len(ex.Records) != 2 {
 		t.Errorf("with the 4th commit excluded: %d records, want the 2 fixes before it", len(ex.Records))
 	}
+	// Dense negatives through the workflow, from the workers' embedder (the
+	// lexical default here), taken in turn with BM25's.
+	_, dn := run(jobs.TripletsRun{Repos: []schema.RepoName{name}, Options: workflows.TripletsOptions{Mine: triplets.Options{Negatives: 4, HardFrom: []string{triplets.SourceBM25, triplets.SourceDense}}}})
+	sources := map[string]int{}
+	for _, rec := range dn.Records {
+		for _, n := range rec.Negatives {
+			sources[n.Source]++
+		}
+	}
+	if len(dn.Records) != 4 || sources[triplets.SourceDense] == 0 || sources[triplets.SourceBM25] == 0 {
+		t.Errorf("bm25 and dense: %d records, negatives by source %v", len(dn.Records), sources)
+	}
 	// Benchmark instances of the repository become queries too.
 	inst := []bench.SWEInstance{{InstanceID: "acme__widgets-7", Repo: string(name), BaseCommit: st.Keys[0].CommitID,
 		ProblemStatement: "KeyError from the cache for keys it does not hold", Patch: r.Git("diff", st.Keys[0].CommitID, st.Keys[1].CommitID)}}

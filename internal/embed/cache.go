@@ -30,8 +30,10 @@ type Cache struct {
 	Model  string
 }
 
-func (c *Cache) prefix(shard string) string {
-	return c.Repo.Prefix() + "embeddings/" + schema.SafeKeySegment(c.Model) + "/" + shard + "/"
+func (c *Cache) prefix(shard string) string { return c.root() + shard + "/" }
+
+func (c *Cache) root() string {
+	return c.Repo.Prefix() + "embeddings/" + schema.SafeKeySegment(c.Model) + "/"
 }
 
 func shardOf(hash string) string {
@@ -44,7 +46,12 @@ func shardOf(hash string) string {
 // readShard merges every part of a shard. Parts are append-only and named by
 // their content, so parallel writers never overwrite each other.
 func (c *Cache) readShard(ctx context.Context, shard string) (map[string][]float32, error) {
-	objs, err := c.Bucket.List(ctx, c.prefix(shard))
+	return c.readUnder(ctx, c.prefix(shard))
+}
+
+// readUnder merges every part under prefix.
+func (c *Cache) readUnder(ctx context.Context, prefix string) (map[string][]float32, error) {
+	objs, err := c.Bucket.List(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +106,45 @@ func (c *Cache) writePart(ctx context.Context, shard string, m map[string][]floa
 		return fmt.Errorf("embedding cache %s: %w", key, err)
 	}
 	return w.Close()
+}
+
+// All reads every vector of dimension dim the cache holds, by hash: for a
+// caller that embeds many overlapping sets (a miner's anchors) and keeps
+// them in memory, storing what it added with Put.
+func (c *Cache) All(ctx context.Context, dim int) (map[string][]float32, error) {
+	out, err := c.readUnder(ctx, c.root())
+	if err != nil {
+		return nil, err
+	}
+	for h, v := range out {
+		if len(v) != dim {
+			delete(out, h)
+		}
+	}
+	return out, nil
+}
+
+// Put stores the vectors of m, one new part per shard they fall in.
+func (c *Cache) Put(ctx context.Context, m map[string][]float32) error {
+	byShard := map[string]map[string][]float32{}
+	for h, v := range m {
+		s := shardOf(h)
+		if byShard[s] == nil {
+			byShard[s] = map[string][]float32{}
+		}
+		byShard[s][h] = v
+	}
+	shards := make([]string, 0, len(byShard))
+	for s := range byShard {
+		shards = append(shards, s)
+	}
+	sort.Strings(shards)
+	for _, s := range shards {
+		if err := c.writePart(ctx, s, byShard[s]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Item is one text to embed, identified by the hash of its content.

@@ -2,6 +2,7 @@ package embed
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -46,4 +47,36 @@ func TestEmbedCachedEmbedsOnlyNewContent(t *testing.T) {
 	if _, _, err := EmbedCached(ctx, e, c, items); err == nil || !strings.Contains(err.Error(), objs[0].Key) {
 		t.Fatalf("corrupt shard: err = %v", err)
 	}
+}
+
+func TestCacheAllAndPut(t *testing.T) {
+	ctx := context.Background()
+	c := &Cache{Bucket: blobtest.Bucket(t), Repo: "acme/w", Model: "m"}
+	if all, err := c.All(ctx, 2); err != nil || len(all) != 0 {
+		t.Fatalf("empty cache: %v, %v", all, err)
+	}
+	if err := c.Put(ctx, map[string][]float32{"a1": {1, 2}, "b2": {3, 4}, "a3": {5, 6, 7}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Put(ctx, map[string][]float32{"c4": {8, 9}}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := c.All(ctx, 2)
+	if err != nil || len(all) != 3 || all["b2"][1] != 4 || all["c4"][0] != 8 || all["a3"] != nil {
+		t.Errorf("All(2) = %v, %v; want a1, b2, c4 (a3 has another dimension)", all, err)
+	}
+	// What Put stored, EmbedCached finds: nothing is embedded again.
+	vecs, n, err := EmbedCached(ctx, fixedDim{2}, c, []Item{{Hash: "a1", Text: "x"}, {Hash: "c4", Text: "y"}})
+	if err != nil || n != 0 || vecs["a1"][0] != 1 {
+		t.Errorf("EmbedCached after Put: %v, %d embedded, %v", vecs, n, err)
+	}
+}
+
+// fixedDim is an embedder of dimension d that must never be called.
+type fixedDim struct{ d int }
+
+func (fixedDim) Name() string { return "m" }
+func (f fixedDim) Dim() int   { return f.d }
+func (fixedDim) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("embedded a cached text")
 }

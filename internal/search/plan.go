@@ -41,7 +41,7 @@ func functionItems(ctx context.Context, d Deps, repo schema.RepoName, info schem
 			doc += "\nSummary: " + s
 		}
 		fns = append(fns, n)
-		items = append(items, embed.Item{Hash: n.ContentHash + ":" + contentKey(doc), Text: doc})
+		items = append(items, EmbedItem(n, doc))
 	}
 	return fns, items, nil
 }
@@ -115,4 +115,11 @@ func FinishIndex(ctx context.Context, d Deps, repo schema.RepoName, info schema.
 		d.Bucket.Delete(ctx, o.Key)
 	}
 	return res, nil
+}
+
+// EmbedItem is function n with its document doc as the embedding cache keys
+// it: by code and document, so an index, a snapshot and a miner embedding
+// the same function share one vector.
+func EmbedItem(n codegraph.Node, doc string) embed.Item {
+	return embed.Item{Hash: n.ContentHash + ":" + contentKey(doc), Text: doc}
 }

@@ -32,9 +32,12 @@ type SweRankLine struct {
 	NegativeCodes  []string  `json:"negative_codes"`
 	NegativeScores []float64 `json:"negative_scores"`
 	NegativeRanks  []int     `json:"negative_ranks"`
-	Repo           string    `json:"repo"`
-	BaseCommit     string    `json:"base_commit"`
-	InstanceID     string    `json:"instance_id"`
+	// NegativeSources says where each negative came from: bm25, dense or
+	// graph (scores and ranks are that source's).
+	NegativeSources []string `json:"negative_sources"`
+	Repo            string   `json:"repo"`
+	BaseCommit      string   `json:"base_commit"`
+	InstanceID      string   `json:"instance_id"`
 }
 
 // CornStackLine is one line of the cornstack format.
@@ -83,12 +86,13 @@ func Export(dir, format string, recs []Record) ([]string, error) {
 				for i, p := range r.Positives {
 					l := SweRankLine{Query: r.Query, PositiveID: p.ID, PositiveCode: p.Code, PositiveScore: at(r.PositiveScores, i),
 						PositiveRank: at(r.PositiveRanks, i), Repo: r.Repo, BaseCommit: r.Parent, InstanceID: r.QueryID,
-						NegativeIDs: []string{}, NegativeCodes: []string{}, NegativeScores: []float64{}, NegativeRanks: []int{}}
+						NegativeIDs: []string{}, NegativeCodes: []string{}, NegativeScores: []float64{}, NegativeRanks: []int{}, NegativeSources: []string{}}
 					for _, n := range r.Negatives {
 						l.NegativeIDs = append(l.NegativeIDs, n.ID)
 						l.NegativeCodes = append(l.NegativeCodes, n.Code)
 						l.NegativeScores = append(l.NegativeScores, n.Score)
 						l.NegativeRanks = append(l.NegativeRanks, n.Rank)
+						l.NegativeSources = append(l.NegativeSources, n.Source)
 					}
 					if err := emit(l); err != nil {
 						return err

@@ -4,17 +4,21 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/sparse"
 	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/internal/vectors"
 )
 
 // Commit is one change of a repository's history with what mining needs
@@ -56,30 +60,117 @@ type Options struct {
 	// After inclusive, Before exclusive); 0: no bound.
 	After, Before int64
 	// HardFrom are the sources of negatives: "bm25" (the first stage's
-	// hits) and "graph" (functions that call or are called by a positive,
-	// up to a third of Negatives, taken first); default bm25 alone.
+	// hits), "dense" (the embedder's hits, Miner.Dense; with bm25, the two
+	// taken in turn) and "graph" (functions that call or are called by a
+	// positive, up to a third of Negatives, taken first); default bm25
+	// alone.
 	HardFrom []string
 }
 
 // Negative sources.
 const (
 	SourceBM25  = "bm25"
+	SourceDense = "dense"
 	SourceGraph = "graph"
 )
 
 // HardFromSources lists the negative sources Options.HardFrom accepts.
-var HardFromSources = []string{SourceBM25, SourceGraph}
+var HardFromSources = []string{SourceBM25, SourceDense, SourceGraph}
 
 // Validate checks the options a user gives.
 func (o Options) Validate() error {
 	for _, h := range o.HardFrom {
 		if !slices.Contains(HardFromSources, h) {
-			if h == "dense" {
-				return fmt.Errorf("hard negatives from %q: not built yet (needs an embedder in the miner); use %s", h, strings.Join(HardFromSources, ","))
-			}
 			return fmt.Errorf("hard negatives from %q: want some of %s", h, strings.Join(HardFromSources, ","))
 		}
 	}
+	return nil
+}
+
+// NeedsEmbedder reports whether o takes negatives from an embedder.
+func (o Options) NeedsEmbedder() bool { return o.from(SourceDense) }
+
+// ErrNoEmbedder: dense negatives were asked for and the miner has none.
+var ErrNoEmbedder = errors.New("hard negatives from dense need an embedder")
+
+// Dense ranks an anchor's functions by an embedder's similarity to a query:
+// the dense source of negatives.
+type Dense struct {
+	Embedder embed.Embedder
+	// Instruction prefixes queries (embed.Query), as localize does.
+	Instruction string
+	// Cache keeps vectors by content: the repository's, so what its index
+	// or an earlier chunk embedded is not embedded again. It is read once,
+	// kept in memory, and what was added goes back with Flush.
+	Cache *embed.Cache
+
+	mu     sync.Mutex
+	known  map[string][]float32 // nil until the cache is read
+	fresh  map[string][]float32 // embedded since the last Flush
+	Embeds int                  // texts embedded (functions and queries)
+}
+
+// vectors returns a vector for each item, embedding those not known.
+func (d *Dense) vectors(ctx context.Context, items []embed.Item) (map[string][]float32, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dim := d.Embedder.Dim()
+	if d.known == nil {
+		all, err := d.Cache.All(ctx, dim)
+		if err != nil {
+			return nil, fmt.Errorf("read the embedding cache: %w", err)
+		}
+		d.known, d.fresh = all, map[string][]float32{}
+	}
+	var missing []embed.Item
+	seen := map[string]bool{}
+	for _, it := range items {
+		if _, ok := d.known[it.Hash]; !ok && !seen[it.Hash] {
+			seen[it.Hash] = true
+			missing = append(missing, it)
+		}
+	}
+	if len(missing) > 0 {
+		texts := make([]string, len(missing))
+		for i, it := range missing {
+			texts[i] = it.Text
+		}
+		vecs, err := d.Embedder.Embed(ctx, texts)
+		if err != nil {
+			return nil, err
+		}
+		if len(vecs) != len(missing) {
+			return nil, fmt.Errorf("%s answered %d vectors for %d texts", d.Embedder.Name(), len(vecs), len(missing))
+		}
+		d.Embeds += len(missing)
+		for i, it := range missing {
+			if len(vecs[i]) != dim {
+				return nil, fmt.Errorf("a vector of %d dimensions from %s, want %d", len(vecs[i]), d.Embedder.Name(), dim)
+			}
+			d.known[it.Hash], d.fresh[it.Hash] = vecs[i], vecs[i]
+		}
+	}
+	out := make(map[string][]float32, len(items))
+	for _, it := range items {
+		out[it.Hash] = d.known[it.Hash]
+	}
+	return out, nil
+}
+
+// Flush stores the vectors embedded since the last Flush in the cache.
+func (d *Dense) Flush(ctx context.Context) error {
+	if d == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.fresh) == 0 {
+		return nil
+	}
+	if err := d.Cache.Put(ctx, d.fresh); err != nil {
+		return fmt.Errorf("store embeddings: %w", err)
+	}
+	d.fresh = map[string][]float32{}
 	return nil
 }
 
@@ -119,9 +210,12 @@ type Doc struct {
 // Negative is a hard negative and where it came from.
 type Negative struct {
 	Doc
-	Source string  `json:"source" parquet:"source,dict"` // SourceBM25 or SourceGraph
-	Rank   int     `json:"rank" parquet:"rank"`          // 1-based first-stage rank; 0: not within MaxRank
-	Score  float64 `json:"score" parquet:"score"`        // first-stage score; 0 when not ranked
+	Source string `json:"source" parquet:"source,dict"` // SourceBM25, SourceDense or SourceGraph
+	// Rank is the 1-based rank in its source's ranking (BM25's for bm25
+	// and graph; 0: not within MaxRank), Score the score there (cosine
+	// for dense).
+	Rank  int     `json:"rank" parquet:"rank"`
+	Score float64 `json:"score" parquet:"score"`
 }
 
 // Record is one mined training example.
@@ -198,6 +292,9 @@ type Miner struct {
 	// commit that references one gets its text as the query (source
 	// "issue") instead of its message.
 	Issues IssueTexts
+	// Dense, needed when Options takes negatives from dense, embeds each
+	// anchor's functions and the queries.
+	Dense *Dense
 
 	anchorTime, parentTime, rankTime time.Duration
 }
@@ -221,6 +318,10 @@ type Anchor struct {
 	docs   map[string]Doc
 	blobs  map[string]gitrepo.Hash // by path
 	calls  map[string][]string     // function → functions it calls or is called by
+	// With a Dense: the embedder's unit vectors of the functions.
+	dense *Dense
+	ids   []string
+	unit  []float32
 }
 
 // Mine mines commits (in time order) and calls emit for each record, and
@@ -230,6 +331,9 @@ type Anchor struct {
 func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) error, after ...func()) (Stats, error) {
 	o := m.Options.withDefaults()
 	var st Stats
+	if o.from(SourceDense) && (m.Dense == nil || m.Dense.Embedder == nil || m.Dense.Cache == nil) {
+		return st, fmt.Errorf("triplets %s: %w (none is configured)", m.Repo, ErrNoEmbedder)
+	}
 	// Which functions each commit changed, for the co-change filter.
 	changed := make([]map[string]bool, len(commits))
 	for i, c := range commits {
@@ -277,6 +381,9 @@ func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) er
 				if ctx.Err() != nil {
 					return st, ctx.Err()
 				}
+				if embed.IsRetryable(err) {
+					return st, err // the embedder is down: retry the chunk, not lose its commits
+				}
 				st.fail(c, err)
 				continue
 			}
@@ -301,6 +408,8 @@ func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) er
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return st, ctx.Err()
+		case err != nil && embed.IsRetryable(err):
+			return st, err
 		case err != nil:
 			st.fail(c, err)
 		case why != "":
@@ -373,14 +482,21 @@ func (m *Miner) IndexAt(ctx context.Context, commit string) (*Anchor, error) {
 		}
 	}
 	b := sparse.NewBuilder(sparse.DefaultConfig())
+	var items []embed.Item
 	for _, n := range g.Nodes {
 		if n.Type != codegraph.TypeFunction || codegraph.IsTestID(n.ID) || IsVendored(n.Path) {
 			continue
 		}
 		a.docs[n.ID] = Doc{ID: n.ID, File: n.Path, Code: n.Code, Hash: CodeHash(n.Code)}
-		if err := b.Add(n.ID, search.Document(n, classes)); err != nil {
+		doc := search.Document(n, classes)
+		if err := b.Add(n.ID, doc); err != nil {
 			return nil, fmt.Errorf("anchor %s: %w", commit, err)
 		}
+		a.ids = append(a.ids, n.ID)
+		items = append(items, search.EmbedItem(n, doc))
+	}
+	if err := a.embed(ctx, m, items); err != nil {
+		return nil, fmt.Errorf("anchor %s: %w", commit, err)
 	}
 	for _, e := range g.Edges {
 		if e.Type == codegraph.EdgeInvokes && e.Src != e.Dst {
@@ -514,14 +630,40 @@ func (m *Miner) mineOne(ctx context.Context, o Options, an *Anchor, c Commit, qu
 			}
 		}
 	}
+	// The first stages' hits, in turn: BM25's, the embedder's.
+	var stages [][]spider.Scored
+	var sources []string
 	if o.from(SourceBM25) {
+		sc := make([]spider.Scored, len(hits))
 		for i, h := range hits {
-			if r := i + 1; r >= o.MinRank && len(rec.Negatives) < o.Negatives {
-				if d, ok := usable(h.DocID); ok {
-					taken[h.DocID] = true
-					rec.Negatives = append(rec.Negatives, Negative{Doc: d, Source: SourceBM25, Rank: r, Score: h.Score})
+			sc[i] = spider.Scored{ID: h.DocID, Score: h.Score}
+		}
+		stages, sources = append(stages, sc), append(sources, SourceBM25)
+	}
+	if o.from(SourceDense) {
+		dense, err := an.searchDense(ctx, query, o.MaxRank)
+		if err != nil {
+			return Record{}, "", err
+		}
+		stages, sources = append(stages, dense), append(sources, SourceDense)
+	}
+	next := make([]int, len(stages)) // per stage, the index of its next hit
+	for len(rec.Negatives) < o.Negatives {
+		took := false
+		for s, hs := range stages {
+			for len(rec.Negatives) < o.Negatives && next[s] < len(hs) {
+				h, r := hs[next[s]], next[s]+1
+				next[s]++
+				if d, ok := usable(h.ID); ok && r >= o.MinRank {
+					taken[h.ID] = true
+					rec.Negatives = append(rec.Negatives, Negative{Doc: d, Source: sources[s], Rank: r, Score: h.Score})
+					took = true
+					break
 				}
 			}
+		}
+		if !took {
+			break
 		}
 	}
 	if len(rec.Negatives) == 0 {
@@ -550,6 +692,54 @@ func CodeHash(code string) string {
 	}
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:])
+}
+
+// embed computes the anchor's vectors for items (one per a.ids) when the
+// miner has a Dense and its options take negatives from it.
+func (a *Anchor) embed(ctx context.Context, m *Miner, items []embed.Item) error {
+	if !m.Options.from(SourceDense) {
+		return nil
+	}
+	if m.Dense == nil || m.Dense.Embedder == nil || m.Dense.Cache == nil {
+		return ErrNoEmbedder
+	}
+	a.dense = m.Dense
+	if len(items) == 0 {
+		return nil
+	}
+	vecs, err := m.Dense.vectors(ctx, items)
+	if err != nil {
+		return fmt.Errorf("embed the functions: %w", err)
+	}
+	a.unit = make([]float32, 0, len(items)*m.Dense.Embedder.Dim())
+	for _, it := range items {
+		a.unit = append(a.unit, vectors.Normalise(vecs[it.Hash])...)
+	}
+	return nil
+}
+
+// searchDense ranks the anchor's functions for query by the embedder's
+// cosine similarity, n of them; nil without a Dense.
+func (a *Anchor) searchDense(ctx context.Context, query string, n int) ([]spider.Scored, error) {
+	if a.dense == nil || len(a.ids) == 0 {
+		return nil, nil
+	}
+	q, err := a.dense.Embedder.Embed(ctx, []string{embed.Query(a.dense.Instruction, query)})
+	if err != nil {
+		return nil, fmt.Errorf("embed the query: %w", err)
+	}
+	a.dense.mu.Lock()
+	a.dense.Embeds++
+	a.dense.mu.Unlock()
+	dim := a.dense.Embedder.Dim()
+	if len(q) != 1 || len(q[0]) != dim {
+		return nil, fmt.Errorf("embed the query: %s answered no %d-dimension vector", a.dense.Embedder.Name(), dim)
+	}
+	var out []spider.Scored
+	for _, h := range vectors.Exact(a.ids, a.unit, dim, q[0], n) {
+		out = append(out, spider.Scored{ID: h.NodeID, Score: h.Score})
+	}
+	return out, nil
 }
 
 // Search ranks the anchor's functions for query by BM25, n of them.

@@ -2,11 +2,15 @@ package triplets
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/eval/bench"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
 
@@ -252,10 +256,100 @@ func TestGraphNegatives(t *testing.T) {
 			}
 		}
 	}
-	if err := (Options{HardFrom: []string{"dense"}}).Validate(); err == nil || !strings.Contains(err.Error(), "not built yet") {
-		t.Errorf("dense: %v", err)
+	if err := (Options{HardFrom: []string{"sparse"}}).Validate(); err == nil || !strings.Contains(err.Error(), "want some of bm25,dense,graph") {
+		t.Errorf("sparse: %v", err)
 	}
-	if err := (Options{HardFrom: []string{"bm25", "graph"}}).Validate(); err != nil {
+	if err := (Options{HardFrom: []string{"bm25", "dense", "graph"}}).Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// counting is an embedder that counts the texts it embeds.
+type counting struct {
+	embed.Lexical
+	texts atomic.Int64
+}
+
+func (c *counting) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.texts.Add(int64(len(texts)))
+	return c.Lexical.Embed(ctx, texts)
+}
+
+// failing is an embedder whose every call fails with err.
+type failing struct{ err error }
+
+func (failing) Name() string                                           { return "down" }
+func (failing) Dim() int                                               { return 64 }
+func (f failing) Embed(context.Context, []string) ([][]float32, error) { return nil, f.err }
+
+func TestDenseNegatives(t *testing.T) {
+	r, commits := mineRepo(t)
+	b := blobtest.Bucket(t)
+	e := &counting{Lexical: embed.Lexical{Dims: 64}}
+	dense := &Dense{Embedder: e, Cache: &embed.Cache{Bucket: b, Repo: "acme/widgets", Model: e.Name()}}
+	mine := func(from ...string) []Record {
+		t.Helper()
+		m := &Miner{Repo: "acme/widgets", GitDir: filepath.Join(r.Dir, ".git"), Dense: dense, Options: Options{HardFrom: from, Negatives: 4}}
+		var recs []Record
+		st, err := m.Mine(context.Background(), commits, func(rec Record) error { recs = append(recs, rec); return nil })
+		if err != nil || st.Failed != 0 || len(recs) != 2 {
+			t.Fatalf("hard from %v: %d records, %+v, %v", from, len(recs), st, err)
+		}
+		return recs
+	}
+	// Dense alone: every negative the embedder's, in its rank order.
+	for _, rec := range mine(SourceDense) {
+		if len(rec.Negatives) == 0 {
+			t.Fatalf("%s: no dense negatives", rec.QueryID)
+		}
+		for i, n := range rec.Negatives {
+			if n.Source != SourceDense || n.Rank < 1 || n.Score <= 0 || n.ID == rec.Positives[0].ID || i > 0 && n.Rank <= rec.Negatives[i-1].Rank {
+				t.Errorf("%s: negative %d %+v", rec.QueryID, i, n)
+			}
+		}
+	}
+	first := e.texts.Load()
+	if dense.Embeds != int(first) || first <= 2 {
+		t.Errorf("Embeds %d, the embedder saw %d texts", dense.Embeds, first)
+	}
+	if err := dense.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// With BM25, the two in turn, each function once; a new miner's
+	// functions' vectors come from the cache the first stored: only the
+	// queries are embedded.
+	dense = &Dense{Embedder: e, Cache: dense.Cache}
+	for _, rec := range mine(SourceBM25, SourceDense) {
+		seen := map[string]bool{}
+		var srcs []string
+		for _, n := range rec.Negatives {
+			if seen[n.ID] {
+				t.Errorf("%s: %s twice", rec.QueryID, n.ID)
+			}
+			seen[n.ID] = true
+			srcs = append(srcs, n.Source)
+		}
+		if len(srcs) < 2 || srcs[0] != SourceBM25 || srcs[1] != SourceDense {
+			t.Errorf("%s: sources %v, want bm25 and dense in turn", rec.QueryID, srcs)
+		}
+	}
+	if again := e.texts.Load() - first; again != 2 {
+		t.Errorf("the second run embedded %d texts, want the 2 queries (functions from the cache)", again)
+	}
+	// An embedder that is down fails the chunk (to be retried whole)
+	// rather than counting its commits as failed.
+	// Whether the functions' vectors are cached (only the query fails) or
+	// not (the anchor fails).
+	for _, cache := range []*embed.Cache{dense.Cache, {Bucket: b, Repo: "acme/widgets", Model: "down"}} {
+		down := &Dense{Embedder: failing{&embed.Error{URL: "http://gpu-1", Status: 503, Retryable: true, Msg: "busy"}}, Cache: cache}
+		dm := &Miner{Repo: "acme/widgets", GitDir: filepath.Join(r.Dir, ".git"), Dense: down, Options: Options{HardFrom: []string{SourceDense}}}
+		if st, err := dm.Mine(context.Background(), commits, func(Record) error { return nil }); !embed.IsRetryable(err) || st.Failed != 0 {
+			t.Errorf("embedder down, cache %s: %+v, %v", cache.Model, st, err)
+		}
+	}
+	// Without an embedder, dense negatives are refused before any work.
+	m := &Miner{Repo: "acme/widgets", GitDir: filepath.Join(r.Dir, ".git"), Options: Options{HardFrom: []string{SourceDense}}}
+	if _, err := m.Mine(context.Background(), commits, func(Record) error { return nil }); !errors.Is(err, ErrNoEmbedder) || !strings.Contains(err.Error(), "acme/widgets") {
+		t.Errorf("no embedder: %v", err)
 	}
 }

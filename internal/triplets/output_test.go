@@ -92,7 +92,7 @@ func TestExportFormats(t *testing.T) {
 	}
 	want := SweRankLine{Query: recs[0].Query, PositiveID: "pkg/cache.py:Cache.get", PositiveCode: recs[0].Positives[0].Code, PositiveScore: 3.5, PositiveRank: 2,
 		NegativeIDs: []string{"pkg/cache.py:Cache.put", "pkg/keys.py:key_of"}, NegativeCodes: []string{recs[0].Negatives[0].Code, recs[0].Negatives[1].Code},
-		NegativeScores: []float64{4.25, 1.5}, NegativeRanks: []int{1, 3}, Repo: "acme/w", BaseCommit: "c1", InstanceID: "acme/w@c2"}
+		NegativeScores: []float64{4.25, 1.5}, NegativeRanks: []int{1, 3}, NegativeSources: []string{"bm25", "bm25"}, Repo: "acme/w", BaseCommit: "c1", InstanceID: "acme/w@c2"}
 	if !reflect.DeepEqual(sw[0], want) {
 		t.Errorf("swerank line\n%+v\nwant\n%+v", sw[0], want)
 	}

@@ -109,6 +109,9 @@ type ChunkConfig struct {
 	Exclusion   *Exclusion
 	// Issues are texts of referenced issues (see Miner.Issues); may be nil.
 	Issues IssueTexts
+	// Dense embeds for dense negatives (see Miner.Dense); may be nil when
+	// Options takes none.
+	Dense *Dense
 	// Progress, when set, is called after each commit with done and total.
 	Progress func(done, total int)
 }
@@ -165,7 +168,7 @@ func MineChunk(ctx context.Context, c ChunkConfig) (ChunkResult, error) {
 	if err != nil {
 		return ChunkResult{}, fmt.Errorf("%w: %w", ErrBadChunk, err)
 	}
-	m := &Miner{Repo: string(c.Repo), GitDir: c.GitDir, Backend: c.Backend, Options: c.Options, Exclude: ex, Issues: c.Issues}
+	m := &Miner{Repo: string(c.Repo), GitDir: c.GitDir, Backend: c.Backend, Options: c.Options, Exclude: ex, Issues: c.Issues, Dense: c.Dense}
 	var recs []Record
 	done := 0
 	st, err := m.Mine(ctx, chunk, func(r Record) error {
@@ -177,6 +180,11 @@ func MineChunk(ctx context.Context, c ChunkConfig) (ChunkResult, error) {
 			c.Progress(done, len(chunk))
 		}
 	})
+	// What was embedded is stored even when the chunk failed, so that its
+	// retry does not embed it again.
+	if ferr := c.Dense.Flush(ctx); err == nil {
+		err = ferr
+	}
 	if err != nil {
 		return ChunkResult{}, fmt.Errorf("triplets %s chunk %d: %w", c.Repo, c.Chunk, err)
 	}
@@ -235,9 +243,12 @@ func MineInstanceFile(ctx context.Context, c ChunkConfig, key string) (ChunkResu
 	if err := json.Unmarshal(data, &ins); err != nil {
 		return ChunkResult{}, fmt.Errorf("triplets instances %s: %v: %w", key, err, ErrBadChunk)
 	}
-	m := &Miner{Repo: string(c.Repo), GitDir: c.GitDir, Backend: c.Backend, Options: c.Options}
+	m := &Miner{Repo: string(c.Repo), GitDir: c.GitDir, Backend: c.Backend, Options: c.Options, Dense: c.Dense}
 	var recs []Record
 	st, err := m.MineInstances(ctx, ins, func(r Record) error { recs = append(recs, r); return nil })
+	if ferr := c.Dense.Flush(ctx); err == nil {
+		err = ferr
+	}
 	if err != nil {
 		return ChunkResult{}, fmt.Errorf("triplets %s instances: %w", c.Repo, err)
 	}
