@@ -36,6 +36,9 @@ func TestFilter(t *testing.T) {
 		{"no function", Change{Message: "Update the README", Files: []FileChange{{Path: "README.md", Diff: []byte("-a\n+b\n")}}}, SkipNoFunctions, "", nil},
 		{"binary only", Change{Message: "New logo", Files: []FileChange{{Path: "logo.png", IsBinary: true, Functions: []string{"x"}}}}, SkipNoFunctions, "", nil},
 		{"too many", Change{Message: "Rename everything", Files: []FileChange{many}}, SkipTooMany, "", nil},
+		// History names no functions in a file of a language without a
+		// code graph: nothing to retrieve, counted, never an empty record.
+		{"language without a graph", Change{Message: "Fix the Haskell parser", Files: []FileChange{{Path: "src/Parser.hs", Diff: []byte("-a\n+b\n")}}}, SkipNoFunctions, "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q, pos, skip := Filter{}.Check(tc.c)
