@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/schema"
 )
@@ -118,6 +120,45 @@ func (a *Store) WriteFleetSummary(ctx context.Context, in FleetSummaryInput) (st
 		return "", err
 	}
 	return key, nil
+}
+
+// InlineRepos is the largest fleet passed inline in a workflow input
+// (about 100 KB); larger lists are stored and passed by key.
+const InlineRepos = 1000
+
+// ScheduleReposInput is ReadScheduleRepos's argument.
+type ScheduleReposInput struct {
+	File string `json:"file"`
+	// FleetID is the fleet the list is for: a large list is stored under
+	// its run prefix.
+	FleetID string `json:"fleet_id"`
+}
+
+// ReadScheduleRepos reads a schedule's repos file as it is now (relative
+// paths taken from its directory) into a fleet's repository list: inline
+// when small, stored under the fleet's run prefix when large. A file that
+// cannot be read or holds a bad line fails the run for good, naming the
+// file and the line.
+func (a *Store) ReadScheduleRepos(ctx context.Context, in ScheduleReposInput) (schema.IndexFleetInput, error) {
+	specs, err := gitrepo.ReadSpecs(nil, in.File, filepath.Dir(in.File))
+	if err != nil {
+		return schema.IndexFleetInput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("schedule repos file: %v", err), ErrTypeBadInput, nil)
+	}
+	if len(specs) == 0 {
+		return schema.IndexFleetInput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("schedule repos file %s lists no repository", in.File), ErrTypeBadInput, nil)
+	}
+	if len(specs) <= InlineRepos {
+		return schema.IndexFleetInput{Repos: specs}, nil
+	}
+	key := schema.RunPrefix(in.FleetID) + "repos.json"
+	data, err := json.Marshal(specs)
+	if err != nil {
+		return schema.IndexFleetInput{}, err
+	}
+	if err := a.Bucket.WriteAll(ctx, key, data); err != nil {
+		return schema.IndexFleetInput{}, fmt.Errorf("store %s: %w", key, err)
+	}
+	return schema.IndexFleetInput{ReposKey: key, Total: len(specs)}, nil
 }
 
 // LoadReposInput is LoadFleetRepos's argument.

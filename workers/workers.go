@@ -114,6 +114,7 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 
 	index := worker.New(c, workflows.IndexQueue, wopts(conc, true))
 	index.RegisterWorkflow(workflows.IndexFleet)
+	index.RegisterWorkflow(workflows.ScheduledIndex)
 	index.RegisterWorkflow(workflows.IndexRepo)
 	index.RegisterWorkflow(workflows.BuildTriplets)
 	index.RegisterWorkflow(workflows.MineRepoTriplets)

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"time"
 	"unicode/utf8"
 
@@ -103,7 +104,14 @@ func IndexFleet(ctx workflow.Context, in schema.IndexFleetInput) (FleetResult, e
 			running--
 			var r schema.RepoResult
 			if err := f.Get(ctx, &r); err != nil {
-				r = schema.RepoResult{Repo: spec.Name, URL: spec.URL, Error: errorText(err)}
+				msg := errorText(err)
+				var dup *temporal.ChildWorkflowExecutionAlreadyStartedError
+				if errors.As(err, &dup) {
+					// Another fleet (another schedule, say) holds it: never two
+					// writers at once.
+					msg = "already being indexed by another run (" + RepoWorkflowID(string(spec.Name)) + "): skipped; a later run takes it"
+				}
+				r = schema.RepoResult{Repo: spec.Name, URL: spec.URL, Error: msg}
 			}
 			results = append(results, r)
 		})

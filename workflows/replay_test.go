@@ -1,11 +1,15 @@
 package workflows
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 )
 
 // replayed are the workflows whose recorded histories the replay test
@@ -18,9 +22,10 @@ var replayed = map[string]any{
 	"backlog-":          LocalizeBacklog,
 	"triplets-":         BuildTriplets,
 	"minerepotriplets-": MineRepoTriplets,
+	"scheduledindex-":   ScheduledIndex,
 }
 
-const recordHint = "record them with: task update-golden (go test ./internal/e2e -run 'TestIndexFleetEndToEnd|TestLocalize|TestBacklog|TestRerank|TestTriplets' -update)"
+const recordHint = "record them with: task update-golden (go test ./internal/e2e -run 'TestIndexFleetEndToEnd|TestLocalize|TestBacklog|TestRerank|TestTriplets|TestSchedule' -update)"
 
 // TestReplayHistories replays histories recorded from a real run against the
 // current workflow code: a change that would break workflows already running
@@ -49,7 +54,16 @@ func TestReplayHistories(t *testing.T) {
 			for _, wf := range replayed {
 				r.RegisterWorkflow(wf)
 			}
-			if err := r.ReplayWorkflowHistoryFromJSONFile(testLogger(t), f); err != nil {
+			fh, err := os.Open(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fh.Close()
+			hist, err := client.HistoryFromJSON(fh, client.HistoryJSONOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.ReplayWorkflowHistoryWithOptions(testLogger(t), hist, worker.ReplayWorkflowHistoryOptions{OriginalExecution: originalExecution(hist)}); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
 			}
 		})
@@ -59,4 +73,18 @@ func TestReplayHistories(t *testing.T) {
 			t.Errorf("no %s*.json history in testdata/histories; %s", p, recordHint)
 		}
 	}
+}
+
+// originalExecution is the recorded run's id where a workflow names its
+// children after it (ScheduledIndex: the fleet is "<its id>/fleet"), so that
+// the replay names them the same; zero (the replayer's default) otherwise.
+func originalExecution(h *historypb.History) workflow.Execution {
+	for _, e := range h.GetEvents() {
+		if a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil {
+			if id, ok := strings.CutSuffix(a.GetWorkflowId(), "/fleet"); ok {
+				return workflow.Execution{ID: id}
+			}
+		}
+	}
+	return workflow.Execution{}
 }

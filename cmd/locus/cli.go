@@ -24,6 +24,7 @@ var commands = map[string]func(context.Context, []string) error{
 	"localize": runLocalize,
 	"backlog":  runBacklog,
 	"triplets": runTriplets,
+	"schedule": runSchedule,
 	"eval":     runEval,
 	"server":   runServer,
 	"worker":   runWorker,

@@ -277,3 +277,42 @@ func TestTripletsStatsArguments(t *testing.T) {
 		}
 	}
 }
+
+// Schedule arguments are checked before any server is started: the data
+// directory is never created.
+func TestScheduleArguments(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"schedule"}, "schedule needs a subcommand"},
+		{[]string{"schedule", "frob"}, `unknown schedule subcommand "frob"`},
+		{[]string{"schedule", "create"}, "schedule create needs a NAME"},
+		{[]string{"schedule", "create", "--every", "1h"}, "schedule create needs a NAME"},
+		{[]string{"schedule", "create", "bad name", "--data-dir", data, "--every", "1h", "."}, `schedule name "bad name"`},
+		{[]string{"schedule", "create", "n", "--data-dir", data, "."}, "give --every or --cron, one of the two"},
+		{[]string{"schedule", "create", "n", "--data-dir", data, "--every", "1h", "--cron", "0 * * * *", "."}, "give --every or --cron, one of the two"},
+		{[]string{"schedule", "create", "n", "--data-dir", data, "--every", "1h"}, "no repositories given"},
+		{[]string{"schedule", "create", "n", "--data-dir", data, "--every", "1h", "--repos-file", "f", "."}, "give --repos-file or repositories, not both"},
+		{[]string{"schedule", "create", "n", "--data-dir", data, "--every", "1h", "--window", "0", "."}, "--window 0: want 1 to 1000"},
+		{[]string{"schedule", "pause"}, "schedule pause needs a NAME"},
+		{[]string{"schedule", "describe"}, "schedule describe needs a NAME"},
+	} {
+		code, out, errOut := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "locus:") != 1 || out != "" {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one message naming %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("work started before the arguments were checked: %s exists", data)
+	}
+	// A repos file with a bad line is reported at create, naming the line.
+	f := filepath.Join(t.TempDir(), "fleet.txt")
+	if err := os.WriteFile(f, []byte("# fleet\n../../etc=/x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "schedule", "create", "n", "--data-dir", data, "--every", "1h", "--repos-file", f); code != 1 || !strings.Contains(errOut, f+":2:") {
+		t.Errorf("bad repos file: exit %d, %q", code, errOut)
+	}
+}

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -52,7 +50,7 @@ func runIndex(ctx context.Context, args []string) error {
 		}
 	}
 	log := g.logger()
-	specs, err := repoSpecs(fs.Args(), *reposFile)
+	specs, err := gitrepo.ReadSpecs(fs.Args(), *reposFile, "")
 	if err != nil {
 		return err
 	}
@@ -141,55 +139,6 @@ func runIndex(ctx context.Context, args []string) error {
 		return exitError{code: 1, msg: fmt.Sprintf("%d of %d repositories failed", sum.Failed, sum.Total)}
 	}
 	return nil
-}
-
-// repoSpecs parses specs from arguments and a file, rejecting duplicates.
-// Errors about a line of the file name it as FILE:LINE.
-func repoSpecs(args []string, file string) ([]schema.RepoSpec, error) {
-	lines := append([]string(nil), args...)
-	where := make([]string, len(args)) // "" for arguments, FILE:LINE for file lines
-	if file != "" {
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for n := 1; sc.Scan(); n++ {
-			l := sc.Text()
-			if n == 1 {
-				l = strings.TrimPrefix(l, "\ufeff") // a byte order mark from a Windows editor
-			}
-			l = strings.TrimSpace(l)
-			if l != "" && !strings.HasPrefix(l, "#") {
-				lines = append(lines, l)
-				where = append(where, fmt.Sprintf("%s:%d: ", file, n))
-			}
-		}
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("read %s: %w", file, err)
-		}
-	}
-	seen := map[schema.RepoName]string{}
-	var out []schema.RepoSpec
-	for i, l := range lines {
-		// Checked before anything quotes the line: a password in it would
-		// be printed, logged and stored (manifest, run history, clone config).
-		if masked, ok := schema.MaskCredentials(l); ok {
-			return nil, fmt.Errorf("%srepository URL %s: credentials in a URL would be stored and logged; drop them and set LOCUS_GIT_TOKEN (or use a git credential helper)", where[i], masked)
-		}
-		// Local paths come back absolute and named after their origin remote.
-		s, err := gitrepo.ResolveSpec(l)
-		if err != nil {
-			return nil, fmt.Errorf("%s%w", where[i], err)
-		}
-		if prev, ok := seen[s.Name]; ok {
-			return nil, fmt.Errorf("%srepository %s given twice (%q and %q); name one of them: other/name=%s", where[i], s.Name, prev, l, s.URL)
-		}
-		seen[s.Name] = l
-		out = append(out, s)
-	}
-	return out, nil
 }
 
 func short(h string) string {

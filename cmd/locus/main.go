@@ -31,6 +31,8 @@ const usage = `locus indexes git repositories for issue localization.
 Usage:
   locus index  [flags] REPO...   index repositories (REPO is [name=]url-or-path[#ref])
   locus status [flags]           show what is indexed
+  locus schedule create|list|describe|pause|unpause|trigger|delete
+                                 re-index a fleet on a Temporal Schedule (--every 1h or --cron)
   locus localize [flags] ISSUE   rank the functions an issue is likely to need changed
   locus backlog [flags] FILE     rank the functions for every issue of a backlog (JSONL, CSV, GitHub export)
   locus backlog status [RUN]     done / failed / pending and tokens of backlog runs

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 	"github.com/locus-dev/locus/schema"
@@ -144,14 +145,14 @@ func TestRepoSpecs(t *testing.T) {
 	dir := t.TempDir()
 	list := filepath.Join(dir, "fleet.txt")
 	os.WriteFile(list, []byte("# comment\n\nacme/a=/src/a\nhttps://example.com/acme/b.git\n"), 0o644)
-	specs, err := repoSpecs([]string{"/src/c"}, list)
+	specs, err := gitrepo.ReadSpecs([]string{"/src/c"}, list, "")
 	if err != nil || len(specs) != 3 || specs[1].Name != "acme/a" || specs[2].Name != "acme/b" {
 		t.Fatalf("specs = %+v, %v", specs, err)
 	}
-	if _, err := repoSpecs([]string{"/x/same", "/y/same"}, ""); err == nil || !strings.Contains(err.Error(), "twice") {
+	if _, err := gitrepo.ReadSpecs([]string{"/x/same", "/y/same"}, "", ""); err == nil || !strings.Contains(err.Error(), "twice") {
 		t.Fatalf("duplicate names: err = %v", err)
 	}
-	if _, err := repoSpecs([]string{"../../etc/passwd=/x"}, ""); err == nil {
+	if _, err := gitrepo.ReadSpecs([]string{"../../etc/passwd=/x"}, "", ""); err == nil {
 		t.Fatal("an escaping name was accepted")
 	}
 }

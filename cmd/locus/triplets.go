@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -219,20 +218,11 @@ func dateFlag(name, v string) (int64, error) {
 func tripletRepos(args []string, file string) ([]schema.RepoName, error) {
 	all := append([]string(nil), args...)
 	if file != "" {
-		f, err := os.Open(file)
+		lines, _, err := gitrepo.ListLines(file)
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if l := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff")); l != "" && !strings.HasPrefix(l, "#") {
-				all = append(all, l)
-			}
-		}
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("read %s: %w", file, err)
-		}
+		all = append(all, lines...)
 	}
 	var out []schema.RepoName
 	seen := map[schema.RepoName]bool{}

@@ -20,7 +20,11 @@ import (
 // is named after its origin remote when it has one (git@github.com:pallets/flask
 // → pallets/flask), else after its directory. Local paths come back absolute,
 // so the same repository resolves to the same spec from any working directory.
-func ResolveSpec(s string) (schema.RepoSpec, error) {
+func ResolveSpec(s string) (schema.RepoSpec, error) { return ResolveSpecIn(s, "") }
+
+// ResolveSpecIn is ResolveSpec with a relative local path taken relative to
+// dir ("" : the working directory).
+func ResolveSpecIn(s, dir string) (schema.RepoSpec, error) {
 	spec, explicit, err := schema.SplitRepoSpec(s)
 	if err != nil {
 		return spec, err
@@ -41,6 +45,9 @@ func ResolveSpec(s string) (schema.RepoSpec, error) {
 		}
 		path = u.Path
 	} else {
+		if dir != "" && !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
 		abs, err := filepath.Abs(path)
 		if err != nil {
 			return spec, fmt.Errorf("repository spec %q: %w", s, err)

@@ -214,7 +214,7 @@ func FleetID(in schema.IndexFleetInput) string {
 // StartFleet starts (or resumes) an IndexFleet run under id. Large fleets
 // travel as a blob key, never as a payload.
 func StartFleet(ctx context.Context, c client.Client, b *blob.Bucket, id string, in schema.IndexFleetInput) (client.WorkflowRun, error) {
-	if len(in.Repos) > inlineRepos {
+	if len(in.Repos) > activities.InlineRepos {
 		key := schema.RunPrefix(id) + "repos.json"
 		if err := storeJSON(ctx, b, key, in.Repos); err != nil {
 			return nil, err
@@ -231,10 +231,6 @@ func StartFleet(ctx context.Context, c client.Client, b *blob.Bucket, id string,
 	}
 	return run, nil
 }
-
-// inlineRepos is the largest fleet passed inline in the workflow input
-// (about 100 KB); larger lists are stored and passed by key.
-const inlineRepos = 1000
 
 // FleetSummary reads a finished fleet run's summary.
 func FleetSummary(ctx context.Context, b *blob.Bucket, res workflows.FleetResult) (schema.FleetSummary, error) {

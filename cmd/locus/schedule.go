@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/jobs"
+	"github.com/locus-dev/locus/schema"
+	"github.com/locus-dev/locus/workflows"
+)
+
+const scheduleUsage = `usage: locus schedule create NAME (--every D | --cron EXPR) (--repos-file F | REPO...) [flags]
+       locus schedule list
+       locus schedule describe NAME
+       locus schedule pause NAME [--note TEXT]
+       locus schedule unpause NAME
+       locus schedule trigger NAME
+       locus schedule delete NAME
+
+Schedules re-index a fleet on Temporal Schedules: a run still going when the next is
+due makes that one skip; a repos file is read again at every run. Runs execute on the
+workers of the Temporal server (with the embedded server: while "locus worker" runs),
+with those workers' embedder and LLM.
+`
+
+func runSchedule(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, scheduleUsage)
+		if len(args) == 0 {
+			return exitError{code: 2, msg: "schedule needs a subcommand"}
+		}
+		return nil
+	}
+	sub, rest := args[0], args[1:]
+	switch sub {
+	case "create":
+		return runScheduleCreate(ctx, rest)
+	case "list":
+		return runScheduleList(ctx, rest)
+	case "describe":
+		return runScheduleDescribe(ctx, rest)
+	case "pause", "unpause", "trigger", "delete":
+		return runScheduleAction(ctx, jobs.ScheduleAction(sub), rest)
+	}
+	fmt.Fprint(stderr, scheduleUsage)
+	return exitError{code: 2, msg: fmt.Sprintf("unknown schedule subcommand %q", sub)}
+}
+
+func runScheduleCreate(ctx context.Context, args []string) error {
+	var g globals
+	fs := newFlags("schedule create", &g)
+	every := fs.Duration("every", 0, "run at this interval (e.g. 1h)")
+	cron := fs.String("cron", "", `run at the times of this cron expression, UTC (e.g. "0 * * * *")`)
+	reposFile := fs.String("repos-file", "", "file with one repository spec per line, read again at every run (relative paths from its directory)")
+	catchup := fs.Duration("catchup-window", 0, "how late a run missed while the server was down may still start; 0: the server's default (a year)")
+	paused := fs.Bool("paused", false, "create the schedule paused")
+	note := fs.String("note", "", "why (shown by describe)")
+	window := fs.Int("window", workflows.DefaultWindow, "repositories indexed at once")
+	maxDiff := fs.Int("max-diff-bytes", 256<<10, "cap on the stored diff of one file in one commit")
+	primary := fs.Bool("primary-language-only", false, "build the code graph of the repository's main language only")
+	summaries := fs.Bool("summaries", false, "have the workers' LLM summarize functions without a stored summary")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), scheduleUsage+"\nFlags of create:\n"); fs.PrintDefaults() }
+	name, rest, err := nameArg(fs, args, "create")
+	if err != nil {
+		return err
+	}
+	if err := parse(fs, rest); err != nil {
+		return err
+	}
+	if err := check(fs, intRange("window", *window, 1, workflows.MaxWindow), intRange("max-diff-bytes", *maxDiff, 1, -1), jobs.CheckScheduleName(name)); err != nil {
+		return err
+	}
+	in := workflows.ScheduledIndexInput{Options: schema.FleetOptions{Window: *window,
+		Index: schema.IndexOptions{MaxDiffBytes: *maxDiff, PrimaryLanguageOnly: *primary, Summaries: *summaries}}}
+	switch {
+	case *reposFile != "" && fs.NArg() > 0:
+		return exitError{code: 2, msg: "schedule create: give --repos-file or repositories, not both"}
+	case *reposFile != "":
+		abs, err := filepath.Abs(*reposFile)
+		if err != nil {
+			return err
+		}
+		// Read now so that a bad line is reported now; runs read it again.
+		if _, err := gitrepo.ReadSpecs(nil, abs, filepath.Dir(abs)); err != nil {
+			return err
+		}
+		in.ReposFile = abs
+	default:
+		if in.Repos, err = gitrepo.ReadSpecs(fs.Args(), "", ""); err != nil {
+			return err
+		}
+		if len(in.Repos) == 0 {
+			fs.Usage()
+			return exitError{code: 2, msg: "schedule create: no repositories given"}
+		}
+	}
+	spec := jobs.ScheduleSpec{Every: *every, Cron: *cron, CatchupWindow: *catchup, Paused: *paused, Note: *note}
+	if (spec.Every > 0) == (spec.Cron != "") {
+		return exitError{code: 2, msg: "schedule create: give --every or --cron, one of the two"}
+	}
+	c, closeAll, err := g.connect(ctx, g.logger())
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	if err := jobs.CreateSchedule(ctx, c, name, spec, in); err != nil {
+		return err
+	}
+	v, err := jobs.DescribeSchedule(ctx, c, name)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "schedule %s created: %s, next run %s\n", name, v.Spec, nextText(v))
+	return nil
+}
+
+func runScheduleList(ctx context.Context, args []string) error {
+	var g globals
+	fs := newFlags("schedule list", &g)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	c, closeAll, err := g.connect(ctx, g.logger())
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	vs, err := jobs.ListSchedules(ctx, c)
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return printJSON(vs)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSPEC\tSTATE\tNEXT RUN\tLAST RUN\tRUNS\tREPOSITORIES")
+	for _, v := range vs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", v.Name, v.Spec, stateText(v), nextText(v), lastText(v), v.Actions, reposText(v))
+	}
+	return tw.Flush()
+}
+
+func runScheduleDescribe(ctx context.Context, args []string) error {
+	var g globals
+	fs := newFlags("schedule describe", &g)
+	name, c, closeAll, err := scheduleSetup(ctx, fs, &g, args, "describe")
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	v, err := jobs.DescribeSchedule(ctx, c, name)
+	if err != nil {
+		return scheduleError(err)
+	}
+	if g.json {
+		return printJSON(v)
+	}
+	fmt.Fprintf(stdout, "schedule %s: %s, %s\n", v.Name, v.Spec, stateText(v))
+	if v.Note != "" {
+		fmt.Fprintf(stdout, "note: %s\n", v.Note)
+	}
+	fmt.Fprintf(stdout, "repositories: %s\n", reposText(v))
+	fmt.Fprintf(stdout, "next run: %s\n", nextText(v))
+	fmt.Fprintf(stdout, "runs: %d started, %d skipped (one still going), %d missed (too late to catch up)\n", v.Actions, v.SkippedOverlap, v.MissedCatchup)
+	for _, r := range v.Runs {
+		state := "finished"
+		for _, id := range v.Running {
+			if id == r.WorkflowID {
+				state = "running"
+			}
+		}
+		fmt.Fprintf(stdout, "  %s  %s  %s\n", r.Due.UTC().Format(time.RFC3339), r.WorkflowID, state)
+	}
+	return nil
+}
+
+func runScheduleAction(ctx context.Context, a jobs.ScheduleAction, args []string) error {
+	var g globals
+	fs := newFlags("schedule "+string(a), &g)
+	note := fs.String("note", "", "why (pause and unpause)")
+	name, c, closeAll, err := scheduleSetup(ctx, fs, &g, args, string(a))
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	if err := jobs.ActOnSchedule(ctx, c, name, a, *note); err != nil {
+		return scheduleError(err)
+	}
+	fmt.Fprintf(stdout, "schedule %s: %s done\n", name, a)
+	return nil
+}
+
+// scheduleSetup takes the schedule's NAME, parses the flags after it and
+// connects to the Temporal server; the caller calls closeAll.
+func scheduleSetup(ctx context.Context, fs *flag.FlagSet, g *globals, args []string, sub string) (string, client.Client, func(), error) {
+	name, rest, err := nameArg(fs, args, sub)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if err := parse(fs, rest); err != nil {
+		return "", nil, nil, err
+	}
+	c, closeAll, err := g.connect(ctx, g.logger())
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return name, c, closeAll, nil
+}
+
+// nameArg takes the schedule name before the flags (or after them).
+func nameArg(fs *flag.FlagSet, args []string, sub string) (string, []string, error) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fs.Usage()
+		return "", nil, exitError{code: 2, msg: "schedule " + sub + " needs a NAME"}
+	}
+	return args[0], args[1:], nil
+}
+
+// scheduleError says what to do about a schedule that does not exist.
+func scheduleError(err error) error {
+	if errors.Is(err, jobs.ErrNoSchedule) {
+		return exitError{code: 1, msg: err.Error() + " (locus schedule list shows them)"}
+	}
+	return err
+}
+
+func stateText(v jobs.ScheduleView) string {
+	if v.Paused {
+		return "paused"
+	}
+	return "active"
+}
+
+func nextText(v jobs.ScheduleView) string {
+	if v.Paused || len(v.Next) == 0 {
+		return "-"
+	}
+	return v.Next[0].UTC().Format(time.RFC3339)
+}
+
+func lastText(v jobs.ScheduleView) string {
+	if len(v.Runs) == 0 {
+		return "-"
+	}
+	return v.Runs[len(v.Runs)-1].Started.UTC().Format(time.RFC3339)
+}
+
+func reposText(v jobs.ScheduleView) string {
+	if v.ReposFile != "" {
+		return "from " + v.ReposFile
+	}
+	if len(v.Repos) > 3 {
+		return strings.Join(v.Repos[:3], ", ") + fmt.Sprintf(" and %d more", len(v.Repos)-3)
+	}
+	return strings.Join(v.Repos, ", ")
+}

@@ -1,0 +1,282 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/locus-dev/locus/workflows"
+)
+
+// SchedulePrefix starts the id of every schedule locus creates, so that
+// listing shows only its own.
+const SchedulePrefix = "locus-index-"
+
+// ScheduleSpec is when a schedule runs and what it does about runs it
+// missed or that are still going.
+type ScheduleSpec struct {
+	// Every runs at this interval; Cron at the times of a cron expression
+	// (UTC). One of the two.
+	Every time.Duration
+	Cron  string
+	// CatchupWindow is how late a missed run may still start (the server
+	// was down, say); 0: the server's default (one year).
+	CatchupWindow time.Duration
+	// Paused creates the schedule paused, with Note saying why.
+	Paused bool
+	Note   string
+}
+
+// ErrNoSchedule: no schedule of that name.
+var ErrNoSchedule = errors.New("no such schedule")
+
+var scheduleName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+
+// CheckScheduleName validates a schedule's name.
+func CheckScheduleName(name string) error {
+	if !scheduleName.MatchString(name) {
+		return fmt.Errorf("schedule name %q: want 1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// Memo keys of a schedule: what it indexes, for list and describe.
+const (
+	memoReposFile = "repos_file"
+	memoRepos     = "repos"
+	memoSpec      = "spec" // as given: the server turns cron into calendars
+)
+
+// CreateSchedule creates schedule name: a ScheduledIndex of in at the
+// times spec says. A run still going when the next is due makes that one
+// skip (never two at once); missed runs within the catch-up window start
+// late, one at a time.
+func CreateSchedule(ctx context.Context, c client.Client, name string, spec ScheduleSpec, in workflows.ScheduledIndexInput) error {
+	if err := CheckScheduleName(name); err != nil {
+		return err
+	}
+	if (spec.Every > 0) == (spec.Cron != "") {
+		return errors.New("schedule: give --every or --cron, one of the two")
+	}
+	if spec.Every < 0 || spec.Every > 0 && spec.Every < time.Second {
+		return fmt.Errorf("schedule: --every %s: want at least 1s", spec.Every)
+	}
+	in.Schedule = name
+	memo := map[string]any{}
+	if in.ReposFile != "" {
+		memo[memoReposFile] = in.ReposFile
+	} else {
+		names := make([]string, len(in.Repos))
+		for i, r := range in.Repos {
+			names[i] = string(r.Name)
+		}
+		memo[memoRepos] = names
+	}
+	var ss client.ScheduleSpec
+	if spec.Every > 0 {
+		ss.Intervals = []client.ScheduleIntervalSpec{{Every: spec.Every}}
+		memo[memoSpec] = "every " + spec.Every.String()
+	} else {
+		ss.CronExpressions = []string{spec.Cron}
+		memo[memoSpec] = "cron " + spec.Cron
+	}
+	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:   SchedulePrefix + name,
+		Spec: ss,
+		Action: &client.ScheduleWorkflowAction{
+			ID: SchedulePrefix + name, Workflow: workflows.ScheduledIndex, Args: []any{in}, TaskQueue: workflows.IndexQueue,
+		},
+		Overlap:       enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+		CatchupWindow: spec.CatchupWindow,
+		Paused:        spec.Paused,
+		Note:          spec.Note,
+		Memo:          memo,
+	})
+	if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+		return fmt.Errorf("schedule %s exists already (delete it first, or pick another name)", name)
+	}
+	if err != nil {
+		return fmt.Errorf("create schedule %s: %w", name, err)
+	}
+	return nil
+}
+
+// ScheduleView is what list and describe show of a schedule.
+type ScheduleView struct {
+	Name      string      `json:"name"`
+	Spec      string      `json:"spec"`
+	Paused    bool        `json:"paused"`
+	Note      string      `json:"note,omitempty"`
+	ReposFile string      `json:"repos_file,omitempty"`
+	Repos     []string    `json:"repos,omitempty"`
+	Next      []time.Time `json:"next,omitempty"`
+	// Runs are the latest runs, oldest first: when each was due, when it
+	// started, and its workflow id.
+	Runs []ScheduleRun `json:"runs,omitempty"`
+	// Running are the ids of runs still going.
+	Running []string `json:"running,omitempty"`
+	// Actions counts runs started; SkippedOverlap those skipped because
+	// one was still going; MissedCatchup those too late to start.
+	Actions        int       `json:"actions"`
+	SkippedOverlap int       `json:"skipped_overlap"`
+	MissedCatchup  int       `json:"missed_catchup"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+// ScheduleRun is one run a schedule started.
+type ScheduleRun struct {
+	Due        time.Time `json:"due"`
+	Started    time.Time `json:"started"`
+	WorkflowID string    `json:"workflow_id"`
+}
+
+// DescribeSchedule describes schedule name.
+func DescribeSchedule(ctx context.Context, c client.Client, name string) (ScheduleView, error) {
+	d, err := c.ScheduleClient().GetHandle(ctx, SchedulePrefix+name).Describe(ctx)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return ScheduleView{}, fmt.Errorf("schedule %s: %w", name, ErrNoSchedule)
+	}
+	if err != nil {
+		return ScheduleView{}, fmt.Errorf("describe schedule %s: %w", name, err)
+	}
+	v := ScheduleView{Name: name, Next: d.Info.NextActionTimes, Actions: d.Info.NumActions,
+		SkippedOverlap: d.Info.NumActionsSkippedOverlap, MissedCatchup: d.Info.NumActionsMissedCatchupWindow, CreatedAt: d.Info.CreatedAt}
+	var given string
+	v.ReposFile, v.Repos, given = fromMemo(d.Memo)
+	if v.Spec = given; v.Spec == "" && d.Schedule.Spec != nil {
+		v.Spec = specText(d.Schedule.Spec)
+	}
+	if d.Schedule.State != nil {
+		v.Paused, v.Note = d.Schedule.State.Paused, d.Schedule.State.Note
+	}
+	for _, a := range d.Info.RecentActions {
+		r := ScheduleRun{Due: a.ScheduleTime, Started: a.ActualTime}
+		if a.StartWorkflowResult != nil {
+			r.WorkflowID = a.StartWorkflowResult.WorkflowID
+		}
+		v.Runs = append(v.Runs, r)
+	}
+	for _, w := range d.Info.RunningWorkflows {
+		v.Running = append(v.Running, w.WorkflowID)
+	}
+	return v, nil
+}
+
+// ListSchedules describes every schedule locus created, by name. The
+// server's listing is eventually consistent: a schedule created a moment
+// ago may be missing.
+func ListSchedules(ctx context.Context, c client.Client) ([]ScheduleView, error) {
+	it, err := c.ScheduleClient().List(ctx, client.ScheduleListOptions{PageSize: 100})
+	if err != nil {
+		return nil, fmt.Errorf("list schedules: %w", err)
+	}
+	var out []ScheduleView
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return nil, fmt.Errorf("list schedules: %w", err)
+		}
+		name, ok := strings.CutPrefix(e.ID, SchedulePrefix)
+		if !ok {
+			continue
+		}
+		v, err := DescribeSchedule(ctx, c, name)
+		if errors.Is(err, ErrNoSchedule) {
+			continue // deleted since the listing
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// ScheduleAction is what PauseSchedule and the others do.
+type ScheduleAction string
+
+// Actions on a schedule.
+const (
+	SchedulePause   ScheduleAction = "pause"
+	ScheduleUnpause ScheduleAction = "unpause"
+	ScheduleTrigger ScheduleAction = "trigger"
+	ScheduleDelete  ScheduleAction = "delete"
+)
+
+// ActOnSchedule pauses (with note), unpauses, triggers (a run now, skipped
+// if one is still going) or deletes schedule name. Deleting leaves runs
+// already started to finish.
+func ActOnSchedule(ctx context.Context, c client.Client, name string, a ScheduleAction, note string) error {
+	h := c.ScheduleClient().GetHandle(ctx, SchedulePrefix+name)
+	if _, err := h.Describe(ctx); err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return fmt.Errorf("schedule %s: %w", name, ErrNoSchedule)
+		}
+		return fmt.Errorf("schedule %s: %w", name, err)
+	}
+	var err error
+	switch a {
+	case SchedulePause:
+		err = h.Pause(ctx, client.SchedulePauseOptions{Note: note})
+	case ScheduleUnpause:
+		err = h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: note})
+	case ScheduleTrigger:
+		err = h.Trigger(ctx, client.ScheduleTriggerOptions{Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP})
+	case ScheduleDelete:
+		err = h.Delete(ctx)
+	default:
+		return fmt.Errorf("schedule %s: unknown action %q", name, a)
+	}
+	if err != nil {
+		return fmt.Errorf("%s schedule %s: %w", a, name, err)
+	}
+	return nil
+}
+
+// specText is a schedule's spec as a person reads it.
+func specText(s *client.ScheduleSpec) string {
+	var parts []string
+	for _, i := range s.Intervals {
+		parts = append(parts, "every "+i.Every.String())
+	}
+	for _, c := range s.CronExpressions {
+		parts = append(parts, "cron "+c)
+	}
+	if len(parts) == 0 && len(s.Calendars) > 0 {
+		parts = append(parts, fmt.Sprintf("%d calendar specs", len(s.Calendars)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// fromMemo reads what a schedule indexes, and its spec as given, from its
+// memo.
+func fromMemo(m *commonpb.Memo) (file string, repos []string, spec string) {
+	if m == nil {
+		return "", nil, ""
+	}
+	dc := converter.GetDefaultDataConverter()
+	if p, ok := m.Fields[memoReposFile]; ok {
+		_ = dc.FromPayload(p, &file)
+	}
+	if p, ok := m.Fields[memoRepos]; ok {
+		_ = dc.FromPayload(p, &repos)
+	}
+	if p, ok := m.Fields[memoSpec]; ok {
+		_ = dc.FromPayload(p, &spec)
+	}
+	return file, repos, spec
+}
