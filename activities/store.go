@@ -69,7 +69,21 @@ type FleetResultsInput struct {
 // continue-as-new points) and returns the key.
 func (a *Store) WriteFleetResults(ctx context.Context, in FleetResultsInput) (string, error) {
 	key := fmt.Sprintf("%sresults-%05d.json", schema.RunPrefix(in.FleetID), in.Seq)
-	return key, a.writeJSON(ctx, key, in.Results)
+	if err := a.writeJSON(ctx, key, in.Results); err != nil {
+		return "", err
+	}
+	// Each repository's last run, for locus status.
+	now := time.Now().UTC()
+	for _, r := range in.Results {
+		if _, err := schema.ParseRepoName(string(r.Repo)); err != nil {
+			continue // a name refused before anything was stored
+		}
+		lr := schema.LastRun{Fleet: in.FleetID, At: now, OK: r.OK, Error: r.Error, Head: r.Head}
+		if err := a.writeJSON(ctx, r.Repo.LastRunKey(), lr); err != nil {
+			return "", err
+		}
+	}
+	return key, nil
 }
 
 // writeJSON stores v as JSON at key.

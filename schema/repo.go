@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // RepoName is the normalised "owner/name" of a repository as used in blob keys,
@@ -48,6 +49,22 @@ func (r RepoName) Prefix() string { return "repos/" + string(r) + "/" }
 
 // ManifestKey is the key of the repository's manifest, written last by IndexRepo.
 func (r RepoName) ManifestKey() string { return r.Prefix() + "manifest.json" }
+
+// LastRunKey is where the last fleet run that took the repository says how
+// it went (LastRun).
+func (r RepoName) LastRunKey() string { return r.Prefix() + "last-run.json" }
+
+// LastRun is how the last fleet run that took a repository went: the fleet's
+// workflow id (a schedule's run names the schedule), when its result was
+// stored, and its error when it failed. The manifest keeps what the last
+// successful one indexed.
+type LastRun struct {
+	Fleet string    `json:"fleet"`
+	At    time.Time `json:"at"`
+	OK    bool      `json:"ok"`
+	Error string    `json:"error,omitempty"`
+	Head  string    `json:"head,omitempty"`
+}
 
 // CommitsPrefix is the prefix of the commits table parts.
 func (r RepoName) CommitsPrefix() string { return r.Prefix() + "commits/" }

@@ -39,6 +39,9 @@ func TestHelpExitsZeroEverywhere(t *testing.T) {
 		cases = append(cases, []string{"bench", sub, "-h"})
 	}
 	cases = append(cases, []string{"help", "index"})
+	for _, sub := range []string{"create", "list", "describe", "pause", "unpause", "trigger", "delete"} {
+		cases = append(cases, []string{"schedule", sub, "-h"})
+	}
 	for _, args := range cases {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			code, out, errOut := runCLI(t, args...)

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +13,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/devserver"
 	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
@@ -50,7 +55,11 @@ func runStatus(ctx context.Context, args []string) (err error) {
 			case err != nil:
 				bad = append(bad, manifest.RepoError{Repo: n, Key: n.ManifestKey(), Err: err})
 			case m == nil:
-				missing = append(missing, fmt.Sprintf("%s (from %q)", n, a))
+				why := ""
+				if lr, _ := readLastRun(ctx, b, n); lr != nil && !lr.OK {
+					why = fmt.Sprintf("; its last run, %s, failed: %s", lr.Fleet, lr.Error)
+				}
+				missing = append(missing, fmt.Sprintf("%s (from %q%s)", n, a, why))
 			default:
 				ms = append(ms, *m)
 			}
@@ -91,18 +100,100 @@ func runStatus(ctx context.Context, args []string) (err error) {
 		fmt.Fprintln(stdout, "nothing indexed yet; try: locus index .")
 		return nil
 	}
+	next := scheduledNext(ctx, &g, ms)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "REPO\tHEAD\tCOMMITS\tROWS\tPARTS\tGRAPH FILES\tNODES\tEMBEDDER\tVECTORS\tINDEXED\tURL")
+	fmt.Fprintln(tw, "REPO\tHEAD\tCOMMITS\tROWS\tPARTS\tGRAPH FILES\tNODES\tEMBEDDER\tVECTORS\tINDEXED\tLAST RUN\tNEXT SCHEDULED\tURL")
+	var failed []string
 	for _, m := range ms {
 		nodes := "-"
 		if m.Graph != nil {
 			nodes = fmt.Sprint(m.Graph.Nodes)
 		}
 		emb, vec := searchColumns(m)
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Repo, short(m.Head), m.Commits, m.Rows, len(m.Parts),
-			graphLanguages(m.Graph), nodes, emb, vec, m.IndexedAt.Local().Format(time.DateTime), m.URL)
+		last := "-"
+		if lr, err := readLastRun(ctx, b, m.Repo); err != nil {
+			last = "unreadable"
+		} else if lr != nil {
+			last = lr.Fleet
+			if !lr.OK {
+				last += " (failed)"
+				failed = append(failed, fmt.Sprintf("%s: last run %s failed: %s", m.Repo, lr.Fleet, lr.Error))
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Repo, short(m.Head), m.Commits, m.Rows, len(m.Parts),
+			graphLanguages(m.Graph), nodes, emb, vec, m.IndexedAt.Local().Format(time.DateTime), last, cmp.Or(next[m.Repo], "-"), m.URL)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, f := range failed {
+		fmt.Fprintln(stdout, f)
+	}
+	return nil
+}
+
+// readLastRun is the repository's last fleet run (nil when none is stored).
+func readLastRun(ctx context.Context, b *blob.Bucket, repo schema.RepoName) (*schema.LastRun, error) {
+	data, err := b.ReadAll(ctx, repo.LastRunKey())
+	if errors.Is(err, blob.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var lr schema.LastRun
+	if err := json.Unmarshal(data, &lr); err != nil {
+		return nil, fmt.Errorf("%s: %w", repo.LastRunKey(), err)
+	}
+	return &lr, nil
+}
+
+// scheduledNext is, per repository, the next run of the schedules that
+// index it ("<time> (<schedule>)"), when --temporal names a server to ask;
+// status never starts one (a worker's embedded server owns the data
+// directory). A server that cannot be asked leaves the column empty, with
+// a warning.
+func scheduledNext(ctx context.Context, g *globals, ms []schema.Manifest) map[schema.RepoName]string {
+	out := map[schema.RepoName]string{}
+	if g.temporal == "" {
+		return out
+	}
+	c, closeAll, err := g.connect(ctx, g.logger())
+	if err != nil {
+		fmt.Fprintln(stderr, "warning: schedules not shown:", err)
+		return out
+	}
+	defer closeAll()
+	vs, err := jobs.ListSchedules(ctx, c)
+	if err != nil {
+		fmt.Fprintln(stderr, "warning: schedules not shown:", err)
+		return out
+	}
+	best := map[schema.RepoName]time.Time{}
+	for _, v := range vs {
+		if v.Paused || len(v.Next) == 0 {
+			continue
+		}
+		repos := v.Repos
+		if v.ReposFile != "" {
+			specs, err := gitrepo.ReadSpecs(nil, v.ReposFile, filepath.Dir(v.ReposFile))
+			if err != nil {
+				fmt.Fprintf(stderr, "warning: schedule %s: %v\n", v.Name, err)
+				continue
+			}
+			for _, s := range specs {
+				repos = append(repos, string(s.Name))
+			}
+		}
+		for _, r := range repos {
+			n := schema.RepoName(r)
+			if t, ok := best[n]; !ok || v.Next[0].Before(t) {
+				best[n] = v.Next[0]
+				out[n] = v.Next[0].Local().Format(time.DateTime) + " (" + v.Name + ")"
+			}
+		}
+	}
+	return out
 }
 
 func runServer(ctx context.Context, args []string) error {

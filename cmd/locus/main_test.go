@@ -9,11 +9,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/temporaltest"
 	"github.com/locus-dev/locus/schema"
+	"github.com/locus-dev/locus/workflows"
 )
 
 // capture runs fn with stdout redirected to a buffer.
@@ -75,13 +79,24 @@ func TestIndexThenStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"GRAPH FILES", "NODES", "EMBEDDER", "VECTORS", "go:1", ms[0].Search.Model, "local"} {
+	for _, want := range []string{"GRAPH FILES", "NODES", "EMBEDDER", "VECTORS", "go:1", ms[0].Search.Model, "local", "LAST RUN", sum.WorkflowID} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status table lacks %q:\n%s", want, out)
 		}
 	}
 	if strings.Contains(errBuf.String(), "warning") {
 		t.Errorf("status warns about a Go repository: %s", errBuf.String())
+	}
+	// The repository that failed is not indexed; status says why, from
+	// its last run.
+	for _, r := range sum.Results {
+		if r.OK {
+			continue
+		}
+		_, err := capture(t, func() error { return runStatus(ctx, []string{"--data-dir", data, string(r.Repo)}) })
+		if err == nil || !strings.Contains(err.Error(), "its last run, "+sum.WorkflowID+", failed: ") {
+			t.Errorf("status of the repository that failed: %v", err)
+		}
 	}
 	// The index answers queries: the function the issue names ranks first.
 	out, err = capture(t, func() error {
@@ -138,6 +153,27 @@ func TestIndexThenStatus(t *testing.T) {
 	}
 	if !strings.Contains(out, "acme/widgets") || !strings.Contains(out, "1 done, 0 failed") {
 		t.Fatalf("second run output:\n%s", out)
+	}
+	// With --temporal, status shows the next run of the schedule that
+	// indexes the repository (status never starts a server of its own).
+	srv := temporaltest.Server(t, t.TempDir())
+	c := temporaltest.Dial(t, srv)
+	in := workflows.ScheduledIndexInput{Repos: []schema.RepoSpec{{Name: "acme/widgets", URL: r.Dir}}}
+	if err := jobs.CreateSchedule(ctx, c, "nightly", jobs.ScheduleSpec{Cron: "0 3 * * *"}, in); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ { // the server's schedule listing is eventually consistent
+		out, err = capture(t, func() error { return runStatus(ctx, []string{"--data-dir", data, "--temporal", srv.Address()}) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(out, "(nightly)") || i == 50 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(out, "NEXT SCHEDULED") || !strings.Contains(out, "(nightly)") {
+		t.Errorf("status with --temporal lacks the schedule's next run:\n%s", out)
 	}
 }
 

@@ -33,11 +33,12 @@ with those workers' embedder and LLM.
 `
 
 func runSchedule(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		fmt.Fprint(stderr, scheduleUsage)
-		if len(args) == 0 {
-			return exitError{code: 2, msg: "schedule needs a subcommand"}
-		}
+		return exitError{code: 2, msg: "schedule needs a subcommand"}
+	}
+	if isHelp(args[0]) || args[0] == "help" {
+		fmt.Fprint(stdout, scheduleUsage)
 		return nil
 	}
 	sub, rest := args[0], args[1:]
@@ -218,6 +219,9 @@ func scheduleSetup(ctx context.Context, fs *flag.FlagSet, g *globals, args []str
 
 // nameArg takes the schedule name before the flags (or after them).
 func nameArg(fs *flag.FlagSet, args []string, sub string) (string, []string, error) {
+	if len(args) > 0 && isHelp(args[0]) {
+		return "", nil, parse(fs, args[:1]) // usage on stdout, exit 0
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fs.Usage()
 		return "", nil, exitError{code: 2, msg: "schedule " + sub + " needs a NAME"}
@@ -263,3 +267,5 @@ func reposText(v jobs.ScheduleView) string {
 	}
 	return strings.Join(v.Repos, ", ")
 }
+
+func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" }
