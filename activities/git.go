@@ -254,9 +254,11 @@ func (a *Git) BuildGraph(ctx context.Context, in schema.BuildGraphInput) (schema
 	}
 	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
 	defer stop()
-	if m, err := manifest.Read(ctx, a.Bucket, in.Repo); err != nil {
+	m, err := manifest.Read(ctx, a.Bucket, in.Repo)
+	if err != nil {
 		return schema.GraphInfo{}, err
-	} else if m != nil && m.Graph != nil && m.Graph.Commit == in.Head {
+	}
+	if m != nil && m.Graph != nil && m.Graph.Commit == in.Head {
 		// Reused only when it reads back intact; a damaged graph is rebuilt.
 		err := codegraph.Verify(ctx, a.Bucket, *m.Graph)
 		if err == nil {
@@ -271,7 +273,19 @@ func (a *Git) BuildGraph(ctx context.Context, in schema.BuildGraphInput) (schema
 	if !ok {
 		return schema.GraphInfo{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("head %q is not a commit id", in.Head), ErrTypeBadInput, nil)
 	}
-	g, err := codegraph.BuildCommit(ctx, dir, a.Backend, head, codegraph.Options{PrimaryLanguageOnly: in.Options.PrimaryLanguageOnly})
+	// The previous graph's extractions: only files that changed since are
+	// parsed (the graph is the same as a full build's; see codegraph).
+	var reuse *codegraph.Extracts
+	if m != nil && m.Graph != nil {
+		if reuse, err = codegraph.ReadExtracts(ctx, a.Bucket, *m.Graph); err != nil {
+			if ctx.Err() != nil {
+				return schema.GraphInfo{}, ctx.Err()
+			}
+			logger(ctx).Warn("the previous graph's extractions are unreadable; parsing every file", "repo", in.Repo, "error", err)
+			reuse = nil
+		}
+	}
+	g, err := codegraph.BuildCommit(ctx, dir, a.Backend, head, codegraph.Options{PrimaryLanguageOnly: in.Options.PrimaryLanguageOnly, Reuse: reuse, KeepExtracts: true})
 	if err != nil {
 		return schema.GraphInfo{}, permanent(fmt.Errorf("build graph %s@%s: %w", in.Repo, in.Head, err))
 	}
@@ -279,6 +293,10 @@ func (a *Git) BuildGraph(ctx context.Context, in schema.BuildGraphInput) (schema
 	if err != nil {
 		return schema.GraphInfo{}, err
 	}
-	activity.GetLogger(ctx).Info("graph built", "repo", in.Repo, "nodes", info.Nodes, "edges", info.Edges, "files", info.Files)
+	if err := codegraph.WriteExtracts(ctx, a.Bucket, &info, g); err != nil {
+		return schema.GraphInfo{}, err
+	}
+	info.Parsed, info.Reused = g.Stats.Files-g.Stats.Reused, g.Stats.Reused
+	activity.GetLogger(ctx).Info("graph built", "repo", in.Repo, "nodes", info.Nodes, "edges", info.Edges, "files", info.Files, "parsed", info.Parsed, "reused", info.Reused)
 	return info, nil
 }

@@ -66,6 +66,16 @@ type GraphInfo struct {
 	// GraphVersion 3, whose nodes table holds the code inline.
 	Code      []CodeSegment `json:"code,omitempty"`
 	CodeNodes int           `json:"code_nodes,omitempty"`
+	// Extracts is where the files' extraction results of this build are
+	// kept (size and SHA-256 as written), so that the next build parses
+	// only the files that changed; empty when none were kept.
+	ExtractsKey    string `json:"extracts_key,omitempty"`
+	ExtractsBytes  int64  `json:"extracts_bytes,omitempty"`
+	ExtractsSHA256 string `json:"extracts_sha256,omitempty"`
+	// Parsed and Reused count the files this build parsed and those whose
+	// extraction it took from the previous build.
+	Parsed int `json:"parsed,omitempty"`
+	Reused int `json:"reused,omitempty"`
 }
 
 // CodeSegment is one immutable object of a repository's code store

@@ -51,8 +51,10 @@ func (r RepoName) Prefix() string { return "repos/" + string(r) + "/" }
 func (r RepoName) ManifestKey() string { return r.Prefix() + "manifest.json" }
 
 // LastRunKey is where the last fleet run that took the repository says how
-// it went (LastRun).
-func (r RepoName) LastRunKey() string { return r.Prefix() + "last-run.json" }
+// it went (LastRun): outside the repository's own prefix, since a run that
+// was refused (another repository under the name, say) must leave what is
+// stored there untouched.
+func (r RepoName) LastRunKey() string { return "status/" + string(r) + "/last-run.json" }
 
 // LastRun is how the last fleet run that took a repository went: the fleet's
 // workflow id (a schedule's run names the schedule), when its result was

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/gob"
 	"encoding/hex"
 	"fmt"
 	"path"
@@ -39,6 +40,52 @@ type Options struct {
 	PrimaryLanguageOnly bool
 	// Workers parsing in parallel; default GOMAXPROCS.
 	Workers int
+	// Reuse holds extraction results of an earlier build: a file whose
+	// path, language and content are there is not parsed again. Building
+	// with them gives the graph a build without them gives.
+	Reuse *Extracts
+	// KeepExtracts makes Build return the extraction result of every file
+	// it put in the graph (Graph.Extracts), for the next build's Reuse.
+	KeepExtracts bool
+}
+
+// Extracts are files' extraction results by path, language and content.
+type Extracts struct {
+	// Version is ExtractVersion when they were made; others are not used.
+	Version int
+	Files   map[string][]byte // extractKey → gob of a FileResult
+}
+
+// ExtractVersion changes whenever an extractor's output does, so that
+// results kept by an older build are never reused.
+const ExtractVersion = 1
+
+// extractKey names a file's extraction: its path, language and content.
+func extractKey(path, lang string, src []byte) string {
+	h := sha256.New()
+	h.Write([]byte(path))
+	h.Write([]byte{0})
+	h.Write([]byte(lang))
+	h.Write([]byte{0})
+	h.Write(src)
+	return hex.EncodeToString(h.Sum(nil)[:20])
+}
+
+// reused is the kept extraction of key, decoded afresh (the builder may
+// change what it is given); nil when there is none.
+func (e *Extracts) reused(key string) *FileResult {
+	if e == nil || e.Version != ExtractVersion {
+		return nil
+	}
+	data, ok := e.Files[key]
+	if !ok {
+		return nil
+	}
+	var r FileResult
+	if gob.NewDecoder(bytes.NewReader(data)).Decode(&r) != nil {
+		return nil // parsed again
+	}
+	return &r
 }
 
 func (o *Options) defaults() {
@@ -79,12 +126,30 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 	var wg sync.WaitGroup
 	var firstErr error
 	var mu sync.Mutex
+	var kept map[string][]byte
+	if opts.KeepExtracts {
+		kept = map[string][]byte{}
+	}
 	for w := 0; w < opts.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				res, err := j.p.lang.Extract(ctx, j.p.path, j.p.src)
+				key := extractKey(j.p.path, j.p.lang.Name(), j.p.src)
+				var err error
+				res := opts.Reuse.reused(key)
+				reused := res != nil
+				if !reused {
+					res, err = j.p.lang.Extract(ctx, j.p.path, j.p.src)
+				}
+				var enc []byte
+				if err == nil && kept != nil {
+					var buf bytes.Buffer
+					if err = gob.NewEncoder(&buf).Encode(res); err != nil {
+						err = fmt.Errorf("keep the extraction: %w", err)
+					}
+					enc = buf.Bytes()
+				}
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = fmt.Errorf("%s: %w", j.p.path, err)
@@ -93,6 +158,12 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 					p := j.p
 					p.res = res
 					out[j.i] = &p
+					if reused {
+						g.Stats.Reused++
+					}
+					if kept != nil {
+						kept[key] = enc
+					}
 				}
 				mu.Unlock()
 			}
@@ -146,6 +217,20 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 	b.buildNodes()
 	b.resolve()
 	b.finish()
+	if kept != nil {
+		// Only the files the graph holds (not another language's, with
+		// PrimaryLanguageOnly).
+		in := map[string]bool{}
+		for _, p := range all {
+			in[extractKey(p.path, p.lang.Name(), p.src)] = true
+		}
+		for k := range kept {
+			if !in[k] {
+				delete(kept, k)
+			}
+		}
+		g.Extracts = &Extracts{Version: ExtractVersion, Files: kept}
+	}
 	return g, nil
 }
 

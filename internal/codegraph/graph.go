@@ -47,6 +47,9 @@ type Stats struct {
 	ErrorNodes    int            `json:"error_nodes"`      // tree-sitter error nodes over all files
 	FilesWithErr  int            `json:"files_with_errors"`
 	Skipped       []Skipped      `json:"skipped"`
+	// Reused counts files whose extraction came from Options.Reuse (not
+	// parsed again).
+	Reused int `json:"reused,omitempty"`
 }
 
 // Graph is the code graph of one repository snapshot.
@@ -54,4 +57,6 @@ type Graph struct {
 	Nodes []Node
 	Edges []Edge
 	Stats Stats
+	// Extracts are the files' extraction results, with Options.KeepExtracts.
+	Extracts *Extracts
 }

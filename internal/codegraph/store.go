@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/gob"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
+	kzstd "github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
@@ -199,4 +202,54 @@ func readRows[T any](f *parquet.File) ([]T, error) {
 			return nil, err
 		}
 	}
+}
+
+// WriteExtracts keeps g's extraction results next to its tables (zstd
+// compressed gob) and records where in info.
+func WriteExtracts(ctx context.Context, b *blob.Bucket, info *schema.GraphInfo, g *Graph) error {
+	if g.Extracts == nil {
+		return nil
+	}
+	var buf bytes.Buffer
+	zw, err := kzstd.NewWriter(&buf)
+	if err != nil {
+		return err
+	}
+	if err := gob.NewEncoder(zw).Encode(g.Extracts); err != nil {
+		zw.Close()
+		return fmt.Errorf("keep extractions: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	key := strings.TrimSuffix(info.NodesKey, "nodes.parquet") + "extracts.gob.zst"
+	if err := b.WriteAll(ctx, key, buf.Bytes()); err != nil {
+		return fmt.Errorf("keep extractions: %w", err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	info.ExtractsKey, info.ExtractsBytes, info.ExtractsSHA256 = key, int64(buf.Len()), hex.EncodeToString(sum[:])
+	return nil
+}
+
+// ReadExtracts reads the extraction results a graph kept (nil when it kept
+// none). A damaged or unreadable object is an error naming it; callers
+// build without them.
+func ReadExtracts(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*Extracts, error) {
+	if info.ExtractsKey == "" {
+		return nil, nil
+	}
+	data, err := b.ReadVerified(ctx, info.ExtractsKey, info.ExtractsBytes, info.ExtractsSHA256)
+	if err != nil {
+		return nil, err
+	}
+	zr, err := kzstd.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", info.ExtractsKey, err)
+	}
+	defer zr.Close()
+	var e Extracts
+	if err := gob.NewDecoder(zr).Decode(&e); err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", info.ExtractsKey, err, blob.ErrCorrupt)
+	}
+	return &e, nil
 }

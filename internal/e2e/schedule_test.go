@@ -14,6 +14,7 @@ import (
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/jobs"
+	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
@@ -64,7 +65,7 @@ func TestScheduleReindexes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	r := gitfixture.New(t)
-	r.Write(map[string]string{"lib.py": "def helper(n):\n    return n * 2\n"})
+	r.Write(map[string]string{"lib.py": "def helper(n):\n    return n * 2\n", "util.py": "def clamp(n):\n    return max(0, n)\n"})
 	r.Commit("add helper")
 	srv := startServer(t, t.TempDir())
 	c := dial(t, srv)
@@ -154,6 +155,28 @@ func TestScheduleReindexes(t *testing.T) {
 	}
 	if got := byRepo["acme/gone"]; got.OK || !strings.Contains(got.Error, missing) {
 		t.Errorf("triggered run, the missing repository: %+v", got)
+	}
+	// The graph of the new commit parsed only the file it changed.
+	m, err := manifest.Read(ctx, b, "acme/sched")
+	if err != nil || m.Graph == nil || m.Graph.Parsed != 1 || m.Graph.Reused != 1 || m.Graph.ExtractsKey == "" {
+		t.Fatalf("graph after one changed file: %+v, %v", m.Graph, err)
+	}
+	// Kept extractions that are damaged are not used: the next build
+	// parses every file, and succeeds.
+	if err := b.WriteAll(ctx, m.Graph.ExtractsKey, []byte("garbage")); err != nil {
+		t.Fatal(err)
+	}
+	r.Write(map[string]string{"lib.py": "def helper(n):\n    return n * 4\n"})
+	r.Commit("quadruple it")
+	if err := jobs.ActOnSchedule(ctx, c, name, jobs.ScheduleTrigger, ""); err != nil {
+		t.Fatal(err)
+	}
+	runs = scheduledRuns(ctx, t, c, b, name, before+2)
+	if rs := runs[len(runs)-1].Results; len(rs) != 2 {
+		t.Fatalf("run after the damage: %+v", rs)
+	}
+	if m, err = manifest.Read(ctx, b, "acme/sched"); err != nil || m.Graph.Parsed != 2 || m.Graph.Reused != 0 {
+		t.Errorf("graph after damaged extractions: %+v, %v", m.Graph, err)
 	}
 	if err := jobs.ActOnSchedule(ctx, c, name, jobs.ScheduleUnpause, ""); err != nil {
 		t.Fatal(err)

@@ -189,6 +189,7 @@ func sweep(ctx context.Context, b *blob.Bucket, m *schema.Manifest) error {
 	}
 	if m.Graph != nil {
 		keep[m.Graph.NodesKey], keep[m.Graph.EdgesKey], keep[m.Graph.ReportKey] = true, true, true
+		keep[m.Graph.ExtractsKey] = m.Graph.ExtractsKey != ""
 	}
 	if m.Search != nil {
 		keep[m.Search.SparseKey] = true
