@@ -21,6 +21,7 @@ import (
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/memory"
+	"github.com/locus-dev/locus/internal/metrics"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -128,6 +129,7 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 	if err != nil {
 		return schema.ScrapeResult{}, permanent(err)
 	}
+	metrics.CommitsScraped.Add(float64(res.NewCommits))
 	out := schema.ScrapeResult{Head: res.Head, NewCommits: res.NewCommits, Rows: res.Rows, Parts: res.Parts, FileIDs: res.FileIDsKey,
 		Root: root, Replace: replace, ReplaceReason: reason}
 	if prev != nil {
@@ -297,6 +299,8 @@ func (a *Git) BuildGraph(ctx context.Context, in schema.BuildGraphInput) (schema
 		return schema.GraphInfo{}, err
 	}
 	info.Parsed, info.Reused = g.Stats.Files-g.Stats.Reused, g.Stats.Reused
+	metrics.FilesParsed.Add(float64(info.Parsed))
+	metrics.FilesReused.Add(float64(info.Reused))
 	activity.GetLogger(ctx).Info("graph built", "repo", in.Repo, "nodes", info.Nodes, "edges", info.Edges, "files", info.Files, "parsed", info.Parsed, "reused", info.Reused)
 	return info, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/embed"
+	"github.com/locus-dev/locus/internal/metrics"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/sparse"
 	"github.com/locus-dev/locus/schema"
@@ -38,6 +39,8 @@ func (a *Search) IndexSearch(ctx context.Context, in schema.IndexSearchInput) (s
 	if a.Deps.Embedder != nil {
 		dim = a.Deps.Embedder.Dim()
 	}
+	metrics.FunctionsEmbedded.Add(float64(res.Embedded))
+	metrics.VectorsUpserted.Add(float64(res.Functions))
 	info := schema.SearchInfo{Commit: in.Graph.Commit, Model: res.Model, Dim: dim, Functions: res.Functions,
 		Embedded: res.Embedded, SparseKey: res.SparseKey, Vectors: vectorStore(a.Deps.Vectors)}
 	return a.withSparseDigest(ctx, info)
@@ -75,6 +78,7 @@ func (a *Search) EmbedBatch(ctx context.Context, in EmbedBatchInput) (int, error
 	if err != nil {
 		return 0, a.embedFailure(ctx, in, err)
 	}
+	metrics.FunctionsEmbedded.Add(float64(n))
 	return n, nil
 }
 
@@ -86,6 +90,7 @@ func (a *Search) FinishIndex(ctx context.Context, in schema.IndexSearchInput) (s
 	if err != nil {
 		return schema.SearchInfo{}, damaged(err)
 	}
+	metrics.VectorsUpserted.Add(float64(res.Functions))
 	dim := 0
 	if a.Deps.Embedder != nil {
 		dim = a.Deps.Embedder.Dim()

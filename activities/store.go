@@ -13,6 +13,7 @@ import (
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/metrics"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -75,6 +76,7 @@ func (a *Store) WriteFleetResults(ctx context.Context, in FleetResultsInput) (st
 	// Each repository's last run, for locus status.
 	now := time.Now().UTC()
 	for _, r := range in.Results {
+		metrics.ReposIndexed.WithLabelValues(map[bool]string{true: "ok", false: "failed"}[r.OK]).Inc()
 		if _, err := schema.ParseRepoName(string(r.Repo)); err != nil {
 			continue // a name refused before anything was stored
 		}

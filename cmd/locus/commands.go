@@ -225,6 +225,7 @@ func runWorker(ctx context.Context, args []string) error {
 	conc := fs.Int("activities", 4, "concurrent activities per task queue")
 	embedded := fs.String("embedded-address", devserver.DefaultAddress, "with no --temporal: the address of the embedded Temporal server this worker starts")
 	workerFlags(fs, &g)
+	metricsFlag(fs, &g)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -237,6 +238,11 @@ func runWorker(ctx context.Context, args []string) error {
 		return err
 	}
 	log := g.logger()
+	stopMetrics, err := g.serveMetrics(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	b, err := g.openStore(ctx)
 	if err != nil {
 		return err

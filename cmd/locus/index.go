@@ -26,6 +26,7 @@ func runIndex(ctx context.Context, args []string) error {
 	maxDiff := fs.Int("max-diff-bytes", 256<<10, "cap on the stored diff of one file in one commit")
 	backend := fs.String("git-backend", "", "how objects are read: cat-file, go-git, or empty for automatic")
 	workerFlags(fs, &g)
+	metricsFlag(fs, &g)
 	primary := fs.Bool("primary-language-only", false, "build the code graph of the repository's main language only (the SpIDER paper's setting)")
 	summaries := fs.Bool("summaries", false, "have the LLM (--llm) summarize every function whose code has no stored summary; summaries join the functions' BM25 and embedded documents")
 	fs.Usage = func() {
@@ -58,6 +59,11 @@ func runIndex(ctx context.Context, args []string) error {
 		fs.Usage()
 		return exitError{code: 2, msg: "no repositories given"}
 	}
+	stopMetrics, err := g.serveMetrics(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	in := schema.IndexFleetInput{Repos: specs, Options: schema.FleetOptions{
 		Window: *window, ContinueAsNewAfter: *perRun, Index: schema.IndexOptions{MaxDiffBytes: *maxDiff, PrimaryLanguageOnly: *primary, Summaries: *summaries},
 	}}

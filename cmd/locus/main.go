@@ -21,6 +21,7 @@ import (
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/devserver"
 	"github.com/locus-dev/locus/internal/embed"
+	"github.com/locus-dev/locus/internal/metrics"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/vectors/milvus"
 	"github.com/locus-dev/locus/workers"
@@ -88,6 +89,9 @@ type globals struct {
 	// chain, so their in-process workers log it at debug. `locus worker`
 	// keeps it at error, for its operators.
 	reportsFailures bool
+	// metricsAddr, when set (--metrics-addr), serves Prometheus metrics
+	// there, the Temporal client's included.
+	metricsAddr string
 }
 
 // workerFlags adds the flags of commands that run workers in this process.
@@ -246,10 +250,14 @@ func (g *globals) connect(ctx context.Context, log *slog.Logger) (client.Client,
 		addr = srv.Address()
 		log.Debug("embedded Temporal server", "address", addr, "data", filepath.Join(g.dataDir, "temporal"))
 	}
-	c, err := client.DialContext(ctx, client.Options{
+	opts := client.Options{
 		HostPort: addr, Namespace: g.namespace,
 		Logger: tlog.NewStructuredLogger(slog.New(sdkLogHandler(log.Handler(), g.reportsFailures))),
-	})
+	}
+	if g.metricsAddr != "" {
+		opts.MetricsHandler = metrics.SDKHandler()
+	}
+	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		if srv != nil {
 			srv.Stop()
@@ -339,4 +347,23 @@ func (g *globals) startWorkers(ctx context.Context, b *blob.Bucket, c client.Cli
 			w.Stop()
 		}
 	}, nil
+}
+
+// metricsFlag adds --metrics-addr to fs.
+func metricsFlag(fs *flag.FlagSet, g *globals) {
+	fs.StringVar(&g.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (locus's and the Temporal SDK's) at http://ADDR/metrics, e.g. :9090; empty: none")
+}
+
+// serveMetrics starts the metrics endpoint when --metrics-addr asks for
+// one; stop ends it.
+func (g *globals) serveMetrics(ctx context.Context) (stop func(), err error) {
+	if g.metricsAddr == "" {
+		return func() {}, nil
+	}
+	addr, stop, err := metrics.Serve(ctx, g.metricsAddr)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "metrics: http://%s/metrics\n", addr)
+	return stop, nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/locus-dev/locus/internal/metrics"
 )
 
 // Candidate is a code-graph node offered to the selector: its graph id
@@ -502,6 +504,11 @@ func exchange(ctx context.Context, chat Chat, sel *Selection, req Request, what 
 		resp, err := chat.Complete(ctx, req)
 		sel.Latency += time.Since(start)
 		sel.Calls++
+		if !resp.Cached {
+			metrics.LLMCalls.Inc()
+			metrics.LLMTokens.WithLabelValues("prompt").Add(float64(resp.PromptTokens))
+			metrics.LLMTokens.WithLabelValues("completion").Add(float64(resp.CompletionTokens))
+		}
 		if o := OwnerOf(ctx); resp.Cached && (o == "" || resp.Owner != o) {
 			sel.CachedCalls++
 		} else {
