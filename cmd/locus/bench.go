@@ -26,9 +26,11 @@ func runBench(ctx context.Context, args []string) error {
 			return runBenchSearch(ctx, args[1:])
 		case "backlog":
 			return runBenchBacklog(ctx, args[1:])
+		case "reindex":
+			return runBenchReindex(ctx, args[1:])
 		}
 	}
-	return exitError{code: 2, msg: "usage: locus bench scrape|graph|search|backlog --repo DIR [flags]"}
+	return exitError{code: 2, msg: "usage: locus bench scrape|graph|search|backlog|reindex --repo DIR [flags]"}
 }
 
 func runBenchScrape(ctx context.Context, args []string) error {
@@ -161,6 +163,33 @@ func runBenchBacklog(ctx context.Context, args []string) error {
 		return printJSON(res)
 	}
 	return benchmark.WriteBacklogTable(stdout, res)
+}
+
+func runBenchReindex(ctx context.Context, args []string) error {
+	var g globals
+	fs := newFlags("bench reindex", &g)
+	repo := fs.String("repo", "", "git directory or working copy (read in place)")
+	ref := fs.String("ref", "", "the head to re-index to; default HEAD")
+	back := fs.Int("back", 1, "first-parent commits before the head that the first index stops at (the new commits to re-index)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := check(fs, intRange("back", *back, 1, -1)); err != nil {
+		return err
+	}
+	g.logger()
+	gitDir, head, err := benchTarget("bench reindex", *repo, *ref)
+	if err != nil {
+		return err
+	}
+	res, err := benchmark.Reindex(ctx, benchmark.ReindexOptions{GitDir: gitDir, Head: head, Back: *back})
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return printJSON(res)
+	}
+	return benchmark.WriteReindexTable(stdout, res)
 }
 
 // selfChild re-runs this binary with args, the child spec and quiet logs.

@@ -32,12 +32,13 @@ var commands = map[string]func(context.Context, []string) error{
 }
 
 // benchCommands are the subcommands of locus bench.
-var benchCommands = []string{"scrape", "graph", "search", "backlog"}
+var benchCommands = []string{"scrape", "graph", "search", "backlog", "reindex"}
 
 const benchUsage = `usage: locus bench scrape --repo DIR [--ref REF] [--backends cat-file,go-git]
        locus bench graph  --repo DIR [--ref REF]
        locus bench search --repo DIR
        locus bench backlog --repo DIR [--issues N] [--window N] [--json]
+       locus bench reindex --repo DIR [--ref REF] [--back N] [--json]
 
 Run "locus bench SUBCOMMAND -h" for its flags.
 `

@@ -166,43 +166,12 @@ func Backlog(ctx context.Context, o BacklogOptions) (*BacklogResult, error) {
 	name := benchRepo(o.GitDir)
 	issues := backlogIssues(name, subjects, o.Issues)
 
-	tmp, err := os.MkdirTemp("", "locus-bench-backlog-")
+	env, err := newEnv(ctx, "backlog", o.StoreDir, o.Logger)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	storeDir := filepath.Join(tmp, "store")
-	if o.StoreDir != "" {
-		storeDir = o.StoreDir
-	}
-	b, err := blob.OpenFile(storeDir, fileblob.Options{})
-	if err != nil {
-		return nil, err
-	}
-	defer b.Close()
-	srv, err := devserver.Start(ctx, devserver.Options{DataDir: filepath.Join(tmp, "temporal"), Address: "127.0.0.1:0", Logger: o.Logger})
-	if err != nil {
-		return nil, fmt.Errorf("bench backlog: start the embedded Temporal server: %w", err)
-	}
-	defer srv.Stop()
-	c, err := client.DialContext(ctx, client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(),
-		Logger: sdklog.NewStructuredLogger(o.Logger)})
-	if err != nil {
-		return nil, fmt.Errorf("bench backlog: connect to the embedded server: %w", err)
-	}
-	defer c.Close()
-	// The workers `locus backlog` starts in process, with the default
-	// backends (lexical embedder, local vectors, heuristic selector).
-	deps := search.Deps{Bucket: b}
-	ws, err := workers.Start(workers.Config{DataDir: tmp, Bucket: b, Search: deps}, c)
-	if err != nil {
-		return nil, fmt.Errorf("bench backlog: %w", err)
-	}
-	defer func() {
-		for _, w := range ws {
-			w.Stop()
-		}
-	}()
+	defer env.close()
+	b, c, deps := env.b, env.c, env.deps
 
 	res := &BacklogResult{Repository: o.GitDir, Commit: o.Head.String(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Indexing: "IndexFleet workflow, embedded Temporal server, in-process workers", Method: o.Method, K: o.K,
@@ -213,7 +182,7 @@ func Backlog(ctx context.Context, o BacklogOptions) (*BacklogResult, error) {
 		return nil, err
 	}
 	if m == nil || m.Graph == nil || m.Search == nil || m.Graph.Commit != o.Head.String() {
-		if err := benchIndex(ctx, c, name, o.GitDir, o.Head); err != nil {
+		if err := indexAt(ctx, c, "bench-index", name, o.GitDir, o.Head); err != nil {
 			return nil, err
 		}
 		res.IndexSeconds = time.Since(t0).Seconds()
@@ -334,24 +303,6 @@ func backlogIssues(repo schema.RepoName, subjects []string, n int) []schema.Back
 	return issues
 }
 
-// benchIndex runs IndexFleet over the one repository at head, as `locus
-// index name=DIR#head` does.
-func benchIndex(ctx context.Context, c client.Client, name schema.RepoName, gitDir string, head gitrepo.Hash) error {
-	in := schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: name, URL: gitDir, Ref: head.String()}}}
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "bench-index", TaskQueue: workflows.IndexQueue}, workflows.IndexFleet, in)
-	if err != nil {
-		return fmt.Errorf("bench backlog: start indexing: %w", err)
-	}
-	var res workflows.FleetResult
-	if err := run.Get(ctx, &res); err != nil {
-		return fmt.Errorf("bench backlog: index %s: %w", gitDir, err)
-	}
-	if res.Done != 1 {
-		return fmt.Errorf("bench backlog: index %s failed (see the fleet summary): %+v", gitDir, res)
-	}
-	return nil
-}
-
 // runBacklog stores the issues and runs LocalizeBacklog to the end, as
 // `locus backlog` does.
 func runBacklog(ctx context.Context, c client.Client, b *blob.Bucket, in workflows.LocalizeBacklogInput, issues []schema.BacklogIssue) (workflows.BacklogResult, error) {
@@ -460,4 +411,63 @@ func WriteBacklogTable(w io.Writer, r *BacklogResult) error {
 		}
 	}
 	return nil
+}
+
+// env is what a benchmark indexes and queries with: a store (temporary, or
+// storeDir), an embedded Temporal server, a client and this process's
+// workers with the default backends (lexical embedder, local vectors,
+// heuristic selector), as `locus index` starts them.
+type env struct {
+	b     *blob.Bucket
+	c     client.Client
+	deps  search.Deps
+	close func()
+}
+
+func newEnv(ctx context.Context, what, storeDir string, log *slog.Logger) (*env, error) {
+	tmp, err := os.MkdirTemp("", "locus-bench-"+what+"-")
+	if err != nil {
+		return nil, err
+	}
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+		os.RemoveAll(tmp)
+	}
+	if storeDir == "" {
+		storeDir = filepath.Join(tmp, "store")
+	}
+	b, err := blob.OpenFile(storeDir, fileblob.Options{})
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	closers = append(closers, func() { b.Close() })
+	srv, err := devserver.Start(ctx, devserver.Options{DataDir: filepath.Join(tmp, "temporal"), Address: "127.0.0.1:0", Logger: log})
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("bench %s: start the embedded Temporal server: %w", what, err)
+	}
+	closers = append(closers, func() { srv.Stop() })
+	c, err := client.DialContext(ctx, client.Options{HostPort: srv.Address(), Namespace: srv.Namespace(),
+		Logger: sdklog.NewStructuredLogger(log)})
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("bench %s: connect to the embedded server: %w", what, err)
+	}
+	closers = append(closers, c.Close)
+	deps := search.Deps{Bucket: b}
+	ws, err := workers.Start(workers.Config{DataDir: tmp, Bucket: b, Search: deps}, c)
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("bench %s: %w", what, err)
+	}
+	closers = append(closers, func() {
+		for _, w := range ws {
+			w.Stop()
+		}
+	})
+	return &env{b: b, c: c, deps: deps, close: closeAll}, nil
 }

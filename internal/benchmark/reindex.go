@@ -1,0 +1,187 @@
+package benchmark
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/jobs"
+	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/schema"
+	"github.com/locus-dev/locus/workflows"
+)
+
+// ReindexOptions of Reindex.
+type ReindexOptions struct {
+	GitDir string
+	Head   gitrepo.Hash
+	// Back is how many first-parent commits before Head the first index
+	// stops at; default 1 (one new commit to re-index).
+	Back   int
+	Logger *slog.Logger
+}
+
+// ReindexPass is one index of the repository and the work it did.
+type ReindexPass struct {
+	Name       string  `json:"name"`
+	Commit     string  `json:"commit"`
+	Seconds    float64 `json:"seconds"`
+	NewCommits int     `json:"new_commits"`
+	// Graph files parsed and reused; functions embedded (not in the
+	// embedding cache) and vectors upserted.
+	FilesParsed       int `json:"files_parsed"`
+	FilesReused       int `json:"files_reused"`
+	Functions         int `json:"functions"`
+	FunctionsEmbedded int `json:"functions_embedded"`
+	VectorsUpserted   int `json:"vectors_upserted"`
+}
+
+// ReindexResult compares re-indexing after new commits with a full index.
+type ReindexResult struct {
+	Repository   string        `json:"repository"`
+	Base         string        `json:"base"`
+	Head         string        `json:"head"`
+	ChangedFiles int           `json:"changed_files"` // files the new commits changed (git diff --name-only)
+	GOMAXPROCS   int           `json:"gomaxprocs"`
+	Passes       []ReindexPass `json:"passes"`
+	// Ratio is the re-index's time over the full index's at Head.
+	Ratio float64 `json:"ratio"`
+}
+
+// Reindex indexes the repository at Back commits before Head, then
+// re-indexes it at Head (the new commits only), and, in a fresh store, the
+// full index at Head that the re-index is measured against; each as
+// `locus index` runs it (an IndexFleet on an embedded server with this
+// process's workers).
+func Reindex(ctx context.Context, o ReindexOptions) (*ReindexResult, error) {
+	if o.Back == 0 {
+		o.Back = 1
+	}
+	if o.Back < 0 {
+		return nil, fmt.Errorf("bench reindex: back %d: want at least 1", o.Back)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	base, err := gitOutput(ctx, o.GitDir, "rev-parse", fmt.Sprintf("%s~%d", o.Head, o.Back))
+	if err != nil {
+		return nil, fmt.Errorf("bench reindex %s: %d commits before %s: %w", o.GitDir, o.Back, o.Head, err)
+	}
+	baseHash, ok := gitrepo.ParseHash(base)
+	if !ok {
+		return nil, fmt.Errorf("bench reindex %s: base %q is not a commit", o.GitDir, base)
+	}
+	changed, err := gitOutput(ctx, o.GitDir, "diff", "--name-only", base, o.Head.String())
+	if err != nil {
+		return nil, fmt.Errorf("bench reindex %s: %w", o.GitDir, err)
+	}
+	res := &ReindexResult{Repository: o.GitDir, Base: base, Head: o.Head.String(), ChangedFiles: len(strings.Fields(changed)),
+		GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	name := benchRepo(o.GitDir)
+	pass := func(e *env, label string, head gitrepo.Hash) error {
+		t := time.Now()
+		if err := indexAt(ctx, e.c, "bench-reindex-"+label, name, o.GitDir, head); err != nil {
+			return err
+		}
+		p := ReindexPass{Name: label, Commit: head.String(), Seconds: time.Since(t).Seconds()}
+		m, err := manifest.Read(ctx, e.b, name)
+		if err != nil {
+			return err
+		}
+		if m == nil || m.Graph == nil || m.Search == nil || m.Graph.Commit != head.String() {
+			return fmt.Errorf("bench reindex %s: the index is not at %s after indexing", o.GitDir, head)
+		}
+		p.FilesParsed, p.FilesReused = m.Graph.Parsed, m.Graph.Reused
+		p.Functions, p.FunctionsEmbedded, p.VectorsUpserted = m.Search.Functions, m.Search.Embedded, m.Search.Functions
+		p.NewCommits = newCommits(ctx, e, label)
+		res.Passes = append(res.Passes, p)
+		return nil
+	}
+	e, err := newEnv(ctx, "reindex", "", o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	err = pass(e, "first index (base)", baseHash)
+	if err == nil {
+		err = pass(e, "re-index (head)", o.Head)
+	}
+	e.close()
+	if err != nil {
+		return nil, err
+	}
+	full, err := newEnv(ctx, "reindex-full", "", o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	defer full.close()
+	if err := pass(full, "full index (head)", o.Head); err != nil {
+		return nil, err
+	}
+	res.Ratio = res.Passes[1].Seconds / res.Passes[2].Seconds
+	return res, nil
+}
+
+// indexAt runs IndexFleet under id over the one repository at head.
+func indexAt(ctx context.Context, c client.Client, id string, name schema.RepoName, gitDir string, head gitrepo.Hash) error {
+	in := schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: name, URL: gitDir, Ref: head.String()}}}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.IndexQueue}, workflows.IndexFleet, in)
+	if err != nil {
+		return fmt.Errorf("bench: start indexing: %w", err)
+	}
+	var res workflows.FleetResult
+	if err := run.Get(ctx, &res); err != nil {
+		return fmt.Errorf("bench: index %s: %w", gitDir, err)
+	}
+	if res.Done != 1 {
+		return fmt.Errorf("bench: index %s failed (see the fleet summary): %+v", gitDir, res)
+	}
+	return nil
+}
+
+// newCommits is what the fleet run of pass label scraped.
+func newCommits(ctx context.Context, e *env, label string) int {
+	var res workflows.FleetResult
+	if err := e.c.GetWorkflow(ctx, "bench-reindex-"+label, "").Get(ctx, &res); err != nil {
+		return -1
+	}
+	sum, err := jobs.FleetSummary(ctx, e.b, res)
+	if err != nil || len(sum.Results) != 1 {
+		return -1
+	}
+	return sum.Results[0].NewCommits
+}
+
+func gitOutput(ctx context.Context, gitDir string, args ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, "git", append([]string{"--git-dir", gitDir}, args...)...).Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// WriteReindexTable prints r as an aligned table.
+func WriteReindexTable(w io.Writer, r *ReindexResult) error {
+	fmt.Fprintf(w, "repository %s: %s → %s, %d files changed, GOMAXPROCS %d\n", r.Repository, short(r.Base), short(r.Head), r.ChangedFiles, r.GOMAXPROCS)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PASS\tSECONDS\tNEW COMMITS\tFILES PARSED\tFILES REUSED\tFUNCTIONS\tEMBEDDED\tVECTORS UPSERTED")
+	for _, p := range r.Passes {
+		fmt.Fprintf(tw, "%s\t%.2f\t%d\t%d\t%d\t%d\t%d\t%d\n", p.Name, p.Seconds, p.NewCommits, p.FilesParsed, p.FilesReused, p.Functions, p.FunctionsEmbedded, p.VectorsUpserted)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "re-index / full index at head: %.3f\n", r.Ratio)
+	return err
+}
+
+func short(h string) string { return h[:min(12, len(h))] }
