@@ -35,14 +35,21 @@ func (a *Search) IndexSearch(ctx context.Context, in schema.IndexSearchInput) (s
 		}
 		return schema.SearchInfo{}, permanent(err)
 	}
+	metrics.FunctionsEmbedded.Add(float64(res.Embedded))
+	return a.searchInfo(ctx, in, res)
+}
+
+// searchInfo is what the manifest records of an index run, with the BM25
+// index's digest; it counts the vectors upserted.
+func (a *Search) searchInfo(ctx context.Context, in schema.IndexSearchInput, res *search.IndexResult) (schema.SearchInfo, error) {
+	metrics.VectorsUpserted.Add(float64(res.Upserted))
 	dim := 0
 	if a.Deps.Embedder != nil {
 		dim = a.Deps.Embedder.Dim()
 	}
-	metrics.FunctionsEmbedded.Add(float64(res.Embedded))
-	metrics.VectorsUpserted.Add(float64(res.Functions))
 	info := schema.SearchInfo{Commit: in.Graph.Commit, Model: res.Model, Dim: dim, Functions: res.Functions,
-		Embedded: res.Embedded, SparseKey: res.SparseKey, Vectors: vectorStore(a.Deps.Vectors)}
+		Embedded: res.Embedded, SparseKey: res.SparseKey, Vectors: vectorStore(a.Deps.Vectors),
+		SparseDocsKey: res.SparseDocsKey, Upserted: res.Upserted, Deleted: res.Deleted, SparseReused: res.SparseReused}
 	return a.withSparseDigest(ctx, info)
 }
 
@@ -90,14 +97,7 @@ func (a *Search) FinishIndex(ctx context.Context, in schema.IndexSearchInput) (s
 	if err != nil {
 		return schema.SearchInfo{}, damaged(err)
 	}
-	metrics.VectorsUpserted.Add(float64(res.Functions))
-	dim := 0
-	if a.Deps.Embedder != nil {
-		dim = a.Deps.Embedder.Dim()
-	}
-	info := schema.SearchInfo{Commit: in.Graph.Commit, Model: res.Model, Dim: dim, Functions: res.Functions,
-		Embedded: res.Embedded, SparseKey: res.SparseKey, Vectors: vectorStore(a.Deps.Vectors)}
-	return a.withSparseDigest(ctx, info)
+	return a.searchInfo(ctx, in, res)
 }
 
 // ErrTypeDamaged marks a stored object that is damaged (blob.ErrCorrupt):

@@ -115,6 +115,16 @@ type SearchInfo struct {
 	// 0 and "" for indexes written before they were recorded.
 	SparseBytes  int64  `json:"sparse_bytes,omitempty"`
 	SparseSHA256 string `json:"sparse_sha256,omitempty"`
+	// SparseDocsKey holds the hashes of the BM25 index's documents, which
+	// the next run compares to take unchanged documents over; "" for
+	// indexes written before (the next run tokenizes every document).
+	SparseDocsKey string `json:"sparse_docs_key,omitempty"`
+	// What the last run did: vectors written (new or changed documents),
+	// vectors deleted (functions gone), BM25 documents taken over from the
+	// previous index rather than tokenized.
+	Upserted     int `json:"upserted,omitempty"`
+	Deleted      int `json:"deleted,omitempty"`
+	SparseReused int `json:"sparse_reused,omitempty"`
 }
 
 // IndexSearchInput is the IndexSearch activity's argument.

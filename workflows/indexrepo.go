@@ -142,14 +142,18 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 			for _, key := range plan.Batches {
 				futs = append(futs, workflow.ExecuteActivity(embedCtx, searchActs.EmbedBatch, activities.EmbedBatchInput{Repo: in.Repo.Name, Key: key}))
 			}
+			embedded := 0
 			for _, f := range futs {
-				if err := f.Get(ctx, nil); err != nil {
+				var n int
+				if err := f.Get(ctx, &n); err != nil {
 					return res, err
 				}
+				embedded += n
 			}
 			if err := workflow.ExecuteActivity(embedCtx, searchActs.FinishIndex, sin).Get(ctx, &si); err != nil {
 				return res, err
 			}
+			si.Embedded += embedded // by the batches; FinishIndex finds them cached
 		}
 		searchInfo = &si
 	}

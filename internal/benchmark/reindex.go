@@ -38,12 +38,16 @@ type ReindexPass struct {
 	Seconds    float64 `json:"seconds"`
 	NewCommits int     `json:"new_commits"`
 	// Graph files parsed and reused; functions embedded (not in the
-	// embedding cache) and vectors upserted.
+	// embedding cache); vectors upserted and deleted; BM25 documents
+	// tokenized and taken over from the previous index.
 	FilesParsed       int `json:"files_parsed"`
 	FilesReused       int `json:"files_reused"`
 	Functions         int `json:"functions"`
 	FunctionsEmbedded int `json:"functions_embedded"`
 	VectorsUpserted   int `json:"vectors_upserted"`
+	VectorsDeleted    int `json:"vectors_deleted"`
+	DocsTokenized     int `json:"bm25_docs_tokenized"`
+	DocsReused        int `json:"bm25_docs_reused"`
 }
 
 // ReindexResult compares re-indexing after new commits with a full index.
@@ -102,7 +106,9 @@ func Reindex(ctx context.Context, o ReindexOptions) (*ReindexResult, error) {
 			return fmt.Errorf("bench reindex %s: the index is not at %s after indexing", o.GitDir, head)
 		}
 		p.FilesParsed, p.FilesReused = m.Graph.Parsed, m.Graph.Reused
-		p.Functions, p.FunctionsEmbedded, p.VectorsUpserted = m.Search.Functions, m.Search.Embedded, m.Search.Functions
+		si := m.Search
+		p.Functions, p.FunctionsEmbedded, p.VectorsUpserted, p.VectorsDeleted = si.Functions, si.Embedded, si.Upserted, si.Deleted
+		p.DocsTokenized, p.DocsReused = si.Functions-si.SparseReused, si.SparseReused
 		p.NewCommits = newCommits(ctx, e, label)
 		res.Passes = append(res.Passes, p)
 		return nil
@@ -173,9 +179,10 @@ func gitOutput(ctx context.Context, gitDir string, args ...string) (string, erro
 func WriteReindexTable(w io.Writer, r *ReindexResult) error {
 	fmt.Fprintf(w, "repository %s: %s → %s, %d files changed, GOMAXPROCS %d\n", r.Repository, short(r.Base), short(r.Head), r.ChangedFiles, r.GOMAXPROCS)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PASS\tSECONDS\tNEW COMMITS\tFILES PARSED\tFILES REUSED\tFUNCTIONS\tEMBEDDED\tVECTORS UPSERTED")
+	fmt.Fprintln(tw, "PASS\tSECONDS\tNEW COMMITS\tFILES PARSED\tFILES REUSED\tFUNCTIONS\tEMBEDDED\tVECTORS UPSERTED\tDELETED\tBM25 TOKENIZED\tBM25 REUSED")
 	for _, p := range r.Passes {
-		fmt.Fprintf(tw, "%s\t%.2f\t%d\t%d\t%d\t%d\t%d\t%d\n", p.Name, p.Seconds, p.NewCommits, p.FilesParsed, p.FilesReused, p.Functions, p.FunctionsEmbedded, p.VectorsUpserted)
+		fmt.Fprintf(tw, "%s\t%.2f\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", p.Name, p.Seconds, p.NewCommits, p.FilesParsed, p.FilesReused,
+			p.Functions, p.FunctionsEmbedded, p.VectorsUpserted, p.VectorsDeleted, p.DocsTokenized, p.DocsReused)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -38,6 +38,14 @@ func TestReindex(t *testing.T) {
 	if full.NewCommits != 4 || full.FilesParsed != 4 || full.FilesReused != 0 || full.Commit != head.String() {
 		t.Errorf("full index: %+v", full)
 	}
+	// The new commit adds a file of 2 functions: only those are embedded,
+	// upserted and tokenized.
+	if re.FunctionsEmbedded != 2 || re.VectorsUpserted != 2 || re.VectorsDeleted != 0 || re.DocsTokenized != 2 || re.DocsReused != first.Functions {
+		t.Errorf("re-index work: %+v, want the 2 new functions only", re)
+	}
+	if full.FunctionsEmbedded != full.Functions || full.VectorsUpserted != full.Functions || full.DocsReused != 0 {
+		t.Errorf("full index work: %+v", full)
+	}
 	var out bytes.Buffer
 	if err := WriteReindexTable(&out, r); err != nil || !strings.Contains(out.String(), "re-index / full index at head") {
 		t.Errorf("table: %v\n%s", err, out.String())

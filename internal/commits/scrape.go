@@ -46,6 +46,26 @@ type Config struct {
 	// Progress, if set, is called after each commit with (done, total).
 	Progress func(done, total int)
 	Logger   *slog.Logger // default slog.Default()
+	// Checkpoint, if set, is called after each part but the last is
+	// written, with what Resume needs to continue after it; the file-id map
+	// as it stands is then stored too (once per part).
+	Checkpoint func(Checkpoint)
+	// Resume continues an interrupted scrape of the same Head from the same
+	// Prev.Head after the parts its checkpoint lists, when they are still
+	// stored as written; otherwise it is not used (with a warning) and the
+	// scrape starts over. nil: start over.
+	Resume *Checkpoint
+}
+
+// Checkpoint is how far a scrape got: its first parts, whole, and the
+// file-id map after them.
+type Checkpoint struct {
+	Head       string        `json:"head"`
+	Base       string        `json:"base,omitempty"` // Prev.Head; "" for the whole history
+	Commits    int           `json:"commits"`        // in Parts
+	Rows       int64         `json:"rows"`
+	Parts      []schema.Part `json:"parts"`
+	FileIDsKey string        `json:"file_ids_key"`
 }
 
 // Result is what a scrape wrote.
@@ -107,10 +127,26 @@ func Scrape(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("scrape %s: %w", cfg.Repo, err)
 	}
 	res := &Result{Head: cfg.Head, NewCommits: len(list)}
-	log.Info("scrape", "repo", cfg.Repo, "new_commits", len(list), "head", cfg.Head)
+	base := ""
+	if cfg.Prev != nil {
+		base = cfg.Prev.Head
+	}
+	done := 0
+	if cfg.Resume != nil {
+		resumed, err := resume(ctx, cfg, *cfg.Resume, base, list, perPart)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, err
+		case err != nil:
+			log.Warn("scrape checkpoint not usable; scraping from the start", "repo", cfg.Repo, "error", err)
+		default:
+			ids, done = resumed, cfg.Resume.Commits
+			res.Parts, res.Rows = slices.Clone(cfg.Resume.Parts), cfg.Resume.Rows
+		}
+	}
+	log.Info("scrape", "repo", cfg.Repo, "new_commits", len(list), "head", cfg.Head, "resumed_after", done)
 
 	var pw *partWriter
-	done := 0
 	emit := func(cd *gitrepo.CommitDiff) error {
 		if pw == nil {
 			first := done
@@ -135,10 +171,18 @@ func Scrape(ctx context.Context, cfg Config) (*Result, error) {
 			res.Parts = append(res.Parts, p)
 			res.Rows += p.Rows
 			pw = nil
+			if cfg.Checkpoint != nil && done < len(list) {
+				key := cfg.Repo.FileIDsKey(p.Last)
+				if err := writeFileIDs(ctx, cfg.Bucket, key, ids); err != nil {
+					return err
+				}
+				cfg.Checkpoint(Checkpoint{Head: cfg.Head, Base: base, Commits: done, Rows: res.Rows,
+					Parts: slices.Clone(res.Parts), FileIDsKey: key})
+			}
 		}
 		return nil
 	}
-	if err := gitrepo.DiffCommits(ctx, cfg.GitDir, list, cfg.Diff, emit); err != nil {
+	if err := gitrepo.DiffCommits(ctx, cfg.GitDir, list[done:], cfg.Diff, emit); err != nil {
 		if pw != nil {
 			pw.abort()
 		}
@@ -149,18 +193,52 @@ func Scrape(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("scrape %s: internal error: part %s left open", cfg.Repo, pw.key)
 	}
 	res.FileIDsKey = cfg.Repo.FileIDsKey(cfg.Head)
-	w, err := cfg.Bucket.NewWriter(ctx, res.FileIDsKey)
-	if err != nil {
+	if err := writeFileIDs(ctx, cfg.Bucket, res.FileIDsKey, ids); err != nil {
 		return nil, fmt.Errorf("scrape %s: %w", cfg.Repo, err)
+	}
+	return res, nil
+}
+
+func writeFileIDs(ctx context.Context, b *blob.Bucket, key string, ids *FileIDs) error {
+	w, err := b.NewWriter(ctx, key)
+	if err != nil {
+		return err
 	}
 	if _, err := ids.WriteTo(w); err != nil {
 		w.Abort()
-		return nil, fmt.Errorf("scrape %s: write %s: %w", cfg.Repo, res.FileIDsKey, err)
+		return fmt.Errorf("write %s: %w", key, err)
 	}
 	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("scrape %s: write %s: %w", cfg.Repo, res.FileIDsKey, err)
+		return fmt.Errorf("write %s: %w", key, err)
 	}
-	return res, nil
+	return nil
+}
+
+// resume checks that cp continues this scrape (same head and base, whole
+// parts holding list's first commits in order, each stored as written) and
+// returns the file-id map it recorded.
+func resume(ctx context.Context, cfg Config, cp Checkpoint, base string, list []gitrepo.Hash, perPart int) (*FileIDs, error) {
+	if cp.Head != cfg.Head || cp.Base != base {
+		return nil, fmt.Errorf("checkpoint of %s..%s, this scrape is %s..%s", cp.Base, cp.Head, base, cfg.Head)
+	}
+	if cp.Commits <= 0 || cp.Commits > len(list) || cp.Commits != len(cp.Parts)*perPart {
+		return nil, fmt.Errorf("checkpoint of %d commits in %d parts, this scrape has %d commits at %d per part", cp.Commits, len(cp.Parts), len(list), perPart)
+	}
+	var rows int64
+	for i, p := range cp.Parts {
+		first, last := list[i*perPart].String(), list[(i+1)*perPart-1].String()
+		if p.First != first || p.Last != last || p.Commits != perPart || p.Key != cfg.Repo.CommitsPartKey(first, last) {
+			return nil, fmt.Errorf("checkpoint part %d (%s) does not hold commits %s..%s", i, p.Key, first, last)
+		}
+		if err := VerifyPart(ctx, cfg.Bucket, p, true); err != nil {
+			return nil, err
+		}
+		rows += p.Rows
+	}
+	if rows != cp.Rows {
+		return nil, fmt.Errorf("checkpoint says %d rows, its parts hold %d", cp.Rows, rows)
+	}
+	return LoadFileIDs(ctx, cfg.Bucket, cp.FileIDsKey)
 }
 
 func parseHash(s string) (gitrepo.Hash, error) {

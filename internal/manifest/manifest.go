@@ -193,6 +193,7 @@ func sweep(ctx context.Context, b *blob.Bucket, m *schema.Manifest) error {
 	}
 	if m.Search != nil {
 		keep[m.Search.SparseKey] = true
+		keep[m.Search.SparseDocsKey] = m.Search.SparseDocsKey != ""
 	}
 	if m.Memory != nil {
 		keep[m.Memory.Key] = true

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"strings"
@@ -100,67 +101,142 @@ func Document(n codegraph.Node, classes map[string]bool) string {
 type IndexResult struct {
 	Functions int    `json:"functions"`
 	Embedded  int    `json:"embedded"` // not found in the embedding cache
+	Upserted  int    `json:"upserted"` // vectors written: new or changed documents
 	Deleted   int    `json:"deleted"`  // vectors of functions that vanished
 	Model     string `json:"model"`
 	SparseKey string `json:"sparse_key"`
+	// SparseDocsKey holds the hashes of the BM25 index's documents, by
+	// which the next run tells the documents it can take over.
+	SparseDocsKey string `json:"sparse_docs_key,omitempty"`
+	// SparseReused is how many documents the BM25 index took over from the
+	// previous one; the others were tokenized.
+	SparseReused int `json:"sparse_reused"`
 }
 
 // IndexRepo embeds the functions of the published graph (only content not
-// embedded before), upserts their vectors, deletes vectors of functions that
-// no longer exist, and writes the BM25 index.
+// embedded before), upserts the vectors of documents the vector store does
+// not hold as they are, deletes vectors of functions that no longer exist,
+// and writes the BM25 index, taking over unchanged documents from the
+// previous one. Each step's work follows the change since the last run, and
+// the result equals a full rebuild's (TestReindexTouchesOnlyTheChange).
 func IndexRepo(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) (*IndexResult, error) {
 	d.defaults()
-	ef, err := embedFunctions(ctx, d, repo, info, SparseKey(repo, info.Commit), "index "+string(repo))
+	key := SparseKey(repo, info.Commit)
+	ef, err := embedFunctions(ctx, d, repo, info, key, "index "+string(repo), previousSparse(ctx, d.Bucket, repo))
 	if err != nil {
 		return nil, err
 	}
 	fns, items, vecs, res := ef.fns, ef.items, ef.vecs, ef.res
-	recs := make([]vectors.Record, len(fns))
-	keep := map[string]bool{}
-	for i, n := range fns {
-		recs[i] = vectors.Record{NodeID: n.ID, Commit: info.Commit, ContentHash: n.ContentHash, Vector: vecs[items[i].Hash]}
-		keep[n.ID] = true
-	}
-	if err := d.Vectors.Upsert(ctx, string(repo), recs); err != nil {
-		return nil, fmt.Errorf("index %s: upsert: %w", repo, err)
-	}
+	// The vector store keeps each node's document hash (code, path and
+	// summary): an equal one means an equal vector, already stored.
 	have, err := d.Vectors.IDs(ctx, string(repo))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("index %s: %w", repo, err)
 	}
+	var recs []vectors.Record
+	keep := map[string]bool{}
+	for i, n := range fns {
+		keep[n.ID] = true
+		if have[n.ID] != items[i].Hash {
+			recs = append(recs, vectors.Record{NodeID: n.ID, Commit: info.Commit, ContentHash: items[i].Hash, Vector: vecs[items[i].Hash]})
+		}
+	}
+	if len(recs) > 0 {
+		if err := d.Vectors.Upsert(ctx, string(repo), recs); err != nil {
+			return nil, fmt.Errorf("index %s: upsert: %w", repo, err)
+		}
+	}
+	res.Upserted = len(recs)
 	var gone []string
 	for id := range have {
 		if !keep[id] {
 			gone = append(gone, id)
 		}
 	}
-	if err := d.Vectors.Delete(ctx, string(repo), gone); err != nil {
-		return nil, fmt.Errorf("index %s: delete: %w", repo, err)
+	if len(gone) > 0 {
+		slices.Sort(gone)
+		if err := d.Vectors.Delete(ctx, string(repo), gone); err != nil {
+			return nil, fmt.Errorf("index %s: delete: %w", repo, err)
+		}
 	}
 	res.Deleted = len(gone)
+	res.SparseDocsKey = key + ".docs"
 	return ef.writeSparse(ctx, d)
+}
+
+// sparseBase is a BM25 index and its documents' hashes, for the next index
+// to take unchanged documents from.
+type sparseBase struct {
+	ix     *sparse.Index
+	hashes map[string]uint64
+}
+
+// previousSparse is the published BM25 index of repo with its document
+// hashes, or nil when there is none to build on. One that does not read back
+// intact is not used: the next index is built from every document (slower,
+// the same result), with a warning.
+func previousSparse(ctx context.Context, b *blob.Bucket, repo schema.RepoName) *sparseBase {
+	m, err := manifest.Read(ctx, b, repo)
+	if err != nil || m == nil || m.Search == nil || m.Search.SparseDocsKey == "" {
+		return nil
+	}
+	si := m.Search
+	ix, err := sparse.LoadVerified(ctx, b, si.SparseKey, si.SparseBytes, si.SparseSHA256)
+	if err == nil && ix.Config() != sparse.DefaultConfig() {
+		err = fmt.Errorf("BM25 parameters %+v, not the default", ix.Config())
+	}
+	var hashes map[string]uint64
+	if err == nil {
+		hashes, err = sparse.ReadDocHashes(ctx, b, si.SparseDocsKey, ix)
+	}
+	if err != nil {
+		slog.WarnContext(ctx, "the previous BM25 index cannot be built on; indexing every document", "repo", repo, "error", err)
+		return nil
+	}
+	return &sparseBase{ix: ix, hashes: hashes}
 }
 
 // embeddedFunctions are a graph's functions, embedded into the repository's
 // content-addressed cache and added to a BM25 builder: what IndexRepo and
 // IndexSnapshot share.
 type embeddedFunctions struct {
-	fns   []codegraph.Node
-	items []embed.Item
-	vecs  map[string][]float32 // by items[i].Hash
-	bm    *sparse.Builder
-	res   *IndexResult
+	fns    []codegraph.Node
+	items  []embed.Item
+	vecs   map[string][]float32 // by items[i].Hash
+	bm     *sparse.Builder
+	hashes map[string]uint64 // document hash by node id
+	res    *IndexResult
 }
 
 // embedFunctions reads the functions of info, adds their documents to a
 // BM25 builder and embeds what the cache does not hold; what prefixes errors.
-func embedFunctions(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo, sparseKey, what string) (*embeddedFunctions, error) {
+// Documents of base whose hash is unchanged are taken over, not tokenized.
+func embedFunctions(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo, sparseKey, what string, base *sparseBase) (*embeddedFunctions, error) {
 	fns, items, err := functionItems(ctx, d, repo, info)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	bm := sparse.NewBuilder(sparse.DefaultConfig())
+	hashes := make(map[string]uint64, len(fns))
 	for i, n := range fns {
+		hashes[n.ID] = sparse.DocHash(items[i].Text)
+	}
+	bm := sparse.NewBuilder(sparse.DefaultConfig())
+	if base != nil {
+		from, err := sparse.NewBuilderFrom(base.ix, func(id string) bool {
+			h, ok := hashes[id]
+			return ok && base.hashes[id] == h
+		})
+		if err == nil {
+			bm = from
+		} else {
+			slog.WarnContext(ctx, "the previous BM25 index cannot be built on; indexing every document", "repo", repo, "error", err)
+		}
+	}
+	reused := bm.Len()
+	for i, n := range fns {
+		if bm.Has(n.ID) {
+			continue
+		}
 		if err := bm.Add(n.ID, items[i].Text); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
@@ -169,11 +245,12 @@ func embedFunctions(ctx context.Context, d Deps, repo schema.RepoName, info sche
 	if err != nil {
 		return nil, fmt.Errorf("%s: embed: %w", what, err)
 	}
-	return &embeddedFunctions{fns: fns, items: items, vecs: vecs, bm: bm,
-		res: &IndexResult{Functions: len(fns), Embedded: embedded, Model: d.Embedder.Name(), SparseKey: sparseKey}}, nil
+	return &embeddedFunctions{fns: fns, items: items, vecs: vecs, bm: bm, hashes: hashes,
+		res: &IndexResult{Functions: len(fns), Embedded: embedded, Model: d.Embedder.Name(), SparseKey: sparseKey, SparseReused: reused}}, nil
 }
 
-// writeSparse builds the BM25 index and writes it under res.SparseKey.
+// writeSparse builds the BM25 index and writes it under res.SparseKey, and
+// its documents' hashes under res.SparseDocsKey when that is set.
 func (e *embeddedFunctions) writeSparse(ctx context.Context, d Deps) (*IndexResult, error) {
 	ix, err := e.bm.Build()
 	if err != nil {
@@ -182,18 +259,18 @@ func (e *embeddedFunctions) writeSparse(ctx context.Context, d Deps) (*IndexResu
 	if err := sparse.Write(ctx, d.Bucket, e.res.SparseKey, ix); err != nil {
 		return nil, err
 	}
+	if e.res.SparseDocsKey != "" {
+		if err := sparse.WriteDocHashes(ctx, d.Bucket, e.res.SparseDocsKey, ix, func(id string) uint64 { return e.hashes[id] }); err != nil {
+			return nil, err
+		}
+	}
 	return e.res, nil
 }
 
 // contentKey distinguishes documents of equal code under different paths
 // (the path is part of the embedded text).
 func contentKey(doc string) string {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(doc); i++ {
-		h ^= uint64(doc[i])
-		h *= 1099511628211
-	}
-	return fmt.Sprintf("%016x", h)
+	return fmt.Sprintf("%016x", sparse.DocHash(doc))
 }
 
 // Methods.

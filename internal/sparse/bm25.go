@@ -606,3 +606,9 @@ func siftDown(h []heapEntry, i int) {
 		i = m
 	}
 }
+
+// Has reports whether docID was added.
+func (b *Builder) Has(docID string) bool {
+	_, ok := b.ids[docID]
+	return ok
+}
