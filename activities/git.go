@@ -86,8 +86,21 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 		return schema.ScrapeResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
 	var done, total atomic.Int64
-	stop := heartbeatEvery(ctx, HeartbeatInterval, func() any { return fmt.Sprintf("%d/%d commits", done.Load(), total.Load()) })
+	var checkpoint atomic.Pointer[commits.Checkpoint]
+	stop := heartbeatEvery(ctx, HeartbeatInterval, func() any {
+		return ScrapeProgress{Done: done.Load(), Total: total.Load(), Checkpoint: checkpoint.Load()}
+	})
 	defer stop()
+	// A retried attempt (worker lost, timed out) continues after the parts
+	// the last one wrote, which its heartbeats recorded.
+	var resume *commits.Checkpoint
+	if activity.IsActivity(ctx) && activity.HasHeartbeatDetails(ctx) {
+		var prior ScrapeProgress
+		if err := activity.GetHeartbeatDetails(ctx, &prior); err == nil && prior.Checkpoint != nil {
+			resume = prior.Checkpoint
+			checkpoint.Store(resume)
+		}
+	}
 	prev, err := manifest.Read(ctx, a.Bucket, in.Repo)
 	if err != nil {
 		return schema.ScrapeResult{}, err
@@ -124,14 +137,21 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 		Bucket: a.Bucket, Repo: in.Repo, GitDir: dir, Head: in.Head, Prev: scrapeFrom, Options: in.Options,
 		Diff:     gitrepo.DiffOptions{Backend: a.Backend},
 		Progress: func(d, t int) { done.Store(int64(d)); total.Store(int64(t)) },
-		Logger:   slog.Default(),
+		Checkpoint: func(cp commits.Checkpoint) {
+			checkpoint.Store(&cp)
+			if activity.IsActivity(ctx) {
+				activity.RecordHeartbeat(ctx, ScrapeProgress{Done: done.Load(), Total: total.Load(), Checkpoint: &cp})
+			}
+		},
+		Resume: resume,
+		Logger: slog.Default(),
 	})
 	if err != nil {
 		return schema.ScrapeResult{}, permanent(err)
 	}
 	metrics.CommitsScraped.Add(float64(res.NewCommits))
 	out := schema.ScrapeResult{Head: res.Head, NewCommits: res.NewCommits, Rows: res.Rows, Parts: res.Parts, FileIDs: res.FileIDsKey,
-		Root: root, Replace: replace, ReplaceReason: reason}
+		Root: root, Replace: replace, ReplaceReason: reason, Resumed: res.Resumed}
 	if prev != nil {
 		out.BaseHead = prev.Head
 	}
@@ -150,6 +170,15 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 		logger(ctx).Info("memory built", "repo", in.Repo, "commits", mem.Commits, "bytes", mem.Bytes, "seconds", time.Since(memStart).Seconds())
 	}
 	return out, nil
+}
+
+// ScrapeProgress is what ScrapeCommits heartbeats: commits done of total,
+// and the checkpoint after the last whole part, from which a retried attempt
+// resumes.
+type ScrapeProgress struct {
+	Done       int64               `json:"done"`
+	Total      int64               `json:"total"`
+	Checkpoint *commits.Checkpoint `json:"checkpoint,omitempty"`
 }
 
 // identify returns the repository's root commit and whether the published

@@ -186,6 +186,9 @@ type ScrapeResult struct {
 	// Memory is the repository memory of the history up to Head, written
 	// by this run; nil keeps the published one (or none).
 	Memory *MemoryInfo `json:"memory,omitempty"`
+	// Resumed is how many of NewCommits an earlier attempt had written,
+	// whole parts this attempt continued after instead of diffing again.
+	Resumed int `json:"resumed,omitempty"`
 }
 
 // Reasons of a replacing scrape (ScrapeResult.ReplaceReason).

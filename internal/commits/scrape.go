@@ -75,6 +75,9 @@ type Result struct {
 	Rows       int64
 	Parts      []schema.Part // the parts this run wrote, oldest first
 	FileIDsKey string
+	// Resumed is how many commits came from Config.Resume's parts rather
+	// than being diffed by this call.
+	Resumed int
 }
 
 const (
@@ -140,7 +143,7 @@ func Scrape(ctx context.Context, cfg Config) (*Result, error) {
 		case err != nil:
 			log.Warn("scrape checkpoint not usable; scraping from the start", "repo", cfg.Repo, "error", err)
 		default:
-			ids, done = resumed, cfg.Resume.Commits
+			ids, done, res.Resumed = resumed, cfg.Resume.Commits, cfg.Resume.Commits
 			res.Parts, res.Rows = slices.Clone(cfg.Resume.Parts), cfg.Resume.Rows
 		}
 	}

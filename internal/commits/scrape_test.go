@@ -3,8 +3,10 @@ package commits
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -254,4 +256,117 @@ func TestChangedFunctions(t *testing.T) {
 			t.Errorf("%s: changed functions %q, want %q", msg, got[msg], w)
 		}
 	}
+}
+
+// TestScrapeResumesFromCheckpoint interrupts a scrape in its third part and
+// resumes it from the last checkpoint: only the commits after it are diffed,
+// and the parts and file-id map equal an uninterrupted scrape's byte for
+// byte. A checkpoint that does not fit is not used.
+func TestScrapeResumesFromCheckpoint(t *testing.T) {
+	r := gitfixture.New(t)
+	for i := range 7 {
+		r.Write(map[string]string{fmt.Sprintf("d%d/f.py", i%3): strings.Repeat("def f():\n    return 1\n", i+1)})
+		r.Commit(fmt.Sprintf("c%d", i))
+	}
+	repo := schema.RepoName("acme/widgets")
+	opts := schema.IndexOptions{CommitsPerPart: 2}
+	cfg := func(b *blob.Bucket) Config {
+		return Config{Bucket: b, Repo: repo, GitDir: filepath.Join(r.Dir, ".git"), Head: r.Head(), Options: opts}
+	}
+	ctx := context.Background()
+	whole := blobtest.Bucket(t)
+	want, err := Scrape(ctx, cfg(whole))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	b := blobtest.Bucket(t)
+	var cps []Checkpoint
+	stopped, stop := context.WithCancel(ctx)
+	c := cfg(b)
+	c.Checkpoint = func(cp Checkpoint) { cps = append(cps, cp) }
+	c.Progress = func(done, _ int) {
+		if done == 5 {
+			stop()
+		}
+	}
+	if _, err := Scrape(stopped, c); err == nil {
+		t.Fatal("the interrupted scrape succeeded")
+	}
+	if len(cps) != 2 || cps[1].Commits != 4 || len(cps[1].Parts) != 2 {
+		t.Fatalf("checkpoints %+v, want 2, the last after 4 commits", cps)
+	}
+
+	c = cfg(b)
+	c.Resume = &cps[1]
+	var first []int
+	c.Progress = func(done, _ int) { first = append(first, done) }
+	got, err := Scrape(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 3 || first[0] != 5 {
+		t.Errorf("resumed scrape reported %v, want commits 5..7 only", first)
+	}
+	if got.Resumed != 4 {
+		t.Errorf("resumed %d commits, want 4", got.Resumed)
+	}
+	got.Resumed = 0
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("resumed scrape %+v, uninterrupted %+v", got, want)
+	}
+	for _, key := range append([]string{want.FileIDsKey}, partKeys(want.Parts)...) {
+		x, _ := whole.ReadAll(ctx, key)
+		y, _ := b.ReadAll(ctx, key)
+		if len(x) == 0 || !bytes.Equal(x, y) {
+			t.Errorf("%s differs from the uninterrupted scrape's", key)
+		}
+	}
+
+	// Checkpoints that do not fit: another head, a part gone, a part
+	// damaged. Each is set aside and the scrape gives the same result.
+	otherHead := cps[1]
+	otherHead.Head = strings.Repeat("0", 40)
+	damaged := blobtest.Bucket(t)
+	for _, tc := range []struct {
+		name  string
+		cp    Checkpoint
+		spoil func(b *blob.Bucket)
+	}{
+		{"another head", otherHead, func(*blob.Bucket) {}},
+		{"a part gone", cps[1], func(b *blob.Bucket) { b.Delete(ctx, cps[1].Parts[0].Key) }},
+		{"a part damaged", cps[1], func(b *blob.Bucket) {
+			data, _ := b.ReadAll(ctx, cps[1].Parts[1].Key)
+			data[len(data)/2] ^= 0xff
+			b.WriteAll(ctx, cps[1].Parts[1].Key, data)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cfg(damaged)
+			c.Checkpoint = func(Checkpoint) {}
+			if _, err := Scrape(ctx, c); err != nil { // writes parts and checkpoint maps
+				t.Fatal(err)
+			}
+			tc.spoil(damaged)
+			c = cfg(damaged)
+			c.Resume = &tc.cp
+			var first []int
+			c.Progress = func(done, _ int) { first = append(first, done) }
+			got, err := Scrape(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(first) != 7 || !reflect.DeepEqual(got, want) {
+				t.Errorf("with an unusable checkpoint: progress %v, result %+v; want all 7 commits and %+v", first, got, want)
+			}
+		})
+	}
+}
+
+func partKeys(parts []schema.Part) []string {
+	var keys []string
+	for _, p := range parts {
+		keys = append(keys, p.Key)
+	}
+	return keys
 }
