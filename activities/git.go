@@ -22,6 +22,7 @@ import (
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/memory"
 	"github.com/locus-dev/locus/internal/metrics"
+	"github.com/locus-dev/locus/internal/sparse"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -74,9 +75,33 @@ func (a *Git) Sync(ctx context.Context, in schema.SyncInput) (schema.SyncResult,
 	out := schema.SyncResult{Repo: in.Repo.Name, HostQueue: a.HostQueue, Empty: r.Empty, Shallow: r.Shallow}
 	if !r.Empty {
 		out.Head = r.Head.String()
+		if out.Rows, out.UpToDate, err = a.upToDate(ctx, in.Repo.Name, out.Head); err != nil {
+			return schema.SyncResult{}, err
+		}
 	}
 	activity.GetLogger(ctx).Info("synced", "repo", in.Repo.Name, "head", out.Head, "empty", r.Empty, "shallow", r.Shallow)
 	return out, nil
+}
+
+// upToDate reports whether the published index of repo is of head and
+// whole, with vectors of this worker's model: then an index run has nothing
+// to do. Damage is not an error here: the run goes on and repairs it.
+func (a *Git) upToDate(ctx context.Context, repo schema.RepoName, head string) (int64, bool, error) {
+	m, err := manifest.Read(ctx, a.Bucket, repo)
+	if err != nil || m == nil {
+		return 0, false, err
+	}
+	if m.Head != head || m.Graph == nil || m.Graph.Commit != head || m.Search == nil || m.Search.Commit != head ||
+		(a.Embedder != nil && m.Search.Model != a.Embedder.Name()) {
+		return 0, false, nil
+	}
+	if commits.VerifyParts(ctx, a.Bucket, m, false) != nil || codegraph.Verify(ctx, a.Bucket, *m.Graph) != nil {
+		return 0, false, ctx.Err()
+	}
+	if _, err := sparse.LoadVerified(ctx, a.Bucket, m.Search.SparseKey, m.Search.SparseBytes, m.Search.SparseSHA256); err != nil {
+		return 0, false, ctx.Err()
+	}
+	return m.Rows, true, nil
 }
 
 // ScrapeCommits writes the commits new since the published manifest as Parquet parts.

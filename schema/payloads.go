@@ -87,6 +87,9 @@ type IndexFleetInput struct {
 	Failed     int       `json:"failed,omitempty"`
 	ResultKeys []string  `json:"result_keys,omitempty"`
 	StartedAt  time.Time `json:"started_at,omitempty"`
+	// Running are repositories an earlier run started that had not
+	// reported when it continued as new: this run waits for their reports.
+	Running []RepoSpec `json:"running,omitempty"`
 }
 
 // FleetProgress is the answer to IndexFleet's "progress" query.
@@ -118,6 +121,8 @@ type RepoResult struct {
 	Repaired bool `json:"repaired,omitempty"`
 	// Summaries is what the function summaries step did (IndexOptions.Summaries).
 	Summaries *SummarizeResult `json:"summaries,omitempty"`
+	// UpToDate: nothing changed since the published index; nothing was redone.
+	UpToDate bool `json:"up_to_date,omitempty"`
 }
 
 // FleetSummary is written to runs/<workflow id>/summary.json when a fleet ends.
@@ -135,6 +140,10 @@ type FleetSummary struct {
 type IndexRepoInput struct {
 	Repo    RepoSpec     `json:"repo"`
 	Options IndexOptions `json:"options"`
+	// ReportTo is the workflow id of the fleet that started this run; the
+	// run signals it its result (workflows.RepoDoneSignal) as it ends,
+	// even if the fleet has continued as new since. "": no report.
+	ReportTo string `json:"report_to,omitempty"`
 }
 
 // SyncInput is the Sync activity's argument.
@@ -152,6 +161,12 @@ type SyncResult struct {
 	Head    string `json:"head"`
 	Empty   bool   `json:"empty,omitempty"`
 	Shallow bool   `json:"shallow,omitempty"`
+	// UpToDate: the published index is of Head, whole (its commit parts,
+	// graph and BM25 index read back as recorded) and embedded with this
+	// worker's model; the rest of the index run has nothing to do.
+	UpToDate bool `json:"up_to_date,omitempty"`
+	// Rows is the published history's row count when UpToDate.
+	Rows int64 `json:"rows,omitempty"`
 }
 
 // ScrapeInput is the ScrapeCommits activity's argument.

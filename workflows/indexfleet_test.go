@@ -55,14 +55,71 @@ type fleetRun struct {
 	started    []schema.RepoName // in start order
 	results    []activities.FleetResultsInput
 	summaries  []activities.FleetSummaryInput
+	childTime  func(schema.RepoSpec) time.Duration
+	ends       map[schema.RepoName]time.Time // when each child started here ends
+	start      time.Time
+}
+
+// fakeIndex is the faked IndexRepo's outcome: success, or the Sync
+// activity's failure for a URL with badURLPrefix.
+func fakeIndex(spec schema.RepoSpec) (schema.RepoResult, error) {
+	if strings.HasPrefix(spec.URL, badURLPrefix) {
+		// As the Sync activity fails: the message says it all, the
+		// cause chain ends in a sentinel that says little.
+		err := fmt.Errorf("sync %s: repository path %q: not a git repository: %w", spec.Name, spec.URL, errPermanent)
+		return schema.RepoResult{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrTypeBadInput, err)
+	}
+	return schema.RepoResult{Repo: spec.Name, URL: spec.URL, OK: true, Head: testHead, NewCommits: 2, Rows: 5}, nil
+}
+
+// adopt makes the children an earlier run left running (in.Running) run on
+// in this run's environment: each counts as running until it ends, when it
+// reports by signal as IndexRepo does (the fake children of env do not).
+func (r *fleetRun) adopt(in schema.IndexFleetInput, left map[schema.RepoName]time.Duration) {
+	for _, spec := range in.Running {
+		r.running++
+		r.maxRunning = max(r.maxRunning, r.running)
+		r.env.RegisterDelayedCallback(func() {
+			r.mu.Lock()
+			r.running--
+			r.mu.Unlock()
+			res, err := fakeIndex(spec)
+			if err != nil {
+				res = schema.RepoResult{Repo: spec.Name, URL: spec.URL, Error: errorText(err)}
+			}
+			r.env.SignalWorkflow(RepoDoneSignal, res)
+		}, max(left[spec.Name], time.Second))
+	}
+}
+
+// left is how long each child started by this run had still to go when it
+// ended, for the next run to adopt.
+func (r *fleetRun) left(next *schema.IndexFleetInput, prev map[schema.RepoName]time.Duration) map[schema.RepoName]time.Duration {
+	out := map[schema.RepoName]time.Duration{}
+	now := r.env.Now()
+	for _, spec := range next.Running {
+		if end, ok := r.ends[spec.Name]; ok {
+			out[spec.Name] = end.Sub(now)
+		} else {
+			out[spec.Name] = prev[spec.Name] - now.Sub(r.start) // adopted here too, still running
+		}
+	}
+	return out
 }
 
 // newFleetRun fakes IndexRepo: each child takes childTime (1h if zero) of
 // workflow time, then succeeds, or fails if its URL has badURLPrefix.
 func newFleetRun(t *testing.T, childTime func(schema.RepoSpec) time.Duration) *fleetRun {
 	t.Helper()
-	r := &fleetRun{env: newTestSuite(t).NewTestWorkflowEnvironment()}
+	r := &fleetRun{env: newTestSuite(t).NewTestWorkflowEnvironment(), ends: map[schema.RepoName]time.Time{},
+		childTime: func(s schema.RepoSpec) time.Duration {
+			if childTime == nil {
+				return time.Hour
+			}
+			return childTime(s)
+		}}
 	env := r.env
+	r.start = env.Now()
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testFleetID, TaskQueue: IndexQueue})
 	env.RegisterWorkflow(IndexRepo)
 	env.RegisterActivity(&activities.Git{})
@@ -86,20 +143,14 @@ func newFleetRun(t *testing.T, childTime func(schema.RepoSpec) time.Duration) *f
 				r.running--
 				r.mu.Unlock()
 			}()
-			d := time.Hour
-			if childTime != nil {
-				d = childTime(in.Repo)
-			}
+			d := r.childTime(in.Repo)
+			r.mu.Lock()
+			r.ends[in.Repo.Name] = workflow.Now(ctx).Add(d)
+			r.mu.Unlock()
 			if err := workflow.Sleep(ctx, d); err != nil {
 				return schema.RepoResult{}, err
 			}
-			if strings.HasPrefix(in.Repo.URL, badURLPrefix) {
-				// As the Sync activity fails: the message says it all, the
-				// cause chain ends in a sentinel that says little.
-				err := fmt.Errorf("sync %s: repository path %q: not a git repository: %w", in.Repo.Name, in.Repo.URL, errPermanent)
-				return schema.RepoResult{}, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrTypeBadInput, err)
-			}
-			return schema.RepoResult{Repo: in.Repo.Name, URL: in.Repo.URL, OK: true, Head: testHead, NewCommits: 2, Rows: 5}, nil
+			return fakeIndex(in.Repo)
 		})
 	env.OnActivity(store.WriteFleetResults, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in activities.FleetResultsInput) (string, error) {
@@ -168,16 +219,19 @@ func (r *fleetRun) allResults() []schema.RepoResult {
 func runChain(t *testing.T, in schema.IndexFleetInput, childTime func(schema.RepoSpec) time.Duration) ([]*fleetRun, FleetResult) {
 	t.Helper()
 	var runs []*fleetRun
+	var left map[schema.RepoName]time.Duration
 	for i := 0; ; i++ {
 		if i > len(in.Repos)+in.Total+1 {
 			t.Fatalf("IndexFleet continued as new %d times for %d repositories", i, len(in.Repos))
 		}
 		r := newFleetRun(t, childTime)
+		r.adopt(in, left)
 		runs = append(runs, r)
 		next, res := r.execute(t, in)
 		if next == nil {
 			return runs, res
 		}
+		left = r.left(next, left)
 		in = *next
 	}
 }
@@ -200,7 +254,8 @@ func TestIndexFleetWindow(t *testing.T) {
 		{"window of one", 4, 1, 0, 1, 1},
 		{"window larger than fleet", 3, 10, 0, 3, 1},
 		{"default window", DefaultWindow + 10, 0, 0, DefaultWindow, 1},
-		{"continue-as-new smaller than window", 5, 4, 2, 2, 3},
+		// Children outlive their run: the window stays full across runs.
+		{"continue-as-new smaller than window", 5, 4, 2, 4, 3},
 		{"continue-as-new larger than window", 9, 2, 4, 2, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -287,10 +342,12 @@ func TestIndexFleetContinuesAsNew(t *testing.T) {
 	if !slices.Equal(r.started, []schema.RepoName{"acme/r0", "acme/r1"}) {
 		t.Errorf("first run started %v, want acme/r0 and acme/r1", r.started)
 	}
-	if next.Next != 2 || next.Done != 1 || next.Failed != 1 {
-		t.Errorf("continued with next=%d done=%d failed=%d, want 2, 1, 1", next.Next, next.Done, next.Failed)
+	// Both children still run: the next run adopts them, nothing is
+	// counted or stored yet.
+	if next.Next != 2 || next.Done != 0 || next.Failed != 0 || !slices.Equal(next.Running, in.Repos[:2]) {
+		t.Errorf("continued with next=%d done=%d failed=%d running %v, want 2, 0, 0 and the first two", next.Next, next.Done, next.Failed, next.Running)
 	}
-	if !slices.Equal(next.ResultKeys, []string{"runs/" + testFleetID + "/results-00000.json"}) {
+	if len(next.ResultKeys) != 0 {
 		t.Errorf("continued with result keys %v", next.ResultKeys)
 	}
 	if next.StartedAt.IsZero() {
@@ -299,11 +356,19 @@ func TestIndexFleetContinuesAsNew(t *testing.T) {
 	if !slices.Equal(next.Repos, in.Repos) || next.Options != in.Options {
 		t.Errorf("continued with repos %v options %+v, want the original ones", next.Repos, next.Options)
 	}
-	if len(r.results) != 1 || len(r.results[0].Results) != 2 {
-		t.Errorf("WriteFleetResults calls %+v, want one with both results", r.results)
+	if len(r.results) != 0 || len(r.summaries) != 0 {
+		t.Errorf("results %+v and summaries %+v written before any child ended", r.results, r.summaries)
 	}
-	if len(r.summaries) != 0 {
-		t.Error("summary written before the last run")
+	// The next run gets their reports by signal, starts the rest, and
+	// stores both results once.
+	r2 := newFleetRun(t, nil)
+	r2.adopt(*next, r.left(next, nil))
+	next2, _ := r2.execute(t, *next)
+	if next2 == nil || next2.Next != 4 || next2.Done != 1 || next2.Failed != 1 || !slices.Equal(next2.Running, in.Repos[2:4]) {
+		t.Fatalf("second run continued with %+v, want r0 done, r1 failed, r2 and r3 running", next2)
+	}
+	if len(r2.results) != 1 || len(r2.results[0].Results) != 2 || r2.results[0].Seq != 0 {
+		t.Errorf("WriteFleetResults calls %+v, want one with both results", r2.results)
 	}
 }
 
@@ -319,14 +384,22 @@ func TestIndexFleetSummaryAfterContinueAsNew(t *testing.T) {
 	}
 	var keys []string
 	var startedAt time.Time
+	stored := 0
 	for i, r := range runs {
-		if len(r.results) != 1 || r.results[0].Seq != i {
-			t.Fatalf("run %d: WriteFleetResults calls %+v, want one with seq %d", i, r.results, i)
+		// A run that saw no child end stores nothing; the others one part each.
+		if len(r.results) > 1 || len(r.results) == 1 && r.results[0].Seq != len(keys) {
+			t.Fatalf("run %d: WriteFleetResults calls %+v, want at most one, with seq %d", i, r.results, len(keys))
 		}
-		keys = append(keys, fmt.Sprintf("runs/%s/results-%05d.json", testFleetID, i))
+		if len(r.results) == 1 {
+			keys = append(keys, fmt.Sprintf("runs/%s/results-%05d.json", testFleetID, len(keys)))
+			stored += len(r.results[0].Results)
+		}
 		if i < len(runs)-1 && len(r.summaries) != 0 {
 			t.Errorf("run %d wrote a summary", i)
 		}
+	}
+	if stored != 5 {
+		t.Errorf("%d results stored, want 5", stored)
 	}
 	last := runs[len(runs)-1]
 	if len(last.summaries) != 1 {
@@ -351,11 +424,13 @@ func TestIndexFleetStoredList(t *testing.T) {
 	var loads []activities.LoadReposInput
 	var mu sync.Mutex
 	var runs []*fleetRun
+	var left map[schema.RepoName]time.Duration
 	for i := 0; ; i++ {
 		if i > 5 {
 			t.Fatal("too many runs")
 		}
 		r := newFleetRun(t, nil)
+		r.adopt(in, left)
 		r.env.OnActivity(store.LoadFleetRepos, mock.Anything, mock.Anything).Return(
 			func(_ context.Context, li activities.LoadReposInput) ([]schema.RepoSpec, error) {
 				mu.Lock()
@@ -378,6 +453,7 @@ func TestIndexFleetStoredList(t *testing.T) {
 		if len(next.Repos) != 0 || next.ReposKey != key || next.Total != 7 {
 			t.Errorf("continued with %d inline repos, key %q, total %d", len(next.Repos), next.ReposKey, next.Total)
 		}
+		left = r.left(next, left)
 		in = *next
 	}
 	want := []activities.LoadReposInput{{Key: key, Offset: 0, Limit: 3}, {Key: key, Offset: 3, Limit: 3}, {Key: key, Offset: 6, Limit: 1}}
@@ -509,5 +585,29 @@ func TestErrorText(t *testing.T) {
 				t.Errorf("errorText = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestIndexFleetProbesSilentChildren: a child adopted from the previous run
+// that never reports (terminated by hand) is started again after ProbeAfter,
+// and its result ends the fleet; one that reports is not.
+func TestIndexFleetProbesSilentChildren(t *testing.T) {
+	all := repos(2)
+	in := schema.IndexFleetInput{Repos: all, Next: 2, Running: all, Options: schema.FleetOptions{Window: 2}}
+	r := newFleetRun(t, nil)
+	// acme/r0 reports after 10 minutes; acme/r1 never does.
+	r.adopt(schema.IndexFleetInput{Running: all[:1]}, map[schema.RepoName]time.Duration{"acme/r0": 10 * time.Minute})
+	next, res := r.execute(t, in)
+	if next != nil {
+		t.Fatalf("continued as new with %+v", next)
+	}
+	if !slices.Equal(r.started, []schema.RepoName{"acme/r1"}) {
+		t.Errorf("started %v, want only the silent acme/r1, once", r.started)
+	}
+	if res.Done != 2 || res.Failed != 0 {
+		t.Errorf("result %+v, want both done", res)
+	}
+	if got := r.summaries[0].FinishedAt.Sub(r.summaries[0].StartedAt); got < ProbeAfter+time.Hour {
+		t.Errorf("finished after %v, want the probe (%v) and the hour of its child", got, ProbeAfter)
 	}
 }

@@ -1,8 +1,10 @@
 package workflows
 
 import (
+	"errors"
 	"time"
 
+	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -46,7 +48,30 @@ const HeartbeatTimeout = 15 * time.Second
 
 // IndexRepo syncs one repository and scrapes its new commits into the store,
 // then publishes the manifest. Every step is idempotent for (repo, commit).
+// With in.ReportTo it signals its result, failure included, to that fleet.
 func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResult, error) {
+	res, err := indexRepo(ctx, in)
+	Report(ctx, in, res, err)
+	return res, err
+}
+
+// Report signals an IndexRepo run's result (err as its error) to the fleet
+// in.ReportTo, if any: what every workflow standing in for IndexRepo under
+// a fleet must do as it ends.
+func Report(ctx workflow.Context, in schema.IndexRepoInput, res schema.RepoResult, err error) {
+	if in.ReportTo == "" {
+		return
+	}
+	if err != nil {
+		res.OK, res.Error = false, errorText(err)
+	}
+	// Sent even when this run was cancelled; a fleet that is gone needs no
+	// report, so that failure is not this run's.
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	_ = workflow.SignalExternalWorkflow(dctx, in.ReportTo, "", RepoDoneSignal, res).Get(dctx, nil)
+}
+
+func indexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResult, error) {
 	res := schema.RepoResult{Repo: in.Repo.Name, URL: in.Repo.URL}
 	if _, err := schema.ParseRepoName(string(in.Repo.Name)); err != nil {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), activities.ErrTypeBadInput, nil)
@@ -66,14 +91,36 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 	}
 	res.Head = synced.Head
 	res.Empty = synced.Empty
+	// Nothing new and the index whole: a scheduled pass over a fleet costs
+	// one activity for each such repository.
+	if synced.UpToDate && !in.Options.Summaries && workflow.GetVersion(ctx, "skip-up-to-date", workflow.DefaultVersion, 1) >= 1 {
+		res.OK, res.UpToDate, res.Rows = true, true, synced.Rows
+		return res, nil
+	}
 
-	// The clone lives on the host that synced it: scrape there.
-	hostCtx := onHost(ctx, synced.HostQueue, 6*time.Hour)
+	// The clone lives on the host that synced it: scrape there. When that
+	// host is gone (no worker took the task within its schedule-to-start
+	// timeout), the repository is synced again on the shared queue, which
+	// puts a clone on a live host, and the step runs there.
+	onCloneHost := func(act, arg, out any) error {
+		err := workflow.ExecuteActivity(onHost(ctx, synced.HostQueue, 6*time.Hour), act, arg).Get(ctx, out)
+		if !hostGone(err) || workflow.GetVersion(ctx, "host-fallback", workflow.DefaultVersion, 1) < 1 {
+			return err
+		}
+		gone := synced.HostQueue
+		var again schema.SyncResult
+		if err := workflow.ExecuteActivity(syncCtx, git.Sync, schema.SyncInput{Repo: in.Repo}).Get(ctx, &again); err != nil {
+			return err
+		}
+		synced.HostQueue = again.HostQueue // same head or a descendant: the step's input still holds
+		workflow.GetLogger(ctx).Warn("clone host gone; synced again on another host", "repo", in.Repo.Name, "gone", gone, "host", again.HostQueue)
+		return workflow.ExecuteActivity(onHost(ctx, synced.HostQueue, 6*time.Hour), act, arg).Get(ctx, out)
+	}
 	var scraped schema.ScrapeResult
 	if !synced.Empty {
-		err := workflow.ExecuteActivity(hostCtx, git.ScrapeCommits, schema.ScrapeInput{
+		err := onCloneHost(git.ScrapeCommits, schema.ScrapeInput{
 			Repo: in.Repo.Name, URL: in.Repo.URL, Head: synced.Head, Options: in.Options,
-		}).Get(ctx, &scraped)
+		}, &scraped)
 		if err != nil {
 			return res, err
 		}
@@ -87,9 +134,9 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 	var graph *schema.GraphInfo
 	if v := workflow.GetVersion(ctx, "build-graph", workflow.DefaultVersion, 1); v >= 1 && !synced.Empty {
 		var info schema.GraphInfo
-		err := workflow.ExecuteActivity(hostCtx, git.BuildGraph, schema.BuildGraphInput{
+		err := onCloneHost(git.BuildGraph, schema.BuildGraphInput{
 			Repo: in.Repo.Name, Head: synced.Head, Options: in.Options,
-		}).Get(ctx, &info)
+		}, &info)
 		if err != nil {
 			return res, err
 		}
@@ -175,6 +222,13 @@ func IndexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 	res.OK = true
 	res.Rows = m.Rows
 	return res, nil
+}
+
+// hostGone: an activity on a host queue was never taken by a worker within
+// its schedule-to-start timeout, so that host no longer polls its queue.
+func hostGone(err error) bool {
+	var te *temporal.TimeoutError
+	return errors.As(err, &te) && te.TimeoutType() == enums.TIMEOUT_TYPE_SCHEDULE_TO_START
 }
 
 // onHost runs activities on the host queue that holds a clone: waiting up to

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/mock"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
@@ -366,4 +368,52 @@ func TestIndexRepoReportsRewrittenHistory(t *testing.T) {
 	if !res.OK || !res.Rewritten || res.Empty || res.NewCommits != 8 {
 		t.Errorf("result = %+v, want OK and rewritten with 8 commits", res)
 	}
+}
+
+// TestIndexRepoFallsBackWhenTheHostIsGone: the clone's host takes no task
+// within the schedule-to-start timeout; the repository is synced again on
+// the shared queue and the steps run on the new host.
+func TestIndexRepoFallsBackWhenTheHostIsGone(t *testing.T) {
+	env := newRepoEnv(t)
+	hosts := []string{"host-gone", "host-live"}
+	syncs := 0
+	env.OnActivity(git.Sync, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in schema.SyncInput) (schema.SyncResult, error) {
+			if tq := activity.GetInfo(ctx).TaskQueue; tq != IndexQueue {
+				t.Errorf("Sync ran on task queue %q, want %q", tq, IndexQueue)
+			}
+			syncs++
+			return schema.SyncResult{Repo: in.Repo.Name, HostQueue: hosts[min(syncs, 2)-1], Head: testHead}, nil
+		}).Twice()
+	var queues []string
+	env.OnActivity(git.ScrapeCommits, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in schema.ScrapeInput) (schema.ScrapeResult, error) {
+			q := activity.GetInfo(ctx).TaskQueue
+			queues = append(queues, "scrape@"+q)
+			if q == "host-gone" {
+				return schema.ScrapeResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+			}
+			return schema.ScrapeResult{Head: testHead, NewCommits: 1}, nil
+		}).Twice()
+	env.OnActivity(git.BuildGraph, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in schema.BuildGraphInput) (schema.GraphInfo, error) {
+			queues = append(queues, "graph@"+activity.GetInfo(ctx).TaskQueue)
+			return schema.GraphInfo{Commit: testHead}, nil
+		}).Once()
+	env.OnActivity(searchActs.PlanEmbed, mock.Anything, mock.Anything).Return(activities.PlanEmbedOutput{}, nil)
+	env.OnActivity(searchActs.FinishIndex, mock.Anything, mock.Anything).Return(schema.SearchInfo{Commit: testHead}, nil)
+	var published activities.PublishInput
+	env.OnActivity(store.PublishManifest, mock.Anything, mock.Anything).Return(publishEcho(t, &published)).Once()
+
+	env.ExecuteWorkflow(IndexRepo, schema.IndexRepoInput{Repo: acme})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("workflow error: %v", err)
+	}
+	if want := []string{"scrape@host-gone", "scrape@host-live", "graph@host-live"}; !slices.Equal(queues, want) {
+		t.Errorf("steps ran %v, want %v", queues, want)
+	}
+	if published.HostQueue != "host-live" {
+		t.Errorf("published host %q, want the live one", published.HostQueue)
+	}
+	env.AssertExpectations(t)
 }

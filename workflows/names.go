@@ -14,6 +14,9 @@ const (
 const (
 	// ProgressQuery answers IndexFleet's schema.FleetProgress.
 	ProgressQuery = "progress"
+	// RepoDoneSignal carries an IndexRepo child's schema.RepoResult to its
+	// fleet (IndexRepoInput.ReportTo).
+	RepoDoneSignal = "repo-done"
 )
 
 // RepoWorkflowID is the workflow id of IndexRepo for a repository: one run per

@@ -45,7 +45,9 @@ func TestFleetHistoryStaysSmall(t *testing.T) {
 	w := worker.New(c, workflows.IndexQueue, worker.Options{})
 	w.RegisterWorkflow(workflows.IndexFleet)
 	w.RegisterWorkflowWithOptions(func(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResult, error) {
-		return schema.RepoResult{Repo: in.Repo.Name, URL: in.Repo.URL, OK: true}, nil
+		res := schema.RepoResult{Repo: in.Repo.Name, URL: in.Repo.URL, OK: true}
+		workflows.Report(ctx, in, res, nil)
+		return res, nil
 	}, workflow.RegisterOptions{Name: "IndexRepo"})
 	w.RegisterActivity(&activities.Store{Bucket: b})
 	if err := w.Start(); err != nil {
