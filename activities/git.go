@@ -75,7 +75,7 @@ func (a *Git) Sync(ctx context.Context, in schema.SyncInput) (schema.SyncResult,
 	out := schema.SyncResult{Repo: in.Repo.Name, HostQueue: a.HostQueue, Empty: r.Empty, Shallow: r.Shallow}
 	if !r.Empty {
 		out.Head = r.Head.String()
-		if out.Rows, out.UpToDate, err = a.upToDate(ctx, in.Repo.Name, out.Head); err != nil {
+		if out.Rows, out.UpToDate, err = a.upToDate(ctx, in.Repo, out.Head); err != nil {
 			return schema.SyncResult{}, err
 		}
 	}
@@ -84,14 +84,16 @@ func (a *Git) Sync(ctx context.Context, in schema.SyncInput) (schema.SyncResult,
 }
 
 // upToDate reports whether the published index of repo is of head and
-// whole, with vectors of this worker's model: then an index run has nothing
-// to do. Damage is not an error here: the run goes on and repairs it.
-func (a *Git) upToDate(ctx context.Context, repo schema.RepoName, head string) (int64, bool, error) {
-	m, err := manifest.Read(ctx, a.Bucket, repo)
+// whole, from the same source, with vectors of this worker's model: then an
+// index run has nothing to do. A repository given from another URL or path
+// goes the whole way, so that its identity is checked and its new source
+// recorded. Damage is not an error here: the run goes on and repairs it.
+func (a *Git) upToDate(ctx context.Context, repo schema.RepoSpec, head string) (int64, bool, error) {
+	m, err := manifest.Read(ctx, a.Bucket, repo.Name)
 	if err != nil || m == nil {
 		return 0, false, err
 	}
-	if m.Head != head || m.Graph == nil || m.Graph.Commit != head || m.Search == nil || m.Search.Commit != head ||
+	if m.Head != head || m.URL != repo.URL || m.Graph == nil || m.Graph.Commit != head || m.Search == nil || m.Search.Commit != head ||
 		(a.Embedder != nil && m.Search.Model != a.Embedder.Name()) {
 		return 0, false, nil
 	}

@@ -155,13 +155,11 @@ func runFleet(ctx workflow.Context, in schema.IndexFleetInput, batch []schema.Re
 		})
 	}
 	probing := false
-	startedHere := 0
 	for i := 0; len(pending) > 0 || i < len(batch); {
 		for len(pending) < window && i < len(batch) {
 			start(batch[i], false)
 			i++
 			next++
-			startedHere++
 		}
 		if i == len(batch) && next < total {
 			break // this run's share is started: continue as new with the window full

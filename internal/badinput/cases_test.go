@@ -728,6 +728,35 @@ var cases = slices.Concat([]badCase{
 		},
 	},
 	{
+		name:  "deleted-upstream",
+		input: "an indexed repository whose upstream was deleted, indexed again",
+		want:  "exit 1; the repository is listed as failed with an error naming its path; its published index stays as it was (same head, commits and parts) and still answers queries",
+		setup: func(s *sandbox) []string {
+			r := s.simpleRepo("r")
+			if res := s.locus("index", "gone/r="+r.Dir); res.code != 0 {
+				s.t.Fatalf("first index: %v", res)
+			}
+			m := s.indexed("gone/r")
+			s.vars["HEAD"], s.vars["PATH"] = m.Head, r.Dir
+			s.vars["PARTS"] = fmt.Sprint(len(m.Parts), m.Rows)
+			if err := os.RemoveAll(r.Dir); err != nil {
+				s.t.Fatal(err)
+			}
+			return []string{"index", "gone/r=" + r.Dir}
+		},
+		code:  1,
+		names: []string{"gone/r", "{{PATH}}", "1 of 1 repositories failed"},
+		check: func(s *sandbox, r result) {
+			m := s.indexed("gone/r")
+			if m.Head != s.vars["HEAD"] || fmt.Sprint(len(m.Parts), m.Rows) != s.vars["PARTS"] {
+				s.t.Errorf("after the failed re-index: head %s, %d parts, %d rows; want the index as it was", m.Head, len(m.Parts), m.Rows)
+			}
+			if res := s.locus("localize", "--repo", "gone/r", "double the helper"); res.code != 0 {
+				s.t.Errorf("localize on the kept index: %v", res)
+			}
+		},
+	},
+	{
 		name:  "empty-repository",
 		input: "a repository with no commits",
 		want:  "exit 0; the repository is reported as \"empty (no commits)\" and listed by status with 0 commits",
