@@ -106,6 +106,31 @@ type parsed struct {
 	lang Language
 	src  []byte
 	res  *FileResult
+	// What buildNodes needs from the source alone, computed by the
+	// extraction workers (prepare): the file node's line count, code and
+	// hash, and each definition's code and hash.
+	lines              int
+	fileCode, fileHash string
+	defCode, defHash   []string
+}
+
+// prepare computes the code and content hashes of the file's nodes.
+func (p *parsed) prepare() {
+	if len(p.res.Defs) == 0 {
+		return // a file gets a node only if it defines something
+	}
+	p.lines = bytes.Count(p.src, []byte("\n"))
+	if len(p.src) > 0 && p.src[len(p.src)-1] != '\n' {
+		p.lines++
+	}
+	p.fileCode = validUTF8(p.src)
+	p.fileHash = contentHash(p.fileCode)
+	p.defCode = make([]string, len(p.res.Defs))
+	p.defHash = make([]string, len(p.res.Defs))
+	for i, d := range p.res.Defs {
+		p.defCode[i] = validUTF8(lineSlice(p.src, d.StartByte, d.EndByte))
+		p.defHash[i] = contentHash(p.defCode[i])
+	}
 }
 
 // Build parses the files and returns the graph with every edge it could resolve.
@@ -150,13 +175,17 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 					}
 					enc = buf.Bytes()
 				}
+				var p parsed
+				if err == nil {
+					p = j.p
+					p.res = res
+					p.prepare()
+				}
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = fmt.Errorf("%s: %w", j.p.path, err)
 				}
 				if err == nil {
-					p := j.p
-					p.res = res
 					out[j.i] = &p
 					if reused {
 						g.Stats.Reused++
@@ -214,6 +243,7 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 		all = keepPrimary(all, &g.Stats)
 	}
 	b := newBuilder(g, all)
+	b.workers = opts.Workers
 	b.buildNodes()
 	b.resolve()
 	b.finish()

@@ -1,18 +1,20 @@
 package codegraph
 
 import (
-	"bytes"
 	"path"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // builder turns parsed files into nodes and resolved edges.
 type builder struct {
-	g     *Graph
-	files []*parsed
-	nodes map[string]*Node
-	edges map[Edge]bool
+	g       *Graph
+	files   []*parsed
+	workers int // goroutines resolving calls; default 1
+	nodes   map[string]*Node
+	edges   map[Edge]bool
 
 	byPath  map[string]*parsed
 	defs    map[string]map[string]bool     // file → qualified names
@@ -74,13 +76,11 @@ func (b *builder) buildNodes() {
 			continue // a file gets a node only if it defines something
 		}
 		lang := p.lang.Name()
-		nl := bytes.Count(p.src, []byte("\n"))
-		if len(p.src) > 0 && p.src[len(p.src)-1] != '\n' {
-			nl++
+		if p.defCode == nil {
+			p.prepare()
 		}
-		code := validUTF8(p.src)
-		b.addNode(Node{ID: p.path, Type: TypeFile, Language: lang, Path: p.path, StartLine: 1, EndLine: int32(max(nl, 1)),
-			ContentHash: contentHash(code), Code: code})
+		b.addNode(Node{ID: p.path, Type: TypeFile, Language: lang, Path: p.path, StartLine: 1, EndLine: int32(max(p.lines, 1)),
+			ContentHash: p.fileHash, Code: p.fileCode})
 		// Directories up to the root.
 		child := p.path
 		for d := dirOf(p.path); ; d = dirOf(d) {
@@ -96,15 +96,14 @@ func (b *builder) buildNodes() {
 			names[d.Name] = true
 		}
 		b.defs[p.path] = names
-		for _, d := range p.res.Defs {
+		for i, d := range p.res.Defs {
 			id := EntityID(p.path, d.Name)
 			typ := TypeFunction
 			if d.Kind == KindClass {
 				typ = TypeClass
 			}
-			c := validUTF8(lineSlice(p.src, d.StartByte, d.EndByte))
 			b.addNode(Node{ID: id, Type: typ, Language: lang, Path: p.path, Name: d.Name,
-				StartLine: int32(d.StartLine), EndLine: int32(d.EndLine), ContentHash: contentHash(c), Code: c})
+				StartLine: int32(d.StartLine), EndLine: int32(d.EndLine), ContentHash: p.defHash[i], Code: p.defCode[i]})
 			b.kinds[id] = typ
 			parts := splitQual(d.Name)
 			parent := p.path
@@ -265,16 +264,38 @@ func (b *builder) resolve() {
 			}
 		}
 	}
-	for _, p := range b.files {
-		for _, c := range p.res.Calls {
-			from := p.path
-			if c.From != "" {
-				from = EntityID(p.path, c.From)
+	// Calls only read what the passes above built, so files are resolved in
+	// parallel and their edges added in file order, as one goroutine would.
+	targets := make([][][]string, len(b.files)) // per file, per call; nil: no caller node
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for w := 0; w < max(1, b.workers); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(b.files); i = int(next.Add(1) - 1) {
+				p := b.files[i]
+				ts := make([][]string, len(p.res.Calls))
+				for k, c := range p.res.Calls {
+					if _, ok := b.nodes[b.caller(p, c)]; ok {
+						ts[k] = b.resolveCall(p, c)
+						if ts[k] == nil {
+							ts[k] = []string{}
+						}
+					}
+				}
+				targets[i] = ts
 			}
-			if _, ok := b.nodes[from]; !ok {
+		}()
+	}
+	wg.Wait()
+	for i, p := range b.files {
+		for k, c := range p.res.Calls {
+			ts := targets[i][k]
+			if ts == nil {
 				continue
 			}
-			ts := b.resolveCall(p, c)
+			from := b.caller(p, c)
 			if len(ts) == 0 {
 				if b.externals[p.path][splitQual(c.Callee)[0]] {
 					st.ExternalCalls++
@@ -287,6 +308,14 @@ func (b *builder) resolve() {
 			}
 		}
 	}
+}
+
+// caller is the node a call is made from: its function, or its file.
+func (b *builder) caller(p *parsed, c Call) string {
+	if c.From != "" {
+		return EntityID(p.path, c.From)
+	}
+	return p.path
 }
 
 // resolveImport returns the nodes an import names, binding the names it
