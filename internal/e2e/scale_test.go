@@ -38,7 +38,8 @@ func TestFleetHistoryStaysSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the fleet scale test (set LOCUS_SCALE_REPOS and drop -short to run it)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// 5 minutes for the default fleet, plus 50 ms per repository beyond it.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute+time.Duration(max(0, n-600))*50*time.Millisecond)
 	defer cancel()
 	srv := startServer(t, t.TempDir())
 	c := dial(t, srv)
