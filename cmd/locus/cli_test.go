@@ -39,7 +39,7 @@ func TestHelpExitsZeroEverywhere(t *testing.T) {
 		cases = append(cases, []string{"bench", sub, "-h"})
 	}
 	cases = append(cases, []string{"help", "index"})
-	for _, sub := range []string{"create", "list", "describe", "pause", "unpause", "trigger", "delete"} {
+	for _, sub := range []string{"create", "list", "describe", "pause", "unpause", "trigger", "backfill", "delete"} {
 		cases = append(cases, []string{"schedule", sub, "-h"})
 	}
 	for _, args := range cases {
@@ -301,6 +301,11 @@ func TestScheduleArguments(t *testing.T) {
 		{[]string{"schedule", "create", "n", "--data-dir", data, "--every", "1h", "--window", "0", "."}, "--window 0: want 1 to 1000"},
 		{[]string{"schedule", "pause"}, "schedule pause needs a NAME"},
 		{[]string{"schedule", "describe"}, "schedule describe needs a NAME"},
+		{[]string{"schedule", "backfill"}, "schedule backfill needs a NAME"},
+		{[]string{"schedule", "backfill", "n", "--data-dir", data}, "schedule backfill needs --start"},
+		{[]string{"schedule", "backfill", "n", "--data-dir", data, "--start", "yesterday"}, `--start "yesterday": want an RFC 3339 time`},
+		{[]string{"schedule", "backfill", "n", "--data-dir", data, "--start", "2026-11-20T00:00:00Z", "--end", "2026-11-19T00:00:00Z"}, "--end 2026-11-19T00:00:00Z is not after --start 2026-11-20T00:00:00Z"},
+		{[]string{"schedule", "backfill", "n", "--data-dir", data, "--start", "2026-11-20T00:00:00Z", "--overlap", "all"}, `--overlap "all": want skip, buffer-one`},
 	} {
 		code, out, errOut := runCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "locus:") != 1 || out != "" {

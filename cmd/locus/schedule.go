@@ -24,6 +24,7 @@ const scheduleUsage = `usage: locus schedule create NAME (--every D | --cron EXP
        locus schedule pause NAME [--note TEXT]
        locus schedule unpause NAME
        locus schedule trigger NAME
+       locus schedule backfill NAME --start TIME [--end TIME] [--overlap buffer-one]
        locus schedule delete NAME
 
 Schedules re-index a fleet on Temporal Schedules: a run still going when the next is
@@ -51,6 +52,8 @@ func runSchedule(ctx context.Context, args []string) error {
 		return runScheduleDescribe(ctx, rest)
 	case "pause", "unpause", "trigger", "delete":
 		return runScheduleAction(ctx, jobs.ScheduleAction(sub), rest)
+	case "backfill":
+		return runScheduleBackfill(ctx, rest)
 	}
 	fmt.Fprint(stderr, scheduleUsage)
 	return exitError{code: 2, msg: fmt.Sprintf("unknown schedule subcommand %q", sub)}
@@ -197,6 +200,50 @@ func runScheduleAction(ctx context.Context, a jobs.ScheduleAction, args []string
 		return scheduleError(err)
 	}
 	fmt.Fprintf(stdout, "schedule %s: %s done\n", name, a)
+	return nil
+}
+
+func runScheduleBackfill(ctx context.Context, args []string) error {
+	var g globals
+	fs := newFlags("schedule backfill", &g)
+	start := fs.String("start", "", "take the runs due after this time (RFC 3339, e.g. 2026-11-20T00:00:00Z); required")
+	end := fs.String("end", "", "and up to this time (RFC 3339); default now")
+	overlap := fs.String("overlap", "buffer-one", "a run due while another is going: skip, buffer-one, buffer-all or allow-all")
+	name, rest, err := nameArg(fs, args, "backfill")
+	if err != nil {
+		return err
+	}
+	if err := parse(fs, rest); err != nil {
+		return err
+	}
+	if *start == "" {
+		return exitError{code: 2, msg: "schedule backfill needs --start"}
+	}
+	from, err := time.Parse(time.RFC3339, *start)
+	if err != nil {
+		return exitError{code: 2, msg: fmt.Sprintf("schedule backfill: --start %q: want an RFC 3339 time such as 2026-11-20T00:00:00Z", *start)}
+	}
+	to := time.Now()
+	if *end != "" {
+		if to, err = time.Parse(time.RFC3339, *end); err != nil {
+			return exitError{code: 2, msg: fmt.Sprintf("schedule backfill: --end %q: want an RFC 3339 time such as 2026-11-20T00:00:00Z", *end)}
+		}
+	}
+	if !to.After(from) {
+		return exitError{code: 2, msg: fmt.Sprintf("schedule backfill: --end %s is not after --start %s", to.Format(time.RFC3339), from.Format(time.RFC3339))}
+	}
+	if _, ok := jobs.BackfillOverlaps[*overlap]; !ok {
+		return exitError{code: 2, msg: fmt.Sprintf("schedule backfill: --overlap %q: want skip, buffer-one, buffer-all or allow-all", *overlap)}
+	}
+	c, closeAll, err := g.connect(ctx, g.logger())
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	if err := jobs.BackfillSchedule(ctx, c, name, from, to, *overlap); err != nil {
+		return scheduleError(err)
+	}
+	fmt.Fprintf(stdout, "schedule %s: backfill of %s to %s requested (%s)\n", name, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), *overlap)
 	return nil
 }
 

@@ -180,6 +180,30 @@ func TestScheduleReindexes(t *testing.T) {
 	if m, err = manifest.Read(ctx, b, "acme/sched"); err != nil || m.Graph.Parsed != 2 || m.Graph.Reused != 0 {
 		t.Errorf("graph after damaged extractions: %+v, %v", m.Graph, err)
 	}
+	// A backfill of the time it was paused takes runs now, paused or not;
+	// with the default buffer-one, several due times make one run now and
+	// at most one after it, each finding nothing new.
+	pausedAt := time.Now().Add(-7 * time.Second)
+	if err := jobs.BackfillSchedule(ctx, c, name, pausedAt, pausedAt.Add(6*time.Second), ""); err != nil {
+		t.Fatal(err)
+	}
+	runs = scheduledRuns(ctx, t, c, b, name, before+3)
+	for _, run := range runs[before+2:] {
+		byRepo := map[schema.RepoName]schema.RepoResult{}
+		for _, rr := range run.Results {
+			byRepo[rr.Repo] = rr
+		}
+		if got := byRepo["acme/sched"]; !got.OK || got.NewCommits != 0 || byRepo["acme/gone"].OK {
+			t.Errorf("backfilled run: %+v", run.Results)
+		}
+	}
+	time.Sleep(3 * time.Second)
+	if v, err = jobs.DescribeSchedule(ctx, c, name); err != nil || len(v.Runs) > before+4 {
+		t.Errorf("a backfill of 3 due times with buffer-one: %d runs after %d; %v", len(v.Runs), before+2, err)
+	}
+	if err := jobs.BackfillSchedule(ctx, c, "never", pausedAt, pausedAt.Add(time.Second), ""); !errors.Is(err, jobs.ErrNoSchedule) {
+		t.Errorf("backfilling a schedule that does not exist: %v", err)
+	}
 	if err := jobs.ActOnSchedule(ctx, c, name, jobs.ScheduleUnpause, ""); err != nil {
 		t.Fatal(err)
 	}

@@ -247,6 +247,47 @@ func ActOnSchedule(ctx context.Context, c client.Client, name string, a Schedule
 	return nil
 }
 
+// BackfillOverlaps are the overlap policies a backfill takes, by the name
+// the command line uses.
+var BackfillOverlaps = map[string]enumspb.ScheduleOverlapPolicy{
+	"skip":       enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+	"buffer-one": enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ONE,
+	"buffer-all": enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ALL,
+	"allow-all":  enumspb.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL,
+}
+
+// BackfillSchedule has schedule name take now the runs its spec gives in
+// (start, end], paused or not. overlap decides what happens to a run due
+// while another is going: a re-index catches up on everything in one run, so
+// "buffer-one" (the default: one run now, one after it if one was going) is
+// enough; "allow-all" runs them at once, and a repository another run holds
+// is reported skipped, never indexed twice at once.
+func BackfillSchedule(ctx context.Context, c client.Client, name string, start, end time.Time, overlap string) error {
+	if overlap == "" {
+		overlap = "buffer-one"
+	}
+	policy, ok := BackfillOverlaps[overlap]
+	if !ok {
+		return fmt.Errorf("backfill schedule %s: unknown overlap %q (want skip, buffer-one, buffer-all or allow-all)", name, overlap)
+	}
+	if !end.After(start) {
+		return fmt.Errorf("backfill schedule %s: the end %s is not after the start %s", name, end.Format(time.RFC3339), start.Format(time.RFC3339))
+	}
+	h := c.ScheduleClient().GetHandle(ctx, SchedulePrefix+name)
+	if _, err := h.Describe(ctx); err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return fmt.Errorf("schedule %s: %w", name, ErrNoSchedule)
+		}
+		return fmt.Errorf("schedule %s: %w", name, err)
+	}
+	err := h.Backfill(ctx, client.ScheduleBackfillOptions{Backfill: []client.ScheduleBackfill{{Start: start, End: end, Overlap: policy}}})
+	if err != nil {
+		return fmt.Errorf("backfill schedule %s: %w", name, err)
+	}
+	return nil
+}
+
 // specText is a schedule's spec as a person reads it.
 func specText(s *client.ScheduleSpec) string {
 	var parts []string
