@@ -156,7 +156,7 @@ func runScheduleList(ctx context.Context, args []string) error {
 func runScheduleDescribe(ctx context.Context, args []string) error {
 	var g globals
 	fs := newFlags("schedule describe", &g)
-	name, c, closeAll, err := scheduleSetup(ctx, fs, &g, args, "describe")
+	name, c, closeAll, err := scheduleSetup(ctx, fs, &g, args, "describe", nil)
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func runScheduleAction(ctx context.Context, a jobs.ScheduleAction, args []string
 	var g globals
 	fs := newFlags("schedule "+string(a), &g)
 	note := fs.String("note", "", "why (pause and unpause)")
-	name, c, closeAll, err := scheduleSetup(ctx, fs, &g, args, string(a))
+	name, c, closeAll, err := scheduleSetup(ctx, fs, &g, args, string(a), nil)
 	if err != nil {
 		return err
 	}
@@ -209,33 +209,30 @@ func runScheduleBackfill(ctx context.Context, args []string) error {
 	start := fs.String("start", "", "take the runs due after this time (RFC 3339, e.g. 2026-11-20T00:00:00Z); required")
 	end := fs.String("end", "", "and up to this time (RFC 3339); default now")
 	overlap := fs.String("overlap", "buffer-one", "a run due while another is going: skip, buffer-one, buffer-all or allow-all")
-	name, rest, err := nameArg(fs, args, "backfill")
-	if err != nil {
-		return err
-	}
-	if err := parse(fs, rest); err != nil {
-		return err
-	}
-	if *start == "" {
-		return exitError{code: 2, msg: "schedule backfill needs --start"}
-	}
-	from, err := time.Parse(time.RFC3339, *start)
-	if err != nil {
-		return exitError{code: 2, msg: fmt.Sprintf("schedule backfill: --start %q: want an RFC 3339 time such as 2026-11-20T00:00:00Z", *start)}
-	}
-	to := time.Now()
-	if *end != "" {
-		if to, err = time.Parse(time.RFC3339, *end); err != nil {
-			return exitError{code: 2, msg: fmt.Sprintf("schedule backfill: --end %q: want an RFC 3339 time such as 2026-11-20T00:00:00Z", *end)}
+	var from, to time.Time
+	check := func() error {
+		if *start == "" {
+			return exitError{code: 2, msg: "schedule backfill needs --start"}
 		}
+		var err error
+		if from, err = backfillTime("--start", *start); err != nil {
+			return err
+		}
+		to = time.Now()
+		if *end != "" {
+			if to, err = backfillTime("--end", *end); err != nil {
+				return err
+			}
+		}
+		if !to.After(from) {
+			return exitError{code: 2, msg: fmt.Sprintf("schedule backfill: --end %s is not after --start %s", to.Format(time.RFC3339), from.Format(time.RFC3339))}
+		}
+		if _, ok := jobs.BackfillOverlaps[*overlap]; !ok {
+			return exitError{code: 2, msg: fmt.Sprintf("schedule backfill: --overlap %q: want skip, buffer-one, buffer-all or allow-all", *overlap)}
+		}
+		return nil
 	}
-	if !to.After(from) {
-		return exitError{code: 2, msg: fmt.Sprintf("schedule backfill: --end %s is not after --start %s", to.Format(time.RFC3339), from.Format(time.RFC3339))}
-	}
-	if _, ok := jobs.BackfillOverlaps[*overlap]; !ok {
-		return exitError{code: 2, msg: fmt.Sprintf("schedule backfill: --overlap %q: want skip, buffer-one, buffer-all or allow-all", *overlap)}
-	}
-	c, closeAll, err := g.connect(ctx, g.logger())
+	name, c, closeAll, err := scheduleSetup(ctx, fs, &g, args, "backfill", check)
 	if err != nil {
 		return err
 	}
@@ -247,15 +244,30 @@ func runScheduleBackfill(ctx context.Context, args []string) error {
 	return nil
 }
 
-// scheduleSetup takes the schedule's NAME, parses the flags after it and
-// connects to the Temporal server; the caller calls closeAll.
-func scheduleSetup(ctx context.Context, fs *flag.FlagSet, g *globals, args []string, sub string) (string, client.Client, func(), error) {
+// backfillTime parses the RFC 3339 time a backfill flag gives.
+func backfillTime(flagName, v string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, exitError{code: 2, msg: fmt.Sprintf("schedule backfill: %s %q: want an RFC 3339 time such as 2026-11-20T00:00:00Z", flagName, v)}
+	}
+	return t, nil
+}
+
+// scheduleSetup takes the schedule's NAME, parses the flags after it, runs
+// check on them (nil: none) and connects to the Temporal server; the caller
+// calls closeAll.
+func scheduleSetup(ctx context.Context, fs *flag.FlagSet, g *globals, args []string, sub string, check func() error) (string, client.Client, func(), error) {
 	name, rest, err := nameArg(fs, args, sub)
 	if err != nil {
 		return "", nil, nil, err
 	}
 	if err := parse(fs, rest); err != nil {
 		return "", nil, nil, err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return "", nil, nil, err
+		}
 	}
 	c, closeAll, err := g.connect(ctx, g.logger())
 	if err != nil {

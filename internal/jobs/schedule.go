@@ -143,13 +143,9 @@ type ScheduleRun struct {
 
 // DescribeSchedule describes schedule name.
 func DescribeSchedule(ctx context.Context, c client.Client, name string) (ScheduleView, error) {
-	d, err := c.ScheduleClient().GetHandle(ctx, SchedulePrefix+name).Describe(ctx)
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		return ScheduleView{}, fmt.Errorf("schedule %s: %w", name, ErrNoSchedule)
-	}
+	_, d, err := describe(ctx, c, name)
 	if err != nil {
-		return ScheduleView{}, fmt.Errorf("describe schedule %s: %w", name, err)
+		return ScheduleView{}, err
 	}
 	v := ScheduleView{Name: name, Next: d.Info.NextActionTimes, Actions: d.Info.NumActions,
 		SkippedOverlap: d.Info.NumActionsSkippedOverlap, MissedCatchup: d.Info.NumActionsMissedCatchupWindow, CreatedAt: d.Info.CreatedAt}
@@ -172,6 +168,21 @@ func DescribeSchedule(ctx context.Context, c client.Client, name string) (Schedu
 		v.Running = append(v.Running, w.WorkflowID)
 	}
 	return v, nil
+}
+
+// describe returns the handle and description of schedule name;
+// ErrNoSchedule when there is none.
+func describe(ctx context.Context, c client.Client, name string) (client.ScheduleHandle, *client.ScheduleDescription, error) {
+	h := c.ScheduleClient().GetHandle(ctx, SchedulePrefix+name)
+	d, err := h.Describe(ctx)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return nil, nil, fmt.Errorf("schedule %s: %w", name, ErrNoSchedule)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("describe schedule %s: %w", name, err)
+	}
+	return h, d, nil
 }
 
 // ListSchedules describes every schedule locus created, by name. The
@@ -220,15 +231,10 @@ const (
 // if one is still going) or deletes schedule name. Deleting leaves runs
 // already started to finish.
 func ActOnSchedule(ctx context.Context, c client.Client, name string, a ScheduleAction, note string) error {
-	h := c.ScheduleClient().GetHandle(ctx, SchedulePrefix+name)
-	if _, err := h.Describe(ctx); err != nil {
-		var nf *serviceerror.NotFound
-		if errors.As(err, &nf) {
-			return fmt.Errorf("schedule %s: %w", name, ErrNoSchedule)
-		}
-		return fmt.Errorf("schedule %s: %w", name, err)
+	h, _, err := describe(ctx, c, name)
+	if err != nil {
+		return err
 	}
-	var err error
 	switch a {
 	case SchedulePause:
 		err = h.Pause(ctx, client.SchedulePauseOptions{Note: note})
@@ -273,15 +279,11 @@ func BackfillSchedule(ctx context.Context, c client.Client, name string, start, 
 	if !end.After(start) {
 		return fmt.Errorf("backfill schedule %s: the end %s is not after the start %s", name, end.Format(time.RFC3339), start.Format(time.RFC3339))
 	}
-	h := c.ScheduleClient().GetHandle(ctx, SchedulePrefix+name)
-	if _, err := h.Describe(ctx); err != nil {
-		var nf *serviceerror.NotFound
-		if errors.As(err, &nf) {
-			return fmt.Errorf("schedule %s: %w", name, ErrNoSchedule)
-		}
-		return fmt.Errorf("schedule %s: %w", name, err)
+	h, _, err := describe(ctx, c, name)
+	if err != nil {
+		return err
 	}
-	err := h.Backfill(ctx, client.ScheduleBackfillOptions{Backfill: []client.ScheduleBackfill{{Start: start, End: end, Overlap: policy}}})
+	err = h.Backfill(ctx, client.ScheduleBackfillOptions{Backfill: []client.ScheduleBackfill{{Start: start, End: end, Overlap: policy}}})
 	if err != nil {
 		return fmt.Errorf("backfill schedule %s: %w", name, err)
 	}
