@@ -75,10 +75,7 @@ func (b *builder) buildNodes() {
 		if len(p.res.Defs) == 0 {
 			continue // a file gets a node only if it defines something
 		}
-		lang := p.lang.Name()
-		if p.defCode == nil {
-			p.prepare()
-		}
+		lang := p.lang.Name() // code and hashes: p.prepare, run by Build's workers
 		b.addNode(Node{ID: p.path, Type: TypeFile, Language: lang, Path: p.path, StartLine: 1, EndLine: int32(max(p.lines, 1)),
 			ContentHash: p.fileHash, Code: p.fileCode})
 		// Directories up to the root.
@@ -266,7 +263,11 @@ func (b *builder) resolve() {
 	}
 	// Calls only read what the passes above built, so files are resolved in
 	// parallel and their edges added in file order, as one goroutine would.
-	targets := make([][][]string, len(b.files)) // per file, per call; nil: no caller node
+	type resolved struct {
+		from string   // the caller's node; "" when it has none
+		ts   []string // the call's targets
+	}
+	calls := make([][]resolved, len(b.files)) // per file, per call
 	var wg sync.WaitGroup
 	next := atomic.Int64{}
 	for w := 0; w < max(1, b.workers); w++ {
@@ -275,27 +276,27 @@ func (b *builder) resolve() {
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < len(b.files); i = int(next.Add(1) - 1) {
 				p := b.files[i]
-				ts := make([][]string, len(p.res.Calls))
+				rs := make([]resolved, len(p.res.Calls))
 				for k, c := range p.res.Calls {
-					if _, ok := b.nodes[b.caller(p, c)]; ok {
-						ts[k] = b.resolveCall(p, c)
-						if ts[k] == nil {
-							ts[k] = []string{}
-						}
+					from := p.path
+					if c.From != "" {
+						from = EntityID(p.path, c.From)
+					}
+					if _, ok := b.nodes[from]; ok {
+						rs[k] = resolved{from, b.resolveCall(p, c)}
 					}
 				}
-				targets[i] = ts
+				calls[i] = rs
 			}
 		}()
 	}
 	wg.Wait()
 	for i, p := range b.files {
 		for k, c := range p.res.Calls {
-			ts := targets[i][k]
-			if ts == nil {
+			from, ts := calls[i][k].from, calls[i][k].ts
+			if from == "" {
 				continue
 			}
-			from := b.caller(p, c)
 			if len(ts) == 0 {
 				if b.externals[p.path][splitQual(c.Callee)[0]] {
 					st.ExternalCalls++
@@ -308,14 +309,6 @@ func (b *builder) resolve() {
 			}
 		}
 	}
-}
-
-// caller is the node a call is made from: its function, or its file.
-func (b *builder) caller(p *parsed, c Call) string {
-	if c.From != "" {
-		return EntityID(p.path, c.From)
-	}
-	return p.path
 }
 
 // resolveImport returns the nodes an import names, binding the names it
