@@ -355,6 +355,9 @@ func (a *Git) BuildGraph(ctx context.Context, in schema.BuildGraphInput) (schema
 		return schema.GraphInfo{}, err
 	}
 	info.Parsed, info.Reused = g.Stats.Files-g.Stats.Reused, g.Stats.Reused
+	if info.Warning != "" {
+		logger(ctx).Warn(info.Warning, "repo", in.Repo, "head", in.Head)
+	}
 	metrics.FilesParsed.Add(float64(info.Parsed))
 	metrics.FilesReused.Add(float64(info.Reused))
 	activity.GetLogger(ctx).Info("graph built", "repo", in.Repo, "nodes", info.Nodes, "edges", info.Edges, "files", info.Files, "parsed", info.Parsed, "reused", info.Reused)

@@ -106,7 +106,7 @@ func selectError(err error, fail SelectFailure) error {
 	opts := temporal.ApplicationErrorOptions{Cause: err, Details: []any{fail}, Category: temporal.ApplicationErrorCategoryBenign}
 	var le *llm.Error
 	switch {
-	case errors.Is(err, search.ErrNotIndexed), errors.Is(err, search.ErrBadQuery):
+	case errors.Is(err, search.ErrNotIndexed), errors.Is(err, search.ErrBadQuery), errors.Is(err, search.ErrNoGraph):
 		opts.NonRetryable, opts.Category = true, temporal.ApplicationErrorCategoryUnspecified
 		return temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeBadInput, opts)
 	case errors.Is(err, llm.ErrInvalidOutput):
@@ -415,7 +415,7 @@ func (a *Search) Retrieve(ctx context.Context, in RetrieveInput) (search.Retriev
 	}
 	r, err := search.RetrieveAt(ctx, a.Deps, in.Repo, in.Snapshot, in.Issue, in.Params)
 	if err != nil {
-		if errors.Is(err, search.ErrNotIndexed) || errors.Is(err, search.ErrBadQuery) {
+		if errors.Is(err, search.ErrNotIndexed) || errors.Is(err, search.ErrBadQuery) || errors.Is(err, search.ErrNoGraph) {
 			return search.Retrieval{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 		}
 		return search.Retrieval{}, damaged(err) // a damaged index is rebuilt by index, not by retrying

@@ -59,7 +59,16 @@ type GraphInfo struct {
 	Edges       int            `json:"edges"`
 	Files       int            `json:"files"`
 	Languages   map[string]int `json:"languages"` // parsed files by language
-	Unresolved  map[string]int `json:"unresolved,omitempty"`
+	// CodeBytes are the bytes of source by programming language, those
+	// without a graph included (detection as linguist's: by extension,
+	// without excluded directories, generated, minified or binary files);
+	// empty for graphs recorded before it was.
+	CodeBytes map[string]int64 `json:"code_bytes,omitempty"`
+	// Warning says when the graph does not cover the repository's main
+	// language ("graph: unsupported language rust, 92% of code; …"), as
+	// index, status and localize report it; "" when it does.
+	Warning    string         `json:"warning,omitempty"`
+	Unresolved map[string]int `json:"unresolved,omitempty"`
 	// Code lists the segments of the repository's code store that hold the
 	// code of this graph's nodes (by content hash), and CodeNodes how many
 	// nodes take their code from them. Empty for graphs written before

@@ -123,6 +123,9 @@ type RepoResult struct {
 	Summaries *SummarizeResult `json:"summaries,omitempty"`
 	// UpToDate: nothing changed since the published index; nothing was redone.
 	UpToDate bool `json:"up_to_date,omitempty"`
+	// Warning is the graph's (GraphInfo.Warning): its main language has no
+	// code graph support, or no file was parsed.
+	Warning string `json:"warning,omitempty"`
 }
 
 // FleetSummary is written to runs/<workflow id>/summary.json when a fleet ends.

@@ -141,6 +141,7 @@ func indexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 			return res, err
 		}
 		graph = &info
+		res.Warning = info.Warning
 	}
 
 	// Function summaries by the LLM, when asked for, before the documents

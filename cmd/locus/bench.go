@@ -28,9 +28,11 @@ func runBench(ctx context.Context, args []string) error {
 			return runBenchBacklog(ctx, args[1:])
 		case "reindex":
 			return runBenchReindex(ctx, args[1:])
+		case "ctags":
+			return runBenchCtags(ctx, args[1:])
 		}
 	}
-	return exitError{code: 2, msg: "usage: locus bench scrape|graph|search|backlog|reindex --repo DIR [flags]"}
+	return exitError{code: 2, msg: benchUsage}
 }
 
 func runBenchScrape(ctx context.Context, args []string) error {
@@ -94,6 +96,31 @@ func runBenchGraph(ctx context.Context, args []string) error {
 		return printJSON(runs)
 	}
 	return benchmark.WriteGraphTable(stdout, gitDir, head, runs)
+}
+
+// runBenchCtags compares the Rust, C and C++ function definitions of the
+// repository's graph with universal-ctags'.
+func runBenchCtags(ctx context.Context, args []string) error {
+	var g globals
+	fs := newFlags("bench ctags", &g)
+	repo := fs.String("repo", "", "git directory or working copy (read in place)")
+	ref := fs.String("ref", "", "commit to compare; default HEAD")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	g.logger()
+	gitDir, head, err := benchTarget("bench ctags", *repo, *ref)
+	if err != nil {
+		return err
+	}
+	res, err := benchmark.Ctags(ctx, gitDir, head)
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return printJSON(res)
+	}
+	return benchmark.WriteCtagsTable(stdout, res)
 }
 
 // runBenchSearch is the search benchmark without a peer engine; the bleve

@@ -32,13 +32,14 @@ var commands = map[string]func(context.Context, []string) error{
 }
 
 // benchCommands are the subcommands of locus bench.
-var benchCommands = []string{"scrape", "graph", "search", "backlog", "reindex"}
+var benchCommands = []string{"scrape", "graph", "search", "backlog", "reindex", "ctags"}
 
 const benchUsage = `usage: locus bench scrape --repo DIR [--ref REF] [--backends cat-file,go-git]
        locus bench graph  --repo DIR [--ref REF]
        locus bench search --repo DIR
        locus bench backlog --repo DIR [--issues N] [--window N] [--json]
        locus bench reindex --repo DIR [--ref REF] [--back N] [--json]
+       locus bench ctags  --repo DIR [--ref REF] [--json]
 
 Run "locus bench SUBCOMMAND -h" for its flags.
 `

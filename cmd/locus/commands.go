@@ -82,11 +82,7 @@ func runStatus(ctx context.Context, args []string) (err error) {
 		fmt.Fprintf(stderr, "DAMAGED %s: %v\n", e.Repo, e.Err)
 	}
 	for _, m := range ms {
-		w, err := languageWarning(ctx, b, m)
-		if err != nil {
-			w = err.Error() // one unreadable file list must not hide the others
-		}
-		if w != "" {
+		if w := languageWarning(m); w != "" {
 			fmt.Fprintln(stderr, "warning:", w)
 		}
 	}

@@ -138,6 +138,11 @@ func runIndex(ctx context.Context, args []string) error {
 		for _, r := range cut {
 			fmt.Fprintf(stdout, "%s: %s\n", r.Repo, r.Error)
 		}
+		for _, r := range sum.Results {
+			if r.Warning != "" {
+				fmt.Fprintf(stderr, "warning: %s: %s\n", r.Repo, r.Warning)
+			}
+		}
 		fmt.Fprintf(stdout, "%d done, %d failed in %s; summary: %s\n", sum.Done, sum.Failed,
 			sum.FinishedAt.Sub(sum.StartedAt).Round(time.Millisecond), res.SummaryKey)
 	}

@@ -1,63 +1,13 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"path"
 	"sort"
 	"strings"
 
-	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
-	"github.com/locus-dev/locus/internal/commits"
 	"github.com/locus-dev/locus/schema"
 )
-
-// otherLanguages names common source languages the code graph does not
-// parse, by extension, so that status can say what a repository is mostly
-// written in even when locus cannot build its graph.
-var otherLanguages = map[string]string{
-	".rs": "rust", ".c": "c", ".h": "c", ".cc": "c++", ".cpp": "c++", ".cxx": "c++", ".hpp": "c++", ".hh": "c++",
-	".cs": "c#", ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift", ".scala": "scala",
-	".m": "objective-c", ".mm": "objective-c", ".lua": "lua", ".dart": "dart", ".ex": "elixir", ".exs": "elixir",
-	".erl": "erlang", ".hs": "haskell", ".clj": "clojure", ".jl": "julia", ".zig": "zig", ".ml": "ocaml",
-	".pl": "perl", ".pm": "perl", ".r": "r", ".sh": "shell", ".groovy": "groovy", ".fs": "f#", ".vue": "vue",
-}
-
-// langCount is how many files of one language a repository has.
-type langCount struct {
-	name  string
-	files int
-	graph bool // the code graph parses it
-}
-
-// mainLanguage is the source language with the most files among paths
-// (ties: by name); ok is false when no path is in a known language.
-func mainLanguage(paths []string) (main langCount, ok bool) {
-	counts := map[string]*langCount{}
-	for _, p := range paths {
-		var lc langCount
-		if l := codegraph.LanguageFor(p); l != nil {
-			lc = langCount{name: l.Name(), graph: true}
-		} else if name, known := otherLanguages[strings.ToLower(path.Ext(p))]; known {
-			lc = langCount{name: name}
-		} else {
-			continue
-		}
-		c := counts[lc.name]
-		if c == nil {
-			c = &lc
-			counts[lc.name] = c
-		}
-		c.files++
-	}
-	for _, c := range counts {
-		if !ok || c.files > main.files || c.files == main.files && c.name < main.name {
-			main, ok = *c, true
-		}
-	}
-	return main, ok
-}
 
 // graphLanguages is "go:12,python:3": the graph's parsed files by language,
 // most first; "-" when there is no graph or it parsed nothing.
@@ -74,33 +24,22 @@ func graphLanguages(g *schema.GraphInfo) string {
 	return strings.Join(parts, ",")
 }
 
-// languageWarning says when a repository's main language has no code graph
-// support (so localize ranks only the functions of its other languages);
-// "" when it has, or when nothing is indexed at a head.
-func languageWarning(ctx context.Context, b *blob.Bucket, m schema.Manifest) (string, error) {
-	if m.Head == "" || m.FileIDs == "" {
-		if m.Head != "" && (m.Graph == nil || m.Graph.Files == 0) {
-			return fmt.Sprintf("%s: no code graph: no file in a supported language (%s)", m.Repo, supportedLanguages()), nil
-		}
-		return "", nil
+// languageWarning says when a repository's graph does not cover its main
+// language, or when nothing of it was parsed; "" when it does, or when
+// nothing is indexed at a head.
+func languageWarning(m schema.Manifest) string {
+	switch {
+	case m.Head == "":
+		return ""
+	case m.Graph == nil:
+		return fmt.Sprintf("%s: graph: none built (re-run locus index)", m.Repo)
 	}
-	ids, err := commits.LoadFileIDs(ctx, b, m.FileIDs)
-	if err != nil {
-		return "", fmt.Errorf("status %s: file list %s: %w", m.Repo, m.FileIDs, err)
+	// Judged again rather than read from Graph.Warning: this build may
+	// parse languages the one that indexed did not.
+	if w := codegraph.LanguageWarning(m.Graph); w != "" {
+		return fmt.Sprintf("%s: %s", m.Repo, w)
 	}
-	main, ok := mainLanguage(ids.Paths())
-	if !ok || main.graph {
-		if m.Graph == nil || m.Graph.Files == 0 {
-			return fmt.Sprintf("%s: no code graph: no file in a supported language (%s)", m.Repo, supportedLanguages()), nil
-		}
-		return "", nil
-	}
-	covered := "nothing"
-	if g := graphLanguages(m.Graph); g != "-" {
-		covered = g + " files"
-	}
-	return fmt.Sprintf("%s: main language %s (%d files) has no code graph support; the graph covers %s, and localize ranks only those functions",
-		m.Repo, main.name, main.files, covered), nil
+	return ""
 }
 
 // searchColumns are the EMBEDDER and VECTORS cells of a manifest.
@@ -113,13 +52,4 @@ func searchColumns(m schema.Manifest) (embedder, vectors string) {
 		vectors = "unrecorded" // manifests written before the store was recorded
 	}
 	return embedder, vectors
-}
-
-// supportedLanguages lists the languages the code graph parses.
-func supportedLanguages() string {
-	var names []string
-	for _, l := range codegraph.Languages() {
-		names = append(names, l.Name())
-	}
-	return strings.Join(names, ", ")
 }

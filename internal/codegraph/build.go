@@ -6,12 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/gob"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -40,6 +42,9 @@ type Options struct {
 	PrimaryLanguageOnly bool
 	// Workers parsing in parallel; default GOMAXPROCS.
 	Workers int
+	// ParseTimeout bounds tree-sitter's parse of one file; a file that takes
+	// longer is skipped ("parse timed out"); default DefaultParseTimeout.
+	ParseTimeout time.Duration
 	// Reuse holds extraction results of an earlier build: a file whose
 	// path, language and content are there is not parsed again. Building
 	// with them gives the graph a build without them gives.
@@ -88,7 +93,15 @@ func (e *Extracts) reused(key string) *FileResult {
 	return &r
 }
 
+// DefaultParseTimeout is Options.ParseTimeout's default: far above what any
+// file under MaxFileBytes takes (a 1 MiB C++ file parses in about a second),
+// so that only a pathological input reaches it.
+const DefaultParseTimeout = 30 * time.Second
+
 func (o *Options) defaults() {
+	if o.ParseTimeout <= 0 {
+		o.ParseTimeout = DefaultParseTimeout
+	}
 	if o.MaxFileBytes <= 0 {
 		o.MaxFileBytes = 1 << 20
 	}
@@ -136,7 +149,7 @@ func (p *parsed) prepare() {
 // Build parses the files and returns the graph with every edge it could resolve.
 func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 	opts.defaults()
-	g := &Graph{Stats: Stats{FilesByLang: map[string]int{}, Edges: map[string]int{}, Unresolved: map[string]int{}}}
+	g := &Graph{Stats: Stats{FilesByLang: map[string]int{}, CodeBytes: map[string]int64{}, Edges: map[string]int{}, Unresolved: map[string]int{}}}
 	excluded := map[string]bool{}
 	for _, e := range opts.Exclude {
 		excluded[e] = true
@@ -147,6 +160,8 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 		p parsed
 	}
 	var out []*parsed
+	var slots []string        // the path of each slot of out
+	skips := map[int]string{} // by slot: files a worker gave up on
 	jobs := make(chan *job)
 	var wg sync.WaitGroup
 	var firstErr error
@@ -165,7 +180,9 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 				res := opts.Reuse.reused(key)
 				reused := res != nil
 				if !reused {
-					res, err = j.p.lang.Extract(ctx, j.p.path, j.p.src)
+					fctx, cancel := context.WithTimeout(ctx, opts.ParseTimeout)
+					res, err = j.p.lang.Extract(fctx, j.p.path, j.p.src)
+					cancel()
 				}
 				var enc []byte
 				if err == nil && kept != nil {
@@ -182,10 +199,12 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 					p.prepare()
 				}
 				mu.Lock()
-				if err != nil && firstErr == nil {
+				switch {
+				case err != nil && errors.Is(err, ErrParseTimeout) && ctx.Err() == nil:
+					skips[j.i] = fmt.Sprintf("parse timed out (over %s)", opts.ParseTimeout)
+				case err != nil && firstErr == nil:
 					firstErr = fmt.Errorf("%s: %w", j.p.path, err)
-				}
-				if err == nil {
+				case err == nil:
 					out[j.i] = &p
 					if reused {
 						g.Stats.Reused++
@@ -198,26 +217,38 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 			}
 		}()
 	}
+	hdr := headerLanguage(files, excluded)
 	for _, f := range files {
-		if reason := skipPath(f, excluded); reason != "" {
+		name, supported := detectLanguage(f.Path)
+		lang := LanguageFor(f.Path)
+		if supported && strings.EqualFold(path.Ext(f.Path), headerExt) {
+			name, lang = hdr.Name(), hdr
+		}
+		if reason := skipPath(f, excluded, name, supported); reason != "" {
 			if reason != "-" {
 				g.Stats.Skipped = append(g.Stats.Skipped, Skipped{f.Path, reason})
 			}
 			continue
 		}
-		lang := LanguageFor(f.Path)
 		data, err := f.Read()
 		if err != nil {
 			close(jobs)
 			wg.Wait()
 			return nil, fmt.Errorf("read %s: %w", f.Path, err)
 		}
-		if reason := skipContent(data, opts.MaxFileBytes); reason != "" {
+		reason, code := skipContent(data, opts.MaxFileBytes)
+		if code {
+			g.Stats.CodeBytes[name] += int64(len(data))
+		}
+		if !supported {
+			continue
+		}
+		if reason != "" {
 			g.Stats.Skipped = append(g.Stats.Skipped, Skipped{f.Path, reason})
 			continue
 		}
 		mu.Lock()
-		out = append(out, nil)
+		out, slots = append(out, nil), append(slots, f.Path)
 		j := &job{i: len(out) - 1, p: parsed{path: f.Path, lang: lang, src: bytes.Clone(data)}}
 		mu.Unlock()
 		select {
@@ -232,6 +263,11 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 	wg.Wait()
 	if firstErr != nil {
 		return nil, firstErr
+	}
+	for i, f := range out {
+		if f == nil && skips[i] != "" {
+			g.Stats.Skipped = append(g.Stats.Skipped, Skipped{slots[i], skips[i]})
+		}
 	}
 	var all []*parsed
 	for _, p := range out {
@@ -265,18 +301,22 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 }
 
 // skipPath returns why a file is not parsed: "-" for files that are simply not
-// source in a supported language (not reported), a reason otherwise.
-func skipPath(f File, excluded map[string]bool) string {
+// source in a programming language (not reported) or are in one without a
+// graph (read for their bytes only), a reason otherwise.
+func skipPath(f File, excluded map[string]bool, lang string, supported bool) string {
 	segs := strings.Split(f.Path, "/")
 	for _, s := range segs[:len(segs)-1] {
 		if excluded[s] {
 			return "-"
 		}
 	}
-	if LanguageFor(f.Path) == nil {
+	if lang == "" {
 		return "-"
 	}
 	if !f.Regular {
+		if !supported {
+			return "-"
+		}
 		return "symlink or submodule (not followed)"
 	}
 	if !isLocalPath(f.Path) {
@@ -298,25 +338,43 @@ func isLocalPath(p string) bool {
 }
 
 // skipContent returns why content is not parsed: too large, binary, minified
-// or generated.
-func skipContent(data []byte, max int) string {
-	if len(data) > max {
-		return fmt.Sprintf("too large (%d bytes > %d)", len(data), max)
-	}
+// or generated; code is whether it counts as code in language statistics (as
+// linguist's: everything but binary, minified and generated files).
+func skipContent(data []byte, max int) (reason string, code bool) {
 	head := data
 	if len(head) > 8000 {
 		head = head[:8000]
 	}
-	if bytes.IndexByte(head, 0) >= 0 {
-		return "binary"
+	switch {
+	case bytes.IndexByte(head, 0) >= 0:
+		return "binary", false
+	case isMinified(data):
+		return "minified", false
+	case isGenerated(data):
+		return "generated", false
+	case len(data) > max:
+		return fmt.Sprintf("too large (%d bytes > %d)", len(data), max), true
 	}
-	if isMinified(data) {
-		return "minified"
+	return "", true
+}
+
+// headerLanguage is how a repository's .h files are parsed: as C++ when the
+// repository has more C++ source files than C ones (headers aside, excluded
+// directories too), else as C. By files, not bytes, so that the history
+// scrape can decide it from a tree listing alone (HeaderLanguageAt).
+func headerLanguage(files []File, excluded map[string]bool) Language {
+	n := map[string]int{}
+	for _, f := range files {
+		if l := LanguageFor(f.Path); l != nil && !strings.EqualFold(path.Ext(f.Path), headerExt) && skipPath(f, excluded, l.Name(), true) == "" {
+			n[l.Name()]++
+		}
 	}
-	if isGenerated(data) {
-		return "generated"
+	regMu.RLock()
+	defer regMu.RUnlock()
+	if cpp := byName["cpp"]; cpp != nil && n["cpp"] > n["c"] {
+		return cpp
 	}
-	return ""
+	return byExt[headerExt]
 }
 
 // isMinified: long lines that no person writes.

@@ -67,6 +67,11 @@ type FileResult struct {
 	Imports  []Import
 	Calls    []Call
 	Inherits []Inherit
+	// Decls are functions the file declares without defining them (C and
+	// C++ prototypes, in-class method declarations), named as their
+	// definition would be ("parse", "Parser.parse"). They get no node: the
+	// builder binds them to the definition elsewhere (header/source pairs).
+	Decls []string
 	// ErrorNodes counts tree-sitter ERROR and MISSING nodes: syntax errors
 	// keep what parses.
 	ErrorNodes int
@@ -77,7 +82,7 @@ type FileResult struct {
 // concurrent use (create a parser per call).
 type Language interface {
 	// Name is the language's id as stored on nodes: "python", "java",
-	// "javascript", "typescript", "go".
+	// "javascript", "typescript", "go", "rust", "c", "cpp".
 	Name() string
 	// Extensions are the lower-case file extensions it handles, with the dot.
 	Extensions() []string

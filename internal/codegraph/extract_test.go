@@ -47,6 +47,9 @@ func render(r *FileResult) string {
 	for _, in := range r.Inherits {
 		lines = append(lines, fmt.Sprintf("inherits %s -> %s", in.Class, in.Base))
 	}
+	for _, d := range r.Decls {
+		lines = append(lines, "decl "+d)
+	}
 	sort.Strings(lines)
 	lines = dedupe(lines)
 	if r.Package != "" {

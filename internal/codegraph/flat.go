@@ -22,6 +22,7 @@ TSParser *ts_parser_new(void);
 void ts_parser_delete(TSParser *);
 bool ts_parser_set_language(TSParser *, const TSLanguage *);
 TSTree *ts_parser_parse_string(TSParser *, const TSTree *, const char *, uint32_t);
+void ts_parser_set_timeout_micros(TSParser *, uint64_t);
 void ts_tree_delete(TSTree *);
 TSNode ts_tree_root_node(const TSTree *);
 TSTreeCursor ts_tree_cursor_new(TSNode);
@@ -56,13 +57,15 @@ typedef struct {
 enum { FLAT_NAMED = 1, FLAT_MISSING = 2, FLAT_ERROR = 4, FLAT_HAS_ERROR = 8 };
 
 // flat_parse parses src and writes every node of the tree in preorder into a
-// malloc'd array (*out, *n). Returns false when parsing fails.
-static bool flat_parse(const TSLanguage *lang, const char *src, uint32_t len, flat_node **out, int64_t *n) {
+// malloc'd array (*out, *n). Returns 0, or 1 when the grammar does not load
+// and 2 when parsing gives up (timeout_us passed; 0 is no limit).
+static int flat_parse(const TSLanguage *lang, const char *src, uint32_t len, uint64_t timeout_us, flat_node **out, int64_t *n) {
 	TSParser *p = ts_parser_new();
-	if (!ts_parser_set_language(p, lang)) { ts_parser_delete(p); return false; }
+	if (!ts_parser_set_language(p, lang)) { ts_parser_delete(p); return 1; }
+	ts_parser_set_timeout_micros(p, timeout_us);
 	TSTree *tree = ts_parser_parse_string(p, NULL, src, len);
 	ts_parser_delete(p);
-	if (!tree) return false;
+	if (!tree) return 2;
 	int64_t cap = 1024, cnt = 0;
 	flat_node *a = malloc(cap * sizeof(flat_node));
 	int32_t *stack = malloc(64 * sizeof(int32_t)); // open ancestors
@@ -105,14 +108,17 @@ done:
 	ts_tree_delete(tree);
 	free(stack); free(last);
 	*out = a; *n = cnt;
-	return true;
+	return 0;
 }
 */
 import "C"
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"time"
 	"unsafe"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -172,8 +178,19 @@ func namesOf(l *sitter.Language) *symbolNames {
 	return v.(*symbolNames)
 }
 
-// parseFlat parses src with lang and returns the flattened tree.
-func parseFlat(lang *sitter.Language, path string, src []byte) (*flatTree, error) {
+// ErrParseTimeout: tree-sitter gave up on a file before its context's
+// deadline (see Options.ParseTimeout).
+var ErrParseTimeout = errors.New("parse timed out")
+
+// parseFlat parses src with lang and returns the flattened tree. Parsing
+// stops at ctx's deadline, if it has one (ErrParseTimeout).
+func parseFlat(ctx context.Context, lang *sitter.Language, path string, src []byte) (*flatTree, error) {
+	var timeout time.Duration
+	if d, ok := ctx.Deadline(); ok {
+		if timeout = time.Until(d); timeout <= 0 {
+			return nil, fmt.Errorf("parse %s: %w", path, ErrParseTimeout)
+		}
+	}
 	names := namesOf(lang)
 	var cs *C.char
 	if len(src) > 0 {
@@ -182,7 +199,14 @@ func parseFlat(lang *sitter.Language, path string, src []byte) (*flatTree, error
 	}
 	var out *C.flat_node
 	var n C.int64_t
-	if !C.flat_parse(languagePtr(lang), cs, C.uint32_t(len(src)), &out, &n) {
+	switch C.flat_parse(languagePtr(lang), cs, C.uint32_t(len(src)), C.uint64_t(timeout.Microseconds()), &out, &n) {
+	case 0:
+	case 2:
+		if timeout > 0 {
+			return nil, fmt.Errorf("parse %s: %w (%s)", path, ErrParseTimeout, timeout.Round(time.Millisecond))
+		}
+		fallthrough
+	default:
 		return nil, fmt.Errorf("parse %s: tree-sitter returned no tree", path)
 	}
 	defer C.free(unsafe.Pointer(out))

@@ -12,7 +12,7 @@ import (
 // spans, fields and nesting the official bindings report.
 func TestFlatTreeMatchesBindings(t *testing.T) {
 	src := []byte("import os\n\nclass A(B):\n    @dec\n    def f(self, x):\n        return os.path.join(x, 'y')\n\ndef g(:\n")
-	ft, err := parseFlat(python.GetLanguage(), "x.py", src)
+	ft, err := parseFlat(context.Background(), python.GetLanguage(), "x.py", src)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	pathpkg "path"
 	"sort"
 	"strconv"
 	"strings"
@@ -239,6 +240,48 @@ func GoldFromPatch(g *Graph, patch string) ([]string, error) {
 	return goldFromFilePatches(functionsByFile(g.Nodes), fps), nil
 }
 
+// NoGoldReason says why GoldFromPatch found no function for patch in g:
+// the files it edits have no graph (their language has none, or the build
+// skipped them), or its edits are all outside functions.
+func NoGoldReason(g *Graph, patch string) string {
+	fps, err := ParsePatch(patch)
+	if err != nil {
+		return "patch: " + err.Error()
+	}
+	files := map[string]bool{}
+	for _, n := range g.Nodes {
+		if n.Type == TypeFile {
+			files[n.ID] = true
+		}
+	}
+	skipped := map[string]string{}
+	for _, s := range g.Stats.Skipped {
+		skipped[s.Path] = s.Reason
+	}
+	var noGraph, outside []string
+	for _, fp := range fps {
+		switch lang, ok := detectLanguage(fp.OldPath); {
+		case files[fp.OldPath]:
+			outside = append(outside, fp.OldPath)
+		case skipped[fp.OldPath] != "":
+			noGraph = append(noGraph, fmt.Sprintf("%s (skipped: %s)", fp.OldPath, skipped[fp.OldPath]))
+		case lang != "" && !ok:
+			noGraph = append(noGraph, fmt.Sprintf("%s (no graph for language %s)", fp.OldPath, lang))
+		case lang == "":
+			noGraph = append(noGraph, fmt.Sprintf("%s (not source code)", fp.OldPath))
+		default:
+			noGraph = append(noGraph, fmt.Sprintf("%s (defines no function)", fp.OldPath))
+		}
+	}
+	switch {
+	case len(fps) == 0:
+		return "no function-level edit: the patch only adds files"
+	case len(outside) == 0:
+		return "no function-level edit: no graph for the files it edits: " + strings.Join(noGraph, ", ")
+	}
+	return "no function-level edit: its changes are outside functions in " + strings.Join(outside, ", ")
+}
+
 func goldFromFilePatches(byFile map[string][]span, fps []FilePatch) []string {
 	set := map[string]bool{}
 	for _, fp := range fps {
@@ -262,11 +305,13 @@ func goldFromFilePatches(byFile map[string][]span, fps []FilePatch) []string {
 	return out
 }
 
-// fileSpans extracts the function spans of one file version; nil when the
-// language is unsupported or the file would be skipped by Build.
-func fileSpans(ctx context.Context, path string, src []byte) []span {
-	lang := LanguageFor(path)
-	if lang == nil || src == nil || skipContent(src, 1<<20) != "" {
+// fileSpans extracts the function spans of one file version in lang; nil
+// when the language is unsupported or the file would be skipped by Build.
+func fileSpans(ctx context.Context, lang Language, path string, src []byte) []span {
+	if lang == nil || src == nil {
+		return nil
+	}
+	if reason, _ := skipContent(src, 1<<20); reason != "" {
 		return nil
 	}
 	res, err := lang.Extract(ctx, path, src)
@@ -292,6 +337,9 @@ type FunctionMapper struct {
 	cache map[spanKey][]span
 	order []spanKey // insertion order, for eviction
 	max   int
+	// Headers is the language .h files are parsed as, "c" or "cpp", as the
+	// repository's graph does (HeaderLanguageAt); default "c".
+	Headers string
 }
 
 type spanKey struct {
@@ -308,7 +356,13 @@ func NewFunctionMapper(size int) *FunctionMapper {
 }
 
 func (m *FunctionMapper) spans(path string, blob gitrepo.Hash, src []byte) []span {
-	if LanguageFor(path) == nil || src == nil {
+	lang := LanguageFor(path)
+	if m.Headers != "" && strings.EqualFold(pathpkg.Ext(path), headerExt) {
+		regMu.RLock()
+		lang = byName[m.Headers]
+		regMu.RUnlock()
+	}
+	if lang == nil || src == nil {
 		return nil
 	}
 	k := spanKey{path, blob}
@@ -318,7 +372,7 @@ func (m *FunctionMapper) spans(path string, blob gitrepo.Hash, src []byte) []spa
 	if ok {
 		return s
 	}
-	s = fileSpans(context.Background(), path, src)
+	s = fileSpans(context.Background(), lang, path, src)
 	m.mu.Lock()
 	if _, ok := m.cache[k]; !ok {
 		m.cache[k] = s

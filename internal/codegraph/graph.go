@@ -35,18 +35,21 @@ type Skipped struct {
 
 // Stats summarise a build.
 type Stats struct {
-	Files         int            `json:"files"` // files parsed
-	Bytes         int64          `json:"bytes"` // bytes parsed
-	FilesByLang   map[string]int `json:"files_by_language"`
-	Nodes         int            `json:"nodes"`
-	Edges         map[string]int `json:"edges"`            // by type
-	Unresolved    map[string]int `json:"unresolved"`       // references with no target, by edge type
-	External      int            `json:"external_imports"` // imports of modules outside the repository
-	ExternalCalls int            `json:"external_calls"`   // calls through names bound to such modules
-	ExternalBases int            `json:"external_bases"`   // base classes from such modules
-	ErrorNodes    int            `json:"error_nodes"`      // tree-sitter error nodes over all files
-	FilesWithErr  int            `json:"files_with_errors"`
-	Skipped       []Skipped      `json:"skipped"`
+	Files       int            `json:"files"` // files parsed
+	Bytes       int64          `json:"bytes"` // bytes parsed
+	FilesByLang map[string]int `json:"files_by_language"`
+	// CodeBytes are bytes of source by programming language, parsed or
+	// not (see schema.GraphInfo.CodeBytes).
+	CodeBytes     map[string]int64 `json:"code_bytes"`
+	Nodes         int              `json:"nodes"`
+	Edges         map[string]int   `json:"edges"`            // by type
+	Unresolved    map[string]int   `json:"unresolved"`       // references with no target, by edge type
+	External      int              `json:"external_imports"` // imports of modules outside the repository
+	ExternalCalls int              `json:"external_calls"`   // calls through names bound to such modules
+	ExternalBases int              `json:"external_bases"`   // base classes from such modules
+	ErrorNodes    int              `json:"error_nodes"`      // tree-sitter error nodes over all files
+	FilesWithErr  int              `json:"files_with_errors"`
+	Skipped       []Skipped        `json:"skipped"`
 	// Reused counts files whose extraction came from Options.Reuse (not
 	// parsed again).
 	Reused int `json:"reused,omitempty"`

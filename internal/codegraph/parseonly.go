@@ -3,26 +3,33 @@ package codegraph
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	sitter "github.com/smacker/go-tree-sitter"
+	"github.com/smacker/go-tree-sitter/c"
+	"github.com/smacker/go-tree-sitter/cpp"
 	"github.com/smacker/go-tree-sitter/golang"
 	"github.com/smacker/go-tree-sitter/java"
 	"github.com/smacker/go-tree-sitter/javascript"
 	"github.com/smacker/go-tree-sitter/python"
+	"github.com/smacker/go-tree-sitter/rust"
 	"github.com/smacker/go-tree-sitter/typescript/tsx"
 	"github.com/smacker/go-tree-sitter/typescript/typescript"
 )
 
-// grammar is the tree-sitter grammar of a file, for the parse-only baseline.
-func grammar(path string) *sitter.Language {
-	l := LanguageFor(path)
-	if l == nil {
-		return nil
-	}
+// grammar is the tree-sitter grammar of a file in language l, for the
+// parse-only baseline.
+func grammar(path string, l Language) *sitter.Language {
 	switch l.Name() {
+	case "rust":
+		return rust.GetLanguage()
+	case "c":
+		return c.GetLanguage()
+	case "cpp":
+		return cpp.GetLanguage()
 	case "python":
 		return python.GetLanguage()
 	case "go":
@@ -51,6 +58,7 @@ func ParseOnly(ctx context.Context, files []File, opts Options) (nfiles int, nby
 	}
 	type job struct {
 		path string
+		lang Language
 		src  []byte
 	}
 	jobs := make(chan job)
@@ -61,15 +69,17 @@ func ParseOnly(ctx context.Context, files []File, opts Options) (nfiles int, nby
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				err := parse(ctx, grammar(j.path), j.path, j.src, func(*sitter.Node) error { return nil })
+				err := parse(ctx, grammar(j.path, j.lang), j.path, j.src, func(*sitter.Node) error { return nil })
 				if err != nil {
 					firstErr.CompareAndSwap(nil, err)
 				}
 			}
 		}()
 	}
+	hdr := headerLanguage(files, excluded) // as Build
 	for _, f := range files {
-		if skipPath(f, excluded) != "" {
+		name, ok := detectLanguage(f.Path)
+		if !ok || skipPath(f, excluded, name, ok) != "" {
 			continue
 		}
 		data, rerr := f.Read()
@@ -78,12 +88,16 @@ func ParseOnly(ctx context.Context, files []File, opts Options) (nfiles int, nby
 			wg.Wait()
 			return 0, 0, fmt.Errorf("read %s: %w", f.Path, rerr)
 		}
-		if skipContent(data, opts.MaxFileBytes) != "" {
+		if reason, _ := skipContent(data, opts.MaxFileBytes); reason != "" {
 			continue
 		}
 		nfiles++
 		nbytes += int64(len(data))
-		jobs <- job{f.Path, append([]byte(nil), data...)}
+		j := job{f.Path, LanguageFor(f.Path), append([]byte(nil), data...)}
+		if strings.EqualFold(path.Ext(f.Path), headerExt) {
+			j.lang = hdr
+		}
+		jobs <- j
 	}
 	close(jobs)
 	wg.Wait()

@@ -2,6 +2,7 @@ package codegraph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -54,10 +55,12 @@ func LanguageFor(path string) Language {
 
 // parseTree parses src and hands the root of its flattened tree to fn.
 func parseTree(ctx context.Context, lang *sitter.Language, path string, src []byte, fn func(root *fnode) error) error {
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("parse %s: %w (%w)", path, ErrParseTimeout, err)
+	} else if err != nil {
 		return err
 	}
-	t, err := parseFlat(lang, path, src)
+	t, err := parseFlat(ctx, lang, path, src)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,7 @@ type builder struct {
 	bases     map[string][]string            // class id → resolved base class ids
 	reexports map[string]map[string][]string // first-pass bindings, for re-exports
 	externals map[string]map[string]bool     // file → names bound to modules outside the repository
+	native    nativeIndex                    // Rust, C and C++ (resolve_native.go)
 }
 
 func newBuilder(g *Graph, files []*parsed) *builder {
@@ -138,6 +139,7 @@ func (b *builder) buildNodes() {
 
 // indexModules prepares the per-language lookups used to resolve imports.
 func (b *builder) indexModules() {
+	b.indexNative()
 	for _, p := range b.files {
 		switch p.lang.Name() {
 		case "python":
@@ -350,6 +352,10 @@ func (b *builder) resolveImport(p *parsed, im Import) (targets []string, externa
 		}
 		b.bind(p.path, alias, b.dirFiles[dir]...)
 		return []string{dir}, false
+	case "rust":
+		return b.resolveRustImport(p, im)
+	case "c", "cpp":
+		return b.resolveCInclude(p, im)
 	case "javascript", "typescript":
 		if !strings.HasPrefix(im.Module, ".") && !strings.HasPrefix(im.Module, "/") {
 			return nil, true
@@ -527,7 +533,9 @@ func (b *builder) enclosingClass(file, def string) string {
 	return ""
 }
 
-var selfNames = map[string]bool{"self": true, "this": true, "cls": true}
+// selfNames name the receiver: Python's self and cls, Java's, JS's and
+// C++'s this, Rust's self and Self.
+var selfNames = map[string]bool{"self": true, "this": true, "cls": true, "Self": true}
 
 // resolveCall applies the scope preference: same class, enclosing scopes and
 // the same file, imported names, the same package, then a repository-wide
@@ -546,6 +554,13 @@ func (b *builder) resolveCall(p *parsed, c Call) []string {
 				}
 			}
 			if ts := b.inBases(EntityID(p.path, cls), rest, 0); len(ts) > 0 {
+				return ts
+			}
+		}
+		if parts[0] != "super" {
+			// A Rust impl or an out-of-line C++ method of a type defined
+			// elsewhere: the type's methods, by the caller's own prefix.
+			if ts := b.nativeMember(p, c.From, strings.Join(parts[1:], ".")); len(ts) > 0 {
 				return ts
 			}
 		}
@@ -601,6 +616,19 @@ func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []
 		}
 		if out = keep(out); len(out) > 0 {
 			return out
+		}
+	}
+	if family(p.lang.Name()) != "" && from != "" {
+		// Names a C++ include or a Rust use bound with their namespace or
+		// type, used unqualified inside it; then the caller's type's other
+		// methods (implicit this in C++, Self:: in Rust).
+		for _, q := range enclosing(from)[1:] {
+			if ts := keep(b.bindings[p.path][normQual(q+"."+name)]); len(ts) > 0 {
+				return ts
+			}
+		}
+		if ts := keep(b.nativeMember(p, from, name)); len(ts) > 0 {
+			return ts
 		}
 	}
 	// The same package (Go directory, Java package), then packages opened by

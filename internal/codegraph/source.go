@@ -58,3 +58,22 @@ func DirFiles(root string) ([]File, error) {
 	})
 	return out, err
 }
+
+// HeaderLanguageAt is the language a build of commit parses the .h files
+// of the repository at gitDir as: "c" or "cpp" (see Build). The history
+// scrape maps header changes to functions with it.
+func HeaderLanguageAt(ctx context.Context, gitDir string, backend gitrepo.Backend, commit gitrepo.Hash) (string, error) {
+	snap, err := gitrepo.OpenSnapshot(ctx, gitDir, backend, commit)
+	if err != nil {
+		return "", err
+	}
+	defer snap.Close()
+	excluded := map[string]bool{}
+	for _, e := range DefaultExclude {
+		excluded[e] = true
+	}
+	if l := headerLanguage(GitFiles(snap), excluded); l != nil {
+		return l.Name(), nil
+	}
+	return "", nil
+}

@@ -36,7 +36,8 @@ func Write(ctx context.Context, b *blob.Bucket, repo schema.RepoName, commit str
 func WriteAt(ctx context.Context, b *blob.Bucket, repo schema.RepoName, prefix, commit string, g *Graph) (schema.GraphInfo, error) {
 	info := schema.GraphInfo{Commit: commit, NodesKey: prefix + "nodes.parquet", EdgesKey: prefix + "edges.parquet",
 		ReportKey: prefix + "report.json", Nodes: len(g.Nodes), Edges: len(g.Edges), Files: g.Stats.Files,
-		Languages: g.Stats.FilesByLang, Unresolved: g.Stats.Unresolved}
+		Languages: g.Stats.FilesByLang, Unresolved: g.Stats.Unresolved, CodeBytes: g.Stats.CodeBytes}
+	info.Warning = LanguageWarning(&info)
 	nodes, segs, stored, err := storeCode(ctx, b, repo, validNodes(g.Nodes))
 	if err != nil {
 		return info, fmt.Errorf("graph of %s@%s: %w", repo, commit, err)

@@ -104,12 +104,17 @@ func Scrape(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.RowGroupBytes <= 0 {
 		cfg.RowGroupBytes = defaultRowGroupBytes
 	}
-	if cfg.Diff.Functions == nil && !cfg.NoFunctions {
-		cfg.Diff.Functions = codegraph.NewFunctionMapper(0).Map
-	}
 	head, err := parseHash(cfg.Head)
 	if err != nil {
 		return nil, fmt.Errorf("scrape %s: %w", cfg.Repo, err)
+	}
+	if cfg.Diff.Functions == nil && !cfg.NoFunctions {
+		m := codegraph.NewFunctionMapper(0)
+		// Headers are C or C++ as the graph at head parses them.
+		if m.Headers, err = codegraph.HeaderLanguageAt(ctx, cfg.GitDir, cfg.Diff.Backend, head); err != nil {
+			return nil, fmt.Errorf("scrape %s: %w", cfg.Repo, err)
+		}
+		cfg.Diff.Functions = m.Map
 	}
 	var exclude []gitrepo.Hash
 	ids := NewFileIDs()

@@ -417,6 +417,11 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 		graph, si = *m.Graph, m.Search
 	}
 	r := &Retrieval{Repo: string(repo), Commit: graph.Commit, Method: p.Method}
+	// A repository mostly in a language without a graph: said with the
+	// answer, and instead of it when the graph has nothing to rank.
+	if r.Warning = codegraph.LanguageWarning(&graph); r.Warning != "" && graph.Files == 0 {
+		return nil, fmt.Errorf("localize %s: %s: %w", repo, r.Warning, ErrNoGraph)
+	}
 	var ranking []spider.Scored
 	var lg *loadedGraph // decoded once, when a step needs it
 	fetch := p.N        // ranked before tests are dropped
@@ -450,7 +455,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 			if err != nil {
 				return nil, err
 			}
-			r.Warning = warning
+			r.Warning = joinWarnings(r.Warning, warning)
 			if co, err = coChangeOverlay(ep, p); err != nil {
 				return nil, fmt.Errorf("localize %s: %w", repo, err)
 			}
@@ -469,7 +474,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 				if ranking, err = denseRanking(ctx, d, repo, snapshot, snap != nil, graph, si, issue, fetch); err != nil {
 					return nil, err
 				}
-				r.Warning = strings.TrimPrefix(r.Warning+"; no word of the issue is in the code's BM25 index or the commit history: ranked by the embedder "+d.Embedder.Name()+" alone", "; ")
+				r.Warning = joinWarnings(r.Warning, "no word of the issue is in the code's BM25 index or the commit history: ranked by the embedder "+d.Embedder.Name()+" alone")
 			}
 		}
 	case MethodDER, MethodSpIDER:
@@ -559,10 +564,24 @@ func withoutTests(ranking []spider.Scored, keep bool, n int) []spider.Scored {
 	return ranking[:min(n, len(ranking))]
 }
 
+// joinWarnings joins one-line warnings with "; ", skipping empty ones.
+func joinWarnings(ws ...string) string {
+	var out []string
+	for _, w := range ws {
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 // Errors of bad queries, for callers that must not retry them.
 var (
 	ErrNotIndexed = errors.New("not indexed")
-	ErrBadQuery   = errors.New("bad query")
+	// ErrNoGraph: the repository is indexed, but no file of it is in a
+	// language the code graph parses; there is nothing to rank.
+	ErrNoGraph  = errors.New("nothing to rank")
+	ErrBadQuery = errors.New("bad query")
 )
 
 // Code returns the code of the given function ids at the repository's

@@ -150,7 +150,7 @@ func (r *Runner) Run(ctx context.Context, instances []Instance) ([]Result, []Ski
 			continue
 		}
 		if len(gold) == 0 {
-			skip(in.ID, "no function-level edit")
+			skip(in.ID, codegraph.NoGoldReason(g, in.Patch))
 			continue
 		}
 		goldFiles := filesOf(gold)

@@ -49,7 +49,7 @@ func TestRunnerDerivesGoldAndRanks(t *testing.T) {
 		{ID: "i1", Repo: "acme/shop", Language: "python", BaseCommit: base, Issue: "the cart total of prices is not rounded", Patch: patch},
 		{ID: "i2", Repo: "acme/shop", Language: "python", BaseCommit: base, Issue: "docs", Patch: "--- a/README\n+++ b/README\n@@ -1 +1 @@\n-a\n+b\n"},
 		{ID: "i3", Repo: "acme/missing", BaseCommit: base, Issue: "x", Patch: patch},
-		{ID: "i4", Repo: "acme/shop", Language: "rust", BaseCommit: base, Issue: "x", Patch: patch},
+		{ID: "i4", Repo: "acme/shop", Language: "kotlin", BaseCommit: base, Issue: "x", Patch: patch},
 		{ID: "i5", Repo: "acme/shop", Language: "python", BaseCommit: "0123456789abcdef0123456789abcdef01234567", Issue: "x", Patch: patch},
 	}
 	ctx := context.Background()
@@ -62,9 +62,9 @@ func TestRunnerDerivesGoldAndRanks(t *testing.T) {
 		why[s.Instance] = s.Reason
 	}
 	for id, want := range map[string]string{
-		"i2": "no function-level edit",
+		"i2": "no function-level edit: no graph for the files it edits: README (not source code)",
 		"i3": "no clone of acme/missing",
-		"i4": "unsupported language rust",
+		"i4": "unsupported language kotlin",
 		"i5": "base_commit 0123456789abcdef0123456789abcdef01234567 is not a commit of acme/shop",
 	} {
 		if !strings.Contains(why[id], want) {

@@ -1,0 +1,1405 @@
+package codegraph
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	sitter "github.com/smacker/go-tree-sitter"
+)
+
+// C and C++ extraction share one walker: the C++ grammar's node types are a
+// superset of C's. Rules beyond NAMING.md (the fixtures in
+// testdata/extract/c/ and testdata/extract/cpp/ show each one):
+//
+//   - A function is a function_definition whose declarator, followed through
+//     pointer, reference, parenthesized and attributed declarators, ends in a
+//     function_declarator around a name; `int (*fp)(int) {…}` shapes that
+//     end in a pointer name no function. Its span is the definition, or the
+//     outermost template_declaration around it.
+//   - Prototypes (declarations and field declarations whose declarator is a
+//     function, outside function bodies), in-class method declarations and
+//     `= default` / `= delete` members are Decls, named as the definition
+//     would be; friend declarations are not. A Decl the file also defines is
+//     left out. Pure virtual methods (`= 0`) are function definitions.
+//   - struct/union (and in C++ class) specifiers with a body are classes,
+//     named by their tag, or when anonymous by the typedef that names them;
+//     a typedef'd one spans the whole typedef. Anonymous ones not in a
+//     typedef are not definitions. Enums are not definitions. In C every tag
+//     is a top-level name; in C++ nested classes are `Outer.Inner`, classes
+//     local to a function `f.Local`.
+//   - Function-like macros are functions named by the macro, never
+//     qualified; object-like macros are not definitions.
+//   - C++ names: namespaces qualify (`a.b.f`) but are not definitions;
+//     anonymous and inline namespaces do not qualify. Out-of-line
+//     definitions are named by their qualified declarator (`A.B.f`, template
+//     arguments dropped: `A<T>::f` → `A.f`), inside the enclosing
+//     namespaces. Destructors are `A.~A`; operators `operator==`,
+//     `operator()`, `operator new[]`, conversions `operator bool`,
+//     `operator const char*` (whitespace kept only between two word
+//     characters). Explicit specialisations keep the bare template name and
+//     take `#2` when it repeats.
+//   - C++ overloads: a qualified name defined with two or more different
+//     signatures in one file gets the signature on every definition:
+//     `f(const T&,int)`, parameter names and default values removed,
+//     whitespace kept only between two word characters, `...` for C
+//     variadics; a method's trailing `const`, `volatile`, `&` and `&&` follow
+//     the parenthesis (`get()const`), since `T& get()` / `const T& get()
+//     const` pairs are the most common C++ overload. Definitions with equal
+//     signatures (#if branches) keep the bare name and take `#2`.
+//   - Calls: `f(x)` → "f"; `s->fn(x)`, `s.fn(x)` → "s.fn"; `a.b->c(x)` →
+//     "a.b.c"; `ns::f()` → "ns.f"; `f<T>(x)` → "f"; `this->m()` → "this.m";
+//     `(*p).f()` → "p.f"; `new Foo(x)` → "Foo". A callee that is not a name
+//     chain reports the trailing field name (`a().b()` → "b", `(*s->fp)(x)` →
+//     "fp", `s->fns[i](x)` → "fns") and is skipped when it has none
+//     (`(*fp)(x)`, `fns[i](x)`, `f()(x)`). Calls at file or namespace level
+//     come from "", in a class body from the class.
+//   - Macro-heavy code: a line holding only an upper-case macro name
+//     (`FMT_BEGIN_NAMESPACE`, `FMT_END_NAMESPACE`), an upper-case macro
+//     between `class` and the class name (`class FMT_API error`) and, in C++,
+//     upper-case macros before a constructor-like name (`FMT_CONSTEXPR
+//     typed_node(…)`) are blanked before parsing (same bytes and lines
+//     otherwise). A function_definition that declares no function (a macro
+//     mistaken for a type before `namespace x {`) is walked as what it
+//     contains; `namespace` written there still qualifies. `MACRO(name) {…}`
+//     at file level is a function named by the argument (jemalloc's
+//     TEST_BEGIN). Names that are keywords (`MACRO(x)\nif (…) {`) are not
+//     functions; casts are not calls.
+//   - A file with syntax errors is also read with its conditional directives
+//     blanked, with only each first #if branch kept, and (when cut short)
+//     with closers appended; the reading that finds the most functions is
+//     used (the file as written on a tie). ErrorNodes counts the file as
+//     written.
+type cFamilyLang struct {
+	name string
+	exts []string
+	cpp  bool
+	lang func() *sitter.Language
+}
+
+func (l cFamilyLang) Name() string         { return l.name }
+func (l cFamilyLang) Extensions() []string { return l.exts }
+
+func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res *FileResult, err error) {
+	defer func() {
+		// A bug here must cost one file, not a worker.
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("extract %s %s: internal error: %v", l.name, path, r)
+		}
+	}()
+	parsed := cBlankMacroLines(src, l.cpp)
+	err = parseTree(ctx, l.lang(), path, parsed, func(root *fnode) error {
+		errs := errorsIn(root)
+		res = l.walk(root, parsed)
+		res.ErrorNodes = errs
+		if errs == 0 {
+			return nil
+		}
+		// Braces opened in one #if branch and closed in another leave
+		// the rest of the file nested in one function or lost in ERROR
+		// nodes. The file is also read with its conditional directives
+		// blanked (every branch kept), and with only the first branch of
+		// each kept (as ctags reads it); the reading that finds the most
+		// functions wins, the file as written on a tie.
+		var alts [][]byte
+		for _, firstOnly := range []bool{false, true} {
+			if alt := cBlankConditionals(parsed, firstOnly); alt != nil {
+				alts = append(alts, alt)
+			}
+		}
+		// Each reading of a file cut short (unclosed braces at its end) is
+		// also read with closers appended; spans are then cut back to the
+		// file's end.
+		closed := func(r *fnode, base []byte) []byte {
+			suffix := javaClosers(r)
+			if !strings.Contains(suffix, "}") {
+				return nil
+			}
+			fixed := make([]byte, 0, len(base)+1+len(suffix))
+			return append(append(append(fixed, base...), '\n'), suffix...)
+		}
+		if c := closed(root, parsed); c != nil {
+			alts = append(alts, c)
+		}
+		for i := 0; i < len(alts); i++ {
+			alt := alts[i]
+			err := parseTree(ctx, l.lang(), path, alt, func(r *fnode) error {
+				got := l.walk(r, alt)
+				if len(alt) > len(parsed) {
+					cClamp(got, parsed)
+				} else if c := closed(r, alt); c != nil && len(alts) < 6 {
+					alts = append(alts, c)
+				}
+				if cFuncs(got) > cFuncs(res) {
+					res = got
+					res.ErrorNodes = errs
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// cClamp cuts spans reaching past src (into appended closers) back to the
+// end of its last non-blank line.
+func cClamp(r *FileResult, src []byte) {
+	end := len(bytes.TrimRight(src, " \t\r\n\f"))
+	for i := range r.Defs {
+		d := &r.Defs[i]
+		if d.EndByte <= end {
+			continue
+		}
+		d.EndByte = end
+		if d.StartByte > end {
+			d.StartByte = end
+			d.StartLine = 1 + bytes.Count(src[:end], []byte("\n"))
+		}
+		d.EndLine = d.StartLine + bytes.Count(src[d.StartByte:d.EndByte], []byte("\n"))
+	}
+}
+
+func cFuncs(r *FileResult) int {
+	n := 0
+	for _, d := range r.Defs {
+		if d.Kind == KindFunction {
+			n++
+		}
+	}
+	return n
+}
+
+func (l cFamilyLang) walk(root *fnode, src []byte) *FileResult {
+	res := &FileResult{}
+	{
+		// Pass one finds which names are overloaded; pass two names.
+		count := &cWalker{src: src, cpp: l.cpp, res: &FileResult{}, used: map[string]int{}, collect: true,
+			sigs: map[string]map[string]bool{}, declSigs: map[string]map[string]bool{}}
+		count.walk(root, cScope{})
+		w := &cWalker{src: src, cpp: l.cpp, res: res, used: map[string]int{},
+			sigs: count.sigs, declSigs: count.declSigs}
+		w.walk(root, cScope{})
+		w.finishDecls()
+	}
+	return res
+}
+
+// cBlankConditionals returns src with its conditional directives (#if,
+// #ifdef, #ifndef, #elif, #else, #endif and their continuation lines)
+// blanked, and with firstOnly also the lines of every #elif/#else branch;
+// nil when src has no conditional directive.
+func cBlankConditionals(src []byte, firstOnly bool) []byte {
+	var out []byte
+	depth := 0     // #if nesting
+	skipFrom := -1 // depth at which an #else branch being blanked began
+	cont := false  // the previous line ended in a backslash inside a directive
+	for start := 0; start < len(src); {
+		end := start
+		for end < len(src) && src[end] != '\n' {
+			end++
+		}
+		line := src[start:end]
+		blank := cont
+		if !cont {
+			t := bytes.TrimLeft(line, " \t")
+			if len(t) > 0 && t[0] == '#' {
+				d := bytes.TrimLeft(t[1:], " \t")
+				word := d
+				for i, c := range d {
+					if !(c >= 'a' && c <= 'z') {
+						word = d[:i]
+						break
+					}
+				}
+				switch string(word) {
+				case "if", "ifdef", "ifndef":
+					depth++
+					blank = true
+				case "elif", "else", "elifdef", "elifndef":
+					blank = true
+					if firstOnly && skipFrom < 0 {
+						skipFrom = depth
+					}
+				case "endif":
+					blank = true
+					if skipFrom == depth {
+						skipFrom = -1
+					}
+					if depth > 0 {
+						depth--
+					}
+				}
+			}
+		}
+		if skipFrom >= 0 && skipFrom <= depth {
+			blank = true
+		}
+		cont = blank && len(line) > 0 && bytes.HasSuffix(bytes.TrimRight(line, " \t\r"), []byte("\\"))
+		if blank {
+			if out == nil {
+				out = append([]byte(nil), src...)
+			}
+			for i := start; i < end; i++ {
+				if out[i] != '\r' {
+					out[i] = ' '
+				}
+			}
+		}
+		start = end + 1
+	}
+	return out
+}
+
+// cBlankMacroLines returns src with every line that holds only an upper-case
+// identifier (FMT_BEGIN_NAMESPACE) blanked, or src itself when there is none.
+// Such a line is a macro expanding to declarations or braces; left in, it
+// reads as the type of the next declaration.
+func cBlankMacroLines(src []byte, cpp bool) []byte {
+	var out []byte
+	for start := 0; start < len(src); {
+		end := start
+		for end < len(src) && src[end] != '\n' {
+			end++
+		}
+		a, b := start, end
+		for a < b && (src[a] == ' ' || src[a] == '\t') {
+			a++
+		}
+		for b > a && (src[b-1] == ' ' || src[b-1] == '\t' || src[b-1] == '\r') {
+			b--
+		}
+		if cMacroName(src[a:b]) {
+			if out == nil {
+				out = append([]byte(nil), src...)
+			}
+			for i := a; i < b; i++ {
+				out[i] = ' '
+			}
+		}
+		start = end + 1
+	}
+	// class FMT_API format_error : …: an export macro between the keyword
+	// and the name reads as the name.
+	for _, m := range cClassMacro.FindAllSubmatchIndex(src, -1) {
+		if cMacroName(src[m[2]:m[3]]) {
+			if out == nil {
+				out = append([]byte(nil), src...)
+			}
+			for i := m[2]; i < m[3]; i++ {
+				out[i] = ' '
+			}
+		}
+	}
+	// FMT_CONSTEXPR typed_node(const Arg& arg) : value(arg) {}: macros
+	// before a name with no return type (constructors) make tree-sitter
+	// take the name for the type; blanked, the constructor parses.
+	if cpp {
+		for _, m := range cCtorMacros.FindAllSubmatchIndex(src, -1) {
+			toks := bytes.Fields(src[m[2]:m[3]])
+			all := len(toks) > 0
+			for _, t := range toks {
+				all = all && cMacroName(t)
+			}
+			if all {
+				if out == nil {
+					out = append([]byte(nil), src...)
+				}
+				for i := m[2]; i < m[3]; i++ {
+					out[i] = ' '
+				}
+			}
+		}
+	}
+	if out == nil {
+		return src
+	}
+	return out
+}
+
+var cCtorMacros = regexp.MustCompile(`(?m)^[ \t]*(?:(?:constexpr|inline|explicit|static)[ \t]+)*((?:[A-Z][A-Z0-9_]*[ \t]+)+)(?:(?:constexpr|inline|explicit)[ \t]+)*~?[A-Za-z_]\w*[ \t]*\(`)
+
+var cClassMacro = regexp.MustCompile(`\b(?:class|struct|union)[ \t]+([A-Z][A-Z0-9_]*)[ \t]+[A-Za-z_]\w*[ \t]*(?:final[ \t]*)?[:{]`)
+
+// cMacroName: an identifier of upper-case letters, digits and underscores
+// with at least one underscore and one letter (FMT_BEGIN_NAMESPACE, not
+// BEGIN or X).
+func cMacroName(s []byte) bool {
+	if len(s) < 3 || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	under, letter := false, false
+	for _, c := range s {
+		switch {
+		case c == '_':
+			under = true
+		case c >= 'A' && c <= 'Z':
+			letter = true
+		case c >= '0' && c <= '9':
+		default:
+			return false
+		}
+	}
+	return under && letter
+}
+
+type cWalker struct {
+	src  []byte
+	cpp  bool
+	res  *FileResult
+	used map[string]int // definition names given out, for #n
+	// collect is pass one: it records signatures and emits nothing.
+	collect bool
+	// sigs are the signatures each qualified function name is defined
+	// with; declSigs those it is declared or defined with.
+	sigs, declSigs map[string]map[string]bool
+	decls          []string
+}
+
+// cScope is what a node needs to know about what surrounds it.
+type cScope struct {
+	from   string // innermost enclosing definition, for calls
+	prefix string // qualifies names defined here (namespaces, classes, functions)
+	inFunc bool   // inside a function body
+	outer  string // prefix outside the innermost function (a function_definition inside a body is a parse artefact)
+	span   *fnode // outermost template_declaration around the node, if any
+}
+
+func (s cScope) qualify(name string) string {
+	if s.prefix == "" {
+		return name
+	}
+	return s.prefix + "." + name
+}
+
+func (w *cWalker) unique(name string) string {
+	w.used[name]++
+	if n := w.used[name]; n > 1 {
+		return name + "#" + strconv.Itoa(n)
+	}
+	return name
+}
+
+// def records a definition spanning from start (a template_declaration, or
+// n) to n's end, trailing whitespace left out.
+func (w *cWalker) def(name, kind string, n, start *fnode) string {
+	name = w.unique(name)
+	if w.collect {
+		return name
+	}
+	if start == nil {
+		start = n
+	}
+	sb, eb := int(start.StartByte()), int(n.EndByte())
+	for eb > sb && (w.src[eb-1] == '\n' || w.src[eb-1] == '\r' || w.src[eb-1] == ' ' || w.src[eb-1] == '\t') {
+		eb--
+	}
+	sl := int(start.StartPoint().Row) + 1
+	el := sl
+	for _, c := range w.src[sb:eb] {
+		if c == '\n' {
+			el++
+		}
+	}
+	w.res.Defs = append(w.res.Defs, Def{Name: name, Kind: kind, StartLine: sl, EndLine: el, StartByte: sb, EndByte: eb})
+	return name
+}
+
+func (w *cWalker) call(from, callee string, n *fnode) {
+	if callee == "" || w.collect {
+		return
+	}
+	w.res.Calls = append(w.res.Calls, Call{From: from, Callee: callee, Line: int(n.StartPoint().Row) + 1})
+}
+
+func (w *cWalker) walkChildren(n *fnode, sc cScope) {
+	sc.span = nil
+	for i := 0; i < int(n.NamedChildCount()); i++ {
+		c := n.NamedChild(i)
+		if c.Type() == "ERROR" {
+			if next := n.NamedChild(i + 1); next != nil && next.Type() == "compound_statement" && w.recover(c, next, sc) {
+				i++
+				continue
+			}
+		}
+		w.walk(c, sc)
+	}
+}
+
+// recover handles a function whose header tree-sitter could not attach to
+// its body: an ERROR ending in a function_declarator (after its type),
+// followed by a compound_statement. The definition spans from the type to
+// the body; what comes before the type in the ERROR is walked as usual.
+func (w *cWalker) recover(e, body *fnode, sc cScope) bool {
+	k := int(e.NamedChildCount())
+	if k == 0 {
+		return false
+	}
+	decl := e.NamedChild(k - 1)
+	nameNode, isFunc := w.declName(decl)
+	if !isFunc || nameNode == nil {
+		return false
+	}
+	_, qual := w.funcName(nameNode)
+	if qual == "" {
+		return false
+	}
+	start := k - 1
+	for start > 0 {
+		switch e.NamedChild(start - 1).Type() {
+		case "primitive_type", "type_identifier", "sized_type_specifier", "storage_class_specifier",
+			"type_qualifier", "struct_specifier", "enum_specifier", "union_specifier", "attribute_specifier",
+			"qualified_identifier", "template_type", "placeholder_type_specifier", "virtual", "function_specifier":
+			start--
+			continue
+		}
+		break
+	}
+	for i := 0; i < start; i++ {
+		w.walk(e.NamedChild(i), sc)
+	}
+	if sc.inFunc {
+		sc.prefix = sc.outer
+	}
+	full := sc.qualify(qual)
+	sig := w.signature(decl)
+	name := full
+	if w.collect {
+		addSig(w.sigs, full, sig)
+		addSig(w.declSigs, full, sig)
+	} else if w.cpp && len(w.sigs[full]) > 1 {
+		name += sig
+	}
+	name = w.def(name, KindFunction, body, e.NamedChild(start))
+	inner := cScope{from: name, prefix: name, inFunc: true, outer: sc.prefix}
+	if !w.cpp {
+		inner.prefix = ""
+	}
+	w.walkDeclarator(decl, inner)
+	w.walk(body, inner)
+	return true
+}
+
+func (w *cWalker) walk(n *fnode, sc cScope) {
+	if n == nil {
+		return
+	}
+	switch n.Type() {
+	case "comment", "string_literal", "raw_string_literal", "char_literal", "number_literal",
+		"preproc_def", "preproc_call", "primitive_type", "identifier", "field_identifier", "type_identifier":
+		return
+	case "template_declaration":
+		if sc.span == nil {
+			sc.span = n
+		}
+		for i := 0; i < int(n.NamedChildCount()); i++ {
+			if c := n.NamedChild(i); c.Type() != "template_parameter_list" {
+				w.walk(c, sc)
+			}
+		}
+		return
+	case "function_definition":
+		if w.funcDef(n, sc) {
+			return
+		}
+	case "declaration", "field_declaration":
+		w.declaration(n, sc)
+		return
+	case "type_definition":
+		w.typedef(n, sc)
+		return
+	case "struct_specifier", "union_specifier", "class_specifier":
+		if w.class(n, sc, "", n) {
+			return
+		}
+	case "namespace_definition":
+		w.namespace(n, sc)
+		return
+	case "friend_declaration":
+		// A friend's declaration is not a member; a friend defined in the
+		// class is named under it.
+		for i := 0; i < int(n.NamedChildCount()); i++ {
+			if c := n.NamedChild(i); c.Type() != "declaration" {
+				w.walk(c, sc)
+			}
+		}
+		return
+	case "preproc_function_def":
+		if name := textOf(n.ChildByFieldName("name"), w.src); name != "" {
+			w.def(name, KindFunction, n, nil)
+		}
+		return
+	case "preproc_include":
+		w.include(n)
+		return
+	case "call_expression":
+		if c := w.callee(n.ChildByFieldName("function")); !cCasts[c] {
+			w.call(sc.from, c, n)
+		}
+	case "new_expression":
+		w.call(sc.from, w.typeName(n.ChildByFieldName("type")), n)
+	}
+	w.walkChildren(n, sc)
+}
+
+// funcDef handles a function_definition; false when it declares no function
+// (a macro taken for a type), so the caller walks its children.
+func (w *cWalker) funcDef(n *fnode, sc cScope) bool {
+	decl := n.ChildByFieldName("declarator")
+	nameNode, isFunc := w.declName(decl)
+	if !isFunc && !sc.inFunc && sc.from == "" && decl != nil && decl.Type() == "parenthesized_declarator" && decl.NamedChildCount() == 1 &&
+		decl.NamedChild(0).Type() == "identifier" && cMacroName([]byte(textOf(n.ChildByFieldName("type"), w.src))) {
+		// TEST_BEGIN(test_x) { … }: a macro that opens a function, named
+		// by its argument.
+		nameNode, isFunc = decl.NamedChild(0), true
+	}
+	if isFunc && nameNode != nil && cMacroName([]byte(textOf(nameNode, w.src))) {
+		// f() LOCKS_EXCLUDED(mu) { … }: an annotation macro after the
+		// parameters is read as the declarator, the function's own
+		// declarator left in an ERROR before it.
+		if d, nn := w.annotatedDeclarator(n); nn != nil {
+			decl, nameNode = d, nn
+		}
+	}
+	span := sc.span
+	if isFunc && nameNode != nil && n.ChildByFieldName("type") == nil && cMacroName([]byte(textOf(nameNode, w.src))) {
+		// T f() const\n MACRO(x) { … }: the line break splits it in two, a
+		// declaration missing its ";" and a definition named by the macro.
+		prev := prevNamedSibling(n)
+		switch {
+		case prev != nil && (prev.Type() == "declaration" || prev.Type() == "field_declaration") && endsMissing(prev):
+			if d, nn := w.functionLike(prev.ChildByFieldName("declarator")); nn != nil {
+				decl, nameNode, span = d, nn, prev
+			}
+		case prev != nil && prev.Type() == "function_definition" && prev.EndPoint().Row == n.StartPoint().Row:
+			// `} FMT_CATCH(…) {`: the rest of a statement that tree-sitter
+			// cut the function before (FMT_TRY { … } read as its end).
+			isFunc = false
+		}
+	}
+	if isFunc && nameNode != nil && sc.inFunc && cMacroName([]byte(textOf(nameNode, w.src))) {
+		isFunc = false // FMT_TRY {…} FMT_CATCH(…) {…} in a body: a statement, not a definition
+	}
+	if isFunc && nameNode != nil && cKeywords[textOf(nameNode, w.src)] {
+		isFunc = false // MACRO(x)\nif (…) {…}: a statement read as a definition
+	}
+	if !isFunc || nameNode == nil {
+		if ns := w.macroNamespace(n); ns != "" {
+			// FOO\nnamespace x { … }: tree-sitter reads FOO as a type and
+			// `namespace` as the declarator; the body is the namespace's.
+			inner := sc
+			inner.prefix = sc.qualify(ns)
+			inner.span = nil
+			w.walkChildren(n, inner)
+			return true
+		}
+		return false
+	}
+	short, qual := w.funcName(nameNode)
+	if short == "" {
+		return false
+	}
+	body := n.ChildByFieldName("body")
+	if sc.inFunc {
+		sc.prefix = sc.outer
+	}
+	full := sc.qualify(qual)
+	sig := w.signature(decl)
+	if body == nil && !hasChild(n, "pure_virtual_clause") {
+		// = default, = delete: declared here, defined by the compiler.
+		w.declare(full, sig)
+		return true
+	}
+	name := full
+	if w.collect {
+		addSig(w.sigs, full, sig)
+		addSig(w.declSigs, full, sig)
+	} else if w.cpp && len(w.sigs[full]) > 1 {
+		name += sig
+	}
+	name = w.def(name, KindFunction, n, span)
+	inner := cScope{from: name, prefix: name, inFunc: true, outer: sc.prefix}
+	if !w.cpp {
+		inner.prefix = ""
+	}
+	for i := 0; i < int(n.NamedChildCount()); i++ {
+		if c := n.NamedChild(i); !c.Equal(decl) {
+			w.walk(c, inner)
+		} else {
+			w.walkDeclarator(c, inner) // default arguments, trailing return types
+		}
+	}
+	return true
+}
+
+func prevNamedSibling(n *fnode) *fnode {
+	p := n.Parent()
+	if p == nil {
+		return nil
+	}
+	var prev *fnode
+	for i := 0; i < int(p.NamedChildCount()); i++ {
+		c := p.NamedChild(i)
+		if c.Equal(n) {
+			return prev
+		}
+		if c.Type() != "comment" {
+			prev = c
+		}
+	}
+	return nil
+}
+
+// endsMissing: n's last child is one tree-sitter made up (a missing ";").
+func endsMissing(n *fnode) bool {
+	c := n.Child(int(n.ChildCount()) - 1)
+	return c != nil && c.IsMissing()
+}
+
+// annotatedDeclarator finds the declarator of `f() MACRO(x) {` in the ERROR
+// node tree-sitter leaves before the macro: a function declarator, or
+// `A::f()` read as an initialised variable; nil when there is none.
+func (w *cWalker) annotatedDeclarator(n *fnode) (decl, name *fnode) {
+	for i := 0; i < int(n.NamedChildCount()); i++ {
+		e := n.NamedChild(i)
+		if e.Type() != "ERROR" {
+			continue
+		}
+		for k := 0; k < int(e.NamedChildCount()); k++ {
+			if d, nn := w.functionLike(e.NamedChild(k)); nn != nil {
+				return d, nn
+			}
+		}
+	}
+	return nil, nil
+}
+
+// functionLike is d's declarator and name when d declares a function: a
+// function declarator, or `A::f()` read as an initialised variable.
+func (w *cWalker) functionLike(d *fnode) (decl, name *fnode) {
+	if d == nil {
+		return nil, nil
+	}
+	switch d.Type() {
+	case "function_declarator":
+		if nn, ok := w.declName(d); ok && nn != nil {
+			return d, nn
+		}
+	case "init_declarator":
+		if v := d.ChildByFieldName("value"); v != nil && v.Type() == "argument_list" {
+			if nn, _ := w.declName(d.ChildByFieldName("declarator")); nn != nil {
+				return d.ChildByFieldName("declarator"), nn
+			}
+		}
+	}
+	return nil, nil
+}
+
+// walkDeclarator walks what a declarator holds that may call (default
+// arguments, array sizes, decltype), but no parameter names.
+func (w *cWalker) walkDeclarator(n *fnode, sc cScope) {
+	if n == nil {
+		return
+	}
+	switch n.Type() {
+	case "optional_parameter_declaration":
+		w.walk(n.ChildByFieldName("default_value"), sc)
+		return
+	case "identifier", "field_identifier", "type_identifier", "qualified_identifier", "destructor_name",
+		"operator_name", "template_function", "primitive_type":
+		return
+	case "call_expression", "lambda_expression", "decltype", "new_expression":
+		w.walk(n, sc)
+		return
+	}
+	for i := 0; i < int(n.NamedChildCount()); i++ {
+		w.walkDeclarator(n.NamedChild(i), sc)
+	}
+}
+
+var cCasts = map[string]bool{"static_cast": true, "dynamic_cast": true, "reinterpret_cast": true, "const_cast": true}
+
+var cKeywords = map[string]bool{"if": true, "else": true, "while": true, "for": true, "do": true, "switch": true,
+	"case": true, "return": true, "sizeof": true, "goto": true, "break": true, "continue": true, "default": true}
+
+func hasChild(n *fnode, typ string) bool {
+	for i := 0; i < int(n.NamedChildCount()); i++ {
+		if n.NamedChild(i).Type() == typ {
+			return true
+		}
+	}
+	return false
+}
+
+func addSig(m map[string]map[string]bool, name, sig string) {
+	if m[name] == nil {
+		m[name] = map[string]bool{}
+	}
+	m[name][sig] = true
+}
+
+// macroNamespace recognises `FOO namespace x {` read as a function_definition
+// with `namespace` as its declarator (or scope) and x in an ERROR; it returns
+// x ("a.b" for a::b), or "".
+func (w *cWalker) macroNamespace(n *fnode) string {
+	if !w.cpp {
+		return ""
+	}
+	d := n.ChildByFieldName("declarator")
+	if d == nil {
+		return ""
+	}
+	var parts []string
+	switch d.Type() {
+	case "identifier":
+		if textOf(d, w.src) != "namespace" {
+			return ""
+		}
+		for i := 0; i < int(n.NamedChildCount()); i++ {
+			if c := n.NamedChild(i); c.Type() == "ERROR" {
+				parts = append(parts, w.identsIn(c)...)
+			}
+		}
+	case "qualified_identifier":
+		if textOf(d.ChildByFieldName("scope"), w.src) != "namespace" {
+			return ""
+		}
+		for i := 0; i < int(d.NamedChildCount()); i++ {
+			c := d.NamedChild(i)
+			switch c.Type() {
+			case "ERROR":
+				parts = append(parts, w.identsIn(c)...)
+			case "identifier", "namespace_identifier", "type_identifier":
+				if !c.Equal(d.ChildByFieldName("scope")) {
+					parts = append(parts, textOf(c, w.src))
+				}
+			}
+		}
+	default:
+		return ""
+	}
+	if len(parts) == 0 || parts[0] == "inline" {
+		return ""
+	}
+	return strings.Join(parts, ".")
+}
+
+func (w *cWalker) identsIn(n *fnode) []string {
+	var out []string
+	for i := 0; i < int(n.NamedChildCount()); i++ {
+		c := n.NamedChild(i)
+		switch c.Type() {
+		case "identifier", "namespace_identifier", "type_identifier":
+			out = append(out, textOf(c, w.src))
+		}
+	}
+	return out
+}
+
+// declName follows a declarator to the name it declares, and reports
+// whether it declares a function (the declarator nearest the name, past
+// parentheses, is a function_declarator).
+func (w *cWalker) declName(d *fnode) (*fnode, bool) {
+	isFunc := false
+	for depth := 0; d != nil && depth < 1000; depth++ {
+		switch d.Type() {
+		case "function_declarator":
+			isFunc = true
+			d = d.ChildByFieldName("declarator")
+		case "pointer_declarator", "reference_declarator", "array_declarator", "attributed_declarator":
+			isFunc = false
+			d = w.innerDeclarator(d)
+		case "parenthesized_declarator":
+			d = w.innerDeclarator(d)
+		case "operator_cast":
+			return d, true
+		case "identifier", "field_identifier", "qualified_identifier", "destructor_name",
+			"operator_name", "template_function", "type_identifier":
+			return d, isFunc
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// innerDeclarator is the declarator a wrapping declarator wraps: its
+// "declarator" field, or its only named child that is a declarator.
+func (w *cWalker) innerDeclarator(d *fnode) *fnode {
+	if c := d.ChildByFieldName("declarator"); c != nil {
+		return c
+	}
+	for i := int(d.NamedChildCount()) - 1; i >= 0; i-- {
+		c := d.NamedChild(i)
+		switch c.Type() {
+		case "type_qualifier", "attribute_declaration", "ms_pointer_modifier", "ms_based_modifier",
+			"comment", "attribute_specifier", "ms_call_modifier":
+			continue
+		}
+		return c
+	}
+	return nil
+}
+
+// funcName returns a function's own name and its name qualified by what its
+// declarator names (A::B::f → "f", "A.B.f").
+func (w *cWalker) funcName(n *fnode) (short, qual string) {
+	switch n.Type() {
+	case "qualified_identifier":
+		var parts []string
+		for depth := 0; n != nil && n.Type() == "qualified_identifier" && depth < 1000; depth++ {
+			if s := w.scopeName(n.ChildByFieldName("scope")); s != "" {
+				parts = append(parts, s)
+			}
+			n = n.ChildByFieldName("name")
+		}
+		if n == nil {
+			return "", ""
+		}
+		short, _ = w.funcName(n)
+		if short == "" {
+			return "", ""
+		}
+		return short, strings.Join(append(parts, short), ".")
+	case "destructor_name":
+		short = "~" + strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(textOf(n, w.src)), "~"))
+	case "operator_name":
+		short = cNormalize(textOf(n, w.src))
+	case "operator_cast":
+		end := n.EndByte()
+		if p := w.find(n, "parameter_list"); p != nil {
+			end = p.StartByte()
+		}
+		short = cNormalize(string(w.src[n.StartByte():end]))
+	case "template_function":
+		return w.funcName(n.ChildByFieldName("name"))
+	default:
+		short = textOf(n, w.src)
+	}
+	return short, short
+}
+
+// find is the first node of type typ in n's subtree (preorder), or nil.
+func (w *cWalker) find(n *fnode, typ string) *fnode {
+	if n == nil {
+		return nil
+	}
+	if n.Type() == typ {
+		return n
+	}
+	for i := 0; i < int(n.NamedChildCount()); i++ {
+		if f := w.find(n.NamedChild(i), typ); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// scopeName is a qualifier's name without template arguments: A<T> → A.
+func (w *cWalker) scopeName(n *fnode) string {
+	if n == nil {
+		return ""
+	}
+	switch n.Type() {
+	case "template_type", "template_function":
+		return textOf(n.ChildByFieldName("name"), w.src)
+	case "qualified_identifier":
+		return w.typeName(n)
+	case "decltype":
+		return ""
+	}
+	return textOf(n, w.src)
+}
+
+// signature is a function declarator's parameter types as written:
+// "(const T&,int)", followed by its const/volatile/ref qualifiers.
+func (w *cWalker) signature(d *fnode) string {
+	var fd *fnode
+	for depth := 0; d != nil && depth < 1000; depth++ {
+		if d.Type() == "function_declarator" {
+			fd = d
+			inner := d.ChildByFieldName("declarator")
+			if _, ok := w.declName(inner); !ok {
+				break // the name's own declarator, not one of a returned function pointer
+			}
+		}
+		if d.Type() == "operator_cast" {
+			d = w.find(d, "abstract_function_declarator")
+			fd = d
+			break
+		}
+		d = w.innerDeclarator(d)
+	}
+	if fd == nil {
+		return "()"
+	}
+	var params []string
+	var quals strings.Builder
+	for i := 0; i < int(fd.NamedChildCount()); i++ {
+		c := fd.NamedChild(i)
+		switch c.Type() {
+		case "parameter_list":
+			for j := 0; j < int(c.ChildCount()); j++ {
+				p := c.Child(j)
+				if !p.IsNamed() {
+					if p.Type() == "..." {
+						params = append(params, "...")
+					}
+					continue
+				}
+				if t := w.paramType(p); t != "" {
+					params = append(params, t)
+				}
+			}
+		case "type_qualifier", "ref_qualifier":
+			quals.WriteString(cNormalize(textOf(c, w.src)))
+		}
+	}
+	return "(" + strings.Join(params, ",") + ")" + quals.String()
+}
+
+// paramType is a parameter's text without its name, default value and
+// comments, whitespace normalised.
+func (w *cWalker) paramType(p *fnode) string {
+	switch p.Type() {
+	case "comment":
+		return ""
+	case "variadic_parameter":
+		return "..."
+	}
+	var skip [][2]uint32
+	if d := p.ChildByFieldName("default_value"); d != nil {
+		// `= value`: from the '=' before it.
+		start := d.StartByte()
+		for i := 0; i < int(p.ChildCount()); i++ {
+			if c := p.Child(i); c.Type() == "=" {
+				start = c.StartByte()
+			}
+		}
+		skip = append(skip, [2]uint32{start, p.EndByte()})
+	}
+	if name, _ := w.declName(p.ChildByFieldName("declarator")); name != nil {
+		skip = append(skip, [2]uint32{name.StartByte(), name.EndByte()})
+	} else if d := p.ChildByFieldName("declarator"); d != nil && d.Type() == "variadic_declarator" {
+		if id := w.find(d, "identifier"); id != nil {
+			skip = append(skip, [2]uint32{id.StartByte(), id.EndByte()})
+		}
+	}
+	w.commentsIn(p, &skip)
+	var b strings.Builder
+	for i := p.StartByte(); i < p.EndByte(); i++ {
+		in := false
+		for _, s := range skip {
+			if i >= s[0] && i < s[1] {
+				in = true
+				break
+			}
+		}
+		if !in {
+			b.WriteByte(w.src[i])
+		}
+	}
+	return cNormalize(b.String())
+}
+
+func (w *cWalker) commentsIn(n *fnode, skip *[][2]uint32) {
+	for i := 0; i < int(n.NamedChildCount()); i++ {
+		c := n.NamedChild(i)
+		if c.Type() == "comment" {
+			*skip = append(*skip, [2]uint32{c.StartByte(), c.EndByte()})
+		} else {
+			w.commentsIn(c, skip)
+		}
+	}
+}
+
+// cNormalize collapses whitespace, keeping one space only between two word
+// characters: "const T &" → "const T&", "operator ==" → "operator==".
+func cNormalize(s string) string {
+	var b strings.Builder
+	space := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' || c == '\\' {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 && cWordChar(b.String()[b.Len()-1]) && cWordChar(c) {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func cWordChar(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+// declaration handles declarations and field declarations: prototypes and
+// method declarations become Decls (pure virtual ones definitions); types
+// defined in them are walked.
+func (w *cWalker) declaration(n *fnode, sc cScope) {
+	pure := false
+	if n.Type() == "field_declaration" {
+		if dv := n.ChildByFieldName("default_value"); dv != nil && textOf(dv, w.src) == "0" {
+			pure = true
+		}
+	}
+	for i := 0; i < int(n.ChildCount()); i++ {
+		c := n.Child(i)
+		if !c.IsNamed() {
+			continue
+		}
+		switch n.FieldNameForChild(i) {
+		case "declarator":
+			name, isFunc := w.declName(c)
+			if !isFunc || name == nil {
+				w.walkDeclaratorValue(c, sc)
+				continue
+			}
+			_, qual := w.funcName(name)
+			if qual == "" {
+				continue
+			}
+			full := sc.qualify(qual)
+			sig := w.signature(c)
+			if pure {
+				nm := full
+				if w.collect {
+					addSig(w.sigs, full, sig)
+					addSig(w.declSigs, full, sig)
+				} else if w.cpp && len(w.sigs[full]) > 1 {
+					nm += sig
+				}
+				w.def(nm, KindFunction, n, sc.span)
+				continue
+			}
+			if !sc.inFunc {
+				w.declare(full, sig)
+			}
+		case "default_value":
+			if !pure {
+				w.walk(c, sc)
+			}
+		default:
+			w.walk(c, sc)
+		}
+	}
+}
+
+// walkDeclaratorValue walks a variable's declarator for its initializer.
+func (w *cWalker) walkDeclaratorValue(d *fnode, sc cScope) {
+	switch d.Type() {
+	case "init_declarator":
+		w.walk(d.ChildByFieldName("value"), sc)
+		w.walkDeclarator(d.ChildByFieldName("declarator"), sc)
+	default:
+		w.walkDeclarator(d, sc)
+	}
+}
+
+func (w *cWalker) declare(full, sig string) {
+	if w.collect {
+		addSig(w.declSigs, full, sig)
+		return
+	}
+	w.decls = append(w.decls, full+"\x00"+sig)
+}
+
+// finishDecls names the Decls (with their signature where the name is
+// overloaded in the file), dropping repeats and names the file defines.
+func (w *cWalker) finishDecls() {
+	defined := map[string]bool{}
+	for _, d := range w.res.Defs {
+		defined[d.Name] = true
+	}
+	seen := map[string]bool{}
+	for _, d := range w.decls {
+		full, sig, _ := strings.Cut(d, "\x00")
+		name := full
+		if w.cpp && len(w.declSigs[full]) > 1 {
+			name += sig
+		}
+		if seen[name] || defined[name] {
+			continue
+		}
+		seen[name] = true
+		w.res.Decls = append(w.res.Decls, name)
+	}
+}
+
+// typedef handles `typedef struct [tag] {…} name;`: the struct is named by
+// its tag, or by the typedef when it has none, and spans the typedef.
+func (w *cWalker) typedef(n *fnode, sc cScope) {
+	t := n.ChildByFieldName("type")
+	if t != nil {
+		switch t.Type() {
+		case "struct_specifier", "union_specifier", "class_specifier":
+			alias := ""
+			for i := 0; i < int(n.ChildCount()); i++ {
+				if n.FieldNameForChild(i) != "declarator" {
+					continue
+				}
+				if d := n.Child(i); d.Type() == "type_identifier" {
+					alias = textOf(d, w.src)
+					break
+				} else if nm, _ := w.declName(d); nm != nil && alias == "" && nm.Type() == "type_identifier" {
+					alias = textOf(nm, w.src)
+				}
+			}
+			start := n
+			if sc.span != nil {
+				start = sc.span
+			}
+			if w.class(t, sc, alias, start) {
+				return
+			}
+		}
+	}
+	w.walkChildren(n, sc)
+}
+
+// class defines a struct, union or class with a body; false when it has
+// none or no name (the caller walks its children). alias names an anonymous
+// one; span is the node its span starts at (n, a typedef or a template).
+func (w *cWalker) class(n *fnode, sc cScope, alias string, span *fnode) bool {
+	body := n.ChildByFieldName("body")
+	if body == nil {
+		return false
+	}
+	name := ""
+	if nm := n.ChildByFieldName("name"); nm != nil {
+		switch nm.Type() {
+		case "template_type":
+			name = textOf(nm.ChildByFieldName("name"), w.src)
+		case "qualified_identifier":
+			name = w.typeName(nm)
+		default:
+			name = textOf(nm, w.src)
+		}
+	}
+	if name == "" {
+		name = alias
+	}
+	if name == "" {
+		// An anonymous struct's members belong to what is around it; its
+		// methods are not in the function it may be declared in.
+		inner := sc
+		inner.span = nil
+		if sc.inFunc {
+			inner.inFunc, inner.prefix = false, sc.from
+		}
+		w.walkChildren(body, inner)
+		return true
+	}
+	if span == n && sc.span != nil {
+		span = sc.span
+	}
+	if w.cpp {
+		name = sc.qualify(name)
+	}
+	end := n
+	if span != n {
+		end = span
+	}
+	q := w.def(name, KindClass, end, span)
+	for i := 0; i < int(n.NamedChildCount()); i++ {
+		if c := n.NamedChild(i); c.Type() == "base_class_clause" {
+			w.bases(q, c)
+		}
+	}
+	inner := cScope{from: q, prefix: q}
+	if !w.cpp {
+		inner.prefix = ""
+	}
+	w.walkChildren(body, inner)
+	return true
+}
+
+func (w *cWalker) bases(class string, n *fnode) {
+	if w.collect {
+		return
+	}
+	for i := 0; i < int(n.NamedChildCount()); i++ {
+		c := n.NamedChild(i)
+		switch c.Type() {
+		case "access_specifier", "comment", "virtual":
+			continue
+		}
+		if b := w.typeName(c); b != "" {
+			w.res.Inherits = append(w.res.Inherits, Inherit{Class: class, Base: b})
+		}
+	}
+}
+
+// typeName is a type as written, dotted, without template arguments:
+// ns::C<T> → ns.C; "" for what names no type.
+func (w *cWalker) typeName(n *fnode) string {
+	if n == nil {
+		return ""
+	}
+	switch n.Type() {
+	case "type_identifier", "identifier", "namespace_identifier", "field_identifier":
+		return textOf(n, w.src)
+	case "template_type", "template_function", "template_method":
+		return w.typeName(n.ChildByFieldName("name"))
+	case "qualified_identifier":
+		var parts []string
+		for depth := 0; n != nil && n.Type() == "qualified_identifier" && depth < 1000; depth++ {
+			if s := w.scopeName(n.ChildByFieldName("scope")); s != "" {
+				parts = append(parts, s)
+			}
+			n = n.ChildByFieldName("name")
+		}
+		last := w.typeName(n)
+		if last == "" {
+			return ""
+		}
+		return strings.Join(append(parts, last), ".")
+	case "struct_specifier", "class_specifier", "union_specifier":
+		return w.typeName(n.ChildByFieldName("name"))
+	}
+	return ""
+}
+
+func (w *cWalker) namespace(n *fnode, sc cScope) {
+	inner := sc
+	inner.span = nil
+	inline := false
+	for i := 0; i < int(n.ChildCount()); i++ {
+		if n.Child(i).Type() == "inline" {
+			inline = true
+		}
+	}
+	if nm := n.ChildByFieldName("name"); nm != nil && !inline {
+		var parts []string
+		if nm.Type() == "nested_namespace_specifier" {
+			for i := 0; i < int(nm.NamedChildCount()); i++ {
+				c := nm.NamedChild(i)
+				if c.Type() == "namespace_identifier" || c.Type() == "identifier" {
+					parts = append(parts, textOf(c, w.src))
+				}
+			}
+		} else {
+			parts = append(parts, textOf(nm, w.src))
+		}
+		if len(parts) > 0 {
+			inner.prefix = sc.qualify(strings.Join(parts, "."))
+		}
+	}
+	w.walkChildren(n, inner)
+}
+
+func (w *cWalker) include(n *fnode) {
+	if w.collect {
+		return
+	}
+	p := n.ChildByFieldName("path")
+	if p == nil {
+		return
+	}
+	mod := strings.TrimSpace(textOf(p, w.src))
+	mod = strings.TrimPrefix(strings.TrimPrefix(mod, "<"), "\"")
+	mod = strings.TrimSuffix(strings.TrimSuffix(mod, ">"), "\"")
+	if mod == "" || p.Type() == "identifier" || p.Type() == "call_expression" {
+		return // #include MACRO
+	}
+	w.res.Imports = append(w.res.Imports, Import{Module: mod, Line: int(n.StartPoint().Row) + 1})
+}
+
+// callee reduces a call's function expression to a dotted chain (see the
+// rules at the top of this file).
+func (w *cWalker) callee(n *fnode) string {
+	if n == nil {
+		return ""
+	}
+	switch n.Type() {
+	case "identifier", "qualified_identifier", "template_function":
+		return w.typeName(n)
+	case "field_expression":
+		field := w.typeName(n.ChildByFieldName("field"))
+		if field == "" {
+			return ""
+		}
+		if recv := w.chain(n.ChildByFieldName("argument")); recv != "" {
+			return recv + "." + field
+		}
+		return field
+	case "parenthesized_expression":
+		if n.NamedChildCount() == 1 {
+			c := n.NamedChild(0)
+			switch c.Type() {
+			case "identifier", "qualified_identifier", "field_expression", "template_function":
+				return w.callee(c)
+			}
+			return w.trailingField(c)
+		}
+		return ""
+	}
+	return w.trailingField(n)
+}
+
+// chain is a receiver as a dotted chain: a, a.b, this, p (for *p and (p)),
+// ns.x; "" when it is not a chain of names.
+func (w *cWalker) chain(n *fnode) string {
+	for depth := 0; n != nil && depth < 1000; depth++ {
+		switch n.Type() {
+		case "identifier", "qualified_identifier", "template_function":
+			return w.typeName(n)
+		case "this":
+			return "this"
+		case "field_expression":
+			recv := w.chain(n.ChildByFieldName("argument"))
+			field := w.typeName(n.ChildByFieldName("field"))
+			if recv == "" || field == "" {
+				return ""
+			}
+			return recv + "." + field
+		case "parenthesized_expression":
+			if n.NamedChildCount() != 1 {
+				return ""
+			}
+			n = n.NamedChild(0)
+		case "pointer_expression":
+			if op := n.Child(0); op == nil || op.Type() != "*" {
+				return ""
+			}
+			n = n.ChildByFieldName("argument")
+		default:
+			return ""
+		}
+	}
+	return ""
+}
+
+// trailingField is the field name a callee expression that is no name chain
+// ends in: (*s->fp) → fp, s->fns[i] → fns; "" when there is none.
+func (w *cWalker) trailingField(n *fnode) string {
+	for depth := 0; n != nil && depth < 1000; depth++ {
+		switch n.Type() {
+		case "field_expression":
+			return w.typeName(n.ChildByFieldName("field"))
+		case "parenthesized_expression":
+			if n.NamedChildCount() != 1 {
+				return ""
+			}
+			n = n.NamedChild(0)
+		case "pointer_expression", "subscript_expression":
+			n = n.ChildByFieldName("argument")
+		default:
+			return ""
+		}
+	}
+	return ""
+}

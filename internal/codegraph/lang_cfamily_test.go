@@ -1,0 +1,150 @@
+package codegraph
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCFamilyDeclarators(t *testing.T) {
+	cases := []struct {
+		file, src string
+		defs      []string // all function and class defs, in order
+		decls     []string
+	}{
+		{"a.c", "static char *(*pick(int x))(char) { return 0; }", []string{"function pick"}, nil},
+		{"a.c", "int (*fp)(int);\nint (*get(void))(int);", nil, []string{"get"}},
+		{"a.c", "int f(a, b) int a; char *b; { return a; }", []string{"function f"}, nil},
+		{"a.c", "int proto(int);\nint proto(int x) { return x; }", []string{"function proto"}, nil},
+		{"a.c", "typedef struct { int x; } point;\ntypedef struct node { int v; } node_t;\nstruct fwd;\nstruct fwd *p;",
+			[]string{"class point", "class node"}, nil},
+		{"a.c", "#define F(x) g(x)\n#define O 1\n", []string{"function F"}, nil},
+		{"a.c", "#if A\nint f(void) { return 1; }\n#else\nint f(void) { return 2; }\n#endif\n",
+			[]string{"function f", "function f#2"}, nil},
+		{"a.hpp", "namespace a::b { struct S { void m() {} void d(); virtual int p() = 0; S() = default; ~S(); }; }",
+			[]string{"class a.b.S", "function a.b.S.m", "function a.b.S.p"}, []string{"a.b.S.d", "a.b.S.S", "a.b.S.~S"}},
+		{"a.cpp", "namespace ns { void A::B::f() {} A::~A() {} }\ntemplate <class T> void X<T>::g() {}",
+			[]string{"function ns.A.B.f", "function ns.A.~A", "function X.g"}, nil},
+		{"a.cpp", "inline namespace v1 { namespace { void f() {} } }", []string{"function f"}, nil},
+		{"a.hpp", "struct S { bool operator ==(const S&) const { return 1; } operator const char *() const { return 0; } int operator()(int) { return 0; } };",
+			[]string{"class S", "function S.operator==", "function S.operator const char*", "function S.operator()"}, nil},
+		{"a.hpp", "void f(int a = 1) {}\nvoid f(const std::basic_string_view<Char> & s, ...) {}\nvoid f(unsigned  long * p, T && q) {}\nvoid g() {}",
+			[]string{"function f(int)", "function f(const std::basic_string_view<Char>&,...)", "function f(unsigned long*,T&&)", "function g"}, nil},
+		{"a.hpp", "struct S { int& get() { return x; } const int& get() const { return x; } };",
+			[]string{"class S", "function S.get()", "function S.get()const"}, nil},
+		{"a.hpp", "#if A\ntemplate <class T> void f(T) {}\n#else\ntemplate <class T> void f(T) {}\n#endif\n",
+			[]string{"function f", "function f#2"}, nil},
+		{"a.hpp", "template <class T> struct formatter {};\ntemplate <> struct formatter<int> {};",
+			[]string{"class formatter", "class formatter#2"}, nil},
+		{"a.hpp", "FMT_BEGIN_NAMESPACE\nnamespace detail {\nFMT_CONSTEXPR inline auto f(int x) -> int { return x; }\nclass FMT_API err : public std::runtime_error {};\n}\nFMT_END_NAMESPACE\n",
+			[]string{"function detail.f", "class detail.err"}, nil},
+		{"a.hpp", "struct T { FMT_CONSTEXPR T(const A& a) : v(a) {} };", []string{"class T", "function T.T"}, nil},
+	}
+	for _, c := range cases {
+		r := cfExtract(t, c.file, c.src)
+		got := cfDefNames(r)
+		if strings.Join(got, "|") != strings.Join(c.defs, "|") {
+			t.Errorf("%s %q:\n defs %q\n want %q", c.file, c.src, got, c.defs)
+		}
+		if strings.Join(r.Decls, "|") != strings.Join(c.decls, "|") {
+			t.Errorf("%s %q:\n decls %q\n want %q", c.file, c.src, r.Decls, c.decls)
+		}
+	}
+}
+
+func TestCFamilyCallees(t *testing.T) {
+	cases := []struct {
+		file, expr string
+		want       string // "" when no call is reported
+	}{
+		{"a.c", "f(x)", "f"},
+		{"a.c", "s->fn(x)", "s.fn"},
+		{"a.c", "s.fn(x)", "s.fn"},
+		{"a.c", "a.b->c(x)", "a.b.c"},
+		{"a.c", "(*fp)(x)", ""},
+		{"a.c", "fns[i](x)", ""},
+		{"a.c", "(*s->fp)(x)", "fp"},
+		{"a.c", "s->fns[0](x)", "fns"},
+		{"a.c", "(f)(x)", "f"},
+		{"a.cpp", "ns::f()", "ns.f"},
+		{"a.cpp", "A::B::f()", "A.B.f"},
+		{"a.cpp", "this->m()", "this.m"},
+		{"a.cpp", "f<T>(x)", "f"},
+		{"a.cpp", "std::move(x)", "std.move"},
+		{"a.cpp", "new Foo(x)", "Foo"},
+		{"a.cpp", "new ns::Foo<int>(x)", "ns.Foo"},
+		{"a.cpp", "(*p).f()", "p.f"},
+		{"a.cpp", "a().b()", "b"},
+		{"a.cpp", "static_cast<int>(x)", ""},
+	}
+	for _, c := range cases {
+		r := cfExtract(t, c.file, "void g(void) { "+c.expr+"; }")
+		var got []string
+		for _, call := range r.Calls {
+			if call.From != "g" {
+				t.Errorf("%s: call from %q, want g", c.expr, call.From)
+			}
+			if call.Callee != "a" { // a().b(): the inner call
+				got = append(got, call.Callee)
+			}
+		}
+		want := []string{}
+		if c.want != "" {
+			want = []string{c.want}
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s %s: callees %q, want %q", c.file, c.expr, got, want)
+		}
+	}
+}
+
+func TestCFamilyIncludesAndBases(t *testing.T) {
+	r := cfExtract(t, "a.cpp", "#include \"a/b.h\"\n#include <x.h>\nclass A : public B, private ns::C<T>, virtual ::D {};\n")
+	var mods []string
+	for _, im := range r.Imports {
+		mods = append(mods, fmt.Sprintf("%s@%d", im.Module, im.Line))
+	}
+	if strings.Join(mods, " ") != "a/b.h@1 x.h@2" {
+		t.Errorf("imports %q", mods)
+	}
+	var bases []string
+	for _, in := range r.Inherits {
+		bases = append(bases, in.Class+"->"+in.Base)
+	}
+	if strings.Join(bases, " ") != "A->B A->ns.C A->D" {
+		t.Errorf("bases %q", bases)
+	}
+}
+
+func TestCFamilyTemplateSpan(t *testing.T) {
+	src := "template <typename T>\nT id(T x) {\n  return x;\n}\n"
+	r := cfExtract(t, "a.hpp", src)
+	if len(r.Defs) != 1 || r.Defs[0].StartLine != 1 || r.Defs[0].EndLine != 4 || r.Defs[0].StartByte != 0 {
+		t.Errorf("defs %+v", r.Defs)
+	}
+	if !slices.Contains(cfDefNames(r), "function id") {
+		t.Errorf("defs %q", cfDefNames(r))
+	}
+}
+
+// cfExtract runs the extractor of file's language over src.
+func cfExtract(t *testing.T, file, src string) *FileResult {
+	t.Helper()
+	r, err := LanguageFor(file).Extract(context.Background(), file, []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSpans(t, []byte(src), r)
+	return r
+}
+
+// cfDefNames lists r's definitions as "kind name", in order.
+func cfDefNames(r *FileResult) []string {
+	var out []string
+	for _, d := range r.Defs {
+		out = append(out, d.Kind+" "+d.Name)
+	}
+	return out
+}

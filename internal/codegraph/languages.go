@@ -1,0 +1,116 @@
+package codegraph
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/locus-dev/locus/schema"
+)
+
+// otherLanguages names common programming languages the code graph does not
+// parse, by extension, so that a build can say what a repository is written
+// in even where it has no graph for it. As linguist's language bar, only
+// programming languages count: no markup, data or prose.
+var otherLanguages = map[string]string{
+	".cs": "c#", ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift", ".scala": "scala",
+	".m": "objective-c", ".mm": "objective-c++", ".lua": "lua", ".dart": "dart", ".ex": "elixir", ".exs": "elixir",
+	".erl": "erlang", ".hs": "haskell", ".clj": "clojure", ".jl": "julia", ".zig": "zig", ".ml": "ocaml",
+	".pl": "perl", ".pm": "perl", ".r": "r", ".sh": "shell", ".bash": "shell", ".groovy": "groovy", ".fs": "f#",
+	".vue": "vue", ".svelte": "svelte", ".nim": "nim", ".cr": "crystal", ".d": "d", ".f90": "fortran",
+	".pas": "pascal", ".tcl": "tcl", ".vb": "visual basic", ".cu": "cuda", ".sol": "solidity", ".v": "verilog",
+	".vhd": "vhdl", ".asm": "assembly", ".s": "assembly", ".ps1": "powershell", ".elm": "elm", ".purs": "purescript",
+}
+
+// headerExt is the extension shared by C and C++ headers: a build parses
+// them as whichever of the two has more bytes in the repository.
+const headerExt = ".h"
+
+// detectLanguage is the programming language of path by its extension: a
+// language with a graph (supported) or one of otherLanguages; "" for
+// anything else (markup, data, prose, unknown).
+func detectLanguage(p string) (name string, supported bool) {
+	if l := LanguageFor(p); l != nil {
+		return l.Name(), true
+	}
+	return otherLanguages[strings.ToLower(path.Ext(p))], false
+}
+
+// isSupported reports whether the code graph parses language name.
+func isSupported(name string) bool {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	_, ok := byName[name]
+	return ok
+}
+
+// SupportedLanguages lists the languages the code graph parses.
+func SupportedLanguages() string {
+	var names []string
+	for _, l := range Languages() {
+		names = append(names, l.Name())
+	}
+	return strings.Join(names, ", ")
+}
+
+// LanguageShare is one language's part of a repository's code.
+type LanguageShare struct {
+	Name      string
+	Bytes     int64
+	Share     float64 // of all programming-language bytes, 0..1
+	Supported bool    // the code graph parses it
+}
+
+// Shares orders a build's code bytes by language, most first (ties by name).
+func Shares(codeBytes map[string]int64) []LanguageShare {
+	var total int64
+	for _, n := range codeBytes {
+		total += n
+	}
+	out := make([]LanguageShare, 0, len(codeBytes))
+	for name, n := range codeBytes {
+		s := LanguageShare{Name: name, Bytes: n, Supported: isSupported(name)}
+		if total > 0 {
+			s.Share = float64(n) / float64(total)
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Bytes != out[j].Bytes {
+			return out[i].Bytes > out[j].Bytes
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// LanguageWarning says when a graph does not cover a repository's code:
+// its main language (by bytes) has no graph support, or nothing was parsed.
+// "" when the graph covers the main language, or for graphs recorded before
+// code bytes were (nothing to judge by beyond their file count).
+func LanguageWarning(g *schema.GraphInfo) string {
+	if g == nil {
+		return ""
+	}
+	shares := Shares(g.CodeBytes)
+	if len(shares) > 0 && !shares[0].Supported {
+		main := shares[0]
+		covered := "nothing else"
+		var parts []string
+		for _, s := range shares {
+			if s.Supported {
+				parts = append(parts, fmt.Sprintf("%s %.0f%%", s.Name, 100*s.Share))
+			}
+		}
+		if len(parts) > 0 {
+			covered = strings.Join(parts, ", ")
+		}
+		return fmt.Sprintf("graph: unsupported language %s, %.0f%% of code; the graph covers %s, and localize ranks only those functions",
+			main.Name, 100*main.Share, covered)
+	}
+	if g.Files == 0 {
+		return fmt.Sprintf("graph: no file in a supported language (%s)", SupportedLanguages())
+	}
+	return ""
+}

@@ -1,0 +1,1 @@
+int parse_int(const char *s);
