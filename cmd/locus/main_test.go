@@ -221,3 +221,46 @@ func TestLLMConcurrencyReachesWorkers(t *testing.T) {
 		t.Fatalf("workers.Config.LLMConcurrency = %d, want the flag's 7", wc.LLMConcurrency)
 	}
 }
+
+// TestIndexWarnsOfUnsupportedLanguage: a repository mostly in a language
+// without a graph indexes, and index, status and localize each say so.
+func TestIndexWarnsOfUnsupportedLanguage(t *testing.T) {
+	r := gitfixture.New(t)
+	r.Write(map[string]string{
+		"app/Main.kt":   strings.Repeat("fun main() { println(\"slug\") }\n", 40),
+		"tools/slug.py": "def slugify(s):\n    return s.strip('-')\n",
+	})
+	r.Commit("one")
+	data := t.TempDir()
+	ctx := context.Background()
+	var errBuf bytes.Buffer
+	oldErr := stderr
+	stderr = &errBuf
+	defer func() { stderr = oldErr }()
+	const want = "acme/kt: graph: unsupported language kotlin, 97% of code"
+	if _, err := capture(t, func() error {
+		return runIndex(ctx, []string{"--data-dir", data, "--log-level", "error", "acme/kt=" + r.Dir})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errBuf.String(), "warning: "+want) {
+		t.Errorf("index does not warn %q:\n%s", want, errBuf.String())
+	}
+	errBuf.Reset()
+	if _, err := capture(t, func() error { return runStatus(ctx, []string{"--data-dir", data}) }); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errBuf.String(), "warning: "+want) {
+		t.Errorf("status does not warn %q:\n%s", want, errBuf.String())
+	}
+	errBuf.Reset()
+	out, err := capture(t, func() error {
+		return runLocalize(ctx, []string{"--data-dir", data, "--repo", "acme/kt", "--method", "sr", "slugify strips dashes"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errBuf.String(), "graph: unsupported language kotlin") || !strings.Contains(out, "tools/slug.py:slugify") {
+		t.Errorf("localize: stderr %q, stdout:\n%s", errBuf.String(), out)
+	}
+}

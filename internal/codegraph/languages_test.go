@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/locus-dev/locus/schema"
 )
@@ -128,5 +129,92 @@ func TestParseTimeout(t *testing.T) {
 	defer cancel()
 	if _, err := LanguageFor("big.py").Extract(ctx, "big.py", []byte(big.String())); !errors.Is(err, ErrParseTimeout) || !strings.Contains(err.Error(), "big.py") {
 		t.Errorf("Extract past its deadline: %v, want ErrParseTimeout naming big.py", err)
+	}
+}
+
+// TestPrimaryLanguageOnlyNative: the primary language of a C++ repository
+// keeps its headers; another language's files are left out, named.
+func TestPrimaryLanguageOnlyNative(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"src/main.cpp":  "#include \"shape.h\"\nint main() { return Shape().area(); }\n",
+		"src/shape.h":   "class Shape {\n public:\n  int area() const { return 1; }\n};\n",
+		"tools/gen.py":  "def gen():\n    pass\n",
+		"bench/main.rs": "fn main() {}\n",
+	})
+	g := buildDir(t, dir, Options{PrimaryLanguageOnly: true})
+	langs := map[string]string{}
+	for _, n := range g.Nodes {
+		if n.Type == TypeFile {
+			langs[n.Path] = n.Language
+		}
+	}
+	if fmt.Sprint(langs) != fmt.Sprint(map[string]string{"src/main.cpp": "cpp", "src/shape.h": "cpp"}) {
+		t.Errorf("files in the graph %v, want the C++ files alone", langs)
+	}
+	var skipped []string
+	for _, s := range g.Stats.Skipped {
+		skipped = append(skipped, s.Path+": "+s.Reason)
+	}
+	if fmt.Sprint(skipped) != "[bench/main.rs: not the primary language (cpp) tools/gen.py: not the primary language (cpp)]" {
+		t.Errorf("skipped %v", skipped)
+	}
+}
+
+// TestCFamilyBadInput: what C code in the wild throws at the builder is
+// parsed within the per-file limits or skipped with its reason, never a
+// failed build.
+func TestCFamilyBadInput(t *testing.T) {
+	var amalgamation strings.Builder // sqlite3.c-like: one 20 MB file
+	for i := 0; amalgamation.Len() < 20<<20; i++ {
+		fmt.Fprintf(&amalgamation, "static int sqlite3Fn%d(int a){ return a + %d; }\n", i, i)
+	}
+	var header strings.Builder // a 100k-line single header
+	for i := 0; i < 100000; i++ {
+		if i%10 == 0 {
+			fmt.Fprintf(&header, "static inline int h%d(int x) {\n", i)
+		} else if i%10 == 9 {
+			header.WriteString("}\n")
+		} else {
+			fmt.Fprintf(&header, "  x += %d;\n", i)
+		}
+	}
+	var macros strings.Builder // macros nested 200 deep, and #if 300 deep
+	macros.WriteString("#define M0(x) (x)\n")
+	for i := 1; i <= 200; i++ {
+		fmt.Fprintf(&macros, "#define M%d(x) M%d(M%d(x))\n", i, i-1, i-1)
+	}
+	macros.WriteString(strings.Repeat("#if 1\n", 300) + "int nested(void) { return M200(1); }\n" + strings.Repeat("#endif\n", 300))
+	dir := writeTree(t, map[string]string{
+		"sqlite3.c":   amalgamation.String(),
+		"single.h":    header.String(),
+		"macros.c":    macros.String(),
+		"knr.c":       "int add(a, b)\n    int a;\n    char *b;\n{\n    return a + *b;\n}\n",
+		"latin1.c":    "/* caf\xe9 */\nint caf\xe9_free(void) { return '\xe9'; }\nint plain(void) { return 0; }\n",
+		"truncated.c": "int ok(void) { return 1; }\nint cut(int x) {\n  if (x) {\n    return",
+	})
+	g := buildDir(t, dir, Options{MaxFileBytes: 4 << 20})
+	skipped := map[string]string{}
+	for _, s := range g.Stats.Skipped {
+		skipped[s.Path] = s.Reason
+	}
+	if !strings.HasPrefix(skipped["sqlite3.c"], "too large") || len(skipped) != 1 {
+		t.Errorf("skipped %v, want sqlite3.c alone (too large)", skipped)
+	}
+	funcs := map[string]bool{}
+	for _, n := range g.Nodes {
+		if n.Type == TypeFunction {
+			funcs[n.ID] = true
+			if !utf8.ValidString(n.Code) {
+				t.Errorf("%s: code is not valid UTF-8", n.ID)
+			}
+		}
+	}
+	for _, id := range []string{"single.h:h0", "single.h:h99990", "macros.c:nested", "macros.c:M200", "knr.c:add", "latin1.c:plain", "truncated.c:ok", "truncated.c:cut"} {
+		if !funcs[id] {
+			t.Errorf("no function %s", id)
+		}
+	}
+	if g.Stats.CodeBytes["c"] < 20<<20 {
+		t.Errorf("code bytes %v: the skipped amalgamation is code too", g.Stats.CodeBytes)
 	}
 }

@@ -258,6 +258,39 @@ func TestChangedFunctions(t *testing.T) {
 	}
 }
 
+// TestChangedFunctionsNative: changes map onto Rust methods, C functions
+// and C++ methods, with the .h headers of a C++ repository read as C++ (a
+// class's inline method is Class.m, not a parse error).
+func TestChangedFunctionsNative(t *testing.T) {
+	r := gitfixture.New(t)
+	r.Write(map[string]string{
+		"src/lib.rs":   "pub struct S;\n\nimpl S {\n    pub fn get(&self) -> u32 {\n        1\n    }\n}\n",
+		"c/util.c":     "int twice(int x) {\n    return 2 * x;\n}\n",
+		"cc/shape.h":   "class Shape {\n public:\n  int area() const {\n    return 1;\n  }\n};\n",
+		"cc/shape.cpp": "#include \"shape.h\"\nint total(const Shape& s) {\n  return s.area();\n}\n",
+		"cc/main.cpp":  "int main() {\n  return 0;\n}\n",
+	})
+	r.Commit("add")
+	r.Write(map[string]string{
+		"src/lib.rs": "pub struct S;\n\nimpl S {\n    pub fn get(&self) -> u32 {\n        2\n    }\n}\n",
+		"c/util.c":   "int twice(int x) {\n    return x + x;\n}\n",
+		"cc/shape.h": "class Shape {\n public:\n  int area() const {\n    return 2;\n  }\n};\n",
+	})
+	r.Commit("edit")
+	b := blobtest.Bucket(t)
+	_, m := scrapeAndPublish(t, b, r, schema.IndexOptions{})
+	got := map[string]string{}
+	for _, row := range readRows(t, b, m) {
+		if strings.TrimSpace(row.Message) == "edit" {
+			got[row.Path] = strings.Join(row.ChangedFunctions, " ")
+		}
+	}
+	want := map[string]string{"src/lib.rs": "src/lib.rs:S.get", "c/util.c": "c/util.c:twice", "cc/shape.h": "cc/shape.h:Shape.area"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("changed functions %v, want %v", got, want)
+	}
+}
+
 // TestScrapeResumesFromCheckpoint interrupts a scrape in its third part and
 // resumes it from the last checkpoint: only the commits after it are diffed,
 // and the parts and file-id map equal an uninterrupted scrape's byte for

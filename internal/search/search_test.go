@@ -387,3 +387,71 @@ func TestHybridFusesDenseWithAModelEmbedder(t *testing.T) {
 		t.Error("a NaN dense weight must be refused")
 	}
 }
+
+// TestLocalizeUnsupportedLanguage: a repository mostly in a language without
+// a graph is answered with a warning saying so; one with nothing parsed is
+// an error saying so, not an empty list.
+func TestLocalizeUnsupportedLanguage(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		warn  string
+		err   bool
+	}{
+		{"some python beside kotlin", map[string]string{
+			"app/Main.kt": strings.Repeat("fun main() { println(\"slug\") }\n", 50), "tools/slug.py": "def slugify(s):\n    return s.strip('-')\n"},
+			"graph: unsupported language kotlin, 97% of code; the graph covers python 3%", false},
+		{"kotlin alone", map[string]string{"app/Main.kt": "fun main() { println(\"slug\") }\n"},
+			"graph: unsupported language kotlin, 100% of code; the graph covers nothing else", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for p, c := range tc.files {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b := blobtest.Bucket(t)
+			files, err := codegraph.DirFiles(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := codegraph.Build(ctx, files, codegraph.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			repo := schema.RepoName("acme/kt")
+			info, err := codegraph.Write(ctx, b, repo, strings.Repeat("ab", 20), g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(info.Warning, tc.warn) {
+				t.Errorf("graph warning %q, want %q", info.Warning, tc.warn)
+			}
+			if _, err := manifest.Publish(ctx, b, manifest.Update{Repo: schema.RepoSpec{Name: repo}, Graph: &info}); err != nil {
+				t.Fatal(err)
+			}
+			d := Deps{Bucket: b}
+			if _, err := IndexRepo(ctx, d, repo, info); err != nil {
+				t.Fatal(err)
+			}
+			r, err := Retrieve(ctx, d, repo, "slugify strips dashes", Params{Method: MethodSR, Params: spider.Params{K: 4}})
+			if tc.err {
+				if !errors.Is(err, ErrNoGraph) || !strings.Contains(err.Error(), tc.warn) || !strings.Contains(err.Error(), string(repo)) {
+					t.Fatalf("err = %v, want ErrNoGraph naming %s and saying %q", err, repo, tc.warn)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(r.Warning, tc.warn) || len(r.TopK) == 0 {
+				t.Errorf("warning %q, %d ranked; want %q and the python function", r.Warning, len(r.TopK), tc.warn)
+			}
+		})
+	}
+}
