@@ -104,8 +104,14 @@ func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res 
 		// blanked (every branch kept), and with only the first branch of
 		// each kept (as ctags reads it); the reading that finds the most
 		// functions wins, the file as written on a tie.
+		// Only where a branch opens or closes more braces than it closes
+		// or opens: the other readings cost parses, and most errors (a
+		// macro tree-sitter cannot read) gain nothing from them.
 		var alts [][]byte
 		for _, firstOnly := range []bool{false, true} {
+			if !cUnbalancedBranches(parsed) {
+				break
+			}
 			if alt := cBlankConditionals(parsed, firstOnly); alt != nil {
 				alts = append(alts, alt)
 			}
@@ -149,6 +155,76 @@ func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res 
 		return nil, err
 	}
 	return res, nil
+}
+
+// cUnbalancedBranches reports whether a branch of a conditional directive
+// (#if, #ifdef, #ifndef, #elif, #else) opens more braces than it closes or
+// the reverse, as in `#ifdef X\nvoid f(int a) {\n#else\nvoid f(void) {\n#endif`,
+// which leaves tree-sitter, reading every branch, with braces that do not
+// pair. Braces in comments, strings and character literals do not count.
+func cUnbalancedBranches(src []byte) bool {
+	var balance []int // per open #if, the braces of its current branch
+	inComment := false
+	for start := 0; start < len(src); {
+		end := bytes.IndexByte(src[start:], '\n')
+		if end < 0 {
+			end = len(src)
+		} else {
+			end += start
+		}
+		line := src[start:end]
+		start = end + 1
+		if t := bytes.TrimLeft(line, " \t"); !inComment && len(t) > 0 && t[0] == '#' {
+			d := bytes.TrimLeft(t[1:], " \t")
+			switch {
+			case bytes.HasPrefix(d, []byte("if")): // if, ifdef, ifndef
+				balance = append(balance, 0)
+			case bytes.HasPrefix(d, []byte("el")): // else, elif, elifdef
+				if len(balance) > 0 {
+					if balance[len(balance)-1] != 0 {
+						return true
+					}
+				}
+			case bytes.HasPrefix(d, []byte("endif")):
+				if len(balance) > 0 {
+					if balance[len(balance)-1] != 0 {
+						return true
+					}
+					balance = balance[:len(balance)-1]
+				}
+			}
+			continue
+		}
+		var quote byte
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			switch {
+			case inComment:
+				if c == '*' && i+1 < len(line) && line[i+1] == '/' {
+					inComment, i = false, i+1
+				}
+			case quote != 0:
+				if c == '\\' {
+					i++
+				} else if c == quote {
+					quote = 0
+				}
+			case c == '/' && i+1 < len(line) && line[i+1] == '/':
+				i = len(line)
+			case c == '/' && i+1 < len(line) && line[i+1] == '*':
+				inComment, i = true, i+1
+			case c == '"' || c == '\'':
+				quote = c
+			case (c == '{' || c == '}') && len(balance) > 0:
+				if c == '{' {
+					balance[len(balance)-1]++
+				} else {
+					balance[len(balance)-1]--
+				}
+			}
+		}
+	}
+	return false
 }
 
 // cClamp cuts spans reaching past src (into appended closers) back to the

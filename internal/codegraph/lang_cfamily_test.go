@@ -148,3 +148,22 @@ func cfDefNames(r *FileResult) []string {
 	}
 	return out
 }
+
+func TestCUnbalancedBranches(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want bool
+	}{
+		{"int f(void) { return 0; }\n", false},
+		{"#ifdef X\nint f(int a) {\n#else\nint f(void) {\n#endif\n  return 0;\n}\n", true},
+		{"#if A\nvoid g(void) { h(); }\n#elif B\nvoid g(void) { }\n#endif\n", false},
+		{"#ifndef X\n#define X\nstruct s { int a; };\n#endif\n", false},
+		{"#if A\nconst char *s = \"{\"; /* } */ char c = '{'; // {\n#endif\n", false},
+		{"#if A\n  if (x) {\n#endif\n  y();\n#if A\n  }\n#endif\n", true},
+		{"#if A\n/* a comment\n  { spanning lines */\n#endif\n", false},
+	} {
+		if got := cUnbalancedBranches([]byte(tc.src)); got != tc.want {
+			t.Errorf("cUnbalancedBranches(%q) = %v, want %v", tc.src, got, tc.want)
+		}
+	}
+}
