@@ -8,11 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/locus-dev/locus/internal/codegraph"
@@ -84,7 +85,7 @@ func (c CtagsLanguage) Unexplained() float64 {
 
 // CtagsResult is the comparison for one repository snapshot.
 type CtagsResult struct {
-	Repo      string          `json:"repo"`
+	Repo      string          `json:"repo"` // the git directory
 	Head      string          `json:"head"`
 	Headers   string          `json:"headers"` // the language .h files were parsed as
 	Command   string          `json:"command"` // the ctags command line
@@ -120,7 +121,7 @@ func Ctags(ctx context.Context, gitDir string, head gitrepo.Hash) (*CtagsResult,
 	if err != nil {
 		return nil, err
 	}
-	res := &CtagsResult{Repo: string(benchRepo(gitDir)), Head: head.String(), Headers: hdr}
+	res := &CtagsResult{Repo: gitDir, Head: head.String(), Headers: hdr}
 
 	// The files the graph parsed, in the three languages, written out for
 	// ctags with the same content.
@@ -316,51 +317,13 @@ func excludedPath(p string) bool {
 
 // ctagsName is a definition's simple name as both sides spell it: the last
 // segment of a qualified name, without an overload signature or a "#n"
-// suffix, without spaces (ctags writes "operator ==").
+// suffix (codegraph.SimpleName), without spaces (ctags writes
+// "operator =="). The call operator is "operator" on both sides.
 func ctagsName(q string) string {
-	parts := splitTopLevel(q)
-	seg := parts[len(parts)-1]
-	if i := strings.LastIndexByte(seg, '#'); i > 0 {
-		seg = seg[:i]
-	}
-	seg = strings.ReplaceAll(seg, " ", "")
-	if strings.HasPrefix(seg, "operator()") {
-		return "operator()"
-	}
-	if i := strings.IndexByte(seg, '('); i > 0 {
-		seg = seg[:i]
-	}
-	return seg
+	return codegraph.SimpleName(strings.ReplaceAll(q, " ", ""))
 }
 
-// splitTopLevel splits a qualified name at dots outside brackets.
-func splitTopLevel(q string) []string {
-	var parts []string
-	depth, start := 0, 0
-	for i := 0; i < len(q); i++ {
-		switch q[i] {
-		case '(', '[':
-			depth++
-		case ')', ']':
-			depth--
-		case '.':
-			if depth == 0 {
-				parts = append(parts, q[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(parts, q[start:])
-}
-
-func sortedDefKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedDefKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func inRustMacro(ctx context.Context, cache map[string][][2]int, p string, src []byte, line int) bool {
 	rs, ok := cache[p]

@@ -471,6 +471,13 @@ func splitQual(name string) []string {
 	return append(parts, name[start:])
 }
 
+// SimpleName is a qualified name's last segment without an overload
+// signature or a "#n" suffix: "A.B.f(int)#2" → "f".
+func SimpleName(q string) string {
+	parts := splitQual(q)
+	return baseName(parts[len(parts)-1])
+}
+
 // baseName strips an overload signature and a duplicate suffix: "m(int)#2" → "m".
 func baseName(seg string) string {
 	// "#2" after at least one character; a leading '#' is a JS private name.

@@ -573,13 +573,7 @@ func (w *cWalker) recover(e, body *fnode, sc cScope) bool {
 	}
 	full := sc.qualify(qual)
 	sig := w.signature(decl)
-	name := full
-	if w.collect {
-		addSig(w.sigs, full, sig)
-		addSig(w.declSigs, full, sig)
-	} else if w.cpp && len(w.sigs[full]) > 1 {
-		name += sig
-	}
+	name := w.overloadName(full, sig)
 	name = w.def(name, KindFunction, body, e.NamedChild(start))
 	inner := cScope{from: name, prefix: name, inFunc: true, outer: sc.prefix}
 	if !w.cpp {
@@ -720,13 +714,7 @@ func (w *cWalker) funcDef(n *fnode, sc cScope) bool {
 		w.declare(full, sig)
 		return true
 	}
-	name := full
-	if w.collect {
-		addSig(w.sigs, full, sig)
-		addSig(w.declSigs, full, sig)
-	} else if w.cpp && len(w.sigs[full]) > 1 {
-		name += sig
-	}
+	name := w.overloadName(full, sig)
 	name = w.def(name, KindFunction, n, span)
 	inner := cScope{from: name, prefix: name, inFunc: true, outer: sc.prefix}
 	if !w.cpp {
@@ -951,18 +939,35 @@ func (w *cWalker) innerDeclarator(d *fnode) *fnode {
 	return nil
 }
 
+// overloadName is a function's name: full, with its signature when the file
+// defines full with several (C++); pass one only records the signature.
+func (w *cWalker) overloadName(full, sig string) string {
+	if w.collect {
+		addSig(w.sigs, full, sig)
+		addSig(w.declSigs, full, sig)
+	} else if w.cpp && len(w.sigs[full]) > 1 {
+		return full + sig
+	}
+	return full
+}
+
+// qualified splits A::B::name into its scopes' names and the name's node.
+func (w *cWalker) qualified(n *fnode) (scopes []string, name *fnode) {
+	for depth := 0; n != nil && n.Type() == "qualified_identifier" && depth < 1000; depth++ {
+		if s := w.scopeName(n.ChildByFieldName("scope")); s != "" {
+			scopes = append(scopes, s)
+		}
+		n = n.ChildByFieldName("name")
+	}
+	return scopes, n
+}
+
 // funcName returns a function's own name and its name qualified by what its
 // declarator names (A::B::f → "f", "A.B.f").
 func (w *cWalker) funcName(n *fnode) (short, qual string) {
 	switch n.Type() {
 	case "qualified_identifier":
-		var parts []string
-		for depth := 0; n != nil && n.Type() == "qualified_identifier" && depth < 1000; depth++ {
-			if s := w.scopeName(n.ChildByFieldName("scope")); s != "" {
-				parts = append(parts, s)
-			}
-			n = n.ChildByFieldName("name")
-		}
+		parts, n := w.qualified(n)
 		if n == nil {
 			return "", ""
 		}
@@ -1356,13 +1361,7 @@ func (w *cWalker) typeName(n *fnode) string {
 	case "template_type", "template_function", "template_method":
 		return w.typeName(n.ChildByFieldName("name"))
 	case "qualified_identifier":
-		var parts []string
-		for depth := 0; n != nil && n.Type() == "qualified_identifier" && depth < 1000; depth++ {
-			if s := w.scopeName(n.ChildByFieldName("scope")); s != "" {
-				parts = append(parts, s)
-			}
-			n = n.ChildByFieldName("name")
-		}
+		parts, n := w.qualified(n)
 		last := w.typeName(n)
 		if last == "" {
 			return ""

@@ -210,6 +210,16 @@ func (b *builder) bind(file, name string, targets ...string) {
 	m[name] = append(m[name], targets...)
 }
 
+// bindTopLevel binds, in file, every top-level definition of f by its name
+// (a wildcard import).
+func (b *builder) bindTopLevel(file, f string) {
+	for d := range b.defs[f] {
+		if !strings.Contains(d, ".") {
+			b.bind(file, d, EntityID(f, d))
+		}
+	}
+}
+
 // resolve adds imports, invokes and inherits edges.
 func (b *builder) resolve() {
 	st := &b.g.Stats
@@ -375,11 +385,7 @@ func (b *builder) resolveImport(p *parsed, im Import) (targets []string, externa
 	}
 	for i, n := range im.Names {
 		if n == "*" {
-			for d := range b.defs[f] {
-				if !strings.Contains(d, ".") {
-					b.bind(p.path, d, EntityID(f, d))
-				}
-			}
+			b.bindTopLevel(p.path, f)
 			continue
 		}
 		local := n

@@ -190,11 +190,7 @@ func (b *builder) resolveRustImport(p *parsed, im Import) (targets []string, ext
 	}
 	for i, n := range im.Names {
 		if n == "*" {
-			for d := range b.defs[f] {
-				if !strings.Contains(d, ".") {
-					b.bind(p.path, d, EntityID(f, d))
-				}
-			}
+			b.bindTopLevel(p.path, f)
 			continue
 		}
 		local := n
