@@ -108,3 +108,43 @@ func TestBaseName(t *testing.T) {
 		}
 	}
 }
+
+// TestGoldFromPatchNative: gold from a patch over a built graph in Rust
+// (an impl method's body), C (a function in a .c file whose header only
+// declares it) and C++ (an out-of-line method), and the reason a patch
+// that edits only a declaration has no gold.
+func TestGoldFromPatchNative(t *testing.T) {
+	g := buildDir(t, writeTree(t, map[string]string{
+		"src/lib.rs":   "pub struct S;\n\nimpl S {\n    pub fn get(&self) -> u32 {\n        1\n    }\n}\n",
+		"c/list.h":     "int list_sum(int n);\n",
+		"c/list.c":     "#include \"list.h\"\nint list_sum(int n) {\n    return n;\n}\n",
+		"cc/shape.hpp": "class Shape {\n public:\n  int area() const;\n};\n",
+		"cc/shape.cpp": "#include \"shape.hpp\"\nint Shape::area() const {\n  return 1;\n}\n",
+	}), Options{})
+	for _, tc := range []struct {
+		name, patch string
+		want        []string
+		why         string
+	}{
+		{"rust impl method", "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -4,3 +4,3 @@ impl S {\n     pub fn get(&self) -> u32 {\n-        1\n+        2\n     }\n", []string{"src/lib.rs:S.get"}, ""},
+		{"c function", "--- a/c/list.c\n+++ b/c/list.c\n@@ -2,3 +2,3 @@\n int list_sum(int n) {\n-    return n;\n+    return n + 1;\n }\n", []string{"c/list.c:list_sum"}, ""},
+		{"c++ out-of-line method", "--- a/cc/shape.cpp\n+++ b/cc/shape.cpp\n@@ -2,3 +2,3 @@\n int Shape::area() const {\n-  return 1;\n+  return 2;\n }\n", []string{"cc/shape.cpp:Shape.area"}, ""},
+		{"a declaration only", "--- a/c/list.h\n+++ b/c/list.h\n@@ -1 +1 @@\n-int list_sum(int n);\n+int list_sum(long n);\n", nil,
+			"no function-level edit: no graph for the files it edits: c/list.h (defines no function)"},
+		{"another language", "--- a/build.zig\n+++ b/build.zig\n@@ -1 +1 @@\n-a\n+b\n", nil,
+			"no function-level edit: no graph for the files it edits: build.zig (no graph for language zig)"},
+	} {
+		got, err := GoldFromPatch(g, tc.patch)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(got) != len(tc.want) || len(got) > 0 && !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: gold %v, want %v", tc.name, got, tc.want)
+		}
+		if tc.why != "" {
+			if why := NoGoldReason(g, tc.patch); why != tc.why {
+				t.Errorf("%s: reason %q, want %q", tc.name, why, tc.why)
+			}
+		}
+	}
+}
