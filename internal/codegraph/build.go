@@ -93,6 +93,20 @@ func (e *Extracts) reused(key string) *FileResult {
 	return &r
 }
 
+// errExtractor marks an extractor's internal error (a recovered panic):
+// Build skips the file with it as the reason.
+var errExtractor = errors.New("internal error")
+
+// safeExtract runs l's extractor, turning a panic into errExtractor.
+func safeExtract(ctx context.Context, l Language, path string, src []byte) (res *FileResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("extract %s %s: %w: %v", l.Name(), path, errExtractor, r)
+		}
+	}()
+	return l.Extract(ctx, path, src)
+}
+
 // DefaultParseTimeout is Options.ParseTimeout's default: far above what any
 // file under MaxFileBytes takes (a 1 MiB C++ file parses in about a second),
 // so that only a pathological input reaches it.
@@ -181,7 +195,7 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 				reused := res != nil
 				if !reused {
 					fctx, cancel := context.WithTimeout(ctx, opts.ParseTimeout)
-					res, err = j.p.lang.Extract(fctx, j.p.path, j.p.src)
+					res, err = safeExtract(fctx, j.p.lang, j.p.path, j.p.src)
 					cancel()
 				}
 				var enc []byte
@@ -202,6 +216,9 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 				switch {
 				case err != nil && errors.Is(err, ErrParseTimeout) && ctx.Err() == nil:
 					skips[j.i] = fmt.Sprintf("parse timed out (over %s)", opts.ParseTimeout)
+				case err != nil && errors.Is(err, errExtractor) && ctx.Err() == nil:
+					// An extractor's bug costs the file, named, not the graph.
+					skips[j.i] = err.Error()
 				case err != nil && firstErr == nil:
 					firstErr = fmt.Errorf("%s: %w", j.p.path, err)
 				case err == nil:

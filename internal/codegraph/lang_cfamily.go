@@ -87,7 +87,7 @@ func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res 
 	defer func() {
 		// A bug here must cost one file, not a worker.
 		if r := recover(); r != nil {
-			res, err = nil, fmt.Errorf("extract %s %s: internal error: %v", l.name, path, r)
+			res, err = nil, fmt.Errorf("extract %s %s: %w: %v", l.name, path, errExtractor, r)
 		}
 	}()
 	parsed := cBlankMacroLines(src, l.cpp)

@@ -68,7 +68,7 @@ func (javaLang) Extract(ctx context.Context, path string, src []byte) (res *File
 	defer func() {
 		// A bug here must cost one file, not a worker.
 		if r := recover(); r != nil {
-			res, err = nil, fmt.Errorf("extract java %s: internal error: %v", path, r)
+			res, err = nil, fmt.Errorf("extract java %s: %w: %v", path, errExtractor, r)
 		}
 	}()
 	x := &javaExtractor{

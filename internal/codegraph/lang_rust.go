@@ -76,7 +76,7 @@ func (rustLang) Extract(ctx context.Context, path string, src []byte) (res *File
 	defer func() {
 		// A bug here must cost one file, not a worker.
 		if r := recover(); r != nil {
-			res, err = nil, fmt.Errorf("extract rust %s: internal error: %v", path, r)
+			res, err = nil, fmt.Errorf("extract rust %s: %w: %v", path, errExtractor, r)
 		}
 	}()
 	res = &FileResult{}

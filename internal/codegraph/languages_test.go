@@ -218,3 +218,31 @@ func TestCFamilyBadInput(t *testing.T) {
 		t.Errorf("code bytes %v: the skipped amalgamation is code too", g.Stats.CodeBytes)
 	}
 }
+
+// panicLang is an extractor with a bug: it panics on every file.
+type panicLang struct{}
+
+func (panicLang) Name() string         { return "panicky" }
+func (panicLang) Extensions() []string { return []string{".panicky"} }
+func (panicLang) Extract(context.Context, string, []byte) (*FileResult, error) {
+	panic("index out of range")
+}
+
+// TestExtractorPanicSkipsTheFile: an extractor's bug costs its file, named
+// with the reason, not the repository's graph.
+func TestExtractorPanicSkipsTheFile(t *testing.T) {
+	register(panicLang{})
+	t.Cleanup(func() {
+		regMu.Lock()
+		defer regMu.Unlock()
+		delete(byName, "panicky")
+		delete(byExt, ".panicky")
+	})
+	g := buildDir(t, writeTree(t, map[string]string{"a.panicky": "x", "ok.py": "def ok():\n    pass\n"}), Options{})
+	if len(g.Stats.Skipped) != 1 || g.Stats.Skipped[0].Path != "a.panicky" || !strings.Contains(g.Stats.Skipped[0].Reason, "internal error: index out of range") {
+		t.Errorf("skipped %+v, want a.panicky with the panic", g.Stats.Skipped)
+	}
+	if g.Stats.Files != 1 {
+		t.Errorf("%d files in the graph, want ok.py", g.Stats.Files)
+	}
+}
