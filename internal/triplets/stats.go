@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locus-dev/locus/internal/codegraph"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -103,32 +104,16 @@ func WriteStats(dir string, recs []Record, repos []RepoStats, dropped map[Skip]i
 	return append(files, path), nil
 }
 
-// language is a record's language by the extension of its first
-// positive's file.
+// language is a record's language: the code graph's for its first
+// positive's file (by extension; .h counts as C), else the extension.
 func language(r Record) string {
 	if len(r.Positives) == 0 {
 		return "?"
 	}
-	ext := strings.ToLower(filepath.Ext(r.Positives[0].File))
-	switch ext {
-	case ".py":
-		return "python"
-	case ".java":
-		return "java"
-	case ".go":
-		return "go"
-	case ".js", ".jsx", ".mjs", ".cjs":
-		return "javascript"
-	case ".ts", ".tsx":
-		return "typescript"
-	case ".rs":
-		return "rust"
-	case ".c", ".h":
-		return "c"
-	case ".cc", ".cpp", ".cxx", ".hpp", ".hh":
-		return "c++"
+	if l := codegraph.LanguageFor(r.Positives[0].File); l != nil {
+		return l.Name()
 	}
-	return strings.TrimPrefix(ext, ".")
+	return strings.TrimPrefix(strings.ToLower(filepath.Ext(r.Positives[0].File)), ".")
 }
 
 func writeMarkdown(w io.Writer, recs []Record, repos []RepoStats, dropped map[Skip]int) {
