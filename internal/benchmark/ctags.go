@@ -11,7 +11,6 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -191,9 +190,8 @@ func Ctags(ctx context.Context, gitDir string, head gitrepo.Hash) (*CtagsResult,
 		}
 		return by[name]
 	}
-	for p, l := range langOf {
+	for _, l := range langOf {
 		lang(l).Files++
-		_ = p
 	}
 	for _, n := range g.Nodes {
 		l := langOf[n.Path]
@@ -294,7 +292,7 @@ func fileLanguage(p, headers string) string {
 		return ""
 	}
 	name := l.Name()
-	if strings.EqualFold(path.Ext(p), ".h") {
+	if codegraph.IsHeader(p) {
 		name = headers
 	}
 	if _, ok := ctagsLanguages[name]; !ok {

@@ -164,10 +164,7 @@ func (p *parsed) prepare() {
 func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 	opts.defaults()
 	g := &Graph{Stats: Stats{FilesByLang: map[string]int{}, CodeBytes: map[string]int64{}, Edges: map[string]int{}, Unresolved: map[string]int{}}}
-	excluded := map[string]bool{}
-	for _, e := range opts.Exclude {
-		excluded[e] = true
-	}
+	excluded := excludeSet(opts.Exclude)
 
 	type job struct {
 		i int
@@ -238,7 +235,7 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 	for _, f := range files {
 		name, supported := detectLanguage(f.Path)
 		lang := LanguageFor(f.Path)
-		if supported && strings.EqualFold(path.Ext(f.Path), headerExt) {
+		if supported && IsHeader(f.Path) {
 			name, lang = hdr.Name(), hdr
 		}
 		if reason := skipPath(f, excluded, name, supported); reason != "" {
@@ -317,6 +314,15 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 	return g, nil
 }
 
+// excludeSet is a set of the directory names in list (Options.Exclude).
+func excludeSet(list []string) map[string]bool {
+	set := make(map[string]bool, len(list))
+	for _, e := range list {
+		set[e] = true
+	}
+	return set
+}
+
 // skipPath returns why a file is not parsed: "-" for files that are simply not
 // source in a programming language (not reported) or are in one without a
 // graph (read for their bytes only), a reason otherwise.
@@ -382,7 +388,7 @@ func skipContent(data []byte, max int) (reason string, code bool) {
 func headerLanguage(files []File, excluded map[string]bool) Language {
 	n := map[string]int{}
 	for _, f := range files {
-		if l := LanguageFor(f.Path); l != nil && !strings.EqualFold(path.Ext(f.Path), headerExt) && skipPath(f, excluded, l.Name(), true) == "" {
+		if l := LanguageFor(f.Path); l != nil && !IsHeader(f.Path) && skipPath(f, excluded, l.Name(), true) == "" {
 			n[l.Name()]++
 		}
 	}

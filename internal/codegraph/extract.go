@@ -41,6 +41,14 @@ type Import struct {
 	Line  int
 }
 
+// local is the name Names[i] is bound to in the file.
+func (im Import) local(i int) string {
+	if i < len(im.Locals) && im.Locals[i] != "" {
+		return im.Locals[i]
+	}
+	return im.Names[i]
+}
+
 // Call is a reference from a definition to a callee, unresolved.
 type Call struct {
 	// From is the qualified name of the innermost enclosing Def; "" for

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	pathpkg "path"
 	"sort"
 	"strconv"
 	"strings"
@@ -357,7 +356,7 @@ func NewFunctionMapper(size int) *FunctionMapper {
 
 func (m *FunctionMapper) spans(path string, blob gitrepo.Hash, src []byte) []span {
 	lang := LanguageFor(path)
-	if m.Headers != "" && strings.EqualFold(pathpkg.Ext(path), headerExt) {
+	if m.Headers != "" && IsHeader(path) {
 		regMu.RLock()
 		lang = byName[m.Headers]
 		regMu.RUnlock()

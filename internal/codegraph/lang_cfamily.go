@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -259,10 +258,10 @@ func (l cFamilyLang) walk(root *fnode, src []byte) *FileResult {
 	res := &FileResult{}
 	{
 		// Pass one finds which names are overloaded; pass two names.
-		count := &cWalker{src: src, cpp: l.cpp, res: &FileResult{}, used: map[string]int{}, collect: true,
+		count := &cWalker{src: src, cpp: l.cpp, res: &FileResult{}, used: uniqueNames{}, collect: true,
 			sigs: map[string]map[string]bool{}, declSigs: map[string]map[string]bool{}}
 		count.walk(root, cScope{})
-		w := &cWalker{src: src, cpp: l.cpp, res: res, used: map[string]int{},
+		w := &cWalker{src: src, cpp: l.cpp, res: res, used: uniqueNames{},
 			sigs: count.sigs, declSigs: count.declSigs}
 		w.walk(root, cScope{})
 		w.finishDecls()
@@ -457,7 +456,7 @@ type cWalker struct {
 	src  []byte
 	cpp  bool
 	res  *FileResult
-	used map[string]int // definition names given out, for #n
+	used uniqueNames // definition names given out, for #n
 	// collect is pass one: it records signatures and emits nothing.
 	collect bool
 	// sigs are the signatures each qualified function name is defined
@@ -482,18 +481,10 @@ func (s cScope) qualify(name string) string {
 	return s.prefix + "." + name
 }
 
-func (w *cWalker) unique(name string) string {
-	w.used[name]++
-	if n := w.used[name]; n > 1 {
-		return name + "#" + strconv.Itoa(n)
-	}
-	return name
-}
-
 // def records a definition spanning from start (a template_declaration, or
 // n) to n's end, trailing whitespace left out.
 func (w *cWalker) def(name, kind string, n, start *fnode) string {
-	name = w.unique(name)
+	name = w.used.add(name)
 	if w.collect {
 		return name
 	}

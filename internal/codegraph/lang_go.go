@@ -20,7 +20,7 @@ func (goLang) Extract(ctx context.Context, path string, src []byte) (*FileResult
 	res := &FileResult{}
 	err := parseTree(ctx, tsgo.GetLanguage(), path, src, func(root *fnode) error {
 		res.ErrorNodes = errorsIn(root)
-		w := &goWalker{src: src, res: res, names: map[string]int{}}
+		w := &goWalker{src: src, res: res, names: uniqueNames{}}
 		c := newCursor(root)
 		defer c.Close()
 		w.walk(c, "")
@@ -35,21 +35,11 @@ func (goLang) Extract(ctx context.Context, path string, src []byte) (*FileResult
 type goWalker struct {
 	src   []byte
 	res   *FileResult
-	names map[string]int // for "#n" suffixes
-}
-
-// unique hands out file-unique names: the first keeps the name, later ones
-// (several init or _ functions) get "#2", "#3"… in source order.
-func (w *goWalker) unique(name string) string {
-	w.names[name]++
-	if n := w.names[name]; n > 1 {
-		return name + "#" + strconv.Itoa(n)
-	}
-	return name
+	names uniqueNames
 }
 
 func (w *goWalker) def(name, kind string, n *fnode) string {
-	q := w.unique(name)
+	q := w.names.add(name)
 	w.res.Defs = append(w.res.Defs, defAt(q, kind, n))
 	return q
 }

@@ -2,7 +2,6 @@ package codegraph
 
 import (
 	"context"
-	"strconv"
 	"strings"
 
 	tspython "github.com/smacker/go-tree-sitter/python"
@@ -20,7 +19,7 @@ func (pythonLang) Extract(ctx context.Context, path string, src []byte) (*FileRe
 	res := &FileResult{}
 	err := parseTree(ctx, tspython.GetLanguage(), path, src, func(root *fnode) error {
 		res.ErrorNodes = errorsIn(root)
-		w := &pyWalker{src: src, res: res, names: pyNames{}}
+		w := &pyWalker{src: src, res: res, names: uniqueNames{}}
 		c := newCursor(root)
 		defer c.Close()
 		w.walk(c, "")
@@ -35,7 +34,7 @@ func (pythonLang) Extract(ctx context.Context, path string, src []byte) (*FileRe
 type pyWalker struct {
 	src   []byte
 	res   *FileResult
-	names pyNames
+	names uniqueNames
 }
 
 // walk visits the cursor's node and its subtree; scope is the qualified name
@@ -272,18 +271,4 @@ func pyQualify(scope, name string) string {
 		return name
 	}
 	return scope + "." + name
-}
-
-// pyNames hands out file-unique definition names: the first use of a
-// name keeps it, later ones get "#2", "#3"… in source order (NAMING.md).
-// Identifiers never contain '#', so a suffixed name cannot collide with a
-// real one.
-type pyNames map[string]int
-
-func (u pyNames) add(name string) string {
-	u[name]++
-	if n := u[name]; n > 1 {
-		return name + "#" + strconv.Itoa(n)
-	}
-	return name
 }

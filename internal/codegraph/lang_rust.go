@@ -3,7 +3,6 @@ package codegraph
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	tsrust "github.com/smacker/go-tree-sitter/rust"
@@ -82,7 +81,7 @@ func (rustLang) Extract(ctx context.Context, path string, src []byte) (res *File
 	res = &FileResult{}
 	err = parseTree(ctx, tsrust.GetLanguage(), path, src, func(root *fnode) error {
 		res.ErrorNodes = errorsIn(root)
-		w := &rustWalker{ctx: ctx, path: path, src: src, res: res, names: map[string]int{}}
+		w := &rustWalker{ctx: ctx, path: path, src: src, res: res, names: uniqueNames{}}
 		c := newCursor(root)
 		defer c.Close()
 		w.walk(c, "", "")
@@ -99,8 +98,20 @@ type rustWalker struct {
 	path  string
 	src   []byte
 	res   *FileResult
-	names map[string]int // for "#n" suffixes
-	depth int            // item macros being reparsed around the walk
+	names uniqueNames
+	depth int // item macros being reparsed around the walk
+}
+
+// rustItemPosition reports whether macro invocation n, with token tree tt,
+// is in item position (in a file, module, impl or trait body) with tt a
+// non-empty brace block: where itemMacro reads items.
+func rustItemPosition(n, tt *fnode) bool {
+	p := n.Parent()
+	if p == nil || p.Type() != "source_file" && p.Type() != "declaration_list" {
+		return false
+	}
+	open := tt.Child(0)
+	return open != nil && open.Type() == "{" && tt.ChildCount() >= 3
 }
 
 // itemMacro handles a macro invocation in item position whose braces hold
@@ -111,14 +122,7 @@ type rustWalker struct {
 // invocation is not in item position, is not brace-delimited, or its inside
 // does not parse as items without error.
 func (w *rustWalker) itemMacro(n, tt *fnode, prefix, from string) bool {
-	if w.depth >= 16 {
-		return false
-	}
-	p := n.Parent()
-	if p == nil || (p.Type() != "source_file" && p.Type() != "declaration_list") {
-		return false
-	}
-	if open := tt.Child(0); open == nil || open.Type() != "{" || tt.ChildCount() < 3 {
+	if w.depth >= 16 || !rustItemPosition(n, tt) {
 		return false
 	}
 	start, end := int(tt.StartByte())+1, int(tt.EndByte())-1
@@ -163,18 +167,8 @@ func (w *rustWalker) itemMacro(n, tt *fnode, prefix, from string) bool {
 	return ok
 }
 
-// unique hands out file-unique names: the first keeps the name, later ones
-// get "#2", "#3"… in source order.
-func (w *rustWalker) unique(name string) string {
-	w.names[name]++
-	if n := w.names[name]; n > 1 {
-		return name + "#" + strconv.Itoa(n)
-	}
-	return name
-}
-
 func (w *rustWalker) def(name, kind string, n *fnode) string {
-	q := w.unique(name)
+	q := w.names.add(name)
 	w.res.Defs = append(w.res.Defs, defAt(q, kind, n))
 	return q
 }
@@ -316,7 +310,7 @@ func (w *rustWalker) errorNode(n *fnode, prefix, from string) {
 		if k.Type() == "fn" {
 			if next := n.t.node(k.f().nextSibling); next != nil && next.Type() == "identifier" {
 				if name := rustIdent(textOf(next, w.src)); name != "" {
-					q := w.unique(rustQualify(prefix, name))
+					q := w.names.add(rustQualify(prefix, name))
 					sl, _ := spanOf(k)
 					_, el := spanOf(n)
 					w.res.Defs = append(w.res.Defs, Def{Name: q, Kind: KindFunction, StartLine: sl, EndLine: el, StartByte: int(k.StartByte()), EndByte: int(n.EndByte())})
@@ -840,15 +834,9 @@ func RustItemMacros(ctx context.Context, src []byte) ([][2]int, error) {
 			if n.Type() != "macro_invocation" {
 				continue
 			}
-			p := n.Parent()
-			if p == nil || p.Type() != "source_file" && p.Type() != "declaration_list" {
-				continue
-			}
 			for k := 0; k < int(n.NamedChildCount()); k++ {
-				if tt := n.NamedChild(k); tt.Type() == "token_tree" {
-					if open := tt.Child(0); open != nil && open.Type() == "{" {
-						out = append(out, [2]int{int(n.StartByte()), int(n.EndByte())})
-					}
+				if tt := n.NamedChild(k); tt.Type() == "token_tree" && rustItemPosition(n, tt) {
+					out = append(out, [2]int{int(n.StartByte()), int(n.EndByte())})
 				}
 			}
 		}

@@ -24,8 +24,11 @@ var otherLanguages = map[string]string{
 }
 
 // headerExt is the extension shared by C and C++ headers: a build parses
-// them as whichever of the two has more bytes in the repository.
+// them as C or C++ by the repository's source files (headerLanguage).
 const headerExt = ".h"
+
+// IsHeader reports whether p is a .h file, C or C++ by its repository.
+func IsHeader(p string) bool { return strings.EqualFold(path.Ext(p), headerExt) }
 
 // detectLanguage is the programming language of path by its extension: a
 // language with a graph (supported) or one of otherLanguages; "" for

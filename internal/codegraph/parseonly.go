@@ -3,7 +3,6 @@ package codegraph
 import (
 	"context"
 	"fmt"
-	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,10 +51,7 @@ func grammar(path string, l Language) *sitter.Language {
 // speed is measured against. It returns the files and bytes parsed.
 func ParseOnly(ctx context.Context, files []File, opts Options) (nfiles int, nbytes int64, err error) {
 	opts.defaults()
-	excluded := map[string]bool{}
-	for _, e := range opts.Exclude {
-		excluded[e] = true
-	}
+	excluded := excludeSet(opts.Exclude)
 	type job struct {
 		path string
 		lang Language
@@ -94,7 +90,7 @@ func ParseOnly(ctx context.Context, files []File, opts Options) (nfiles int, nby
 		nfiles++
 		nbytes += int64(len(data))
 		j := job{f.Path, LanguageFor(f.Path), append([]byte(nil), data...)}
-		if strings.EqualFold(path.Ext(f.Path), headerExt) {
+		if IsHeader(f.Path) {
 			j.lang = hdr
 		}
 		jobs <- j

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -123,4 +124,18 @@ func parse(ctx context.Context, lang *sitter.Language, path string, src []byte, 
 	}
 	defer tree.Close()
 	return fn(tree.RootNode())
+}
+
+// uniqueNames hands out file-unique definition names: the first use of a
+// name keeps it, later ones get "#2", "#3"… in source order (NAMING.md).
+// Identifiers never contain '#', so a suffixed name cannot collide with a
+// real one.
+type uniqueNames map[string]int
+
+func (u uniqueNames) add(name string) string {
+	u[name]++
+	if n := u[name]; n > 1 {
+		return name + "#" + strconv.Itoa(n)
+	}
+	return name
 }

@@ -388,10 +388,7 @@ func (b *builder) resolveImport(p *parsed, im Import) (targets []string, externa
 			b.bindTopLevel(p.path, f)
 			continue
 		}
-		local := n
-		if i < len(im.Locals) && im.Locals[i] != "" {
-			local = im.Locals[i]
-		}
+		local := im.local(i)
 		ts := b.lookup(f, n)
 		if len(ts) == 0 {
 			ts = b.reexports[f][n]

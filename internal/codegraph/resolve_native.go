@@ -193,10 +193,7 @@ func (b *builder) resolveRustImport(p *parsed, im Import) (targets []string, ext
 			b.bindTopLevel(p.path, f)
 			continue
 		}
-		local := n
-		if i < len(im.Locals) && im.Locals[i] != "" {
-			local = im.Locals[i]
-		}
+		local := im.local(i)
 		q := n
 		if prefix != "" {
 			q = prefix + "." + n

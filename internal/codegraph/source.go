@@ -68,10 +68,7 @@ func HeaderLanguageAt(ctx context.Context, gitDir string, backend gitrepo.Backen
 		return "", err
 	}
 	defer snap.Close()
-	excluded := map[string]bool{}
-	for _, e := range DefaultExclude {
-		excluded[e] = true
-	}
+	excluded := excludeSet(DefaultExclude)
 	if l := headerLanguage(GitFiles(snap), excluded); l != nil {
 		return l.Name(), nil
 	}
