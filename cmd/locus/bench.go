@@ -45,6 +45,7 @@ func runBenchScrape(ctx context.Context, args []string) error {
 	workers := fs.Int("workers", 0, "goroutines diffing commits; default GOMAXPROCS")
 	functions := fs.String("functions", "on", "changed-functions mapping: on, off, or both (times each backend with and without it)")
 	out := fs.String("out", "", "directory for the Parquet output; default a temporary directory, removed afterwards")
+	verify := fs.Bool("verify-functions", false, "also parse whole every file version whose functions were derived from the other version of its change, and report how many differ (slower)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func runBenchScrape(ctx context.Context, args []string) error {
 		modes = []string{"on", "off"}
 	}
 	runs, err := benchmark.Scrape(ctx, benchmark.ScrapeOptions{GitDir: gitDir, Head: head, Backends: strings.Split(*backends, ","),
-		Functions: modes, Workers: *workers, Out: *out, Child: selfChild("bench", "scrape", "--workers", strconv.Itoa(*workers))})
+		Functions: modes, Workers: *workers, Verify: *verify, Out: *out, Child: selfChild("bench", "scrape", "--workers", strconv.Itoa(*workers))})
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/blob/fileblob"
+	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/commits"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/schema"
@@ -29,6 +30,9 @@ type ScrapeRun struct {
 	Bytes      int64   `json:"bytes"` // Parquet bytes written, or git's output bytes
 	PeakRSSMiB float64 `json:"peak_rss_mib"`
 	RatioToGit float64 `json:"ratio_to_git,omitempty"`
+	// Functions says how a scrape with changed functions read the file
+	// versions (nil for git and for scrapes without functions).
+	Functions *codegraph.MapperStats `json:"functions,omitempty"`
 }
 
 // ScrapeOptions configures Scrape.
@@ -39,9 +43,12 @@ type ScrapeOptions struct {
 	// Functions lists changed-functions modes to time with each backend:
 	// "on" maps changed functions, "off" skips it.
 	Functions []string
-	Workers   int    // goroutines diffing commits; 0: GOMAXPROCS
-	Out       string // where the Parquet output goes; "": a temporary directory, removed afterwards
-	Child     ChildFunc
+	Workers   int // goroutines diffing commits; 0: GOMAXPROCS
+	// Verify parses every derived file version whole as well
+	// (commits.Config.VerifyFunctions): slower, but it counts mismatches.
+	Verify bool
+	Out    string // where the Parquet output goes; "": a temporary directory, removed afterwards
+	Child  ChildFunc
 }
 
 // scrapeSpec is what a child scrape is told.
@@ -51,6 +58,7 @@ type scrapeSpec struct {
 	Backend     string `json:"backend"`
 	Workers     int    `json:"workers"`
 	NoFunctions bool   `json:"no_functions"`
+	Verify      bool   `json:"verify_functions,omitempty"`
 	Out         string `json:"out"`
 }
 
@@ -84,7 +92,7 @@ func Scrape(ctx context.Context, o ScrapeOptions) ([]ScrapeRun, error) {
 			}
 			var run ScrapeRun
 			rss, err := runChild(ctx, o.Child, scrapeSpec{GitDir: o.GitDir, Head: o.Head.String(), Backend: b,
-				Workers: o.Workers, NoFunctions: mode == "off", Out: dir}, &run)
+				Workers: o.Workers, NoFunctions: mode == "off", Verify: o.Verify, Out: dir}, &run)
 			if err != nil {
 				return nil, fmt.Errorf("bench scrape %s with %s: %w", o.GitDir, b, err)
 			}
@@ -148,7 +156,8 @@ func ScrapeChild(ctx context.Context, spec string, w io.Writer) error {
 	defer b.Close()
 	start := time.Now()
 	res, err := commits.Scrape(ctx, commits.Config{Bucket: b, Repo: benchRepo(s.GitDir),
-		GitDir: s.GitDir, Head: s.Head, Diff: gitrepo.DiffOptions{Backend: backend, Workers: s.Workers}, NoFunctions: s.NoFunctions})
+		GitDir: s.GitDir, Head: s.Head, Diff: gitrepo.DiffOptions{Backend: backend, Workers: s.Workers}, NoFunctions: s.NoFunctions,
+		VerifyFunctions: s.Verify})
 	if err != nil {
 		return fmt.Errorf("bench scrape %s: %w", s.GitDir, err)
 	}
@@ -164,8 +173,15 @@ func ScrapeChild(ctx context.Context, spec string, w io.Writer) error {
 	if s.NoFunctions {
 		tool += ", no functions"
 	}
+	if s.Verify {
+		tool += ", verified"
+	}
 	tool += ")"
-	return json.NewEncoder(w).Encode(ScrapeRun{Tool: tool, Seconds: secs, Commits: res.NewCommits, Rows: res.Rows, Bytes: bytes})
+	run := ScrapeRun{Tool: tool, Seconds: secs, Commits: res.NewCommits, Rows: res.Rows, Bytes: bytes}
+	if !s.NoFunctions {
+		run.Functions = &res.Functions
+	}
+	return json.NewEncoder(w).Encode(run)
 }
 
 // parseBackend accepts the object backends a benchmark can time.
@@ -195,5 +211,21 @@ func WriteScrapeTable(w io.Writer, gitDir string, head gitrepo.Hash, runs []Scra
 	for _, r := range runs {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.0f\t%d\t%d\t%.0f\t%.2f\n", r.Tool, r.Seconds, r.CommitsPS, r.Rows, r.Bytes, r.PeakRSSMiB, r.RatioToGit)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if f := r.Functions; f != nil {
+			fmt.Fprintf(w, "%s: file versions remembered %d, parsed whole %d (%s), skeleton %d (%s), bodies only %d (%s), members only %d (%s)\n",
+				r.Tool, f.Cached, f.Parsed, f.ParseTime.Round(time.Millisecond), f.Skeleton, f.SkeletonTime.Round(time.Millisecond),
+				f.Bodies, f.BodiesTime.Round(time.Millisecond), f.Members, f.MembersTime.Round(time.Millisecond))
+			if strings.Contains(r.Tool, "verified") {
+				fmt.Fprintf(w, "%s: %d derived versions parsed again whole, %d differ\n", r.Tool, f.Verified, f.Mismatched)
+				for _, m := range f.Mismatches {
+					fmt.Fprintf(w, "  %s\n", m)
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -22,6 +22,11 @@ type Def struct {
 	StartLine, EndLine int
 	// StartByte and EndByte delimit the definition's source in the file.
 	StartByte, EndByte int
+	// BodyStart and BodyEnd delimit a function's braced body, from its `{`
+	// to just past its `}`; both 0 when it has none (Python, a declaration,
+	// an expression body). The history scrape uses them to re-read only
+	// what changed (spanderive.go).
+	BodyStart, BodyEnd int
 }
 
 // Import is one import statement's target, unresolved.
@@ -83,6 +88,14 @@ type FileResult struct {
 	// ErrorNodes counts tree-sitter ERROR and MISSING nodes: syntax errors
 	// keep what parses.
 	ErrorNodes int
+	// declAt are the byte offsets of the declarations behind Decls (C and
+	// C++), kept so that a body holding one is never skipped (spanderive.go):
+	// a declaration can make a name overloaded.
+	declAt []int
+	// reread: the file had syntax errors and was also read another way
+	// (closers appended, conditionals blanked): its reading is not a
+	// function of its text's parts, so the mapper derives nothing from it.
+	reread bool
 }
 
 // Language extracts definitions and references from one language's files.

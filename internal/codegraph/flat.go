@@ -149,6 +149,9 @@ type symbolNames struct {
 	symbols []string
 	fields  []string
 	fieldID map[string]uint16
+	// container marks the symbols whose children are a file's members
+	// (containerTypes).
+	container []bool
 }
 
 var namesCache sync.Map // C grammar address → *symbolNames
@@ -167,6 +170,10 @@ func namesOf(l *sitter.Language) *symbolNames {
 	n := &symbolNames{fieldID: map[string]uint16{}}
 	for i := C.uint32_t(0); i < C.ts_language_symbol_count(lp); i++ {
 		n.symbols = append(n.symbols, C.GoString(C.ts_language_symbol_name(lp, C.TSSymbol(i))))
+	}
+	n.container = make([]bool, len(n.symbols))
+	for i, name := range n.symbols {
+		n.container[i] = containerTypes[name] != ""
 	}
 	n.fields = append(n.fields, "")
 	for i := C.uint32_t(1); i <= C.ts_language_field_count(lp); i++ {

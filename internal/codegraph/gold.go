@@ -2,14 +2,10 @@ package codegraph
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-
-	"github.com/locus-dev/locus/internal/gitrepo"
 )
 
 // FilePatch is the part of a unified diff that touches one existing file.
@@ -295,117 +291,6 @@ func goldFromFilePatches(byFile map[string][]span, fps []FilePatch) []string {
 				set[id] = true
 			}
 		}
-	}
-	out := make([]string, 0, len(set))
-	for id := range set {
-		out = append(out, id)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// fileSpans extracts the function spans of one file version in lang; nil
-// when the language is unsupported or the file would be skipped by Build.
-func fileSpans(ctx context.Context, lang Language, path string, src []byte) []span {
-	if lang == nil || src == nil {
-		return nil
-	}
-	if reason, _ := skipContent(src, 1<<20); reason != "" {
-		return nil
-	}
-	res, err := lang.Extract(ctx, path, src)
-	if err != nil {
-		return nil
-	}
-	var out []span
-	for _, d := range res.Defs {
-		if d.Kind == KindFunction {
-			out = append(out, span{EntityID(path, d.Name), d.StartLine, d.EndLine})
-		}
-	}
-	return out
-}
-
-// FunctionMapper maps file changes onto functions (the gitrepo
-// DiffOptions.Functions hook). It remembers the function spans of recent file
-// versions by (path, blob), since the new version of a file in one commit is
-// usually the old version in the next commit that touches it. Safe for
-// concurrent use.
-type FunctionMapper struct {
-	mu    sync.Mutex
-	cache map[spanKey][]span
-	order []spanKey // insertion order, for eviction
-	max   int
-	// Headers is the language .h files are parsed as, "c" or "cpp", as the
-	// repository's graph does (HeaderLanguageAt); default "c".
-	Headers string
-}
-
-type spanKey struct {
-	path string
-	blob gitrepo.Hash
-}
-
-// NewFunctionMapper keeps the spans of up to size file versions (default 50,000).
-func NewFunctionMapper(size int) *FunctionMapper {
-	if size <= 0 {
-		size = 50000
-	}
-	return &FunctionMapper{cache: map[spanKey][]span{}, max: size}
-}
-
-func (m *FunctionMapper) spans(path string, blob gitrepo.Hash, src []byte) []span {
-	lang := LanguageFor(path)
-	if m.Headers != "" && IsHeader(path) {
-		regMu.RLock()
-		lang = byName[m.Headers]
-		regMu.RUnlock()
-	}
-	if lang == nil || src == nil {
-		return nil
-	}
-	k := spanKey{path, blob}
-	m.mu.Lock()
-	s, ok := m.cache[k]
-	m.mu.Unlock()
-	if ok {
-		return s
-	}
-	s = fileSpans(context.Background(), lang, path, src)
-	m.mu.Lock()
-	if _, ok := m.cache[k]; !ok {
-		m.cache[k] = s
-		m.order = append(m.order, k)
-		if len(m.order) > m.max {
-			delete(m.cache, m.order[0])
-			m.order = m.order[1:]
-		}
-	}
-	m.mu.Unlock()
-	return s
-}
-
-// Map maps one file change: deleted lines and insertions onto the old
-// version's functions, added lines onto the new version's, each charged to
-// the outermost function around it.
-func (m *FunctionMapper) Map(lc *gitrepo.LineChanges) []string {
-	set := map[string]bool{}
-	if lc.OldPath != "" {
-		old := m.spans(lc.OldPath, lc.OldBlob, lc.Old)
-		for _, id := range goldFromFilePatches(map[string][]span{lc.OldPath: old},
-			[]FilePatch{{OldPath: lc.OldPath, Touched: lc.Deleted, Inserts: lc.InsertedAfter}}) {
-			set[id] = true
-		}
-	}
-	if lc.NewPath != "" {
-		nw := m.spans(lc.NewPath, lc.NewBlob, lc.New)
-		for _, id := range goldFromFilePatches(map[string][]span{lc.NewPath: nw},
-			[]FilePatch{{OldPath: lc.NewPath, Touched: lc.Added}}) {
-			set[id] = true
-		}
-	}
-	if len(set) == 0 {
-		return nil
 	}
 	out := make([]string, 0, len(set))
 	for id := range set {

@@ -129,6 +129,7 @@ func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res 
 		if c := closed(root, parsed); c != nil {
 			alts = append(alts, c)
 		}
+		res.reread = len(alts) > 0
 		for i := 0; i < len(alts); i++ {
 			alt := alts[i]
 			err := parseTree(ctx, l.lang(), path, alt, func(r *fnode) error {
@@ -141,6 +142,7 @@ func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res 
 				if cFuncs(got) > cFuncs(res) {
 					res = got
 					res.ErrorNodes = errs
+					res.reread = true
 				}
 				return nil
 			})
@@ -502,7 +504,15 @@ func (w *cWalker) def(name, kind string, n, start *fnode) string {
 			el++
 		}
 	}
-	w.res.Defs = append(w.res.Defs, Def{Name: name, Kind: kind, StartLine: sl, EndLine: el, StartByte: sb, EndByte: eb})
+	d := Def{Name: name, Kind: kind, StartLine: sl, EndLine: el, StartByte: sb, EndByte: eb}
+	if kind == KindFunction {
+		body := n
+		if n.Type() != "compound_statement" {
+			body = n.ChildByFieldName("body")
+		}
+		d.BodyStart, d.BodyEnd = bracedBody(body)
+	}
+	w.res.Defs = append(w.res.Defs, d)
 	return name
 }
 
@@ -702,7 +712,7 @@ func (w *cWalker) funcDef(n *fnode, sc cScope) bool {
 	sig := w.signature(decl)
 	if body == nil && !hasChild(n, "pure_virtual_clause") {
 		// = default, = delete: declared here, defined by the compiler.
-		w.declare(full, sig)
+		w.declare(full, sig, n)
 		return true
 	}
 	name := w.overloadName(full, sig)
@@ -1183,7 +1193,7 @@ func (w *cWalker) declaration(n *fnode, sc cScope) {
 				continue
 			}
 			if !sc.inFunc {
-				w.declare(full, sig)
+				w.declare(full, sig, n)
 			}
 		case "default_value":
 			if !pure {
@@ -1206,12 +1216,13 @@ func (w *cWalker) walkDeclaratorValue(d *fnode, sc cScope) {
 	}
 }
 
-func (w *cWalker) declare(full, sig string) {
+func (w *cWalker) declare(full, sig string, at *fnode) {
 	if w.collect {
 		addSig(w.declSigs, full, sig)
 		return
 	}
 	w.decls = append(w.decls, full+"\x00"+sig)
+	w.res.declAt = append(w.res.declAt, int(at.StartByte()))
 }
 
 // finishDecls names the Decls (with their signature where the name is

@@ -98,6 +98,7 @@ func (javaLang) Extract(ctx context.Context, path string, src []byte) (res *File
 		// the file's end.
 		fixed := make([]byte, 0, len(src)+1+len(suffix))
 		fixed = append(append(append(fixed, src...), '\n'), suffix...)
+		x.res.reread = true
 		return parseTree(ctx, java.GetLanguage(), path, fixed, func(fixedRoot *fnode) error {
 			if errorsIn(fixedRoot) >= x.res.ErrorNodes {
 				x.walk(root, javaScope{})

@@ -153,6 +153,10 @@ func (w *rustWalker) itemMacro(n, tt *fnode, prefix, from string) bool {
 			d := &w.res.Defs[i]
 			d.StartByte += start
 			d.EndByte += start
+			if d.BodyEnd > 0 {
+				d.BodyStart += start
+				d.BodyEnd += start
+			}
 			d.StartLine += rows
 			d.EndLine += rows
 		}

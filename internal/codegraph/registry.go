@@ -65,6 +65,7 @@ func parseTree(ctx context.Context, lang *sitter.Language, path string, src []by
 	if err != nil {
 		return err
 	}
+	collectMembers(ctx, t)
 	return fn(t.node(0))
 }
 
@@ -107,7 +108,25 @@ func spanOf(n *fnode) (int, int) {
 // defAt builds a Def spanning n.
 func defAt(name, kind string, n *fnode) Def {
 	s, e := spanOf(n)
-	return Def{Name: name, Kind: kind, StartLine: s, EndLine: e, StartByte: int(n.StartByte()), EndByte: int(n.EndByte())}
+	d := Def{Name: name, Kind: kind, StartLine: s, EndLine: e, StartByte: int(n.StartByte()), EndByte: int(n.EndByte())}
+	if kind == KindFunction {
+		d.BodyStart, d.BodyEnd = bracedBody(n.ChildByFieldName("body"))
+	}
+	return d
+}
+
+// bracedBody is the byte range of body when it is a block written between
+// braces (`{ … }`), else 0, 0.
+func bracedBody(body *fnode) (int, int) {
+	if body == nil {
+		return 0, 0
+	}
+	s, e := int(body.StartByte()), int(body.EndByte())
+	src := body.t.src
+	if e-s < 2 || e > len(src) || src[s] != '{' || src[e-1] != '}' {
+		return 0, 0
+	}
+	return s, e
 }
 
 // parse runs tree-sitter and hands the root to fn, closing the tree after.

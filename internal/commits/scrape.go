@@ -43,6 +43,10 @@ type Config struct {
 	// NoFunctions leaves changed_functions empty (skips parsing both versions
 	// of every changed source file); default false.
 	NoFunctions bool
+	// VerifyFunctions also parses whole every file version whose functions
+	// were derived from the other version of its change, and counts where
+	// they differ (Result.Functions); default false. For benchmarks.
+	VerifyFunctions bool
 	// Progress, if set, is called after each commit with (done, total).
 	Progress func(done, total int)
 	Logger   *slog.Logger // default slog.Default()
@@ -78,6 +82,9 @@ type Result struct {
 	// Resumed is how many commits came from Config.Resume's parts rather
 	// than being diffed by this call.
 	Resumed int
+	// Functions says how the changed functions' file versions were read;
+	// zero with NoFunctions or a Config.Diff.Functions of the caller's.
+	Functions codegraph.MapperStats
 }
 
 const (
@@ -108,8 +115,11 @@ func Scrape(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scrape %s: %w", cfg.Repo, err)
 	}
+	var mapper *codegraph.FunctionMapper
 	if cfg.Diff.Functions == nil && !cfg.NoFunctions {
 		m := codegraph.NewFunctionMapper(0)
+		m.Verify = cfg.VerifyFunctions
+		mapper = m
 		// Headers are C or C++ as the graph at head parses them.
 		if m.Headers, err = codegraph.HeaderLanguageAt(ctx, cfg.GitDir, cfg.Diff.Backend, head); err != nil {
 			return nil, fmt.Errorf("scrape %s: %w", cfg.Repo, err)
@@ -199,6 +209,9 @@ func Scrape(ctx context.Context, cfg Config) (*Result, error) {
 	if pw != nil { // cannot happen: the last part closes on its last commit
 		pw.abort()
 		return nil, fmt.Errorf("scrape %s: internal error: part %s left open", cfg.Repo, pw.key)
+	}
+	if mapper != nil {
+		res.Functions = mapper.Stats()
 	}
 	res.FileIDsKey = cfg.Repo.FileIDsKey(cfg.Head)
 	if err := writeFileIDs(ctx, cfg.Bucket, res.FileIDsKey, ids); err != nil {

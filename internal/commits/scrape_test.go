@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/locus-dev/locus/internal/codegraph"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -345,6 +346,8 @@ func TestScrapeResumesFromCheckpoint(t *testing.T) {
 		t.Errorf("resumed %d commits, want 4", got.Resumed)
 	}
 	got.Resumed = 0
+	// How file versions were read depends on what each run remembered.
+	got.Functions, want.Functions = codegraph.MapperStats{}, codegraph.MapperStats{}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("resumed scrape %+v, uninterrupted %+v", got, want)
 	}
@@ -389,6 +392,7 @@ func TestScrapeResumesFromCheckpoint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			got.Functions = codegraph.MapperStats{}
 			if len(first) != 7 || !reflect.DeepEqual(got, want) {
 				t.Errorf("with an unusable checkpoint: progress %v, result %+v; want all 7 commits and %+v", first, got, want)
 			}

@@ -70,16 +70,30 @@ func (d *differ) diff(old, new []byte, context, maxBytes int, out []byte) lineDi
 func (d *differ) count(old, new []byte) (additions, deletions int) {
 	d.linesA = splitLines(old, d.linesA)
 	d.linesB = splitLines(new, d.linesB)
-	if d.ids == nil {
+	A, B := d.linesA, d.linesB
+	// Lines equal at both ends are unchanged (Myers would trim them too):
+	// only the lines between are interned and compared.
+	lo := 0
+	for lo < len(A) && lo < len(B) && bytes.Equal(A[lo], B[lo]) {
+		lo++
+	}
+	hiA, hiB := len(A), len(B)
+	for hiA > lo && hiB > lo && bytes.Equal(A[hiA-1], B[hiB-1]) {
+		hiA--
+		hiB--
+	}
+	if d.ids == nil || len(d.ids) > 4096 {
+		// clear costs a map's largest size, not its entries: a huge
+		// file's map is dropped rather than cleared for every later file.
 		d.ids = make(map[string]int32)
 	} else {
 		clear(d.ids)
 	}
-	d.a = d.intern(d.linesA, d.a[:0])
-	d.b = d.intern(d.linesB, d.b[:0])
-	d.changedA = resetBools(d.changedA, len(d.a))
-	d.changedB = resetBools(d.changedB, len(d.b))
-	d.mark()
+	d.a = d.intern(A[lo:hiA], d.a[:0])
+	d.b = d.intern(B[lo:hiB], d.b[:0])
+	d.changedA = resetBools(d.changedA, len(A))
+	d.changedB = resetBools(d.changedB, len(B))
+	d.mark(lo)
 	for _, c := range d.changedA {
 		if c {
 			deletions++
@@ -124,20 +138,13 @@ func (d *differ) intern(lines [][]byte, dst []int32) []int32 {
 	return dst
 }
 
-// mark fills changedA/changedB. Lines that occur on one side only are changes
-// without any search; Myers runs on what remains (as GNU diff discards lines
-// without a match before comparing).
-func (d *differ) mark() {
+// mark fills changedA/changedB from the interned lines a and b, which start
+// at line off of each side and differ at both ends. Lines that occur on one
+// side only are changes without any search; Myers runs on what remains (as
+// GNU diff discards lines without a match before comparing).
+func (d *differ) mark(off int) {
 	a, b := d.a, d.b
-	lo := 0
-	for lo < len(a) && lo < len(b) && a[lo] == b[lo] {
-		lo++
-	}
-	hiA, hiB := len(a), len(b)
-	for hiA > lo && hiB > lo && a[hiA-1] == b[hiB-1] {
-		hiA--
-		hiB--
-	}
+	lo, hiA, hiB := 0, len(a), len(b)
 	if lo == hiA && lo == hiB {
 		return
 	}
@@ -153,19 +160,19 @@ func (d *differ) mark() {
 	d.subA, d.mapA = d.subA[:0], d.mapA[:0]
 	for i := lo; i < hiA; i++ {
 		if d.countB[a[i]] == 0 {
-			d.changedA[i] = true
+			d.changedA[off+i] = true
 		} else {
 			d.subA = append(d.subA, a[i])
-			d.mapA = append(d.mapA, i)
+			d.mapA = append(d.mapA, off+i)
 		}
 	}
 	d.subB, d.mapB = d.subB[:0], d.mapB[:0]
 	for j := lo; j < hiB; j++ {
 		if d.countA[b[j]] == 0 {
-			d.changedB[j] = true
+			d.changedB[off+j] = true
 		} else {
 			d.subB = append(d.subB, b[j])
-			d.mapB = append(d.mapB, j)
+			d.mapB = append(d.mapB, off+j)
 		}
 	}
 	d.subChA = resetBools(d.subChA, len(d.subA))
@@ -320,7 +327,7 @@ func (d *differ) unified(context, maxBytes int, out []byte) ([]byte, bool) {
 	type group struct{ a0, a1, b0, b1 int }
 	var groups []group
 	i, j := 0, 0
-	na, nb := len(d.a), len(d.b)
+	na, nb := len(d.linesA), len(d.linesB)
 	for i < na || j < nb {
 		if i < na && j < nb && !d.changedA[i] && !d.changedB[j] {
 			i++
@@ -423,18 +430,19 @@ func (d *differ) lineChanges() LineChanges {
 	}
 	// Pure insertions: runs of added lines with no deleted line beside them.
 	i, j := 0, 0
-	for i < len(d.a) || j < len(d.b) {
+	na, nb := len(d.linesA), len(d.linesB)
+	for i < na || j < nb {
 		switch {
-		case i < len(d.a) && d.changedA[i]:
-			for i < len(d.a) && d.changedA[i] {
+		case i < na && d.changedA[i]:
+			for i < na && d.changedA[i] {
 				i++
 			}
-			for j < len(d.b) && d.changedB[j] {
+			for j < nb && d.changedB[j] {
 				j++
 			}
-		case j < len(d.b) && d.changedB[j]:
+		case j < nb && d.changedB[j]:
 			lc.InsertedAfter = append(lc.InsertedAfter, i)
-			for j < len(d.b) && d.changedB[j] {
+			for j < nb && d.changedB[j] {
 				j++
 			}
 		default:

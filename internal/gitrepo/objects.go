@@ -37,7 +37,47 @@ type objectSource interface {
 	// read returns the object's raw content (without git's "type size\0" header).
 	// buf may be reused for the result.
 	read(h Hash, want plumbing.ObjectType, buf []byte) ([]byte, error)
+	// request asks for objects whose contents next returns, in order; a
+	// source may fetch them all in one round trip. Every requested object
+	// must be taken with next before any other call.
+	request(hs []Hash) error
+	next(h Hash, want plumbing.ObjectType, buf []byte) ([]byte, error)
 	Close() error
+}
+
+// maxRequest bounds the objects asked for at once: cat-file's requests
+// (46 bytes each) must fit in its input pipe while it blocks writing the
+// answers, or both processes would wait on each other.
+const maxRequest = 256
+
+// batch reads objects hs in order through a source's request/next,
+// asking for at most maxRequest at a time. Close takes what was asked for
+// and not read, so the source stays in step after an early return.
+type batch struct {
+	src       objectSource
+	hs        []Hash
+	sent, got int
+}
+
+func (b *batch) next(want plumbing.ObjectType, buf []byte) ([]byte, error) {
+	if b.got == b.sent {
+		n := min(maxRequest, len(b.hs)-b.sent)
+		if err := b.src.request(b.hs[b.sent : b.sent+n]); err != nil {
+			return nil, err
+		}
+		b.sent += n
+	}
+	h := b.hs[b.got]
+	b.got++
+	return b.src.next(h, want, buf)
+}
+
+func (b *batch) Close() {
+	var buf []byte
+	for b.got < b.sent {
+		buf, _ = b.src.next(b.hs[b.got], plumbing.AnyObject, buf)
+		b.got++
+	}
 }
 
 // Backend selects how objects are read.
@@ -119,24 +159,53 @@ func (s *goGitSource) read(h Hash, want plumbing.ObjectType, buf []byte) ([]byte
 	return buf, nil
 }
 
+func (s *goGitSource) request([]Hash) error { return nil }
+
+func (s *goGitSource) next(h Hash, want plumbing.ObjectType, buf []byte) ([]byte, error) {
+	return s.read(h, want, buf)
+}
+
 func (s *goGitSource) Close() error { return s.st.Close() }
 
-// catFileSource streams objects from one long-lived `git cat-file --batch` process.
+// catFileSource streams objects from one long-lived `git cat-file` process:
+// `--batch-command --buffer` where git has it (2.36 and later), which
+// answers a whole request list at its "flush" in one stream, else `--batch`,
+// which answers object by object.
 type catFileSource struct {
-	cmd    *exec.Cmd
-	in     *bufio.Writer
-	inC    io.Closer
-	out    *bufio.Reader
-	stderr *bytes.Buffer
-	hexbuf [41]byte
+	cmd     *exec.Cmd
+	in      *bufio.Writer
+	inC     io.Closer
+	out     *bufio.Reader
+	stderr  *bytes.Buffer
+	command bool // --batch-command --buffer
 }
+
+// catFileCommands reports whether the installed git has `cat-file
+// --batch-command` (git 2.36).
+var catFileCommands = sync.OnceValue(func() bool {
+	out, err := exec.Command(gitBinary(), "version").Output()
+	if err != nil {
+		return false
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(strings.TrimPrefix(strings.TrimSpace(string(out)), "git version "), "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 2 || major == 2 && minor >= 36
+})
 
 func openCatFile(ctx context.Context, dir string) (*catFileSource, error) {
 	bin := gitBinary()
 	if bin == "" {
 		return nil, errors.New("cat-file backend: git is not installed")
 	}
-	cmd := exec.CommandContext(ctx, bin, "--git-dir", dir, "-c", "core.deltaBaseCacheLimit=256m", "cat-file", "--batch")
+	args := []string{"--git-dir", dir, "-c", "core.deltaBaseCacheLimit=256m", "cat-file", "--batch"}
+	command := catFileCommands()
+	if command {
+		args[len(args)-1] = "--batch-command"
+		args = append(args, "--buffer")
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(cmd.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -151,18 +220,41 @@ func openCatFile(ctx context.Context, dir string) (*catFileSource, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start git cat-file in %s: %w", dir, err)
 	}
-	return &catFileSource{cmd: cmd, in: bufio.NewWriter(in), inC: in, out: bufio.NewReaderSize(out, 1<<20), stderr: stderr}, nil
+	return &catFileSource{cmd: cmd, in: bufio.NewWriterSize(in, 16<<10), inC: in, out: bufio.NewReaderSize(out, 1<<20),
+		stderr: stderr, command: command}, nil
 }
 
 func (s *catFileSource) read(h Hash, want plumbing.ObjectType, buf []byte) ([]byte, error) {
-	hex.Encode(s.hexbuf[:40], h[:])
-	s.hexbuf[40] = '\n'
-	if _, err := s.in.Write(s.hexbuf[:]); err != nil {
-		return nil, s.fail(h, err)
+	if err := s.request([]Hash{h}); err != nil {
+		return nil, err
+	}
+	return s.next(h, want, buf)
+}
+
+func (s *catFileSource) request(hs []Hash) error {
+	var line [50]byte
+	for _, h := range hs {
+		l := line[:0]
+		if s.command {
+			l = append(l, "contents "...)
+		}
+		l = hex.AppendEncode(l, h[:])
+		if _, err := s.in.Write(append(l, '\n')); err != nil {
+			return s.fail(h, err)
+		}
+	}
+	if s.command {
+		if _, err := s.in.WriteString("flush\n"); err != nil {
+			return s.fail(hs[0], err)
+		}
 	}
 	if err := s.in.Flush(); err != nil {
-		return nil, s.fail(h, err)
+		return s.fail(hs[0], err)
 	}
+	return nil
+}
+
+func (s *catFileSource) next(h Hash, want plumbing.ObjectType, buf []byte) ([]byte, error) {
 	line, err := s.out.ReadSlice('\n')
 	if err != nil {
 		return nil, s.fail(h, err)
@@ -172,7 +264,7 @@ func (s *catFileSource) read(h Hash, want plumbing.ObjectType, buf []byte) ([]by
 	if len(f) == 2 && f[1] == "missing" {
 		return nil, fmt.Errorf("object %s: %w", h, plumbing.ErrObjectNotFound)
 	}
-	if len(f) != 3 {
+	if len(f) != 3 || f[0] != h.String() {
 		return nil, fmt.Errorf("object %s: unexpected cat-file header %q: %w", h, line, ErrCorruptObject)
 	}
 	n, err := strconv.Atoi(f[2])

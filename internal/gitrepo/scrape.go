@@ -111,8 +111,11 @@ func DiffCommits(ctx context.Context, gitDir string, commits []Hash, opts DiffOp
 		err error
 	}
 	type job struct {
-		h  Hash
-		ch chan result
+		h Hash
+		// prev is the commit listed before h: its first parent, in a
+		// linear history, read in the same round trip as h.
+		prev Hash
+		ch   chan result
 	}
 	jobs := make(chan job)
 	queue := make(chan chan result, 16*opts.Workers)
@@ -130,7 +133,7 @@ func DiffCommits(ctx context.Context, gitDir string, commits []Hash, opts DiffOp
 			defer src.Close()
 			cd := newCommitDiffer(src, opts)
 			for j := range jobs {
-				d, err := cd.diffCommit(j.h)
+				d, err := cd.diffCommit(j.h, j.prev)
 				j.ch <- result{d, err}
 			}
 		}()
@@ -143,7 +146,11 @@ func DiffCommits(ctx context.Context, gitDir string, commits []Hash, opts DiffOp
 	}
 	go func() {
 		defer close(queue)
-		for _, h := range commits {
+		for i, h := range commits {
+			var prev Hash
+			if i > 0 {
+				prev = commits[i-1]
+			}
 			ch := make(chan result, 1)
 			select {
 			case queue <- ch:
@@ -151,7 +158,7 @@ func DiffCommits(ctx context.Context, gitDir string, commits []Hash, opts DiffOp
 				return
 			}
 			select {
-			case jobs <- job{h, ch}:
+			case jobs <- job{h, prev, ch}:
 			case <-ctx.Done():
 				return
 			}
@@ -203,6 +210,10 @@ func (c *commitDiffer) commit(h Hash) (*rawCommit, error) {
 		return nil, fmt.Errorf("commit %s: %w", h, err)
 	}
 	c.cbuf = data
+	return c.parseCommit(h, data)
+}
+
+func (c *commitDiffer) parseCommit(h Hash, data []byte) (*rawCommit, error) {
 	rc, err := parseCommit(h, data)
 	if err != nil {
 		return nil, err
@@ -215,13 +226,17 @@ func (c *commitDiffer) commit(h Hash) (*rawCommit, error) {
 	return rc, nil
 }
 
-func (c *commitDiffer) diffCommit(h Hash) (*CommitDiff, error) {
-	rc, err := c.commit(h)
+// diffCommit diffs commit h against its first parent; guess, when not zero,
+// is read with h in case it is that parent.
+func (c *commitDiffer) diffCommit(h, guess Hash) (*CommitDiff, error) {
+	rc, guessed, err := c.commits(h, guess)
 	if err != nil {
 		return nil, err
 	}
 	parentTree := ZeroHash
-	if len(rc.Parents) > 0 {
+	if len(rc.Parents) > 0 && guessed != nil && rc.Parents[0] == guess {
+		parentTree = guessed.Tree
+	} else if len(rc.Parents) > 0 {
 		pc, err := c.commit(rc.Parents[0])
 		if err != nil {
 			if !isNotFound(err) {
@@ -250,8 +265,25 @@ func (c *commitDiffer) diffCommit(h Hash) (*CommitDiff, error) {
 	sort.Slice(changes, func(i, j int) bool { return string(changes[i].path()) < string(changes[j].path()) })
 	cd := &CommitDiff{ID: h, Parents: rc.Parents, Author: rc.Author, Committer: rc.Committer, Encoding: rc.Encoding, Message: rc.Message}
 	cd.Files = make([]FileDiff, 0, len(changes))
+	// The blobs are read in one batch, in the order diffFile takes them.
+	var hs []Hash
+	for _, ch := range changes {
+		if ch.oldHash == ch.newHash {
+			continue
+		}
+		for _, s := range [2]struct {
+			h    Hash
+			mode uint32
+		}{{ch.oldHash, ch.oldMode}, {ch.newHash, ch.newMode}} {
+			if s.h != ZeroHash && s.mode&0o170000 != modeGitlink {
+				hs = append(hs, s.h)
+			}
+		}
+	}
+	blobs := &batch{src: c.src, hs: hs}
+	defer blobs.Close()
 	for i := range changes {
-		fd, err := c.diffFile(&changes[i])
+		fd, err := c.diffFile(&changes[i], blobs)
 		if err != nil {
 			return nil, fmt.Errorf("commit %s: file %q: %w", h, changes[i].path(), err)
 		}
@@ -260,7 +292,31 @@ func (c *commitDiffer) diffCommit(h Hash) (*CommitDiff, error) {
 	return cd, nil
 }
 
-func (c *commitDiffer) blob(h Hash, mode uint32, buf *[]byte) ([]byte, bool, error) {
+// commits reads commit h and, in the same batch, commit guess (nil when
+// zero or not found).
+func (c *commitDiffer) commits(h, guess Hash) (rc, g *rawCommit, err error) {
+	if guess == ZeroHash {
+		rc, err = c.commit(h)
+		return rc, nil, err
+	}
+	b := &batch{src: c.src, hs: []Hash{h, guess}}
+	defer b.Close()
+	data, err := b.next(plumbing.CommitObject, c.cbuf)
+	if err != nil {
+		return nil, nil, fmt.Errorf("commit %s: %w", h, err)
+	}
+	c.cbuf = data
+	if rc, err = c.parseCommit(h, data); err != nil {
+		return nil, nil, err
+	}
+	if data, err := b.next(plumbing.CommitObject, c.cbuf); err == nil {
+		c.cbuf = data
+		g, _ = parseCommit(guess, data) // only its tree is used
+	}
+	return rc, g, nil
+}
+
+func (c *commitDiffer) blob(h Hash, mode uint32, blobs *batch, buf *[]byte) ([]byte, bool, error) {
 	if h == ZeroHash {
 		return nil, false, nil
 	}
@@ -268,7 +324,7 @@ func (c *commitDiffer) blob(h Hash, mode uint32, buf *[]byte) ([]byte, bool, err
 		// A submodule: git shows its commit id as the content.
 		return []byte("Subproject commit " + h.String() + "\n"), false, nil
 	}
-	data, err := c.src.read(h, plumbing.BlobObject, *buf)
+	data, err := blobs.next(plumbing.BlobObject, *buf)
 	if err != nil {
 		return nil, false, err
 	}
@@ -276,17 +332,17 @@ func (c *commitDiffer) blob(h Hash, mode uint32, buf *[]byte) ([]byte, bool, err
 	return data, len(data) > c.opts.MaxBlobBytes, nil
 }
 
-func (c *commitDiffer) diffFile(ch *change) (FileDiff, error) {
+func (c *commitDiffer) diffFile(ch *change, blobs *batch) (FileDiff, error) {
 	fd := FileDiff{Status: ch.status, OldPath: ch.oldPath, NewPath: ch.newPath,
 		OldBlob: ch.oldHash, NewBlob: ch.newHash, OldMode: ch.oldMode, NewMode: ch.newMode}
 	if ch.oldHash == ch.newHash {
 		return fd, nil // mode change or pure rename
 	}
-	a, bigA, err := c.blob(ch.oldHash, ch.oldMode, &c.bufA)
+	a, bigA, err := c.blob(ch.oldHash, ch.oldMode, blobs, &c.bufA)
 	if err != nil {
 		return fd, err
 	}
-	b, bigB, err := c.blob(ch.newHash, ch.newMode, &c.bufB)
+	b, bigB, err := c.blob(ch.newHash, ch.newMode, blobs, &c.bufB)
 	if err != nil {
 		return fd, err
 	}

@@ -111,8 +111,14 @@ func TestScrapeMatchesGit(t *testing.T) {
 	want := gitStats(t, r)
 	gitDir := filepath.Join(r.Dir, ".git")
 	head, _ := parseHex([]byte(r.Head()))
-	for _, backend := range []Backend{BackendGoGit, BackendCatFile} {
+	for _, backend := range []Backend{BackendGoGit, BackendCatFile, "cat-file --batch"} {
 		t.Run(string(backend), func(t *testing.T) {
+			if backend == "cat-file --batch" { // as with git before 2.36
+				saved := catFileCommands
+				catFileCommands = func() bool { return false }
+				defer func() { catFileCommands = saved }()
+				backend = BackendCatFile
+			}
 			commits, err := ListCommits(context.Background(), gitDir, backend, head, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -240,8 +246,14 @@ func TestBigBlobCountsMatchGit(t *testing.T) {
 	want := gitStats(t, r)
 	gitDir := filepath.Join(r.Dir, ".git")
 	head, _ := parseHex([]byte(r.Head()))
-	for _, backend := range []Backend{BackendGoGit, BackendCatFile} {
+	for _, backend := range []Backend{BackendGoGit, BackendCatFile, "cat-file --batch"} {
 		t.Run(string(backend), func(t *testing.T) {
+			if backend == "cat-file --batch" { // as with git before 2.36
+				saved := catFileCommands
+				catFileCommands = func() bool { return false }
+				defer func() { catFileCommands = saved }()
+				backend = BackendCatFile
+			}
 			commits, err := ListCommits(context.Background(), gitDir, backend, head, nil)
 			if err != nil {
 				t.Fatal(err)

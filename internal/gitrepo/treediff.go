@@ -57,6 +57,10 @@ func (t *treeReader) tree(h Hash) ([]treeEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t.parse(h, data)
+}
+
+func (t *treeReader) parse(h Hash, data []byte) ([]treeEntry, error) {
 	t.buf = data
 	// parseTree keeps slices of data; copy so the buffer can be reused.
 	e, err := parseTree(h, bytes.Clone(data))
@@ -67,6 +71,37 @@ func (t *treeReader) tree(h Hash) ([]treeEntry, error) {
 	return e, nil
 }
 
+// fetch reads the trees of hs not yet known in one batch.
+func (t *treeReader) fetch(hs []Hash) error {
+	var want []Hash
+	for _, h := range hs {
+		if h == ZeroHash {
+			continue
+		}
+		if _, ok := t.cur[h]; ok {
+			continue
+		}
+		if e, ok := t.prev[h]; ok {
+			t.cur[h] = e
+			continue
+		}
+		t.cur[h] = nil // asked once
+		want = append(want, h)
+	}
+	b := &batch{src: t.src, hs: want}
+	defer b.Close()
+	for _, h := range want {
+		data, err := b.next(plumbing.TreeObject, t.buf)
+		if err != nil {
+			return err
+		}
+		if _, err := t.parse(h, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // entryKey orders entries the way git sorts trees: a tree "a" sorts as "a/".
 func entryKey(e treeEntry) string {
 	if e.isTree() {
@@ -75,72 +110,93 @@ func entryKey(e treeEntry) string {
 	return string(e.Name)
 }
 
-// diffTrees appends the file changes between trees a and b (ZeroHash = empty).
+// diffTrees appends the file changes between trees a and b (ZeroHash = empty),
+// in path order (git's tree order, as a depth-first walk gives it: a tree
+// "a" sorts as "a/"). The trees are walked level by level, each level's
+// trees read in one batch.
 func (t *treeReader) diffTrees(a, b Hash, prefix []byte, out []change) ([]change, error) {
-	if a == b {
-		return out, nil
+	type pair struct {
+		a, b   Hash
+		prefix []byte
 	}
-	ea, err := t.tree(a)
-	if err != nil {
-		return nil, err
-	}
-	eb, err := t.tree(b)
-	if err != nil {
-		return nil, err
-	}
-	i, j := 0, 0
-	for i < len(ea) || j < len(eb) {
-		var cmp int
-		switch {
-		case i == len(ea):
-			cmp = 1
-		case j == len(eb):
-			cmp = -1
-		default:
-			cmp = compareKeys(ea[i], eb[j])
-		}
-		switch {
-		case cmp < 0:
-			out, err = t.one(ea[i], prefix, true, out)
-			i++
-		case cmp > 0:
-			out, err = t.one(eb[j], prefix, false, out)
-			j++
-		default:
-			x, y := ea[i], eb[j]
-			i++
-			j++
-			if x.Hash == y.Hash && x.Mode == y.Mode {
-				continue
-			}
-			if x.isTree() {
-				out, err = t.diffTrees(x.Hash, y.Hash, joinPath(prefix, x.Name), out)
-			} else {
-				p := joinPath(prefix, x.Name)
-				out = append(out, change{status: "modified", oldPath: p, newPath: p,
-					oldHash: x.Hash, newHash: y.Hash, oldMode: x.Mode, newMode: y.Mode})
+	first := len(out)
+	level := []pair{{a, b, prefix}}
+	var hs []Hash
+	for len(level) > 0 {
+		hs = hs[:0]
+		for _, p := range level {
+			if p.a != p.b {
+				hs = append(hs, p.a, p.b)
 			}
 		}
-		if err != nil {
+		if err := t.fetch(hs); err != nil {
 			return nil, err
 		}
-	}
-	return out, nil
-}
-
-// one records an entry present on one side only (deleted when old is true).
-func (t *treeReader) one(e treeEntry, prefix []byte, old bool, out []change) ([]change, error) {
-	p := joinPath(prefix, e.Name)
-	if e.isTree() {
-		if old {
-			return t.diffTrees(e.Hash, ZeroHash, p, out)
+		var next []pair
+		for _, p := range level {
+			if p.a == p.b {
+				continue
+			}
+			ea, err := t.tree(p.a)
+			if err != nil {
+				return nil, err
+			}
+			eb, err := t.tree(p.b)
+			if err != nil {
+				return nil, err
+			}
+			i, j := 0, 0
+			for i < len(ea) || j < len(eb) {
+				var cmp int
+				switch {
+				case i == len(ea):
+					cmp = 1
+				case j == len(eb):
+					cmp = -1
+				default:
+					cmp = compareKeys(ea[i], eb[j])
+				}
+				switch {
+				case cmp < 0:
+					e := ea[i]
+					i++
+					if path := joinPath(p.prefix, e.Name); e.isTree() {
+						next = append(next, pair{e.Hash, ZeroHash, path})
+					} else {
+						out = append(out, change{status: "deleted", oldPath: path, oldHash: e.Hash, oldMode: e.Mode})
+					}
+				case cmp > 0:
+					e := eb[j]
+					j++
+					if path := joinPath(p.prefix, e.Name); e.isTree() {
+						next = append(next, pair{ZeroHash, e.Hash, path})
+					} else {
+						out = append(out, change{status: "added", newPath: path, newHash: e.Hash, newMode: e.Mode})
+					}
+				default:
+					x, y := ea[i], eb[j]
+					i++
+					j++
+					if x.Hash == y.Hash && x.Mode == y.Mode {
+						continue
+					}
+					path := joinPath(p.prefix, x.Name)
+					if x.isTree() {
+						next = append(next, pair{x.Hash, y.Hash, path})
+					} else {
+						out = append(out, change{status: "modified", oldPath: path, newPath: path,
+							oldHash: x.Hash, newHash: y.Hash, oldMode: x.Mode, newMode: y.Mode})
+					}
+				}
+			}
 		}
-		return t.diffTrees(ZeroHash, e.Hash, p, out)
+		level = next
 	}
-	if old {
-		return append(out, change{status: "deleted", oldPath: p, oldHash: e.Hash, oldMode: e.Mode}), nil
-	}
-	return append(out, change{status: "added", newPath: p, newHash: e.Hash, newMode: e.Mode}), nil
+	// A depth-first walk's order is the order of the full paths' bytes,
+	// since a tree's entries sort with "/" after the tree's name.
+	found := out[first:]
+	sort.Slice(found, func(i, j int) bool { return bytes.Compare(found[i].path(), found[j].path()) < 0 })
+	return out, nil
 }
 
 func compareKeys(a, b treeEntry) int {

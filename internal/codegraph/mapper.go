@@ -1,0 +1,386 @@
+package codegraph
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/locus-dev/locus/internal/gitrepo"
+)
+
+// FunctionMapper maps file changes onto functions (the gitrepo
+// DiffOptions.Functions hook). It remembers the functions of recent file
+// versions by (path, blob), since the new version of a file in one commit is
+// usually the old version in the next commit that touches it, and it finds
+// the functions of a version next to a remembered one without parsing the
+// whole file where it can (derive). Safe for concurrent use.
+type FunctionMapper struct {
+	mu    sync.Mutex
+	cache map[spanKey]*versionSpans
+	order []spanKey // insertion order, for eviction
+	max   int
+	// Headers is the language .h files are parsed as, "c" or "cpp", as the
+	// repository's graph does (HeaderLanguageAt); default "c".
+	Headers string
+	// Verify also parses every derived version whole and counts the
+	// versions where the two readings differ (MapperStats.Mismatched); the
+	// whole parse is then the one used. For benchmarks and tests: it costs
+	// what deriving saves.
+	Verify bool
+	// whole parses every version whole, as before derivation (tests).
+	whole bool
+
+	cached, parsed, skeleton, bodies, members, verified, mismatched atomic.Int64
+	spent                                                           [4]atomic.Int64 // ns per derivation kind
+	firstMismatches                                                 []string        // under mu
+}
+
+type spanKey struct {
+	path string
+	blob gitrepo.Hash
+}
+
+// MapperStats counts how a FunctionMapper found the functions of the file
+// versions it was asked about.
+type MapperStats struct {
+	Cached int64 // remembered from an earlier change
+	Parsed int64 // the whole file parsed
+	// Skeleton: parsed with the bodies that did not change left out (their
+	// braces kept), next to a remembered version.
+	Skeleton int64
+	// Bodies: every change lay inside function bodies, and only the changed
+	// bodies were parsed.
+	Bodies int64
+	// Members: every change lay inside function bodies or in runs of
+	// members between definitions (imports, fields, comments), and only
+	// those were parsed.
+	Members int64
+	// Verified and Mismatched count derived versions checked against a
+	// whole parse, with Verify; Mismatches describes the first few.
+	Verified, Mismatched int64
+	Mismatches           []string
+	// ParseTime, SkeletonTime, BodiesTime and MembersTime are the time
+	// spent finding versions each way (summed over goroutines; derivations
+	// that fell back to a whole parse count as parsed).
+	ParseTime, SkeletonTime, BodiesTime, MembersTime time.Duration
+}
+
+// Stats reports the counts so far.
+func (m *FunctionMapper) Stats() MapperStats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return MapperStats{Cached: m.cached.Load(), Parsed: m.parsed.Load(), Skeleton: m.skeleton.Load(),
+		Bodies: m.bodies.Load(), Members: m.members.Load(), Verified: m.verified.Load(), Mismatched: m.mismatched.Load(),
+		Mismatches: append([]string(nil), m.firstMismatches...),
+		ParseTime:  time.Duration(m.spent[derivedParsed].Load()), SkeletonTime: time.Duration(m.spent[derivedSkeleton].Load()),
+		BodiesTime: time.Duration(m.spent[derivedBodies].Load()), MembersTime: time.Duration(m.spent[derivedMembers].Load())}
+}
+
+// NewFunctionMapper keeps the functions of up to size file versions
+// (default 50,000).
+func NewFunctionMapper(size int) *FunctionMapper {
+	if size <= 0 {
+		size = 50000
+	}
+	return &FunctionMapper{cache: map[spanKey]*versionSpans{}, max: size}
+}
+
+func (m *FunctionMapper) language(path string) Language {
+	if path == "" {
+		return nil
+	}
+	if m.Headers != "" && IsHeader(path) {
+		regMu.RLock()
+		defer regMu.RUnlock()
+		return byName[m.Headers]
+	}
+	return LanguageFor(path)
+}
+
+func (m *FunctionMapper) lookup(path string, blob gitrepo.Hash) *versionSpans {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cache[spanKey{path, blob}]
+}
+
+func (m *FunctionMapper) remember(path string, blob gitrepo.Hash, v *versionSpans) {
+	k := spanKey{path, blob}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.cache[k]; ok {
+		return
+	}
+	m.cache[k] = v
+	m.order = append(m.order, k)
+	if len(m.order) > m.max {
+		delete(m.cache, m.order[0])
+		m.order = m.order[1:]
+	}
+}
+
+// side is one version of a changed file.
+type side struct {
+	lang    Language
+	path    string
+	blob    gitrepo.Hash
+	text    []byte
+	changed []int // its changed lines, 1-based: deleted (old) or added (new)
+	v       *versionSpans
+}
+
+// resolve finds s's functions: remembered, derived from other (the other
+// version of the change, when known), or parsed.
+func (m *FunctionMapper) resolve(s, other *side) {
+	if s.lang == nil || s.text == nil {
+		return
+	}
+	if s.v = m.lookup(s.path, s.blob); s.v != nil {
+		m.cached.Add(1)
+		return
+	}
+	ctx := context.Background()
+	start := time.Now()
+	how := derivedParsed
+	if reason, _ := skipContent(s.text, 1<<20); reason != "" {
+		s.v = &versionSpans{}
+	} else if other != nil && other.v != nil && other.v.derivable() && other.lang.Name() == s.lang.Name() && !m.whole {
+		s.v, how = derive(ctx, s.lang, s.path, other.v, other.text, s.text, other.changed, s.changed)
+		switch how {
+		case derivedBodies:
+			m.bodies.Add(1)
+		case derivedMembers:
+			m.members.Add(1)
+		case derivedSkeleton:
+			m.skeleton.Add(1)
+		default:
+			m.parsed.Add(1)
+		}
+	} else {
+		s.v = parseSpans(ctx, s.lang, s.path, s.text)
+		m.parsed.Add(1)
+	}
+	m.spent[how].Add(int64(time.Since(start)))
+	if m.Verify && how != derivedParsed {
+		m.verify(ctx, s, how)
+	}
+	m.remember(s.path, s.blob, s.v)
+}
+
+func (m *FunctionMapper) verify(ctx context.Context, s *side, how derivation) {
+	want := parseSpans(ctx, s.lang, s.path, s.text)
+	m.verified.Add(1)
+	if diff := want.diff(s.v); diff != "" {
+		m.mismatched.Add(1)
+		m.mu.Lock()
+		if len(m.firstMismatches) < 10 {
+			m.firstMismatches = append(m.firstMismatches, fmt.Sprintf("%s@%s (%s): %s", s.path, s.blob, how, diff))
+		}
+		m.mu.Unlock()
+		s.v = want
+	}
+}
+
+// Map maps one file change: deleted lines and insertions onto the old
+// version's functions, added lines onto the new version's, each charged to
+// the outermost function around it.
+func (m *FunctionMapper) Map(lc *gitrepo.LineChanges) []string {
+	old := &side{lang: m.language(lc.OldPath), path: lc.OldPath, blob: lc.OldBlob, text: lc.Old, changed: lc.Deleted}
+	nw := &side{lang: m.language(lc.NewPath), path: lc.NewPath, blob: lc.NewBlob, text: lc.New, changed: lc.Added}
+	if old.lang != nil && old.text != nil {
+		old.v = m.lookup(old.path, old.blob)
+	}
+	// The side already known (or, with neither, the old one) is found
+	// first, so the other can be derived from it.
+	if old.v == nil && nw.lang != nil && nw.text != nil && m.lookup(nw.path, nw.blob) != nil {
+		m.resolve(nw, nil)
+		m.resolve(old, nw)
+	} else {
+		if old.v != nil {
+			m.cached.Add(1)
+		} else {
+			m.resolve(old, nil)
+		}
+		m.resolve(nw, old)
+	}
+	set := map[string]bool{}
+	if old.v != nil {
+		for _, l := range lc.Deleted {
+			old.v.charge(set, old.path, func(f *fnSpan) bool { return int(f.start) <= l && l <= int(f.end) })
+		}
+		for _, k := range lc.InsertedAfter {
+			old.v.charge(set, old.path, func(f *fnSpan) bool { return int(f.start) <= k && k+1 <= int(f.end) })
+		}
+	}
+	if nw.v != nil {
+		for _, l := range lc.Added {
+			nw.v.charge(set, nw.path, func(f *fnSpan) bool { return int(f.start) <= l && l <= int(f.end) })
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(set))
+	for id := range set {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// charge adds the id of the outermost (widest; the first of equals)
+// function matching contains.
+func (v *versionSpans) charge(set map[string]bool, path string, contains func(*fnSpan) bool) {
+	best := -1
+	for i := range v.fns {
+		f := &v.fns[i]
+		if contains(f) && (best < 0 || f.end-f.start > v.fns[best].end-v.fns[best].start) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		set[EntityID(path, v.fns[best].name)] = true
+	}
+}
+
+// point is a place in a file: 0-based row, byte column.
+type point struct{ row, col int32 }
+
+// fnSpan is one function of a file version as the mapper keeps it.
+type fnSpan struct {
+	name       string
+	start, end int32 // 1-based lines, inclusive
+	// open and close are the body's `{` and `}`; open.row < 0 when the
+	// function has no braced body.
+	open, close point
+	// leaf: no definition or declaration starts inside the body, so the
+	// body can be left out of a parse without changing any name.
+	leaf bool
+}
+
+// versionSpans are the functions of one file version, in definition order.
+type versionSpans struct {
+	fns []fnSpan
+	// containers and members are the file's member structure
+	// (spanmembers.go); nil where it was not read.
+	containers []container
+	members    []member
+	// clean: read without syntax errors. Other versions are derived from a
+	// clean one; from one with errors (at lines errs) only by reading
+	// bodies or members away from every error, and never when the
+	// extractor read it again another way (reread).
+	clean  bool
+	errs   [][2]int32
+	reread bool
+}
+
+// derivable reports whether other versions may be derived from v.
+func (v *versionSpans) derivable() bool {
+	return v.clean || !v.reread && v.members != nil
+}
+
+// diff describes the first difference between v and o; "" when equal.
+func (v *versionSpans) diff(o *versionSpans) string {
+	if v.clean != o.clean || v.reread != o.reread || fmt.Sprint(v.errs) != fmt.Sprint(o.errs) {
+		return fmt.Sprintf("clean %v, reread %v, errors at %v; derived %v, %v, %v", v.clean, v.reread, v.errs, o.clean, o.reread, o.errs)
+	}
+	if len(v.fns) != len(o.fns) {
+		return fmt.Sprintf("%d functions, derived %d", len(v.fns), len(o.fns))
+	}
+	for i := range v.fns {
+		if v.fns[i] != o.fns[i] {
+			return fmt.Sprintf("function %d is %+v, derived %+v", i, v.fns[i], o.fns[i])
+		}
+	}
+	if len(v.containers) != len(o.containers) || len(v.members) != len(o.members) {
+		return fmt.Sprintf("%d containers and %d members, derived %d and %d", len(v.containers), len(v.members), len(o.containers), len(o.members))
+	}
+	for i := range v.containers {
+		if v.containers[i] != o.containers[i] {
+			return fmt.Sprintf("container %d is %+v, derived %+v", i, v.containers[i], o.containers[i])
+		}
+	}
+	for i := range v.members {
+		if v.members[i] != o.members[i] {
+			return fmt.Sprintf("member %d is %+v, derived %+v", i, v.members[i], o.members[i])
+		}
+	}
+	return ""
+}
+
+// parseSpans reads a whole file version.
+func parseSpans(ctx context.Context, lang Language, path string, src []byte) *versionSpans {
+	v, _ := readSpans(ctx, lang, path, src)
+	if v == nil {
+		return &versionSpans{}
+	}
+	return v
+}
+
+// readSpans extracts src and keeps its functions and members; nil when
+// extraction fails.
+func readSpans(ctx context.Context, lang Language, path string, src []byte) (*versionSpans, *FileResult) {
+	ctx, sink := withMembers(ctx)
+	res, err := lang.Extract(ctx, path, src)
+	if err != nil {
+		return nil, nil
+	}
+	return spansOf(res, newLineIndex(src), sink), res
+}
+
+// spansOf keeps res's functions, and the members sink holds; lines indexes
+// the text res was read from.
+func spansOf(res *FileResult, lines lineIndex, sink *memberSink) *versionSpans {
+	starts := make([]int, 0, len(res.Defs)+len(res.declAt))
+	for _, d := range res.Defs {
+		starts = append(starts, d.StartByte)
+	}
+	starts = append(starts, res.declAt...)
+	sort.Ints(starts)
+	v := &versionSpans{clean: res.ErrorNodes == 0, reread: res.reread}
+	for _, d := range res.Defs {
+		if d.Kind != KindFunction {
+			continue
+		}
+		f := fnSpan{name: d.Name, start: int32(d.StartLine), end: int32(d.EndLine), open: point{-1, 0}}
+		if d.BodyEnd > d.BodyStart {
+			f.open, f.close = lines.point(d.BodyStart), lines.point(d.BodyEnd-1)
+			i := sort.SearchInts(starts, d.BodyStart+1)
+			f.leaf = i == len(starts) || starts[i] >= d.BodyEnd
+		}
+		v.fns = append(v.fns, f)
+	}
+	v.setMembers(sink, starts)
+	return v
+}
+
+// lineIndex holds the byte offset of each line's start.
+type lineIndex []int
+
+func newLineIndex(src []byte) lineIndex {
+	li := make(lineIndex, 1, len(src)/32+1)
+	for i := 0; ; {
+		j := bytes.IndexByte(src[i:], '\n')
+		if j < 0 {
+			return li
+		}
+		i += j + 1
+		li = append(li, i)
+	}
+}
+
+func (li lineIndex) point(off int) point {
+	row := sort.Search(len(li), func(i int) bool { return li[i] > off }) - 1
+	return point{int32(row), int32(off - li[row])}
+}
+
+// offset is the byte at p, or -1 past the text.
+func (li lineIndex) offset(p point) int {
+	if p.row < 0 || int(p.row) >= len(li) {
+		return -1
+	}
+	return li[p.row] + int(p.col)
+}

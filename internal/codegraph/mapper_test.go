@@ -1,0 +1,199 @@
+package codegraph
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+)
+
+// addedFunction is a definition appended to a file of each language (for
+// Java, before the file's last closing brace).
+var addedFunction = map[string]string{
+	".java": "    int added%d(int x) { return x + %d; }\n",
+	".c":    "int added_%d(int x) { return x + %d; }\n",
+	".cpp":  "int added_%d(int x) { return x + %d; }\n",
+	".hpp":  "int added_%d(int x) { return x + %d; }\n",
+	".h":    "int added_%d(int x) { return x + %d; }\n",
+	".go":   "func added%d(x int) int { return x + %d }\n",
+	".rs":   "fn added_%d(x: i32) -> i32 { x + %d }\n",
+}
+
+// editHistory commits the extractor fixtures of the languages the mapper
+// derives, then n commits of random line edits: comments inserted inside
+// and outside bodies, statements repeated, lines deleted (syntax errors
+// included), functions added and headers renamed.
+func editHistory(t *testing.T, n int) *gitfixture.Repo {
+	r := gitfixture.New(t)
+	files := map[string][]string{}
+	for _, lang := range []string{"java", "c", "cpp", "go", "rust"} {
+		dir := filepath.Join("testdata", "extract", lang)
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".golden") {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[lang+"/"+e.Name()] = strings.SplitAfter(string(b), "\n")
+		}
+	}
+	write := func(paths ...string) {
+		m := map[string]string{}
+		for _, p := range paths {
+			m[p] = strings.Join(files[p], "")
+		}
+		r.Write(m)
+	}
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	write(paths...)
+	r.Commit("fixtures")
+	rng := rand.New(rand.NewPCG(13, 14))
+	for c := 0; c < n; c++ {
+		var touched []string
+		for k := 0; k <= rng.IntN(2); k++ {
+			p := paths[rng.IntN(len(paths))]
+			lines := files[p]
+			at := rng.IntN(len(lines))
+			switch kind := rng.IntN(10); {
+			case kind < 4:
+				lines = slices.Insert(lines, at, fmt.Sprintf("  // edit %d\n", c))
+			case kind < 6:
+				if strings.HasSuffix(strings.TrimSpace(lines[at]), ";") {
+					lines = slices.Insert(lines, at, lines[at])
+				} else {
+					lines = slices.Insert(lines, at, "\n")
+				}
+			case kind < 7:
+				lines = slices.Delete(lines, at, at+1)
+			case kind < 9:
+				def := fmt.Sprintf(addedFunction[filepath.Ext(p)], c, c)
+				end := len(lines)
+				if strings.HasSuffix(p, ".java") {
+					for end > 0 && !strings.HasPrefix(lines[end-1], "}") {
+						end--
+					}
+					end = max(end-1, 0)
+				}
+				lines = slices.Insert(lines, end, def)
+			default:
+				if i := strings.Index(lines[at], "("); i > 0 {
+					lines[at] = lines[at][:i] + "X" + lines[at][i:]
+				} else {
+					lines = slices.Insert(lines, at, "  // renamed nothing\n")
+				}
+			}
+			files[p] = lines
+			touched = append(touched, p)
+		}
+		write(touched...)
+		r.Commit(fmt.Sprintf("edit %d", c))
+	}
+	return r
+}
+
+// mapHistory scrapes r's history with m and returns each file change's
+// changed functions.
+func mapHistory(t *testing.T, r *gitfixture.Repo, m *FunctionMapper) []string {
+	t.Helper()
+	gitDir := filepath.Join(r.Dir, ".git")
+	var hs []gitrepo.Hash
+	for _, l := range strings.Fields(r.Git("rev-list", "--reverse", "HEAD")) {
+		h, _ := gitrepo.ParseHash(l)
+		hs = append(hs, h)
+	}
+	var out []string
+	err := gitrepo.DiffCommits(context.Background(), gitDir, hs, gitrepo.DiffOptions{Functions: m.Map, Workers: 1}, func(cd *gitrepo.CommitDiff) error {
+		for _, f := range cd.Files {
+			out = append(out, fmt.Sprintf("%s %s %v", cd.ID, f.Path(), f.ChangedFunctions))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestMapperDerivesWhatAParseFinds: over a history of random edits in Java,
+// C, C++, Go and Rust, the functions derived from the other version of each
+// change (changed bodies only, or a skeleton) equal a whole parse's, version
+// by version, and so do the changed functions of every row.
+func TestMapperDerivesWhatAParseFinds(t *testing.T) {
+	r := editHistory(t, 120)
+	whole := NewFunctionMapper(0)
+	whole.whole = true
+	want := mapHistory(t, r, whole)
+	derived := NewFunctionMapper(0)
+	if got := mapHistory(t, r, derived); !slices.Equal(got, want) {
+		for i := range min(len(got), len(want)) {
+			if got[i] != want[i] {
+				t.Errorf("row %d: derived %s, parsed %s", i, got[i], want[i])
+			}
+		}
+		t.Fatalf("derived changed functions differ from whole parses (%d and %d rows)", len(got), len(want))
+	}
+	verified := NewFunctionMapper(0)
+	verified.Verify = true
+	mapHistory(t, r, verified)
+	s := verified.Stats()
+	t.Logf("%+v", s)
+	if s.Mismatched != 0 || s.Verified != s.Skeleton+s.Bodies+s.Members {
+		t.Errorf("verified %d derivations, %d differ from a whole parse: %v", s.Verified, s.Mismatched, s.Mismatches)
+	}
+	if s.Bodies == 0 || s.Members == 0 || s.Skeleton == 0 || s.Parsed == 0 {
+		t.Errorf("the history did not exercise every way: %+v", s)
+	}
+	if ws := whole.Stats(); ws.Skeleton+ws.Bodies+ws.Members != 0 || ws.Parsed != s.Parsed+s.Skeleton+s.Bodies+s.Members {
+		t.Errorf("whole parses %+v against derivations %+v", ws, s)
+	}
+}
+
+// TestDeriveBodiesOnly: an edit inside one method body is found by parsing
+// that body alone; one that adds a definition inside the body, or breaks
+// it, is not.
+func TestDeriveBodiesOnly(t *testing.T) {
+	ctx := context.Background()
+	lang := LanguageFor("A.java")
+	p := []byte("class A {\n  int f(int x) {\n    return x;\n  }\n\n  int g() {\n    return 1;\n  }\n}\n")
+	pv := parseSpans(ctx, lang, "A.java", p)
+	for _, tc := range []struct {
+		name, body string
+		how        derivation
+	}{
+		{"statement", "    int y = x * 2;\n    return y;\n", derivedBodies},
+		{"anonymous class", "    Runnable r = new Runnable() { public void run() {} };\n    return x;\n", derivedSkeleton},
+		{"unbalanced", "    if (x > 0) {\n    return x;\n", derivedParsed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tt := []byte("class A {\n  int f(int x) {\n" + tc.body + "  }\n\n  int g() {\n    return 1;\n  }\n}\n")
+			added := make([]int, strings.Count(tc.body, "\n"))
+			for i := range added {
+				added[i] = 3 + i
+			}
+			got, how := derive(ctx, lang, "A.java", pv, p, tt, []int{3}, added)
+			if how != tc.how {
+				t.Errorf("derived by %s, want %s", how, tc.how)
+			}
+			if d := parseSpans(ctx, lang, "A.java", tt).diff(got); d != "" {
+				t.Errorf("differs from a whole parse: %s", d)
+			}
+		})
+	}
+}

@@ -1,0 +1,603 @@
+package codegraph
+
+import (
+	"bytes"
+	"context"
+	"sort"
+	"strings"
+)
+
+// Deriving one version's functions from another's.
+//
+// The history scrape needs, for every changed file, the functions of both
+// versions. Parsing each version whole made that pass cost several times
+// `git log -p` (issue 13). But a commit usually changes a few lines of a
+// file whose other version the mapper already knows, so the functions of the
+// version it does not know (T) are derived from the one it knows (P):
+//
+//   - Bodies: when every changed line, on both sides, lies strictly inside
+//     the body of a leaf function of P (a braced body in which no definition
+//     or declaration starts, with its `{` and `}` lines unchanged), only the
+//     new text of those bodies is parsed, each wrapped in a function of the
+//     language. If each reads without syntax errors and defines nothing,
+//     T's functions are P's with their lines moved, and the changed bodies
+//     still leaves. Names cannot change: nothing outside the bodies did,
+//     and nothing inside them is named.
+//   - Skeleton: otherwise, T is parsed with the interior of each unchanged
+//     leaf body left out (its newlines kept, and spaces up to its `}`, so
+//     every other place keeps its line and column). Leaves hold no
+//     definitions, so the skeleton defines what T defines, under the same
+//     names; its bodies' braces must be where P's were.
+//   - Parsed: where neither applies (P was read with syntax errors, the
+//     skeleton has some, a language has no wrapper), T is parsed whole.
+//
+// A derivation is only as sound as the claim that a body's text is read the
+// same inside any function of the same language. Verify (bench scrape
+// --verify-functions) checks it by parsing every derived version whole as
+// well; docs/benchmarks.md has the counts on real histories.
+
+type derivation int
+
+const (
+	derivedParsed derivation = iota
+	derivedSkeleton
+	derivedBodies
+	derivedMembers
+)
+
+func (d derivation) String() string {
+	return [...]string{"parsed", "skeleton", "bodies", "members"}[d]
+}
+
+// bodyWrappers put a body's text where the language reads a function body:
+// prefix + `{ … }` + suffix. Java's is a constructor, whose body admits
+// `this(…)` and `super(…)` besides any method's statements.
+var bodyWrappers = map[string][2]string{
+	"java": {"class __L{__L()", "}"},
+	"c":    {"void __f(void)", ""},
+	"cpp":  {"void __f()", ""},
+	"go":   {"package p\nfunc __f()", ""},
+	"rust": {"fn __f()", ""},
+}
+
+// derive finds the functions of version T (text t, changed lines tChanged)
+// from those of the other version P of the same change (p, its text pText
+// and changed lines pChanged; lines are 1-based). P must be clean.
+func derive(ctx context.Context, lang Language, path string, p *versionSpans, pText, t []byte, pChanged, tChanged []int) (*versionSpans, derivation) {
+	wrap, ok := bodyWrappers[lang.Name()]
+	if !ok {
+		return parseSpans(ctx, lang, path, t), derivedParsed
+	}
+	lm := newLineMap(pText, t, pChanged, tChanged)
+	tl := newLineIndex(t)
+	// P's leaves with braced bodies, by position: they cannot nest.
+	var leaves []int
+	for i, f := range p.fns {
+		if f.leaf && f.open.row >= 0 {
+			leaves = append(leaves, i)
+		}
+	}
+	sort.Slice(leaves, func(a, b int) bool { return p.fns[leaves[a]].open.row < p.fns[leaves[b]].open.row })
+	np, nt := countLines(pText), countLines(t)
+	hunks := hunksOf(np, nt, pChanged, tChanged)
+	if !p.clean && !awayFromErrors(lang, p, leaves, hunks, pText, t) {
+		return parseSpans(ctx, lang, path, t), derivedParsed
+	}
+	if v, how := deriveLocal(ctx, lang, path, wrap, p, leaves, lm, hunks, t, tl, np, nt); v != nil {
+		if !p.clean {
+			v.clean = false
+			v.errs = make([][2]int32, len(p.errs))
+			for k, e := range p.errs {
+				a, b := lm.at(int(e[0])), lm.at(int(e[1]))
+				if a == 0 || b == 0 {
+					return parseSpans(ctx, lang, path, t), derivedParsed
+				}
+				v.errs[k] = [2]int32{int32(a), int32(b)}
+			}
+		}
+		return v, how
+	}
+	if !p.clean {
+		return parseSpans(ctx, lang, path, t), derivedParsed
+	}
+	if v := deriveSkeleton(ctx, lang, path, p, leaves, lm, t, tl, pChanged); v != nil {
+		return v, derivedSkeleton
+	}
+	return parseSpans(ctx, lang, path, t), derivedParsed
+}
+
+// awayFromErrors reports whether every hunk of a change to P, a version
+// read with syntax errors, lies away from them: inside a member (or a run of
+// members) with no error in it or in the members on either side, and, in C
+// and C++, with no preprocessor line changed (a conditional can change how
+// the extractor reads the whole file).
+func awayFromErrors(lang Language, p *versionSpans, leaves []int, hunks []lineHunk, pText, t []byte) bool {
+	if p.members == nil || len(p.errs) == 0 {
+		return false
+	}
+	if n := lang.Name(); n == "c" || n == "cpp" {
+		for _, h := range hunks {
+			if directiveIn(pText, h.pa, h.pb) || directiveIn(t, h.ta, h.tb) {
+				return false
+			}
+		}
+	}
+	for _, h := range hunks {
+		// The innermost member holding the hunk, or the members it
+		// touches where it lies between members.
+		lo, hi, in := h.pa, max(h.pb, h.pa), -1
+		best := int32(-1)
+		for k, m := range p.members {
+			if int(m.start) <= h.pa-1 && int(m.end) >= h.pb+1 && (best < 0 || m.start >= p.members[best].start) {
+				best = int32(k)
+			}
+		}
+		if best >= 0 {
+			lo, hi, in = int(p.members[best].start), int(p.members[best].end), int(p.members[best].in)
+		} else if r, ok := p.gapRegion(h.pa, h.pb); ok {
+			lo, hi, in = r.pa, r.pb, r.in
+		} else {
+			return false
+		}
+		// Widen to the neighbouring members of the same container.
+		zlo, zhi := int(p.containers[in].open), min(int(p.containers[in].close), 1<<29)
+		for _, m := range p.members {
+			if int(m.in) != in {
+				continue
+			}
+			if int(m.end) < lo && int(m.start) > zlo {
+				zlo = int(m.start)
+			}
+			if int(m.start) > hi && int(m.end) < zhi {
+				zhi = int(m.end)
+			}
+		}
+		for _, e := range p.errs {
+			if int(e[0]) <= zhi && int(e[1]) >= zlo {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// directiveIn reports whether lines [a, b] (1-based) of src hold a
+// preprocessor line.
+func directiveIn(src []byte, a, b int) bool {
+	line := 1
+	for i := 0; i < len(src) && line <= b; {
+		j := bytes.IndexByte(src[i:], '\n')
+		end := len(src)
+		if j >= 0 {
+			end = i + j
+		}
+		if line >= a {
+			if l := bytes.TrimLeft(src[i:end], " \t"); len(l) > 0 && l[0] == '#' {
+				return true
+			}
+		}
+		i, line = end+1, line+1
+	}
+	return false
+}
+
+// lineMap maps P's unchanged lines to T's: unchanged lines pair up in order.
+type lineMap []int32 // 1-based P line → T line; 0 when changed
+
+func newLineMap(pText, t []byte, pChanged, tChanged []int) lineMap {
+	np, nt := countLines(pText), countLines(t)
+	lm := make(lineMap, np+2)
+	pi, ti := 0, 0 // next index into pChanged, tChanged
+	j := 1
+	for i := 1; i <= np; i++ {
+		if pi < len(pChanged) && pChanged[pi] == i {
+			pi++
+			continue
+		}
+		for ti < len(tChanged) && tChanged[ti] == j {
+			ti++
+			j++
+		}
+		if j > nt {
+			break
+		}
+		lm[i] = int32(j)
+		j++
+	}
+	return lm
+}
+
+func (lm lineMap) at(line int) int {
+	if line <= 0 || line >= len(lm) {
+		return 0
+	}
+	return int(lm[line])
+}
+
+// countLines counts lines as the differ splits them: the last one may lack
+// its newline.
+func countLines(b []byte) int {
+	n := bytes.Count(b, []byte{'\n'})
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// movedBody is a leaf body of P placed in T.
+type movedBody struct {
+	fn          int   // index into p.fns
+	open, close point // in T
+	ob, cb      int   // offsets of `{` and `}` in T
+}
+
+// place puts P's body of f in T; ok is false when its brace lines changed
+// or T does not have the braces there.
+func place(f *fnSpan, lm lineMap, t []byte, tl lineIndex) (mb movedBody, ok bool) {
+	or, cr := lm.at(int(f.open.row)+1), lm.at(int(f.close.row)+1)
+	if or == 0 || cr == 0 {
+		return mb, false
+	}
+	mb.open, mb.close = point{int32(or - 1), f.open.col}, point{int32(cr - 1), f.close.col}
+	mb.ob, mb.cb = tl.offset(mb.open), tl.offset(mb.close)
+	if mb.ob < 0 || mb.cb <= mb.ob || mb.cb >= len(t) || t[mb.ob] != '{' || t[mb.cb] != '}' {
+		return mb, false
+	}
+	return mb, true
+}
+
+// lineHunk is one run of changes: P's lines [pa, pb] replaced by T's lines
+// [ta, tb] (1-based; a side is empty when its end is before its start).
+// The lines around it, pa-1 and pb+1, are unchanged: its anchors.
+type lineHunk struct{ pa, pb, ta, tb int }
+
+func hunksOf(np, nt int, pChanged, tChanged []int) []lineHunk {
+	var hs []lineHunk
+	i, j, pi, ti := 1, 1, 0, 0
+	for i <= np || j <= nt {
+		h := lineHunk{pa: i, ta: j}
+		for {
+			moved := false
+			for pi < len(pChanged) && pChanged[pi] == i {
+				i, pi, moved = i+1, pi+1, true
+			}
+			for ti < len(tChanged) && tChanged[ti] == j {
+				j, ti, moved = j+1, ti+1, true
+			}
+			if !moved {
+				break
+			}
+		}
+		if i == h.pa && j == h.ta {
+			i, j = i+1, j+1 // an unchanged line on both sides
+			continue
+		}
+		h.pb, h.tb = i-1, j-1
+		hs = append(hs, h)
+	}
+	return hs
+}
+
+// region is a run of P's members of one container that holds no
+// definition, with the hunks inside it: lines [pa, pb] (pb = pa-1: none,
+// the changes only insert there).
+type region struct {
+	in     int
+	pa, pb int
+	ta, tb int // the same run in T
+}
+
+// gapRegion places the hunk on P's lines [pa, pb] between functions: in the innermost container
+// whose inside holds it, widened to the whole members it touches, none of
+// which may hold a definition.
+func (v *versionSpans) gapRegion(pa, pb int) (region, bool) {
+	in := -1
+	for k, c := range v.containers {
+		if pa-1 >= int(c.open) && pb+1 <= int(c.close) && (in < 0 || c.open >= v.containers[in].open) {
+			in = k
+		}
+	}
+	if in < 0 {
+		return region{}, false
+	}
+	for grown := true; grown; {
+		grown = false
+		for _, m := range v.members {
+			if int(m.in) != in {
+				continue
+			}
+			var touches bool
+			if pb >= pa {
+				touches = int(m.start) <= pb && int(m.end) >= pa
+			} else {
+				touches = int(m.start) <= pa-1 && int(m.end) >= pa
+			}
+			if !touches || int(m.start) >= pa && int(m.end) <= pb {
+				continue
+			}
+			if m.def {
+				return region{}, false
+			}
+			pa, pb, grown = min(pa, int(m.start)), max(pb, int(m.end)), true
+		}
+	}
+	for _, m := range v.members { // inside: nothing defined
+		if int(m.in) == in && m.def && int(m.start) <= pb && int(m.end) >= pa {
+			return region{}, false
+		}
+	}
+	c := v.containers[in]
+	return region{in: in, pa: pa, pb: pb}, pa-1 >= int(c.open) && pb+1 <= int(c.close)
+}
+
+// deriveLocal derives T when every hunk lies inside a leaf function's body
+// or in a run of members between definitions: it parses only those bodies
+// and runs (each wrapped where the language reads it), and moves the rest.
+func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string, p *versionSpans, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, np, nt int) (*versionSpans, derivation) {
+	if len(hunks) == 0 {
+		return nil, derivedParsed
+	}
+	inP := func(i int) (int, int) { return int(p.fns[i].open.row) + 1, int(p.fns[i].close.row) + 1 }
+	affected := map[int]bool{}
+	var regions []region
+	for _, h := range hunks {
+		// The leaf whose braces' lines hold the hunk's anchors: leaves
+		// do not nest, so it is the last one opening at or before pa-1.
+		k := sort.Search(len(leaves), func(k int) bool { a, _ := inP(leaves[k]); return a > h.pa-1 }) - 1
+		if k >= 0 {
+			if a, b := inP(leaves[k]); h.pa-1 >= a && h.pb+1 <= b {
+				affected[leaves[k]] = true
+				continue
+			}
+		}
+		if p.members == nil {
+			return nil, derivedParsed
+		}
+		r, ok := p.gapRegion(h.pa, h.pb)
+		if !ok {
+			return nil, derivedParsed
+		}
+		regions = append(regions, r)
+	}
+	// Regions that overlap or touch are one.
+	sort.Slice(regions, func(a, b int) bool { return regions[a].pa < regions[b].pa })
+	var merged []region
+	for _, r := range regions {
+		if n := len(merged); n > 0 && r.pa <= merged[n-1].pb+1 {
+			last := &merged[n-1]
+			if last.in != r.in {
+				return nil, derivedParsed
+			}
+			g, ok := p.gapRegion(last.pa, max(last.pb, r.pb))
+			if !ok || g.in != r.in {
+				return nil, derivedParsed
+			}
+			*last = g
+			continue
+		}
+		merged = append(merged, r)
+	}
+	for k := range merged {
+		r := &merged[k]
+		r.ta, r.tb = 1, nt
+		if r.pa > 1 {
+			if r.ta = lm.at(r.pa-1) + 1; r.ta == 1 {
+				return nil, derivedParsed
+			}
+		}
+		if r.pb < np {
+			if r.tb = lm.at(r.pb+1) - 1; r.tb == -1 {
+				return nil, derivedParsed
+			}
+		}
+	}
+	v := &versionSpans{clean: true, fns: make([]fnSpan, len(p.fns)), containers: p.containers, errs: p.errs}
+	for i, f := range p.fns {
+		s, e := lm.at(int(f.start)), lm.at(int(f.end))
+		if s == 0 || e == 0 {
+			return nil, derivedParsed
+		}
+		g := f
+		g.start, g.end = int32(s), int32(e)
+		if f.open.row >= 0 {
+			mb, ok := place(&p.fns[i], lm, t, tl)
+			if !ok {
+				return nil, derivedParsed
+			}
+			g.open, g.close = mb.open, mb.close
+			if affected[i] && !bodyDefinesNothing(ctx, lang, path, wrap, t[mb.ob:mb.cb+1]) {
+				return nil, derivedParsed
+			}
+		}
+		v.fns[i] = g
+	}
+	if p.members == nil {
+		return v, derivedBodies
+	}
+	v.containers = make([]container, len(p.containers))
+	for k, c := range p.containers {
+		if k > 0 {
+			o, cl := lm.at(int(c.open)), lm.at(int(c.close))
+			if o == 0 || cl == 0 {
+				return nil, derivedParsed
+			}
+			c.open, c.close = int32(o), int32(cl)
+		}
+		v.containers[k] = c
+	}
+	// Members: those outside the regions moved, each region's read anew.
+	v.members = make([]member, 0, len(p.members))
+	next := 0 // next region
+	for k := 0; k <= len(p.members); k++ {
+		for next < len(merged) && (k == len(p.members) || int(p.members[k].start) >= merged[next].pa) {
+			ms, ok := regionMembers(ctx, lang, path, p, merged[next], t, tl)
+			if !ok {
+				return nil, derivedParsed
+			}
+			v.members = append(v.members, ms...)
+			next++
+		}
+		if k == len(p.members) {
+			break
+		}
+		m := p.members[k]
+		inRegion := false
+		for _, r := range merged {
+			if int(m.start) >= r.pa && int(m.end) <= r.pb {
+				inRegion = true
+			}
+		}
+		if inRegion {
+			continue
+		}
+		s, e := lm.at(int(m.start)), lm.at(int(m.end))
+		if s == 0 || e == 0 {
+			return nil, derivedParsed
+		}
+		m.start, m.end = int32(s), int32(e)
+		v.members = append(v.members, m)
+	}
+	if len(merged) == 0 {
+		return v, derivedBodies
+	}
+	return v, derivedMembers
+}
+
+// regionMembers reads region r's text in T wrapped as members of its
+// container's kind: it must read without syntax errors and define or
+// declare nothing. It returns the members it holds, placed in T.
+func regionMembers(ctx context.Context, lang Language, path string, p *versionSpans, r region, t []byte, tl lineIndex) ([]member, bool) {
+	c := p.containers[r.in]
+	for _, o := range p.containers[1:] { // no container inside the run
+		if int(o.open) >= r.pa && int(o.open) <= r.pb {
+			return nil, false
+		}
+	}
+	if r.tb < r.ta {
+		return nil, true // only deleted
+	}
+	prefix, suffix, ok := memberWrapper(lang.Name(), c.kind)
+	if !ok {
+		return nil, false
+	}
+	from, to := tl[r.ta-1], len(t)
+	if r.tb < len(tl) {
+		to = tl[r.tb]
+	}
+	src := make([]byte, 0, len(prefix)+to-from+len(suffix))
+	src = append(append(append(src, prefix...), t[from:to]...), suffix...)
+	v, res := readSpans(ctx, lang, path, src)
+	if v == nil || res.ErrorNodes != 0 || len(res.declAt) != 0 || len(v.fns) != 0 {
+		return nil, false
+	}
+	for _, d := range res.Defs {
+		if d.StartByte != 0 || prefix == "" { // only the wrapper's own class
+			return nil, false
+		}
+	}
+	want := 1 // the containers: the root, and the wrapper's
+	if prefix != "" {
+		want = 2
+	}
+	if len(v.containers) != want {
+		return nil, false
+	}
+	rows := strings.Count(prefix, "\n")
+	first, last := int32(rows+1), int32(rows+1+r.tb-r.ta)
+	var out []member
+	for _, m := range v.members {
+		if int(m.in) != want-1 || m.end < first || m.start > last {
+			continue // the wrapper's own
+		}
+		if m.start < first || m.end > last || m.def {
+			return nil, false
+		}
+		shift := int32(r.ta) - first
+		out = append(out, member{start: m.start + shift, end: m.end + shift, in: int32(r.in)})
+	}
+	return out, true
+}
+
+// bodyDefinesNothing parses body (`{ … }`) wrapped as a function of lang:
+// true when it reads without syntax errors and the wrapper's function, with
+// exactly this body, is all it defines or declares.
+func bodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2]string, body []byte) bool {
+	src := make([]byte, 0, len(wrap[0])+len(body)+len(wrap[1]))
+	src = append(append(append(src, wrap[0]...), body...), wrap[1]...)
+	res, err := lang.Extract(ctx, path, src)
+	if err != nil || res.ErrorNodes != 0 || len(res.declAt) != 0 {
+		return false
+	}
+	fns := 0
+	for _, d := range res.Defs {
+		switch {
+		case d.Kind != KindFunction:
+			if lang.Name() != "java" || d.StartByte != 0 { // Java's wrapper class
+				return false
+			}
+		case d.BodyStart != len(wrap[0]) || d.BodyEnd != len(wrap[0])+len(body):
+			return false
+		default:
+			fns++
+		}
+	}
+	return fns == 1
+}
+
+func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionSpans, leaves []int, lm lineMap, t []byte, tl lineIndex, pChanged []int) *versionSpans {
+	changedIn := func(a, b int) bool { // a changed P line in [a, b]
+		k := sort.SearchInts(pChanged, a)
+		return k < len(pChanged) && pChanged[k] <= b
+	}
+	var blank []movedBody
+	for _, i := range leaves {
+		f := &p.fns[i]
+		a, b := int(f.open.row)+1, int(f.close.row)+1
+		if changedIn(a, b) {
+			continue
+		}
+		mb, ok := place(f, lm, t, tl)
+		if !ok || mb.close.row-mb.open.row != f.close.row-f.open.row {
+			continue // lines inserted inside
+		}
+		blank = append(blank, mb)
+	}
+	if len(blank) == 0 {
+		return nil
+	}
+	sk := make([]byte, 0, len(t))
+	at := 0
+	for _, mb := range blank {
+		sk = append(sk, t[at:mb.ob+1]...)
+		if rows := int(mb.close.row - mb.open.row); rows == 0 {
+			for k := mb.ob + 1; k < mb.cb; k++ {
+				sk = append(sk, ' ')
+			}
+		} else {
+			for k := 0; k < rows; k++ {
+				sk = append(sk, '\n')
+			}
+			for k := int32(0); k < mb.close.col; k++ {
+				sk = append(sk, ' ')
+			}
+		}
+		at = mb.cb
+	}
+	sk = append(sk, t[at:]...)
+	v, res := readSpans(ctx, lang, path, sk)
+	if v == nil || res.ErrorNodes != 0 {
+		return nil
+	}
+	bodies := make(map[point]point, len(v.fns))
+	for _, f := range v.fns {
+		if f.open.row >= 0 && f.leaf {
+			bodies[f.open] = f.close
+		}
+	}
+	for _, mb := range blank {
+		if c, ok := bodies[mb.open]; !ok || c != mb.close {
+			return nil
+		}
+	}
+	return v
+}

@@ -1,0 +1,134 @@
+package codegraph
+
+import (
+	"context"
+	"sort"
+)
+
+// A file's members: the children of its root and of its class-like bodies
+// (imports, fields, comments, methods, nested classes), kept by the mapper
+// so that a change between functions can be read without the rest of the
+// file (spanderive.go).
+
+// containerTypes are the syntax nodes whose children are members, by
+// grammar node type.
+var containerTypes = map[string]string{
+	"program":                "root", // Java
+	"translation_unit":       "root", // C, C++
+	"source_file":            "root", // Go, Rust
+	"class_body":             "class __L {\n\x00\n}",
+	"interface_body":         "interface __L {\n\x00\n}",
+	"enum_body":              "enum __L {\n\x00\n}",
+	"enum_body_declarations": "enum __L { ;\n\x00\n}",
+	"annotation_type_body":   "@interface __L {\n\x00\n}",
+	"field_declaration_list": "struct __L {\n\x00\n};",
+	"declaration_list":       "", // by language: memberWrapper
+}
+
+// memberWrapper is the text around a region of members of a container of
+// kind typ in lang: prefix, suffix, and the rows the prefix adds.
+func memberWrapper(lang, typ string) (prefix, suffix string, ok bool) {
+	w := containerTypes[typ]
+	switch {
+	case typ == "root" || w == "root":
+		return "", "", true
+	case typ == "declaration_list" && lang == "rust":
+		w = "mod __L {\n\x00\n}"
+	case typ == "declaration_list" && lang == "cpp":
+		w = "namespace __L {\n\x00\n}"
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] == 0 {
+			return w[:i], w[i+1:], true
+		}
+	}
+	return "", "", false
+}
+
+// container is a member container of a file version: 1-based lines of its
+// first and last token (the root: 0 and the line after the last).
+type container struct {
+	open, close int32
+	kind        string
+}
+
+// member is one child of a container: 1-based lines.
+type member struct {
+	start, end int32
+	in         int32 // index into the containers
+	// def: it is or holds a definition or declaration, so replacing it can
+	// change names.
+	def bool
+}
+
+type membersKey struct{}
+
+// memberSink receives the members of the first tree a parse reads (the
+// whole file; later reads are of macro contents or repairs).
+type memberSink struct {
+	done       bool
+	containers []container
+	members    []member
+	bytes      [][2]int   // each member's byte range
+	errs       [][2]int32 // lines of ERROR and MISSING nodes
+}
+
+func withMembers(ctx context.Context) (context.Context, *memberSink) {
+	s := &memberSink{}
+	return context.WithValue(ctx, membersKey{}, s), s
+}
+
+// collectMembers fills the sink in ctx, if any, from t.
+func collectMembers(ctx context.Context, t *flatTree) {
+	s, _ := ctx.Value(membersKey{}).(*memberSink)
+	if s == nil || s.done || len(t.nodes) == 0 {
+		return
+	}
+	s.done = true
+	names := t.names.container
+	isC := func(sym uint16) bool { return int(sym) < len(names) && names[sym] } // ERROR is 0xffff
+	index := map[int32]int32{0: 0}                                              // container node → index
+	s.containers = append(s.containers, container{open: 0, close: 1 << 30, kind: "root"})
+	for i := 1; i < len(t.nodes); i++ {
+		n := &t.nodes[i]
+		if n.flags&(2|4) != 0 { // missing, error
+			s.errs = append(s.errs, [2]int32{int32(n.startRow) + 1, int32(n.endRow) + 1})
+		}
+		if !isC(t.nodes[n.parent].symbol) {
+			continue
+		}
+		in, ok := index[n.parent]
+		if !ok {
+			continue // a container nested in a non-member (an expression)
+		}
+		s.members = append(s.members, member{start: int32(n.startRow) + 1, end: int32(n.endRow) + 1, in: in})
+		s.bytes = append(s.bytes, [2]int{int(n.startByte), int(n.endByte)})
+		if isC(n.symbol) { // a member that holds members itself (Java's enum_body_declarations)
+			index[int32(i)] = int32(len(s.containers))
+			s.containers = append(s.containers, container{open: int32(n.startRow) + 1, close: int32(n.endRow) + 1,
+				kind: t.names.symbols[n.symbol]})
+		}
+		// Containers are children of members (a class's body): register
+		// those directly under this member.
+		for c := n.firstChild; c >= 0; c = t.nodes[c].nextSibling {
+			if cn := &t.nodes[c]; isC(cn.symbol) {
+				index[c] = int32(len(s.containers))
+				s.containers = append(s.containers, container{open: int32(cn.startRow) + 1, close: int32(cn.endRow) + 1,
+					kind: t.names.symbols[cn.symbol]})
+			}
+		}
+	}
+}
+
+// setMembers keeps the sink's members on v, marking those that hold a
+// definition or declaration (starts: their sorted byte offsets).
+func (v *versionSpans) setMembers(s *memberSink, starts []int) {
+	if s == nil || !s.done {
+		return
+	}
+	v.containers, v.members, v.errs = s.containers, s.members, s.errs
+	for i, b := range s.bytes {
+		k := sort.SearchInts(starts, b[0])
+		v.members[i].def = k < len(starts) && starts[k] < b[1]
+	}
+}
