@@ -2,8 +2,6 @@ package codegraph
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -126,27 +124,13 @@ func TestJSTSConcurrent(t *testing.T) {
 		want string
 	}
 	var fixtures []fixture
-	for _, lang := range []string{"javascript", "typescript"} {
-		dir := filepath.Join("testdata", "extract", lang)
-		entries, err := os.ReadDir(dir)
+	for _, f := range extractFixtures(t, "javascript", "typescript") {
+		l := LanguageFor(f.name)
+		res, err := l.Extract(context.Background(), f.name, f.src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, e := range entries {
-			if strings.HasSuffix(e.Name(), ".golden") {
-				continue
-			}
-			src, err := os.ReadFile(filepath.Join(dir, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			l := LanguageFor(e.Name())
-			res, err := l.Extract(context.Background(), e.Name(), src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fixtures = append(fixtures, fixture{l, e.Name(), src, render(res)})
-		}
+		fixtures = append(fixtures, fixture{l, f.name, f.src, render(res)})
 	}
 	var wg sync.WaitGroup
 	for w := 0; w < 4; w++ {
@@ -171,58 +155,45 @@ func TestJSTSConcurrent(t *testing.T) {
 // TestJSTSTruncated cuts every fixture at many points (and splices garbage
 // in): error recovery must never yield empty names, callees or modules.
 func TestJSTSTruncated(t *testing.T) {
-	for _, lang := range []string{"javascript", "typescript"} {
-		dir := filepath.Join("testdata", "extract", lang)
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if strings.HasSuffix(e.Name(), ".golden") {
-				continue
-			}
-			full, err := os.ReadFile(filepath.Join(dir, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			l := LanguageFor(e.Name())
-			step := max(len(full)/40, 1)
-			for cut := 0; cut <= len(full); cut += step {
-				for _, src := range [][]byte{
-					full[:cut],
-					append(append(append([]byte(nil), full[:cut]...), "\xff(\x00{ `"...), full[cut:]...),
-				} {
-					res, err := l.Extract(context.Background(), e.Name(), src)
-					if err != nil {
-						t.Fatalf("%s cut at %d: %v", e.Name(), cut, err)
-					}
-					checkSpans(t, src, res)
-					for _, d := range res.Defs {
-						for _, seg := range strings.Split(d.Name, ".") {
-							if seg == "" && !strings.Contains(d.Name, "[") {
-								t.Errorf("%s cut at %d: empty segment in %q", e.Name(), cut, d.Name)
-							}
+	for _, f := range extractFixtures(t, "javascript", "typescript") {
+		full, name := f.src, f.name
+		l := LanguageFor(name)
+		step := max(len(full)/40, 1)
+		for cut := 0; cut <= len(full); cut += step {
+			for _, src := range [][]byte{
+				full[:cut],
+				append(append(append([]byte(nil), full[:cut]...), "\xff(\x00{ `"...), full[cut:]...),
+			} {
+				res, err := l.Extract(context.Background(), name, src)
+				if err != nil {
+					t.Fatalf("%s cut at %d: %v", name, cut, err)
+				}
+				checkSpans(t, src, res)
+				for _, d := range res.Defs {
+					for _, seg := range strings.Split(d.Name, ".") {
+						if seg == "" && !strings.Contains(d.Name, "[") {
+							t.Errorf("%s cut at %d: empty segment in %q", name, cut, d.Name)
 						}
 					}
-					for _, c := range res.Calls {
-						if c.Callee == "" || strings.HasSuffix(c.Callee, ".") || strings.HasPrefix(c.Callee, ".") {
-							t.Errorf("%s cut at %d: bad callee %q", e.Name(), cut, c.Callee)
+				}
+				for _, c := range res.Calls {
+					if c.Callee == "" || strings.HasSuffix(c.Callee, ".") || strings.HasPrefix(c.Callee, ".") {
+						t.Errorf("%s cut at %d: bad callee %q", name, cut, c.Callee)
+					}
+				}
+				for _, im := range res.Imports {
+					if im.Module == "" {
+						t.Errorf("%s cut at %d: empty module", name, cut)
+					}
+					for _, n := range im.Names {
+						if n == "" {
+							t.Errorf("%s cut at %d: empty name imported from %s", name, cut, im.Module)
 						}
 					}
-					for _, im := range res.Imports {
-						if im.Module == "" {
-							t.Errorf("%s cut at %d: empty module", e.Name(), cut)
-						}
-						for _, n := range im.Names {
-							if n == "" {
-								t.Errorf("%s cut at %d: empty name imported from %s", e.Name(), cut, im.Module)
-							}
-						}
-					}
-					for _, in := range res.Inherits {
-						if in.Class == "" || in.Base == "" {
-							t.Errorf("%s cut at %d: bad inherit %+v", e.Name(), cut, in)
-						}
+				}
+				for _, in := range res.Inherits {
+					if in.Class == "" || in.Base == "" {
+						t.Errorf("%s cut at %d: bad inherit %+v", name, cut, in)
 					}
 				}
 			}

@@ -323,7 +323,10 @@ func parseSpans(ctx context.Context, lang Language, path string, src []byte) *ve
 // readSpans extracts src and keeps its functions and members; nil when
 // extraction fails.
 func readSpans(ctx context.Context, lang Language, path string, src []byte) (*versionSpans, *FileResult) {
-	ctx, sink := withMembers(ctx)
+	var sink *memberSink
+	if _, ok := bodyWrappers[lang.Name()]; ok { // only what derive reads
+		ctx, sink = withMembers(ctx)
+	}
 	res, err := lang.Extract(ctx, path, src)
 	if err != nil {
 		return nil, nil

@@ -33,22 +33,8 @@ var addedFunction = map[string]string{
 func editHistory(t *testing.T, n int) *gitfixture.Repo {
 	r := gitfixture.New(t)
 	files := map[string][]string{}
-	for _, lang := range []string{"java", "c", "cpp", "go", "rust"} {
-		dir := filepath.Join("testdata", "extract", lang)
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if strings.HasSuffix(e.Name(), ".golden") {
-				continue
-			}
-			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[lang+"/"+e.Name()] = strings.SplitAfter(string(b), "\n")
-		}
+	for _, f := range extractFixtures(t, "java", "c", "cpp", "go", "rust") {
+		files[f.lang+"/"+f.name] = strings.SplitAfter(string(f.src), "\n")
 	}
 	write := func(paths ...string) {
 		m := map[string]string{}
@@ -106,6 +92,37 @@ func editHistory(t *testing.T, n int) *gitfixture.Repo {
 		r.Commit(fmt.Sprintf("edit %d", c))
 	}
 	return r
+}
+
+// fixtureFile is one extractor fixture (testdata/extract/<lang>/<name>).
+type fixtureFile struct {
+	lang, name string
+	src        []byte
+}
+
+// extractFixtures reads the extractor fixtures of langs, golden files left
+// out, in directory order.
+func extractFixtures(t *testing.T, langs ...string) []fixtureFile {
+	t.Helper()
+	var out []fixtureFile
+	for _, lang := range langs {
+		dir := filepath.Join("testdata", "extract", lang)
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".golden") {
+				continue
+			}
+			src, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fixtureFile{lang, e.Name(), src})
+		}
+	}
+	return out
 }
 
 // mapHistory scrapes r's history with m and returns each file change's

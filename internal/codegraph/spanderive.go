@@ -15,26 +15,39 @@ import (
 // file whose other version the mapper already knows, so the functions of the
 // version it does not know (T) are derived from the one it knows (P):
 //
-//   - Bodies: when every changed line, on both sides, lies strictly inside
-//     the body of a leaf function of P (a braced body in which no definition
-//     or declaration starts, with its `{` and `}` lines unchanged), only the
+//   - Bodies: when every hunk, on both sides, lies strictly inside the body
+//     of a leaf function of P (a braced body in which no definition or
+//     declaration starts, with its `{` and `}` lines unchanged), only the
 //     new text of those bodies is parsed, each wrapped in a function of the
 //     language. If each reads without syntax errors and defines nothing,
 //     T's functions are P's with their lines moved, and the changed bodies
 //     still leaves. Names cannot change: nothing outside the bodies did,
 //     and nothing inside them is named.
+//   - Members: as Bodies, where the other hunks lie between definitions:
+//     in a run of whole members (imports, fields, comments; spanmembers.go)
+//     of one container, none of which holds a definition or declaration.
+//     The run's new text is parsed wrapped where such members are read (a
+//     class body, a namespace, the file); it must read without syntax
+//     errors and define and declare nothing, so no name changes either.
 //   - Skeleton: otherwise, T is parsed with the interior of each unchanged
 //     leaf body left out (its newlines kept, and spaces up to its `}`, so
 //     every other place keeps its line and column). Leaves hold no
 //     definitions, so the skeleton defines what T defines, under the same
 //     names; its bodies' braces must be where P's were.
-//   - Parsed: where neither applies (P was read with syntax errors, the
-//     skeleton has some, a language has no wrapper), T is parsed whole.
+//   - Parsed: where none applies (the skeleton has syntax errors, the
+//     language has no wrapper), T is parsed whole.
 //
-// A derivation is only as sound as the claim that a body's text is read the
-// same inside any function of the same language. Verify (bench scrape
-// --verify-functions) checks it by parsing every derived version whole as
-// well; docs/benchmarks.md has the counts on real histories.
+// P read with syntax errors is derived from only by Bodies or Members, when
+// every hunk lies in a member with no error in it or in the members beside
+// it, no C preprocessor line changes, and the extractor did not read P
+// again another way (its repairs depend on the whole file); the errors then
+// stay where they were, moved with their lines.
+//
+// A derivation is only as sound as the claim that a body's or a run's text
+// is read the same inside any function or container of its kind. Verify
+// (bench scrape --verify-functions) checks it by parsing every derived
+// version whole as well; docs/benchmarks.md has the counts on real
+// histories.
 
 type derivation int
 
@@ -62,7 +75,7 @@ var bodyWrappers = map[string][2]string{
 
 // derive finds the functions of version T (text t, changed lines tChanged)
 // from those of the other version P of the same change (p, its text pText
-// and changed lines pChanged; lines are 1-based). P must be clean.
+// and changed lines pChanged; lines are 1-based). P must be derivable.
 func derive(ctx context.Context, lang Language, path string, p *versionSpans, pText, t []byte, pChanged, tChanged []int) (*versionSpans, derivation) {
 	wrap, ok := bodyWrappers[lang.Name()]
 	if !ok {
@@ -80,7 +93,7 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pT
 	sort.Slice(leaves, func(a, b int) bool { return p.fns[leaves[a]].open.row < p.fns[leaves[b]].open.row })
 	np, nt := countLines(pText), countLines(t)
 	hunks := hunksOf(np, nt, pChanged, tChanged)
-	if !p.clean && !awayFromErrors(lang, p, leaves, hunks, pText, t) {
+	if !p.clean && !awayFromErrors(lang, p, hunks, pText, t) {
 		return parseSpans(ctx, lang, path, t), derivedParsed
 	}
 	if v, how := deriveLocal(ctx, lang, path, wrap, p, leaves, lm, hunks, t, tl, np, nt); v != nil {
@@ -111,7 +124,7 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pT
 // members) with no error in it or in the members on either side, and, in C
 // and C++, with no preprocessor line changed (a conditional can change how
 // the extractor reads the whole file).
-func awayFromErrors(lang Language, p *versionSpans, leaves []int, hunks []lineHunk, pText, t []byte) bool {
+func awayFromErrors(lang Language, p *versionSpans, hunks []lineHunk, pText, t []byte) bool {
 	if p.members == nil || len(p.errs) == 0 {
 		return false
 	}
@@ -123,19 +136,20 @@ func awayFromErrors(lang Language, p *versionSpans, leaves []int, hunks []lineHu
 		}
 	}
 	for _, h := range hunks {
-		// The innermost member holding the hunk, or the members it
-		// touches where it lies between members.
-		lo, hi, in := h.pa, max(h.pb, h.pa), -1
-		best := int32(-1)
+		// The run of members the hunk lies in between definitions, or else
+		// the innermost member holding it (a function, for a change to a
+		// body).
+		var lo, hi, in int
+		best := -1
 		for k, m := range p.members {
 			if int(m.start) <= h.pa-1 && int(m.end) >= h.pb+1 && (best < 0 || m.start >= p.members[best].start) {
-				best = int32(k)
+				best = k
 			}
 		}
-		if best >= 0 {
-			lo, hi, in = int(p.members[best].start), int(p.members[best].end), int(p.members[best].in)
-		} else if r, ok := p.gapRegion(h.pa, h.pb); ok {
+		if r, ok := p.gapRegion(h.pa, h.pb); ok && (best < 0 || p.containers[r.in].open >= p.members[best].start) {
 			lo, hi, in = r.pa, r.pb, r.in
+		} else if best >= 0 {
+			lo, hi, in = int(p.members[best].start), int(p.members[best].end), int(p.members[best].in)
 		} else {
 			return false
 		}
@@ -226,7 +240,6 @@ func countLines(b []byte) int {
 
 // movedBody is a leaf body of P placed in T.
 type movedBody struct {
-	fn          int   // index into p.fns
 	open, close point // in T
 	ob, cb      int   // offsets of `{` and `}` in T
 }
@@ -391,7 +404,7 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 			}
 		}
 	}
-	v := &versionSpans{clean: true, fns: make([]fnSpan, len(p.fns)), containers: p.containers, errs: p.errs}
+	v := &versionSpans{clean: true, fns: make([]fnSpan, len(p.fns)), containers: p.containers}
 	for i, f := range p.fns {
 		s, e := lm.at(int(f.start)), lm.at(int(f.end))
 		if s == 0 || e == 0 {
