@@ -39,7 +39,7 @@ import (
 //
 // P read with syntax errors is derived from only by Bodies or Members, when
 // every hunk lies in a member with no error in it or in the members beside
-// it, no C preprocessor line changes, and the extractor did not read P
+// it, no C conditional (#if, #else, #endif) changes, and the extractor did not read P
 // again another way (its repairs depend on the whole file); the errors then
 // stay where they were, moved with their lines.
 //
@@ -122,7 +122,7 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pT
 // awayFromErrors reports whether every hunk of a change to P, a version
 // read with syntax errors, lies away from them: inside a member (or a run of
 // members) with no error in it or in the members on either side, and, in C
-// and C++, with no preprocessor line changed (a conditional can change how
+// and C++, with no conditional preprocessor line changed (one can change how
 // the extractor reads the whole file).
 func awayFromErrors(lang Language, p *versionSpans, hunks []lineHunk, pText, t []byte) bool {
 	if p.members == nil || len(p.errs) == 0 {
@@ -130,7 +130,7 @@ func awayFromErrors(lang Language, p *versionSpans, hunks []lineHunk, pText, t [
 	}
 	if n := lang.Name(); n == "c" || n == "cpp" {
 		for _, h := range hunks {
-			if directiveIn(pText, h.pa, h.pb) || directiveIn(t, h.ta, h.tb) {
+			if conditionalIn(pText, h.pa, h.pb) || conditionalIn(t, h.ta, h.tb) {
 				return false
 			}
 		}
@@ -175,9 +175,10 @@ func awayFromErrors(lang Language, p *versionSpans, hunks []lineHunk, pText, t [
 	return true
 }
 
-// directiveIn reports whether lines [a, b] (1-based) of src hold a
-// preprocessor line.
-func directiveIn(src []byte, a, b int) bool {
+// conditionalIn reports whether lines [a, b] (1-based) of src hold a
+// conditional preprocessor line (#if, #ifdef, #elif, #else, #endif, …),
+// which can change which branches the C extractor reads.
+func conditionalIn(src []byte, a, b int) bool {
 	line := 1
 	for i := 0; i < len(src) && line <= b; {
 		j := bytes.IndexByte(src[i:], '\n')
@@ -187,7 +188,10 @@ func directiveIn(src []byte, a, b int) bool {
 		}
 		if line >= a {
 			if l := bytes.TrimLeft(src[i:end], " \t"); len(l) > 0 && l[0] == '#' {
-				return true
+				d := bytes.TrimLeft(l[1:], " \t")
+				if bytes.HasPrefix(d, []byte("if")) || bytes.HasPrefix(d, []byte("el")) || bytes.HasPrefix(d, []byte("endif")) {
+					return true
+				}
 			}
 		}
 		i, line = end+1, line+1
