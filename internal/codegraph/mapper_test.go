@@ -214,3 +214,34 @@ func TestDeriveBodiesOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestDeriveSkeletonLeavesOutMembers: a skeleton leaves out unchanged
+// members that define nothing, but not one that a changed line just before
+// it could complete (an annotation added above a field), and the derived
+// version equals a whole parse either way.
+func TestDeriveSkeletonLeavesOutMembers(t *testing.T) {
+	ctx := context.Background()
+	lang := LanguageFor("A.java")
+	p := []byte("import a.B;\n\nclass A {\n  // a field\n  int a = 1;\n\n  int b = 2;\n\n  int f(int x) {\n    return x;\n  }\n}\n")
+	pv := parseSpans(ctx, lang, "A.java", p)
+	for _, tc := range []struct {
+		name    string
+		t       string
+		deleted []int // P lines
+		added   []int // T lines
+	}{
+		{"signature changed", "import a.B;\n\nclass A {\n  // a field\n  int a = 1;\n\n  int b = 2;\n\n  int g(int x) {\n    return x;\n  }\n}\n", []int{9}, []int{9}},
+		{"annotation added above a field", "import a.B;\n\nclass A {\n  // a field\n  @Deprecated\n  int a = 1;\n\n  int b = 2;\n\n  int g(int x) {\n    return x;\n  }\n}\n", []int{9}, []int{5, 10}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tt := []byte(tc.t)
+			got, how := derive(ctx, lang, "A.java", pv, p, tt, tc.deleted, tc.added)
+			if how != derivedSkeleton {
+				t.Errorf("derived by %s, want skeleton", how)
+			}
+			if d := parseSpans(ctx, lang, "A.java", tt).diff(got); d != "" {
+				t.Errorf("differs from a whole parse: %s", d)
+			}
+		})
+	}
+}

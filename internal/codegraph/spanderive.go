@@ -530,7 +530,8 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 			return nil, false
 		}
 		shift := int32(r.ta) - first
-		out = append(out, member{start: m.start + shift, end: m.end + shift, in: int32(r.in)})
+		m.start, m.end, m.in = m.start+shift, m.end+shift, int32(r.in)
+		out = append(out, m)
 	}
 	return out, true
 }
@@ -566,6 +567,12 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 		k := sort.SearchInts(pChanged, a)
 		return k < len(pChanged) && pChanged[k] <= b
 	}
+	// What is left out: t[from:to] becomes its newlines, then pad spaces.
+	type cut struct {
+		from, to int
+		pad      int
+	}
+	var cuts []cut
 	var blank []movedBody
 	for _, i := range leaves {
 		f := &p.fns[i]
@@ -578,27 +585,69 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 			continue // lines inserted inside
 		}
 		blank = append(blank, mb)
+		pad := int(mb.close.col)
+		if mb.close.row == mb.open.row {
+			pad = mb.cb - mb.ob - 1
+		}
+		cuts = append(cuts, cut{mb.ob + 1, mb.cb, pad})
 	}
-	if len(blank) == 0 {
+	// Unchanged members that define nothing and have their lines to
+	// themselves: they cannot change a name, so they are left out whole.
+	// A member is left out only where nothing changed from the member
+	// before it through its end: changed text just before it could be a
+	// prefix (an annotation) that the member's first token completes.
+	var gone []member
+	var members []member
+	var after []int
+	if lang.Name() != "go" { // Go's newline terminators are members of their own
+		members, after = p.blankable()
+	}
+	for k, m := range members {
+		if changedIn(after[k], int(m.end)) {
+			continue
+		}
+		s, e, a := lm.at(int(m.start)), lm.at(int(m.end)), lm.at(after[k])
+		if s == 0 || e == 0 || a == 0 || e-a != int(m.end)-after[k] {
+			continue
+		}
+		from, to := tl[s-1], len(t)
+		if e < len(tl) {
+			to = tl[e]
+		}
+		if !blankUpTo(t[from:], int(m.scol)) || !blankFrom(t, tl.offset(point{int32(e - 1), m.ecol}), to) {
+			continue
+		}
+		if m.in > 0 { // its container as T numbers them: found by its first line
+			open := lm.at(int(p.containers[m.in].open))
+			if open == 0 {
+				continue
+			}
+			m.in = -int32(open)
+		}
+		cuts = append(cuts, cut{from, to, 0})
+		m.start, m.end = int32(s), int32(e)
+		gone = append(gone, m)
+	}
+	if len(cuts) == 0 {
 		return nil
 	}
+	sort.Slice(cuts, func(a, b int) bool { return cuts[a].from < cuts[b].from })
 	sk := make([]byte, 0, len(t))
 	at := 0
-	for _, mb := range blank {
-		sk = append(sk, t[at:mb.ob+1]...)
-		if rows := int(mb.close.row - mb.open.row); rows == 0 {
-			for k := mb.ob + 1; k < mb.cb; k++ {
-				sk = append(sk, ' ')
-			}
-		} else {
-			for k := 0; k < rows; k++ {
+	for _, c := range cuts {
+		if c.from < at {
+			return nil // cannot happen: leaves lie inside definitions
+		}
+		sk = append(sk, t[at:c.from]...)
+		for _, b := range t[c.from:c.to] {
+			if b == '\n' {
 				sk = append(sk, '\n')
 			}
-			for k := int32(0); k < mb.close.col; k++ {
-				sk = append(sk, ' ')
-			}
 		}
-		at = mb.cb
+		for k := 0; k < c.pad; k++ {
+			sk = append(sk, ' ')
+		}
+		at = c.to
 	}
 	sk = append(sk, t[at:]...)
 	v, res := readSpans(ctx, lang, path, sk)
@@ -616,5 +665,79 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 			return nil
 		}
 	}
+	if len(gone) > 0 && v.members != nil {
+		// Put the members left out back, in file order: they hold no
+		// members themselves, and no other member shares their lines.
+		for k := range gone {
+			if open := -gone[k].in; open > 0 {
+				gone[k].in = -1
+				for c, o := range v.containers {
+					if c > 0 && o.open == open {
+						gone[k].in = int32(c)
+					}
+				}
+				if gone[k].in < 0 {
+					return nil
+				}
+			}
+		}
+		all := make([]member, 0, len(v.members)+len(gone))
+		k := 0
+		for _, m := range v.members {
+			for k < len(gone) && gone[k].start < m.start {
+				all = append(all, gone[k])
+				k++
+			}
+			all = append(all, m)
+		}
+		v.members = append(all, gone[k:]...)
+	}
 	return v
+}
+
+// blankable are the members of v that could be left out of a skeleton:
+// named (not a body's braces), defining nothing and holding no container;
+// in file order, each with the first line of the member before it in its
+// container (1 for the first of the file). Whether a member has its lines
+// to itself is checked on the text.
+func (v *versionSpans) blankable() (ms []member, after []int) {
+	last := make([]int, len(v.containers)) // per container, its last member's first line
+	for _, m := range v.members {
+		prev := max(last[m.in], 1)
+		last[m.in] = int(m.start)
+		if m.def || !m.named || v.containers[m.in].kind == "enum_body_declarations" {
+			continue // (a container without braces ends where its members do)
+		}
+		holds := false
+		for _, c := range v.containers[1:] {
+			if c.open >= m.start && c.open <= m.end {
+				holds = true
+			}
+		}
+		if !holds {
+			ms, after = append(ms, m), append(after, prev)
+		}
+	}
+	return ms, after
+}
+
+// blankUpTo reports whether line's first n bytes are spaces or tabs.
+func blankUpTo(line []byte, n int) bool {
+	if n > len(line) {
+		return false
+	}
+	for _, b := range line[:n] {
+		if b != ' ' && b != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// blankFrom reports whether t[from:to] is only white space.
+func blankFrom(t []byte, from, to int) bool {
+	if from < 0 || from > to {
+		return false
+	}
+	return len(bytes.TrimSpace(t[from:to])) == 0
 }

@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"bytes"
 	"context"
 	"sort"
 )
@@ -19,7 +20,7 @@ var containerTypes = map[string]string{
 	"class_body":             "class __L {\n\x00\n}",
 	"interface_body":         "interface __L {\n\x00\n}",
 	"enum_body":              "enum __L {\n\x00\n}",
-	"enum_body_declarations": "enum __L { ;\n\x00\n}",
+	"enum_body_declarations": "", // no braces of its own: its extent is its members'
 	"annotation_type_body":   "@interface __L {\n\x00\n}",
 	"field_declaration_list": "struct __L {\n\x00\n};",
 	"declaration_list":       "", // by language: memberWrapper
@@ -52,10 +53,14 @@ type container struct {
 	kind        string
 }
 
-// member is one child of a container: 1-based lines.
+// member is one child of a container: 1-based lines, and the byte columns
+// where it starts and ends (end exclusive).
 type member struct {
 	start, end int32
+	scol, ecol int32
 	in         int32 // index into the containers
+	// named: a syntax node, not a token such as a body's braces.
+	named bool
 	// def: it is or holds a definition or declaration, so replacing it can
 	// change names.
 	def bool
@@ -101,7 +106,8 @@ func collectMembers(ctx context.Context, t *flatTree) {
 		if !ok {
 			continue // a container nested in a non-member (an expression)
 		}
-		s.members = append(s.members, member{start: int32(n.startRow) + 1, end: int32(n.endRow) + 1, in: in})
+		s.members = append(s.members, member{start: int32(n.startRow) + 1, end: int32(n.endRow) + 1,
+			scol: column(t.src, int(n.startByte)), ecol: column(t.src, int(n.endByte)), in: in, named: n.flags&1 != 0})
 		s.bytes = append(s.bytes, [2]int{int(n.startByte), int(n.endByte)})
 		if isC(n.symbol) { // a member that holds members itself (Java's enum_body_declarations)
 			index[int32(i)] = int32(len(s.containers))
@@ -118,6 +124,12 @@ func collectMembers(ctx context.Context, t *flatTree) {
 			}
 		}
 	}
+}
+
+// column is off's byte column in its line of src.
+func column(src []byte, off int) int32 {
+	off = min(off, len(src))
+	return int32(off - (bytes.LastIndexByte(src[:off], '\n') + 1))
 }
 
 // setMembers keeps the sink's members on v, marking those that hold a
