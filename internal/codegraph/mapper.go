@@ -81,10 +81,10 @@ func (m *FunctionMapper) Stats() MapperStats {
 }
 
 // NewFunctionMapper keeps the functions of up to size file versions
-// (default 50,000).
+// (default 20,000: enough for the other version of most changes, and under 1 GB with kafka).
 func NewFunctionMapper(size int) *FunctionMapper {
 	if size <= 0 {
-		size = 50000
+		size = 20000
 	}
 	return &FunctionMapper{cache: map[spanKey]*versionSpans{}, max: size}
 }
@@ -343,7 +343,7 @@ func spansOf(res *FileResult, lines lineIndex, sink *memberSink) *versionSpans {
 	}
 	starts = append(starts, res.declAt...)
 	sort.Ints(starts)
-	v := &versionSpans{clean: res.ErrorNodes == 0, reread: res.reread}
+	v := &versionSpans{clean: res.ErrorNodes == 0, reread: res.reread, fns: make([]fnSpan, 0, cFuncs(res))}
 	for _, d := range res.Defs {
 		if d.Kind != KindFunction {
 			continue

@@ -3,6 +3,7 @@ package codegraph
 import (
 	"bytes"
 	"context"
+	"slices"
 	"sort"
 )
 
@@ -138,7 +139,8 @@ func (v *versionSpans) setMembers(s *memberSink, starts []int) {
 	if s == nil || !s.done {
 		return
 	}
-	v.containers, v.members, v.errs = s.containers, s.members, s.errs
+	// Exact-size copies: the mapper keeps tens of thousands of versions.
+	v.containers, v.members, v.errs = slices.Clone(s.containers), slices.Clone(s.members), slices.Clone(s.errs)
 	for i, b := range s.bytes {
 		k := sort.SearchInts(starts, b[0])
 		v.members[i].def = k < len(starts) && starts[k] < b[1]
