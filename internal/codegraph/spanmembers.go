@@ -110,7 +110,7 @@ func collectMembers(ctx context.Context, t *flatTree) {
 		s.members = append(s.members, member{start: int32(n.startRow) + 1, end: int32(n.endRow) + 1,
 			scol: column(t.src, int(n.startByte)), ecol: column(t.src, int(n.endByte)), in: in, named: n.flags&1 != 0})
 		s.bytes = append(s.bytes, [2]int{int(n.startByte), int(n.endByte)})
-		if isC(n.symbol) { // a member that holds members itself (Java's enum_body_declarations)
+		if isC(n.symbol) { // a member that is a container itself
 			index[int32(i)] = int32(len(s.containers))
 			s.containers = append(s.containers, container{open: int32(n.startRow) + 1, close: int32(n.endRow) + 1,
 				kind: t.names.symbols[n.symbol]})
