@@ -132,14 +132,10 @@ type side struct {
 	v       *versionSpans
 }
 
-// resolve finds s's functions: remembered, derived from other (the other
-// version of the change, when known), or parsed.
+// resolve finds s's functions, unless Map found them remembered: derived
+// from other (the other version of the change, when known), or parsed.
 func (m *FunctionMapper) resolve(s, other *side) {
-	if s.lang == nil || s.text == nil {
-		return
-	}
-	if s.v = m.lookup(s.path, s.blob); s.v != nil {
-		m.cached.Add(1)
+	if s.lang == nil || s.text == nil || s.v != nil {
 		return
 	}
 	ctx := context.Background()
@@ -190,20 +186,19 @@ func (m *FunctionMapper) verify(ctx context.Context, s *side, how derivation) {
 func (m *FunctionMapper) Map(lc *gitrepo.LineChanges) []string {
 	old := &side{lang: m.language(lc.OldPath), path: lc.OldPath, blob: lc.OldBlob, text: lc.Old, changed: lc.Deleted}
 	nw := &side{lang: m.language(lc.NewPath), path: lc.NewPath, blob: lc.NewBlob, text: lc.New, changed: lc.Added}
-	if old.lang != nil && old.text != nil {
-		old.v = m.lookup(old.path, old.blob)
+	for _, s := range []*side{old, nw} {
+		if s.lang != nil && s.text != nil {
+			if s.v = m.lookup(s.path, s.blob); s.v != nil {
+				m.cached.Add(1)
+			}
+		}
 	}
 	// The side already known (or, with neither, the old one) is found
 	// first, so the other can be derived from it.
-	if old.v == nil && nw.lang != nil && nw.text != nil && m.lookup(nw.path, nw.blob) != nil {
-		m.resolve(nw, nil)
+	if old.v == nil && nw.v != nil {
 		m.resolve(old, nw)
 	} else {
-		if old.v != nil {
-			m.cached.Add(1)
-		} else {
-			m.resolve(old, nil)
-		}
+		m.resolve(old, nil)
 		m.resolve(nw, old)
 	}
 	set := map[string]bool{}

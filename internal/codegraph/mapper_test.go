@@ -182,14 +182,27 @@ func TestMapperDerivesWhatAParseFinds(t *testing.T) {
 	}
 }
 
+// checkDerive derives version t of path from version p (changed lines
+// deleted in p, added in t): it must go the way want says and equal a whole
+// parse of t.
+func checkDerive(t *testing.T, path string, p, tt []byte, deleted, added []int, want derivation) {
+	t.Helper()
+	ctx := context.Background()
+	lang := LanguageFor(path)
+	got, how := derive(ctx, lang, path, parseSpans(ctx, lang, path, p), p, tt, deleted, added)
+	if how != want {
+		t.Errorf("derived by %s, want %s", how, want)
+	}
+	if d := parseSpans(ctx, lang, path, tt).diff(got); d != "" {
+		t.Errorf("differs from a whole parse: %s", d)
+	}
+}
+
 // TestDeriveBodiesOnly: an edit inside one method body is found by parsing
 // that body alone; one that adds a definition inside the body, or breaks
 // it, is not.
 func TestDeriveBodiesOnly(t *testing.T) {
-	ctx := context.Background()
-	lang := LanguageFor("A.java")
 	p := []byte("class A {\n  int f(int x) {\n    return x;\n  }\n\n  int g() {\n    return 1;\n  }\n}\n")
-	pv := parseSpans(ctx, lang, "A.java", p)
 	for _, tc := range []struct {
 		name, body string
 		how        derivation
@@ -204,13 +217,7 @@ func TestDeriveBodiesOnly(t *testing.T) {
 			for i := range added {
 				added[i] = 3 + i
 			}
-			got, how := derive(ctx, lang, "A.java", pv, p, tt, []int{3}, added)
-			if how != tc.how {
-				t.Errorf("derived by %s, want %s", how, tc.how)
-			}
-			if d := parseSpans(ctx, lang, "A.java", tt).diff(got); d != "" {
-				t.Errorf("differs from a whole parse: %s", d)
-			}
+			checkDerive(t, "A.java", p, tt, []int{3}, added, tc.how)
 		})
 	}
 }
@@ -220,10 +227,7 @@ func TestDeriveBodiesOnly(t *testing.T) {
 // it could complete (an annotation added above a field), and the derived
 // version equals a whole parse either way.
 func TestDeriveSkeletonLeavesOutMembers(t *testing.T) {
-	ctx := context.Background()
-	lang := LanguageFor("A.java")
 	p := []byte("import a.B;\n\nclass A {\n  // a field\n  int a = 1;\n\n  int b = 2;\n\n  int f(int x) {\n    return x;\n  }\n}\n")
-	pv := parseSpans(ctx, lang, "A.java", p)
 	for _, tc := range []struct {
 		name    string
 		t       string
@@ -234,14 +238,7 @@ func TestDeriveSkeletonLeavesOutMembers(t *testing.T) {
 		{"annotation added above a field", "import a.B;\n\nclass A {\n  // a field\n  @Deprecated\n  int a = 1;\n\n  int b = 2;\n\n  int g(int x) {\n    return x;\n  }\n}\n", []int{9}, []int{5, 10}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tt := []byte(tc.t)
-			got, how := derive(ctx, lang, "A.java", pv, p, tt, tc.deleted, tc.added)
-			if how != derivedSkeleton {
-				t.Errorf("derived by %s, want skeleton", how)
-			}
-			if d := parseSpans(ctx, lang, "A.java", tt).diff(got); d != "" {
-				t.Errorf("differs from a whole parse: %s", d)
-			}
+			checkDerive(t, "A.java", p, []byte(tc.t), tc.deleted, tc.added, derivedSkeleton)
 		})
 	}
 }

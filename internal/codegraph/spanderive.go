@@ -81,7 +81,8 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pT
 	if !ok {
 		return parseSpans(ctx, lang, path, t), derivedParsed
 	}
-	lm := newLineMap(pText, t, pChanged, tChanged)
+	np, nt := countLines(pText), countLines(t)
+	lm := newLineMap(np, nt, pChanged, tChanged)
 	tl := newLineIndex(t)
 	// P's leaves with braced bodies, by position: they cannot nest.
 	var leaves []int
@@ -91,7 +92,6 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pT
 		}
 	}
 	sort.Slice(leaves, func(a, b int) bool { return p.fns[leaves[a]].open.row < p.fns[leaves[b]].open.row })
-	np, nt := countLines(pText), countLines(t)
 	hunks := hunksOf(np, nt, pChanged, tChanged)
 	if !p.clean && !awayFromErrors(lang, p, hunks, pText, t) {
 		return parseSpans(ctx, lang, path, t), derivedParsed
@@ -101,11 +101,11 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pT
 			v.clean = false
 			v.errs = make([][2]int32, len(p.errs))
 			for k, e := range p.errs {
-				a, b := lm.at(int(e[0])), lm.at(int(e[1]))
-				if a == 0 || b == 0 {
+				a, b, ok := lm.span(e[0], e[1])
+				if !ok {
 					return parseSpans(ctx, lang, path, t), derivedParsed
 				}
-				v.errs[k] = [2]int32{int32(a), int32(b)}
+				v.errs[k] = [2]int32{a, b}
 			}
 		}
 		return v, how
@@ -202,8 +202,8 @@ func conditionalIn(src []byte, a, b int) bool {
 // lineMap maps P's unchanged lines to T's: unchanged lines pair up in order.
 type lineMap []int32 // 1-based P line → T line; 0 when changed
 
-func newLineMap(pText, t []byte, pChanged, tChanged []int) lineMap {
-	np, nt := countLines(pText), countLines(t)
+// np and nt are the line counts of P and T.
+func newLineMap(np, nt int, pChanged, tChanged []int) lineMap {
 	lm := make(lineMap, np+2)
 	pi, ti := 0, 0 // next index into pChanged, tChanged
 	j := 1
@@ -230,6 +230,12 @@ func (lm lineMap) at(line int) int {
 		return 0
 	}
 	return int(lm[line])
+}
+
+// span moves lines [a, b] of P into T; ok is false when either end changed.
+func (lm lineMap) span(a, b int32) (int32, int32, bool) {
+	s, e := lm.at(int(a)), lm.at(int(b))
+	return int32(s), int32(e), s != 0 && e != 0
 }
 
 // countLines counts lines as the differ splits them: the last one may lack
@@ -410,12 +416,12 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 	}
 	v := &versionSpans{clean: true, fns: make([]fnSpan, len(p.fns)), containers: p.containers}
 	for i, f := range p.fns {
-		s, e := lm.at(int(f.start)), lm.at(int(f.end))
-		if s == 0 || e == 0 {
+		s, e, ok := lm.span(f.start, f.end)
+		if !ok {
 			return nil, derivedParsed
 		}
 		g := f
-		g.start, g.end = int32(s), int32(e)
+		g.start, g.end = s, e
 		if f.open.row >= 0 {
 			mb, ok := place(&p.fns[i], lm, t, tl)
 			if !ok {
@@ -434,11 +440,10 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 	v.containers = make([]container, len(p.containers))
 	for k, c := range p.containers {
 		if k > 0 {
-			o, cl := lm.at(int(c.open)), lm.at(int(c.close))
-			if o == 0 || cl == 0 {
+			var ok bool
+			if c.open, c.close, ok = lm.span(c.open, c.close); !ok {
 				return nil, derivedParsed
 			}
-			c.open, c.close = int32(o), int32(cl)
 		}
 		v.containers[k] = c
 	}
@@ -467,11 +472,10 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 		if inRegion {
 			continue
 		}
-		s, e := lm.at(int(m.start)), lm.at(int(m.end))
-		if s == 0 || e == 0 {
+		var ok bool
+		if m.start, m.end, ok = lm.span(m.start, m.end); !ok {
 			return nil, derivedParsed
 		}
-		m.start, m.end = int32(s), int32(e)
 		v.members = append(v.members, m)
 	}
 	if len(merged) == 0 {
@@ -501,9 +505,7 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 	if r.tb < len(tl) {
 		to = tl[r.tb]
 	}
-	src := make([]byte, 0, len(prefix)+to-from+len(suffix))
-	src = append(append(append(src, prefix...), t[from:to]...), suffix...)
-	v, res := readSpans(ctx, lang, path, src)
+	v, res := readSpans(ctx, lang, path, wrapped(prefix, t[from:to], suffix))
 	if v == nil || res.ErrorNodes != 0 || len(res.declAt) != 0 || len(v.fns) != 0 {
 		return nil, false
 	}
@@ -536,13 +538,17 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 	return out, true
 }
 
+// wrapped is text between prefix and suffix, in a new slice.
+func wrapped(prefix string, text []byte, suffix string) []byte {
+	src := make([]byte, 0, len(prefix)+len(text)+len(suffix))
+	return append(append(append(src, prefix...), text...), suffix...)
+}
+
 // bodyDefinesNothing parses body (`{ … }`) wrapped as a function of lang:
 // true when it reads without syntax errors and the wrapper's function, with
 // exactly this body, is all it defines or declares.
 func bodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2]string, body []byte) bool {
-	src := make([]byte, 0, len(wrap[0])+len(body)+len(wrap[1]))
-	src = append(append(append(src, wrap[0]...), body...), wrap[1]...)
-	res, err := lang.Extract(ctx, path, src)
+	res, err := lang.Extract(ctx, path, wrapped(wrap[0], body, wrap[1]))
 	if err != nil || res.ErrorNodes != 0 || len(res.declAt) != 0 {
 		return false
 	}
@@ -597,6 +603,7 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 	// before it through its end: changed text just before it could be a
 	// prefix (an annotation) that the member's first token completes.
 	var gone []member
+	var goneOpen []int32
 	var members []member
 	var after []int
 	if lang.Name() != "go" { // Go's newline terminators are members of their own
@@ -617,16 +624,15 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 		if !blankUpTo(t[from:], int(m.scol)) || !blankFrom(t, tl.offset(point{int32(e - 1), m.ecol}), to) {
 			continue
 		}
-		if m.in > 0 { // its container as T numbers them: found by its first line
-			open := lm.at(int(p.containers[m.in].open))
-			if open == 0 {
+		open := 0 // its container's first line in T, to number it as T does
+		if m.in > 0 {
+			if open = lm.at(int(p.containers[m.in].open)); open == 0 {
 				continue
 			}
-			m.in = -int32(open)
 		}
 		cuts = append(cuts, cut{from, to, 0})
 		m.start, m.end = int32(s), int32(e)
-		gone = append(gone, m)
+		gone, goneOpen = append(gone, m), append(goneOpen, int32(open))
 	}
 	if len(cuts) == 0 {
 		return nil
@@ -668,18 +674,18 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 	if len(gone) > 0 && v.members != nil {
 		// Put the members left out back, in file order: they hold no
 		// members themselves, and no other member shares their lines.
-		for k := range gone {
-			if open := -gone[k].in; open > 0 {
-				gone[k].in = -1
-				for c, o := range v.containers {
-					if c > 0 && o.open == open {
-						gone[k].in = int32(c)
-					}
-				}
-				if gone[k].in < 0 {
-					return nil
-				}
+		for k, open := range goneOpen {
+			if open == 0 {
+				continue // the root
 			}
+			c := len(v.containers) - 1 // the last opening on that line
+			for c > 0 && v.containers[c].open != open {
+				c--
+			}
+			if c == 0 {
+				return nil
+			}
+			gone[k].in = int32(c)
 		}
 		all := make([]member, 0, len(v.members)+len(gone))
 		k := 0

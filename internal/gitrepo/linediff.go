@@ -144,21 +144,20 @@ func (d *differ) intern(lines [][]byte, dst []int32) []int32 {
 // GNU diff discards lines without a match before comparing).
 func (d *differ) mark(off int) {
 	a, b := d.a, d.b
-	lo, hiA, hiB := 0, len(a), len(b)
-	if lo == hiA && lo == hiB {
+	if len(a) == 0 && len(b) == 0 {
 		return
 	}
 	n := len(d.ids)
 	d.countA = resetCounts(d.countA, n)
 	d.countB = resetCounts(d.countB, n)
-	for _, x := range a[lo:hiA] {
+	for _, x := range a {
 		d.countA[x]++
 	}
-	for _, x := range b[lo:hiB] {
+	for _, x := range b {
 		d.countB[x]++
 	}
 	d.subA, d.mapA = d.subA[:0], d.mapA[:0]
-	for i := lo; i < hiA; i++ {
+	for i := range a {
 		if d.countB[a[i]] == 0 {
 			d.changedA[off+i] = true
 		} else {
@@ -167,7 +166,7 @@ func (d *differ) mark(off int) {
 		}
 	}
 	d.subB, d.mapB = d.subB[:0], d.mapB[:0]
-	for j := lo; j < hiB; j++ {
+	for j := range b {
 		if d.countA[b[j]] == 0 {
 			d.changedB[off+j] = true
 		} else {

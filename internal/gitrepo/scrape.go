@@ -271,13 +271,11 @@ func (c *commitDiffer) diffCommit(h, guess Hash) (*CommitDiff, error) {
 		if ch.oldHash == ch.newHash {
 			continue
 		}
-		for _, s := range [2]struct {
-			h    Hash
-			mode uint32
-		}{{ch.oldHash, ch.oldMode}, {ch.newHash, ch.newMode}} {
-			if s.h != ZeroHash && s.mode&0o170000 != modeGitlink {
-				hs = append(hs, s.h)
-			}
+		if storedBlob(ch.oldHash, ch.oldMode) {
+			hs = append(hs, ch.oldHash)
+		}
+		if storedBlob(ch.newHash, ch.newMode) {
+			hs = append(hs, ch.newHash)
 		}
 	}
 	blobs := &batch{src: c.src, hs: hs}
@@ -316,11 +314,16 @@ func (c *commitDiffer) commits(h, guess Hash) (rc, g *rawCommit, err error) {
 	return rc, g, nil
 }
 
+// storedBlob reports whether a side of a change (h, mode) has content to read
+// from the object store: it exists and is not a submodule.
+func storedBlob(h Hash, mode uint32) bool { return h != ZeroHash && mode&0o170000 != modeGitlink }
+
+// blob is a side's content, read from blobs where storedBlob says so.
 func (c *commitDiffer) blob(h Hash, mode uint32, blobs *batch, buf *[]byte) ([]byte, bool, error) {
 	if h == ZeroHash {
 		return nil, false, nil
 	}
-	if mode&0o170000 == modeGitlink {
+	if !storedBlob(h, mode) {
 		// A submodule: git shows its commit id as the content.
 		return []byte("Subproject commit " + h.String() + "\n"), false, nil
 	}
