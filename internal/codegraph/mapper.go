@@ -23,6 +23,11 @@ type FunctionMapper struct {
 	cache map[spanKey]*versionSpans
 	order []spanKey // insertion order, for eviction
 	max   int
+	// pending are the versions some goroutine is finding now; a change
+	// that needs one waits for it instead of parsing it a second time (the
+	// next commit's old version is often this commit's new one, and the
+	// two commits are diffed side by side).
+	pending map[spanKey]chan struct{}
 	// Headers is the language .h files are parsed as, "c" or "cpp", as the
 	// repository's graph does (HeaderLanguageAt); default "c".
 	Headers string
@@ -86,7 +91,7 @@ func NewFunctionMapper(size int) *FunctionMapper {
 	if size <= 0 {
 		size = 20000
 	}
-	return &FunctionMapper{cache: map[spanKey]*versionSpans{}, max: size}
+	return &FunctionMapper{cache: map[spanKey]*versionSpans{}, pending: map[spanKey]chan struct{}{}, max: size}
 }
 
 func (m *FunctionMapper) language(path string) Language {
@@ -101,10 +106,53 @@ func (m *FunctionMapper) language(path string) Language {
 	return LanguageFor(path)
 }
 
-func (m *FunctionMapper) lookup(path string, blob gitrepo.Hash) *versionSpans {
+// claim finds the sides remembered, waiting for any that another goroutine
+// is finding, and marks the others as being found by the caller until it
+// calls the returned release. A goroutine waits only while it has claimed
+// nothing, so no two wait for each other.
+func (m *FunctionMapper) claim(sides ...*side) (release func()) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.cache[spanKey{path, blob}]
+	for {
+		var busy chan struct{}
+		for _, s := range sides {
+			if s.lang == nil || s.text == nil || s.v != nil {
+				continue
+			}
+			k := spanKey{s.path, s.blob}
+			if v := m.cache[k]; v != nil {
+				s.v = v
+				m.cached.Add(1)
+			} else if ch := m.pending[k]; ch != nil {
+				busy = ch
+			}
+		}
+		if busy == nil {
+			break
+		}
+		m.mu.Unlock()
+		<-busy
+		m.mu.Lock()
+	}
+	done := make(chan struct{})
+	var mine []spanKey
+	for _, s := range sides {
+		if s.lang != nil && s.text != nil && s.v == nil {
+			k := spanKey{s.path, s.blob}
+			if m.pending[k] == nil {
+				m.pending[k] = done
+				mine = append(mine, k)
+			}
+		}
+	}
+	m.mu.Unlock()
+	return func() {
+		m.mu.Lock()
+		for _, k := range mine {
+			delete(m.pending, k)
+		}
+		m.mu.Unlock()
+		close(done)
+	}
 }
 
 func (m *FunctionMapper) remember(path string, blob gitrepo.Hash, v *versionSpans) {
@@ -186,13 +234,7 @@ func (m *FunctionMapper) verify(ctx context.Context, s *side, how derivation) {
 func (m *FunctionMapper) Map(lc *gitrepo.LineChanges) []string {
 	old := &side{lang: m.language(lc.OldPath), path: lc.OldPath, blob: lc.OldBlob, text: lc.Old, changed: lc.Deleted}
 	nw := &side{lang: m.language(lc.NewPath), path: lc.NewPath, blob: lc.NewBlob, text: lc.New, changed: lc.Added}
-	for _, s := range []*side{old, nw} {
-		if s.lang != nil && s.text != nil {
-			if s.v = m.lookup(s.path, s.blob); s.v != nil {
-				m.cached.Add(1)
-			}
-		}
-	}
+	defer m.claim(old, nw)()
 	// The side already known (or, with neither, the old one) is found
 	// first, so the other can be derived from it.
 	if old.v == nil && nw.v != nil {

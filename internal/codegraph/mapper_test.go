@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/locus-dev/locus/internal/gitrepo"
@@ -240,5 +241,40 @@ func TestDeriveSkeletonLeavesOutMembers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			checkDerive(t, "A.java", p, []byte(tc.t), tc.deleted, tc.added, derivedSkeleton)
 		})
+	}
+}
+
+// TestMapperFindsEachVersionOnce: a chain of changes mapped all at once from
+// many goroutines, each change's new version the next one's old version, finds
+// every version once (waiting for the goroutine finding it) and charges each
+// change with the function it edits.
+func TestMapperFindsEachVersionOnce(t *testing.T) {
+	const n = 40
+	versions := make([][]byte, n+1)
+	for i := range versions {
+		versions[i] = []byte(fmt.Sprintf("class A {\n  int f(int x) {\n    return x + %d;\n  }\n\n  int g() {\n    return 1;\n  }\n}\n", i))
+	}
+	m := NewFunctionMapper(0)
+	got := make([][]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var oldBlob, newBlob gitrepo.Hash
+			oldBlob[0], newBlob[0] = byte(i), byte(i+1)
+			got[i] = m.Map(&gitrepo.LineChanges{OldPath: "A.java", NewPath: "A.java", OldBlob: oldBlob, NewBlob: newBlob,
+				Old: versions[i], New: versions[i+1], Deleted: []int{3}, Added: []int{3}})
+		}()
+	}
+	wg.Wait()
+	s := m.Stats()
+	if found := s.Parsed + s.Skeleton + s.Bodies + s.Members; found != n+1 || s.Cached != n-1 {
+		t.Errorf("found %d versions and remembered %d, want %d and %d: %+v", found, s.Cached, n+1, n-1, s)
+	}
+	for i, g := range got {
+		if want := []string{"A.java:A.f"}; !slices.Equal(g, want) {
+			t.Errorf("change %d charged %v, want %v", i, g, want)
+		}
 	}
 }
