@@ -25,6 +25,7 @@ TSTree *ts_parser_parse_string(TSParser *, const TSTree *, const char *, uint32_
 void ts_parser_set_timeout_micros(TSParser *, uint64_t);
 void ts_tree_delete(TSTree *);
 TSNode ts_tree_root_node(const TSTree *);
+uint32_t ts_node_descendant_count(TSNode);
 TSTreeCursor ts_tree_cursor_new(TSNode);
 void ts_tree_cursor_delete(TSTreeCursor *);
 TSNode ts_tree_cursor_current_node(const TSTreeCursor *);
@@ -56,25 +57,33 @@ typedef struct {
 
 enum { FLAT_NAMED = 1, FLAT_MISSING = 2, FLAT_ERROR = 4, FLAT_HAS_ERROR = 8 };
 
-// flat_parse parses src and writes every node of the tree in preorder into a
-// malloc'd array (*out, *n). Returns 0, or 1 when the grammar does not load
-// and 2 when parsing gives up (timeout_us passed; 0 is no limit).
-static int flat_parse(const TSLanguage *lang, const char *src, uint32_t len, uint64_t timeout_us, flat_node **out, int64_t *n) {
+// flat_parse parses src (not kept) into a tree, or returns NULL with *rc 1
+// when the grammar does not load and 2 when parsing gives up (timeout_us
+// passed; 0 is no limit).
+static TSTree *flat_parse(const TSLanguage *lang, const char *src, uint32_t len, uint64_t timeout_us, int *rc) {
 	TSParser *p = ts_parser_new();
-	if (!ts_parser_set_language(p, lang)) { ts_parser_delete(p); return 1; }
+	if (!ts_parser_set_language(p, lang)) { ts_parser_delete(p); *rc = 1; return NULL; }
 	ts_parser_set_timeout_micros(p, timeout_us);
 	TSTree *tree = ts_parser_parse_string(p, NULL, src, len);
 	ts_parser_delete(p);
-	if (!tree) return 2;
-	int64_t cap = 1024, cnt = 0;
-	flat_node *a = malloc(cap * sizeof(flat_node));
-	int32_t *stack = malloc(64 * sizeof(int32_t)); // open ancestors
-	int32_t *last = malloc(64 * sizeof(int32_t));  // last child seen per ancestor
-	int64_t scap = 64, depth = 0;
+	if (!tree) *rc = 2;
+	return tree;
+}
+
+// flat_count is the number of nodes flat_fill writes.
+static int64_t flat_count(const TSTree *tree) {
+	return ts_node_descendant_count(ts_tree_root_node(tree));
+}
+
+// flat_fill writes every node of the tree in preorder into a (room for cap
+// nodes) and returns how many it wrote, or -1 when they do not fit.
+static int64_t flat_fill(const TSTree *tree, flat_node *a, int64_t cap) {
+	int64_t cnt = 0, scap = 64, depth = 0;
+	int32_t *stack = malloc(2 * scap * sizeof(int32_t)); // open ancestors, then the last child seen of each
 	TSTreeCursor c = ts_tree_cursor_new(ts_tree_root_node(tree));
 	for (;;) {
+		if (cnt == cap) { cnt = -1; break; }
 		TSNode node = ts_tree_cursor_current_node(&c);
-		if (cnt == cap) { cap *= 2; a = realloc(a, cap * sizeof(flat_node)); }
 		flat_node *f = &a[cnt];
 		f->start_byte = ts_node_start_byte(node);
 		f->end_byte = ts_node_end_byte(node);
@@ -87,15 +96,19 @@ static int flat_parse(const TSLanguage *lang, const char *src, uint32_t len, uin
 		f->first_child = -1; f->next_sibling = -1; f->child_count = 0;
 		f->parent = depth > 0 ? stack[depth-1] : -1;
 		if (depth > 0) {
-			int32_t par = stack[depth-1];
-			if (last[depth-1] >= 0) a[last[depth-1]].next_sibling = (int32_t)cnt; else a[par].first_child = (int32_t)cnt;
-			last[depth-1] = (int32_t)cnt;
+			int32_t par = stack[depth-1], *last = &stack[scap+depth-1];
+			if (*last >= 0) a[*last].next_sibling = (int32_t)cnt; else a[par].first_child = (int32_t)cnt;
+			*last = (int32_t)cnt;
 			a[par].child_count++;
 		}
 		int32_t self = (int32_t)cnt++;
 		if (ts_tree_cursor_goto_first_child(&c)) {
-			if (depth == scap) { scap *= 2; stack = realloc(stack, scap * sizeof(int32_t)); last = realloc(last, scap * sizeof(int32_t)); }
-			stack[depth] = self; last[depth] = -1; depth++;
+			if (depth == scap) {
+				stack = realloc(stack, 4 * scap * sizeof(int32_t));
+				memmove(stack + 2*scap, stack + scap, scap * sizeof(int32_t));
+				scap *= 2;
+			}
+			stack[depth] = self; stack[scap+depth] = -1; depth++;
 			continue;
 		}
 		while (!ts_tree_cursor_goto_next_sibling(&c)) {
@@ -105,10 +118,8 @@ static int flat_parse(const TSLanguage *lang, const char *src, uint32_t len, uin
 	}
 done:
 	ts_tree_cursor_delete(&c);
-	ts_tree_delete(tree);
-	free(stack); free(last);
-	*out = a; *n = cnt;
-	return 0;
+	free(stack);
+	return cnt;
 }
 */
 import "C"
@@ -142,6 +153,22 @@ type flatNode struct {
 	childCount                           uint32
 	symbol, field                        uint16
 	flags                                uint8
+}
+
+// flat_fill writes flat_node values into a []flatNode: the two must agree
+// field by field.
+func init() {
+	var g flatNode
+	var c C.flat_node
+	if unsafe.Sizeof(g) != unsafe.Sizeof(c) ||
+		unsafe.Offsetof(g.startByte) != unsafe.Offsetof(c.start_byte) || unsafe.Offsetof(g.endByte) != unsafe.Offsetof(c.end_byte) ||
+		unsafe.Offsetof(g.startRow) != unsafe.Offsetof(c.start_row) || unsafe.Offsetof(g.endRow) != unsafe.Offsetof(c.end_row) ||
+		unsafe.Offsetof(g.parent) != unsafe.Offsetof(c.parent) || unsafe.Offsetof(g.firstChild) != unsafe.Offsetof(c.first_child) ||
+		unsafe.Offsetof(g.nextSibling) != unsafe.Offsetof(c.next_sibling) || unsafe.Offsetof(g.childCount) != unsafe.Offsetof(c.child_count) ||
+		unsafe.Offsetof(g.symbol) != unsafe.Offsetof(c.symbol) || unsafe.Offsetof(g.field) != unsafe.Offsetof(c.field) ||
+		unsafe.Offsetof(g.flags) != unsafe.Offsetof(c.flags) {
+		panic("codegraph: flatNode and flat_node differ in layout")
+	}
 }
 
 // symbolNames caches a grammar's symbol and field names.
@@ -201,30 +228,30 @@ func parseFlat(ctx context.Context, lang *sitter.Language, path string, src []by
 	names := namesOf(lang)
 	var cs *C.char
 	if len(src) > 0 {
-		cs = (*C.char)(C.CBytes(src))
-		defer C.free(unsafe.Pointer(cs))
+		// tree-sitter reads the text only while it parses, and the tree
+		// does not point into it.
+		cs = (*C.char)(unsafe.Pointer(&src[0]))
 	}
-	var out *C.flat_node
-	var n C.int64_t
-	switch C.flat_parse(languagePtr(lang), cs, C.uint32_t(len(src)), C.uint64_t(timeout.Microseconds()), &out, &n) {
-	case 0:
-	case 2:
-		if timeout > 0 {
+	var rc C.int
+	tree := C.flat_parse(languagePtr(lang), cs, C.uint32_t(len(src)), C.uint64_t(timeout.Microseconds()), &rc)
+	if tree == nil {
+		if rc == 2 && timeout > 0 {
 			return nil, fmt.Errorf("parse %s: %w (%s)", path, ErrParseTimeout, timeout.Round(time.Millisecond))
 		}
-		fallthrough
-	default:
 		return nil, fmt.Errorf("parse %s: tree-sitter returned no tree", path)
 	}
-	defer C.free(unsafe.Pointer(out))
-	cn := unsafe.Slice(out, int(n))
-	t := &flatTree{nodes: make([]flatNode, len(cn)), src: src, names: names}
-	for i := range cn {
-		c := &cn[i]
-		t.nodes[i] = flatNode{uint32(c.start_byte), uint32(c.end_byte), uint32(c.start_row), uint32(c.end_row),
-			int32(c.parent), int32(c.first_child), int32(c.next_sibling), uint32(c.child_count),
-			uint16(c.symbol), uint16(c.field), uint8(c.flags)}
+	defer C.ts_tree_delete(tree)
+	// The nodes are written straight into Go memory (they hold no Go
+	// pointers; flatNode and flat_node have one layout, checked in init).
+	nodes := make([]flatNode, int(C.flat_count(tree)))
+	var n C.int64_t
+	if len(nodes) > 0 {
+		n = C.flat_fill(tree, (*C.flat_node)(unsafe.Pointer(&nodes[0])), C.int64_t(len(nodes)))
 	}
+	if n < 0 || int(n) != len(nodes) {
+		return nil, fmt.Errorf("parse %s: tree-sitter counted %d nodes, the walk found others", path, len(nodes))
+	}
+	t := &flatTree{nodes: nodes, src: src, names: names}
 	t.index()
 	return t, nil
 }
