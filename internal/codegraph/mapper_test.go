@@ -235,7 +235,7 @@ func TestDeriveSkeletonLeavesOutMembers(t *testing.T) {
 		deleted []int // P lines
 		added   []int // T lines
 	}{
-		{"signature changed", "import a.B;\n\nclass A {\n  // a field\n  int a = 1;\n\n  int b = 2;\n\n  int g(int x) {\n    return x;\n  }\n}\n", []int{9}, []int{9}},
+		{"method made to hold a class", "import a.B;\n\nclass A {\n  // a field\n  int a = 1;\n\n  int b = 2;\n\n  int g(int x) {\n    return new Object() { int h() { return 1; } }.h();\n  }\n}\n", []int{9, 10}, []int{9, 10}},
 		{"annotation added above a field", "import a.B;\n\nclass A {\n  // a field\n  @Deprecated\n  int a = 1;\n\n  int b = 2;\n\n  int g(int x) {\n    return x;\n  }\n}\n", []int{9}, []int{5, 10}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -277,4 +277,46 @@ func TestMapperFindsEachVersionOnce(t *testing.T) {
 			t.Errorf("change %d charged %v, want %v", i, g, want)
 		}
 	}
+}
+
+// TestDeriveRunsWithMethods: in Java, a change to whole leaf methods (a
+// signature, a method added or removed) is read from the changed methods
+// alone, named as in their class, unless a name depends on methods outside
+// the run (overloads) or a method holds a definition.
+func TestDeriveRunsWithMethods(t *testing.T) {
+	p := "class A {\n  int a = 1;\n\n  int f(int x) {\n    return x;\n  }\n\n  int g() {\n    return 1;\n  }\n\n  class B {\n    void h() {}\n  }\n}\n"
+	for _, tc := range []struct {
+		name           string
+		t              string
+		deleted, added []int
+		how            derivation
+	}{
+		{"signature changed", "class A {\n  int a = 1;\n\n  long f(long x) {\n    return x;\n  }\n\n  int g() {\n    return 1;\n  }\n\n  class B {\n    void h() {}\n  }\n}\n",
+			[]int{4}, []int{4}, derivedMembers},
+		{"method added", "class A {\n  int a = 1;\n\n  int f(int x) {\n    return x;\n  }\n\n  int e() { return 2; }\n\n  int g() {\n    return 1;\n  }\n\n  class B {\n    void h() {}\n  }\n}\n",
+			nil, []int{8, 9}, derivedMembers},
+		{"constructor added in the inner class", "class A {\n  int a = 1;\n\n  int f(int x) {\n    return x;\n  }\n\n  int g() {\n    return 1;\n  }\n\n  class B {\n    B() {}\n    void h() {}\n  }\n}\n",
+			nil, []int{13}, derivedMembers},
+		{"method removed", "class A {\n  int a = 1;\n\n  int g() {\n    return 1;\n  }\n\n  class B {\n    void h() {}\n  }\n}\n",
+			[]int{4, 5, 6, 7}, nil, derivedMembers},
+		{"overload of a method outside the run", "class A {\n  int a = 1;\n\n  int f(int x) {\n    return x;\n  }\n\n  int g() {\n    return 1;\n  }\n\n  int f(String s) { return 0; }\n\n  class B {\n    void h() {}\n  }\n}\n",
+			nil, []int{12, 13}, derivedSkeleton},
+		{"overloads added in two runs", "class A {\n  int a = 1;\n  int e(int x) { return x; }\n\n  int f(int x) {\n    return x;\n  }\n\n  int g() {\n    return 1;\n  }\n\n  int e(String s) { return 0; }\n\n  class B {\n    void h() {}\n  }\n}\n",
+			nil, []int{3, 12, 13}, derivedSkeleton},
+		{"method made to hold a class", "class A {\n  int a = 1;\n\n  int f(int x) {\n    return x;\n  }\n\n  Object g() {\n    return new Object() {};\n  }\n\n  class B {\n    void h() {}\n  }\n}\n",
+			[]int{8, 9}, []int{8, 9}, derivedSkeleton},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkDerive(t, "A.java", []byte(p), []byte(tc.t), tc.deleted, tc.added, tc.how)
+		})
+	}
+}
+
+// TestDeriveHeaderGuardAdded: an include guard added around a header makes
+// its comments and declarations children of the #ifndef, not members of the
+// file, so a skeleton that left them out cannot put them back.
+func TestDeriveHeaderGuardAdded(t *testing.T) {
+	p := "/* a header */\n/*\n * more words\n */\n\ntypedef struct {\n    int state[5];\n} CTX;\n\nvoid Init(CTX *c);\nvoid Update(CTX *c, const unsigned char *data, int len);\nstatic int f(int x) {\n    return x;\n}\n"
+	tt := "#ifndef A_H\n#define A_H\n" + p + "\n#ifdef TEST\nint aTest(int argc, char **argv);\n#endif\n#endif\n"
+	checkDerive(t, "a.h", []byte(p), []byte(tt), nil, []int{1, 2, 17, 18, 19, 20, 21}, derivedParsed)
 }

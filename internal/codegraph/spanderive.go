@@ -3,6 +3,7 @@ package codegraph
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -29,6 +30,13 @@ import (
 //     The run's new text is parsed wrapped where such members are read (a
 //     class body, a namespace, the file); it must read without syntax
 //     errors and define and declare nothing, so no name changes either.
+//     In Java the run may also hold leaf methods on either side (a
+//     signature changed, a method added or removed): the wrapped parse
+//     names them after the wrapper class, and they are renamed into the
+//     container's class as P names it. A method's name is its class's and
+//     its own, unless its class declares the name more than once; so no
+//     method in the run may share its name with one of the class outside
+//     the run, and none may hold a definition.
 //   - Skeleton: otherwise, T is parsed with the interior of each unchanged
 //     leaf body left out (its newlines kept, and spaces up to its `}`, so
 //     every other place keeps its line and column). Leaves hold no
@@ -37,11 +45,16 @@ import (
 //   - Parsed: where none applies (the skeleton has syntax errors, the
 //     language has no wrapper), T is parsed whole.
 //
-// P read with syntax errors is derived from only by Bodies or Members, when
-// every hunk lies in a member with no error in it or in the members beside
-// it, no C conditional (#if, #else, #endif) changes, and the extractor did not read P
-// again another way (its repairs depend on the whole file); the errors then
-// stay where they were, moved with their lines.
+// P read with syntax errors is derived from only where no C conditional
+// (#if, #else, #endif) changes and the extractor did not read P again
+// another way (its repairs depend on the whole file):
+//   - by Bodies or Members when every hunk lies in a member with no error
+//     in it or in the members beside it; the errors then stay where they
+//     were, moved with their lines;
+//   - else by a Skeleton that keeps whole every member holding an error and
+//     the members beside it (errorZones), so T's errors are read in the
+//     same surroundings as in T itself; the skeleton's errors are T's, and
+//     a skeleton the extractor reads again another way is not used.
 //
 // A derivation is only as sound as the claim that a body's or a run's text
 // is read the same inside any function or container of its kind. Verify
@@ -93,47 +106,83 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pT
 	}
 	sort.Slice(leaves, func(a, b int) bool { return p.fns[leaves[a]].open.row < p.fns[leaves[b]].open.row })
 	hunks := hunksOf(np, nt, pChanged, tChanged)
-	if !p.clean && !awayFromErrors(lang, p, hunks, pText, t) {
-		return parseSpans(ctx, lang, path, t), derivedParsed
-	}
-	if v, how := deriveLocal(ctx, lang, path, wrap, p, leaves, lm, hunks, t, tl, np, nt); v != nil {
-		if !p.clean {
-			v.clean = false
-			v.errs = make([][2]int32, len(p.errs))
-			for k, e := range p.errs {
-				a, b, ok := lm.span(e[0], e[1])
-				if !ok {
-					return parseSpans(ctx, lang, path, t), derivedParsed
+	conditional := !p.clean && conditionalChanged(lang, hunks, pText, t)
+	if p.clean || !conditional && awayFromErrors(p, hunks) {
+		if v, how := deriveLocal(ctx, lang, path, wrap, p, leaves, lm, hunks, t, tl, np, nt); v != nil {
+			if !p.clean {
+				v.clean = false
+				v.errs = make([][2]int32, len(p.errs))
+				for k, e := range p.errs {
+					a, b, ok := lm.span(e[0], e[1])
+					if !ok {
+						return parseSpans(ctx, lang, path, t), derivedParsed
+					}
+					v.errs[k] = [2]int32{a, b}
 				}
-				v.errs[k] = [2]int32{a, b}
 			}
+			return v, how
 		}
-		return v, how
 	}
-	if !p.clean {
+	if conditional {
 		return parseSpans(ctx, lang, path, t), derivedParsed
 	}
-	if v := deriveSkeleton(ctx, lang, path, p, leaves, lm, t, tl, pChanged); v != nil {
+	if v := deriveSkeleton(ctx, lang, path, p, leaves, lm, t, tl, pChanged, p.errorZones()); v != nil {
 		return v, derivedSkeleton
 	}
 	return parseSpans(ctx, lang, path, t), derivedParsed
 }
 
-// awayFromErrors reports whether every hunk of a change to P, a version
-// read with syntax errors, lies away from them: inside a member (or a run of
-// members) with no error in it or in the members on either side, and, in C
-// and C++, with no conditional preprocessor line changed (one can change how
-// the extractor reads the whole file).
-func awayFromErrors(lang Language, p *versionSpans, hunks []lineHunk, pText, t []byte) bool {
-	if p.members == nil || len(p.errs) == 0 {
-		return false
-	}
+// conditionalChanged reports whether, in C or C++, a hunk changes a
+// conditional preprocessor line (one can change how the extractor reads
+// the whole file).
+func conditionalChanged(lang Language, hunks []lineHunk, pText, t []byte) bool {
 	if n := lang.Name(); n == "c" || n == "cpp" {
 		for _, h := range hunks {
 			if conditionalIn(pText, h.pa, h.pb) || conditionalIn(t, h.ta, h.tb) {
-				return false
+				return true
 			}
 		}
+	}
+	return false
+}
+
+// errorZones are P's lines that a skeleton keeps whole so that T's syntax
+// errors read as in a whole parse: each error's lines, widened to the
+// members holding them and the members on either side. nil when P is
+// clean.
+func (v *versionSpans) errorZones() [][2]int32 {
+	var zs [][2]int32
+	for _, e := range v.errs {
+		lo, hi := e[0], e[1]
+		for k, m := range v.members {
+			if m.start > e[1] || m.end < e[0] {
+				continue
+			}
+			lo, hi = min(lo, m.start), max(hi, m.end)
+			for j := k - 1; j >= 0; j-- { // the member before, in the same container
+				if v.members[j].in == m.in {
+					lo = min(lo, v.members[j].start)
+					break
+				}
+			}
+			for j := k + 1; j < len(v.members); j++ { // and after
+				if v.members[j].in == m.in {
+					hi = max(hi, v.members[j].end)
+					break
+				}
+			}
+		}
+		zs = append(zs, [2]int32{lo, hi})
+	}
+	return zs
+}
+
+// awayFromErrors reports whether every hunk of a change to P, a version
+// read with syntax errors, lies away from them: inside a member (or a run of
+// members) with no error in it or in the members on either side.
+func awayFromErrors(p *versionSpans, hunks []lineHunk) bool {
+	if p.members == nil || len(p.errs) == 0 {
+		return false
 	}
 	for _, h := range hunks {
 		// The run of members the hunk lies in between definitions, or else
@@ -146,7 +195,7 @@ func awayFromErrors(lang Language, p *versionSpans, hunks []lineHunk, pText, t [
 				best = k
 			}
 		}
-		if r, ok := p.gapRegion(h.pa, h.pb); ok && (best < 0 || p.containers[r.in].open >= p.members[best].start) {
+		if r, ok := p.gapRegion(h.pa, h.pb, false); ok && (best < 0 || p.containers[r.in].open >= p.members[best].start) {
 			lo, hi, in = r.pa, r.pb, r.in
 		} else if best >= 0 {
 			lo, hi, in = int(p.members[best].start), int(p.members[best].end), int(p.members[best].in)
@@ -302,18 +351,28 @@ func hunksOf(np, nt int, pChanged, tChanged []int) []lineHunk {
 }
 
 // region is a run of P's members of one container that holds no
-// definition, with the hunks inside it: lines [pa, pb] (pb = pa-1: none,
-// the changes only insert there).
+// definition (or, with defs, only leaf methods), with the hunks inside it:
+// lines [pa, pb] (pb = pa-1: none, the changes only insert there).
 type region struct {
 	in     int
 	pa, pb int
-	ta, tb int // the same run in T
+	ta, tb int  // the same run in T
+	defs   bool // it may hold leaf methods, on either side
+	// members and fns are T's in the run, placed in T (fns only with defs).
+	members []member
+	fns     []fnSpan
 }
+
+// defRuns are the languages whose runs of members may hold definitions
+// (leaf methods directly in a class), read anew with their names: Java,
+// where a method's name is its class's and its own, or its signature when
+// the class declares its name more than once (NAMING.md).
+var defRuns = map[string]bool{"java": true}
 
 // gapRegion places the hunk on P's lines [pa, pb] between functions: in the innermost container
 // whose inside holds it, widened to the whole members it touches, none of
-// which may hold a definition.
-func (v *versionSpans) gapRegion(pa, pb int) (region, bool) {
+// which may hold a definition; with defs, none but leaf methods.
+func (v *versionSpans) gapRegion(pa, pb int, defs bool) (region, bool) {
 	in := -1
 	for k, c := range v.containers {
 		if pa-1 >= int(c.open) && pb+1 <= int(c.close) && (in < 0 || c.open >= v.containers[in].open) {
@@ -338,19 +397,50 @@ func (v *versionSpans) gapRegion(pa, pb int) (region, bool) {
 			if !touches || int(m.start) >= pa && int(m.end) <= pb {
 				continue
 			}
-			if m.def {
+			if m.def && (!defs || v.leafMethod(m) < 0) {
 				return region{}, false
 			}
 			pa, pb, grown = min(pa, int(m.start)), max(pb, int(m.end)), true
 		}
 	}
-	for _, m := range v.members { // inside: nothing defined
-		if int(m.in) == in && m.def && int(m.start) <= pb && int(m.end) >= pa {
+	for _, m := range v.members { // inside: nothing defined, or leaf methods
+		if int(m.in) == in && m.def && int(m.start) <= pb && int(m.end) >= pa && (!defs || v.leafMethod(m) < 0) {
 			return region{}, false
 		}
 	}
+	r := region{in: in, pa: pa, pb: pb, defs: defs}
 	c := v.containers[in]
-	return region{in: in, pa: pa, pb: pb}, pa-1 >= int(c.open) && pb+1 <= int(c.close)
+	return r, pa-1 >= int(c.open) && pb+1 <= int(c.close)
+}
+
+// leafMethod is the index of the function that member m is, when it is a
+// leaf or has no body and holds no container; -1 otherwise.
+func (v *versionSpans) leafMethod(m member) int {
+	for _, c := range v.containers[1:] {
+		if c.open >= m.start && c.open <= m.end {
+			return -1
+		}
+	}
+	for i, f := range v.fns {
+		if f.start == m.start && f.end == m.end && (f.leaf || f.open.row < 0) {
+			return i
+		}
+	}
+	return -1
+}
+
+// qualifier splits a function's name into the class part, its own name and
+// the signature of an overload: "A.B.m(int)" is "A.B", "m", "(int)".
+func qualifier(name string) (class, own, sig string) {
+	cut := strings.IndexByte(name, '(')
+	if cut < 0 {
+		cut = len(name)
+	}
+	dot := strings.LastIndexByte(name[:cut], '.')
+	if dot < 0 {
+		return "", name[:cut], name[cut:]
+	}
+	return name[:dot], name[dot+1 : cut], name[cut:]
 }
 
 // deriveLocal derives T when every hunk lies inside a leaf function's body
@@ -376,7 +466,7 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 		if p.members == nil {
 			return nil, derivedParsed
 		}
-		r, ok := p.gapRegion(h.pa, h.pb)
+		r, ok := p.gapRegion(h.pa, h.pb, defRuns[lang.Name()])
 		if !ok {
 			return nil, derivedParsed
 		}
@@ -391,7 +481,7 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 			if last.in != r.in {
 				return nil, derivedParsed
 			}
-			g, ok := p.gapRegion(last.pa, max(last.pb, r.pb))
+			g, ok := p.gapRegion(last.pa, max(last.pb, r.pb), last.defs || r.defs)
 			if !ok || g.in != r.in {
 				return nil, derivedParsed
 			}
@@ -414,8 +504,35 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 			}
 		}
 	}
-	v := &versionSpans{clean: true, fns: make([]fnSpan, len(p.fns)), containers: p.containers}
+	owner := map[[2]string]int{} // (container, own name) → the run defining it
+	for k := range merged {
+		r := &merged[k]
+		if !regionMembers(ctx, lang, path, p, r, t, tl) {
+			return nil, derivedParsed
+		}
+		// Two runs of one class defining one name: an overload, whose
+		// names neither run's parse saw.
+		for _, f := range r.fns {
+			_, own, _ := qualifier(f.name)
+			key := [2]string{fmt.Sprint(r.in), own}
+			if o, ok := owner[key]; ok && o != k {
+				return nil, derivedParsed
+			}
+			owner[key] = k
+		}
+	}
+	v := &versionSpans{clean: true, fns: make([]fnSpan, 0, len(p.fns)), containers: p.containers}
+	nextFns := 0 // the next region with definitions whose functions are not placed yet
 	for i, f := range p.fns {
+		for ; nextFns < len(merged) && int(f.start) > merged[nextFns].pb; nextFns++ {
+			v.fns = append(v.fns, merged[nextFns].fns...)
+		}
+		if in := nextFns < len(merged) && merged[nextFns].defs && int(f.start) >= merged[nextFns].pa; in {
+			if int(f.end) > merged[nextFns].pb {
+				return nil, derivedParsed // cannot happen: a run is whole members
+			}
+			continue // replaced by the run's
+		}
 		s, e, ok := lm.span(f.start, f.end)
 		if !ok {
 			return nil, derivedParsed
@@ -432,7 +549,10 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 				return nil, derivedParsed
 			}
 		}
-		v.fns[i] = g
+		v.fns = append(v.fns, g)
+	}
+	for ; nextFns < len(merged); nextFns++ {
+		v.fns = append(v.fns, merged[nextFns].fns...)
 	}
 	if p.members == nil {
 		return v, derivedBodies
@@ -452,11 +572,7 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 	next := 0 // next region
 	for k := 0; k <= len(p.members); k++ {
 		for next < len(merged) && (k == len(p.members) || int(p.members[k].start) >= merged[next].pa) {
-			ms, ok := regionMembers(ctx, lang, path, p, merged[next], t, tl)
-			if !ok {
-				return nil, derivedParsed
-			}
-			v.members = append(v.members, ms...)
+			v.members = append(v.members, merged[next].members...)
 			next++
 		}
 		if k == len(p.members) {
@@ -486,32 +602,48 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 
 // regionMembers reads region r's text in T wrapped as members of its
 // container's kind: it must read without syntax errors and define or
-// declare nothing. It returns the members it holds, placed in T.
-func regionMembers(ctx context.Context, lang Language, path string, p *versionSpans, r region, t []byte, tl lineIndex) ([]member, bool) {
+// declare nothing or, with r.defs, only leaf methods directly in the
+// wrapper, which are named as in r's class. It sets r's members and
+// functions, placed in T.
+func regionMembers(ctx context.Context, lang Language, path string, p *versionSpans, r *region, t []byte, tl lineIndex) bool {
 	c := p.containers[r.in]
 	for _, o := range p.containers[1:] { // no container inside the run
 		if int(o.open) >= r.pa && int(o.open) <= r.pb {
-			return nil, false
+			return false
+		}
+	}
+	var class string
+	var outside map[string]bool
+	named := false // the class is known
+	name := func() bool {
+		var ok bool
+		class, outside, ok = p.classOf(r)
+		named = true
+		return ok
+	}
+	for _, m := range p.members {
+		if int(m.in) == r.in && m.def && int(m.start) >= r.pa && int(m.end) <= r.pb && !name() {
+			return false // a method removed or changed may have overloads outside
 		}
 	}
 	if r.tb < r.ta {
-		return nil, true // only deleted
+		return true // only deleted
 	}
 	prefix, suffix, ok := memberWrapper(lang.Name(), c.kind)
 	if !ok {
-		return nil, false
+		return false
 	}
 	from, to := tl[r.ta-1], len(t)
 	if r.tb < len(tl) {
 		to = tl[r.tb]
 	}
 	v, res := readSpans(ctx, lang, path, wrapped(prefix, t[from:to], suffix))
-	if v == nil || res.ErrorNodes != 0 || len(res.declAt) != 0 || len(v.fns) != 0 {
-		return nil, false
+	if v == nil || res.ErrorNodes != 0 || len(res.declAt) != 0 || len(v.fns) != 0 && !r.defs {
+		return false
 	}
 	for _, d := range res.Defs {
-		if d.StartByte != 0 || prefix == "" { // only the wrapper's own class
-			return nil, false
+		if (d.StartByte != 0 || prefix == "") && (d.Kind != KindFunction || !r.defs) { // only the wrapper's own class
+			return false
 		}
 	}
 	want := 1 // the containers: the root, and the wrapper's
@@ -519,23 +651,83 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 		want = 2
 	}
 	if len(v.containers) != want {
-		return nil, false
+		return false
 	}
 	rows := strings.Count(prefix, "\n")
 	first, last := int32(rows+1), int32(rows+1+r.tb-r.ta)
-	var out []member
+	shift := int32(r.ta) - first
 	for _, m := range v.members {
 		if int(m.in) != want-1 || m.end < first || m.start > last {
 			continue // the wrapper's own
 		}
-		if m.start < first || m.end > last || m.def {
-			return nil, false
+		if m.start < first || m.end > last || m.def && !r.defs {
+			return false
 		}
-		shift := int32(r.ta) - first
 		m.start, m.end, m.in = m.start+shift, m.end+shift, int32(r.in)
-		out = append(out, m)
+		r.members = append(r.members, m)
 	}
-	return out, true
+	if len(v.fns) > 0 && !named && !name() {
+		return false
+	}
+	simple := class[strings.LastIndexByte(class, '.')+1:]
+	for _, f := range v.fns {
+		wc, own, sig := qualifier(f.name)
+		if wc != "__L" || !f.leaf && f.open.row >= 0 || f.start < first || f.end > last {
+			return false
+		}
+		if own == "__L" { // a constructor: named after its class
+			own = simple
+		}
+		if outside[own] { // an overload of a method outside the run: the names of both depend on it
+			return false
+		}
+		f.name = class + "." + own + sig
+		f.start, f.end = f.start+shift, f.end+shift
+		if f.open.row >= 0 {
+			f.open.row, f.close.row = f.open.row+shift, f.close.row+shift
+		}
+		r.fns = append(r.fns, f)
+	}
+	return true
+}
+
+// classOf is the class that the functions directly in r's container belong
+// to, as P names them, and the own names of those outside r; ok is false
+// when none is, or when the run's own functions overload one outside it.
+func (v *versionSpans) classOf(r *region) (class string, outside map[string]bool, ok bool) {
+	outside = map[string]bool{}
+	var inside []string
+	fnAt := make(map[[2]int32]int, len(v.fns)) // the first function on lines [start, end]
+	for i := len(v.fns) - 1; i >= 0; i-- {
+		fnAt[[2]int32{v.fns[i].start, v.fns[i].end}] = i
+	}
+	for _, m := range v.members {
+		if int(m.in) != r.in || !m.def {
+			continue
+		}
+		i, ok := fnAt[[2]int32{m.start, m.end}]
+		if !ok {
+			continue
+		}
+		c, own, _ := qualifier(v.fns[i].name)
+		if class == "" {
+			class = c
+		}
+		if c != class {
+			return "", nil, false
+		}
+		if int(m.start) >= r.pa && int(m.end) <= r.pb {
+			inside = append(inside, own)
+		} else {
+			outside[own] = true
+		}
+	}
+	for _, own := range inside {
+		if outside[own] {
+			return "", nil, false
+		}
+	}
+	return class, outside, class != ""
 }
 
 // wrapped is text between prefix and suffix, in a new slice.
@@ -568,10 +760,18 @@ func bodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2
 	return fns == 1
 }
 
-func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionSpans, leaves []int, lm lineMap, t []byte, tl lineIndex, pChanged []int) *versionSpans {
+func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionSpans, leaves []int, lm lineMap, t []byte, tl lineIndex, pChanged []int, zones [][2]int32) *versionSpans {
 	changedIn := func(a, b int) bool { // a changed P line in [a, b]
 		k := sort.SearchInts(pChanged, a)
-		return k < len(pChanged) && pChanged[k] <= b
+		if k < len(pChanged) && pChanged[k] <= b {
+			return true
+		}
+		for _, z := range zones { // kept whole, as if changed
+			if int(z[0]) <= b && int(z[1]) >= a {
+				return true
+			}
+		}
+		return false
 	}
 	// What is left out: t[from:to] becomes its newlines, then pad spaces.
 	type cut struct {
@@ -657,8 +857,8 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 	}
 	sk = append(sk, t[at:]...)
 	v, res := readSpans(ctx, lang, path, sk)
-	if v == nil || res.ErrorNodes != 0 {
-		return nil
+	if v == nil || res.ErrorNodes != 0 && (len(zones) == 0 || res.reread) {
+		return nil // errors where P had none, or read again another way
 	}
 	bodies := make(map[point]point, len(v.fns))
 	for _, f := range v.fns {
@@ -687,6 +887,17 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 			}
 			gone[k].in = int32(c)
 		}
+		// A member left out must still be its container's own in T: a
+		// change can wrap it in a node that is no container (an #ifdef
+		// added around a header, a macro call), whose member in the
+		// skeleton then spans its lines.
+		for _, g := range gone {
+			for _, m := range v.members {
+				if m.in == g.in && before(m.start, m.scol, g.end, g.ecol) && before(g.start, g.scol, m.end, m.ecol) {
+					return nil
+				}
+			}
+		}
 		all := make([]member, 0, len(v.members)+len(gone))
 		k := 0
 		for _, m := range v.members {
@@ -698,7 +909,58 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 		}
 		v.members = append(all, gone[k:]...)
 	}
+	if len(zones) > 0 && !keptErrors(p, v, lm, zones) {
+		return nil
+	}
 	return v
+}
+
+// before reports whether (line a, column ac) comes before (b, bc).
+func before(a, ac, b, bc int32) bool { return a < b || a == b && ac < bc }
+
+// keptErrors reports whether v, a skeleton of T derived from P read with
+// errors, has P's errors, each moved with its lines, and P's members in the
+// error zones, moved likewise: error recovery depends on what surrounds an
+// error, so a skeleton whose errors read otherwise is not trusted.
+func keptErrors(p, v *versionSpans, lm lineMap, zones [][2]int32) bool {
+	if len(v.errs) != len(p.errs) {
+		return false
+	}
+	for k, e := range p.errs {
+		if a, b, ok := lm.span(e[0], e[1]); !ok || v.errs[k] != [2]int32{a, b} {
+			return false
+		}
+	}
+	for _, z := range zones {
+		a, b, ok := lm.span(z[0], z[1])
+		if !ok {
+			return false
+		}
+		var pm, vm []member
+		for _, m := range p.members {
+			if m.start <= z[1] && m.end >= z[0] {
+				if m.start, m.end, ok = lm.span(m.start, m.end); !ok {
+					return false
+				}
+				pm = append(pm, m)
+			}
+		}
+		for _, m := range v.members {
+			if m.start <= b && m.end >= a {
+				vm = append(vm, m)
+			}
+		}
+		if len(pm) != len(vm) {
+			return false
+		}
+		for k := range pm {
+			x, y := pm[k], vm[k]
+			if x.start != y.start || x.end != y.end || x.scol != y.scol || x.ecol != y.ecol || x.named != y.named || x.def != y.def {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // blankable are the members of v that could be left out of a skeleton:
