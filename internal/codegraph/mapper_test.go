@@ -320,3 +320,34 @@ func TestDeriveHeaderGuardAdded(t *testing.T) {
 	tt := "#ifndef A_H\n#define A_H\n" + p + "\n#ifdef TEST\nint aTest(int argc, char **argv);\n#endif\n#endif\n"
 	checkDerive(t, "a.h", []byte(p), []byte(tt), nil, []int{1, 2, 17, 18, 19, 20, 21}, derivedParsed)
 }
+
+// TestDeriveSkeletonPutsMembersBack: members a skeleton left out go back
+// into the container that holds them in T, and into a file whose skeleton
+// has no members left at all.
+func TestDeriveSkeletonPutsMembersBack(t *testing.T) {
+	for _, tc := range []struct {
+		name, p, t     string
+		deleted, added []int
+	}{
+		{"struct split in two",
+			"pub struct H {\n    pub a: u32,\n\n    pub x: u32,\n\n    // b's comment\n    pub b: u32,\n}\n\nfn f() -> u32 {\n    1\n}\n",
+			"pub struct H {\n    pub a: u32,\n}\n\npub struct I {\n    pub x: u32,\n\n    // b's comment\n    pub b: u32,\n}\n\nfn f() -> u32 {\n    1\n}\n",
+			[]int{3}, []int{3, 4, 5}},
+		{"only imports left",
+			"use a::b;\nuse c::d;\n\nfn f() -> u32 {\n    1\n}\n",
+			"use a::b;\nuse c::d;\n\n",
+			[]int{4, 5, 6}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			lang := LanguageFor("a.rs")
+			got, _ := derive(ctx, lang, "a.rs", parseSpans(ctx, lang, "a.rs", []byte(tc.p)), []byte(tc.p), []byte(tc.t), tc.deleted, tc.added)
+			if got == nil {
+				return // parsed whole: nothing derived to be wrong
+			}
+			if d := parseSpans(ctx, lang, "a.rs", []byte(tc.t)).diff(got); d != "" {
+				t.Errorf("differs from a whole parse: %s", d)
+			}
+		})
+	}
+}

@@ -871,7 +871,10 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 			return nil
 		}
 	}
-	if len(gone) > 0 && v.members != nil {
+	if len(gone) > 0 {
+		if v.containers == nil { // members not read
+			return nil
+		}
 		// Put the members left out back, in file order: they hold no
 		// members themselves, and no other member shares their lines.
 		for k, open := range goneOpen {
@@ -888,10 +891,20 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 			gone[k].in = int32(c)
 		}
 		// A member left out must still be its container's own in T: a
-		// change can wrap it in a node that is no container (an #ifdef
-		// added around a header, a macro call), whose member in the
-		// skeleton then spans its lines.
+		// change can close its container before it and open another (a
+		// struct split in two), or wrap it in a node that is no container
+		// (an #ifdef added around a header, a macro call), whose member
+		// in the skeleton then spans its lines.
 		for _, g := range gone {
+			innermost := 0
+			for c, o := range v.containers {
+				if o.open < g.start && g.end < o.close && o.open >= v.containers[innermost].open {
+					innermost = c
+				}
+			}
+			if innermost != int(g.in) {
+				return nil
+			}
 			for _, m := range v.members {
 				if m.in == g.in && before(m.start, m.scol, g.end, g.ecol) && before(g.start, g.scol, m.end, m.ecol) {
 					return nil
