@@ -111,11 +111,12 @@ func (m *FunctionMapper) language(path string) Language {
 // calls the returned release. A goroutine waits only while it has claimed
 // nothing, so no two wait for each other.
 func (m *FunctionMapper) claim(sides ...*side) (release func()) {
+	unknown := func(s *side) bool { return s.lang != nil && s.text != nil && s.v == nil }
 	m.mu.Lock()
 	for {
 		var busy chan struct{}
 		for _, s := range sides {
-			if s.lang == nil || s.text == nil || s.v != nil {
+			if !unknown(s) {
 				continue
 			}
 			k := spanKey{s.path, s.blob}
@@ -136,7 +137,7 @@ func (m *FunctionMapper) claim(sides ...*side) (release func()) {
 	done := make(chan struct{})
 	var mine []spanKey
 	for _, s := range sides {
-		if s.lang != nil && s.text != nil && s.v == nil {
+		if unknown(s) {
 			k := spanKey{s.path, s.blob}
 			if m.pending[k] == nil {
 				m.pending[k] = done

@@ -3,7 +3,6 @@ package codegraph
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 )
@@ -504,7 +503,11 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 			}
 		}
 	}
-	owner := map[[2]string]int{} // (container, own name) → the run defining it
+	type classMethod struct {
+		in  int
+		own string
+	}
+	owner := map[classMethod]int{} // the run defining each name of a class
 	for k := range merged {
 		r := &merged[k]
 		if !regionMembers(ctx, lang, path, p, r, t, tl) {
@@ -514,7 +517,7 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 		// names neither run's parse saw.
 		for _, f := range r.fns {
 			_, own, _ := qualifier(f.name)
-			key := [2]string{fmt.Sprint(r.in), own}
+			key := classMethod{r.in, own}
 			if o, ok := owner[key]; ok && o != k {
 				return nil, derivedParsed
 			}
@@ -612,17 +615,14 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 			return false
 		}
 	}
-	var class string
+	var class string // "" until named
 	var outside map[string]bool
-	named := false // the class is known
-	name := func() bool {
-		var ok bool
+	name := func() (ok bool) {
 		class, outside, ok = p.classOf(r)
-		named = true
 		return ok
 	}
 	for _, m := range p.members {
-		if int(m.in) == r.in && m.def && int(m.start) >= r.pa && int(m.end) <= r.pb && !name() {
+		if int(m.in) == r.in && m.def && int(m.start) >= r.pa && int(m.end) <= r.pb && class == "" && !name() {
 			return false // a method removed or changed may have overloads outside
 		}
 	}
@@ -666,7 +666,7 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 		m.start, m.end, m.in = m.start+shift, m.end+shift, int32(r.in)
 		r.members = append(r.members, m)
 	}
-	if len(v.fns) > 0 && !named && !name() {
+	if len(v.fns) > 0 && class == "" && !name() {
 		return false
 	}
 	simple := class[strings.LastIndexByte(class, '.')+1:]
