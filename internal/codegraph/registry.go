@@ -65,6 +65,7 @@ func parseTree(ctx context.Context, lang *sitter.Language, path string, src []by
 	if err != nil {
 		return err
 	}
+	defer t.release()
 	collectMembers(ctx, t)
 	return fn(t.node(0))
 }
