@@ -20,6 +20,8 @@ import (
 //	openai+http://host:port?model=M&dim=D the same over http (vLLM, Infinity, TEI)
 //	tei://host:port?model=M&dim=D         TEI's /embed over http
 //	bedrock://MODEL-ID?dim=D&region=R[&cohere=1]  Amazon Bedrock InvokeModel
+//	onnx:///MODEL-DIR?pool=mean&max_tokens=256   a local encoder on the CPU (ONNX Runtime;
+//	                                      batch, threads, lib: see package onnx)
 //
 // Common parameters: batch (texts per request, default 32), concurrency
 // (default 4), max_chars (default 8192). The API key comes from
@@ -47,6 +49,15 @@ func Open(ctx context.Context, raw string) (Embedder, error) {
 	dim, err := num("dim", 0)
 	if err != nil {
 		return nil, err
+	}
+	if u.Scheme == "onnx" {
+		e, err := openONNX(raw, u, dim)
+		if err != nil {
+			return nil, err
+		}
+		// One run at a time (the runtime uses every core itself); requests
+		// of 64 texts leave the model room to batch texts of like length.
+		return &Batched{E: e, Opts: BatchOptions{MaxTexts: 64, Concurrency: 1}}, nil
 	}
 	if u.Scheme == "lexical" {
 		if dim == 0 {
@@ -91,7 +102,7 @@ func Open(ctx context.Context, raw string) (Embedder, error) {
 		})
 		e = &Bedrock{Client: client, ModelID: u.Host + u.Path, Dims: dim, Cohere: q.Get("cohere") == "1"}
 	default:
-		return nil, fmt.Errorf("embedder URL %q: unsupported scheme (want lexical, openai, openai+http, tei or bedrock)", raw)
+		return nil, fmt.Errorf("embedder URL %q: unsupported scheme (want lexical, onnx, openai, openai+http, tei or bedrock)", raw)
 	}
 	batch, err := num("batch", 32)
 	if err != nil {

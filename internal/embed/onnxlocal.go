@@ -1,0 +1,53 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+
+	"github.com/locus-dev/locus/internal/embed/onnx"
+)
+
+// ONNX embeds on this machine's CPU with an exported encoder (package
+// onnx); Open gives it for onnx:///model-dir URLs.
+type ONNX struct{ M *onnx.Model }
+
+func (o *ONNX) Name() string { return o.M.Name() }
+func (o *ONNX) Dim() int     { return o.M.Dim() }
+func (o *ONNX) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return o.M.Embed(ctx, texts)
+}
+
+// openONNX reads onnx:///DIR?pool=mean&max_tokens=256&batch=16&threads=N&lib=PATH
+// (also onnx://./relative/dir). dim, when given, must be the model's.
+func openONNX(raw string, u *url.URL, dim int) (Embedder, error) {
+	if u.Host == "hf" {
+		return nil, fmt.Errorf("embedder URL %q: models named by a Hugging Face id are not downloaded yet; place model.onnx and tokenizer.json (or vocab.txt) in a directory and use onnx:///DIR", raw)
+	}
+	dir := filepath.FromSlash(u.Host + u.Path)
+	if dir == "" {
+		return nil, fmt.Errorf("embedder URL %q: no model directory (want onnx:///path/to/model-dir)", raw)
+	}
+	q := u.Query()
+	opts := onnx.Options{Pool: q.Get("pool"), Library: q.Get("lib")}
+	for name, dst := range map[string]*int{"max_tokens": &opts.MaxTokens, "batch": &opts.Batch, "threads": &opts.Threads} {
+		if v := q.Get(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return nil, fmt.Errorf("embedder URL %q: %s=%q: want a positive integer", raw, name, v)
+			}
+			*dst = n
+		}
+	}
+	m, err := onnx.Open(dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("embedder URL %q: %w", raw, err)
+	}
+	if dim != 0 && dim != m.Dim() {
+		m.Close()
+		return nil, fmt.Errorf("embedder URL %q: dim=%d, but the model gives %d", raw, dim, m.Dim())
+	}
+	return &ONNX{M: m}, nil
+}

@@ -1,0 +1,61 @@
+package embed
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locus-dev/locus/internal/embed/onnx"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
+)
+
+// An onnx:// URL opens a local encoder that goes through the content-hash
+// cache like any embedder: a second run embeds only what changed.
+func TestOpenONNXWithCache(t *testing.T) {
+	if err := onnx.Available(""); err != nil {
+		t.Skipf("%v", err) // CI installs the runtime and fails this skip
+	}
+	dir := t.TempDir()
+	if err := onnx.WriteBERT(dir, onnx.BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	vocab, err := os.ReadFile("onnx/testdata/bert-uncased/vocab.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "vocab.txt"), vocab, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, bad := range []string{"onnx://" + dir + "?pool=max", "onnx://" + dir + "?max_tokens=0", "onnx://" + dir + "?dim=384", "onnx://hf/sentence-transformers/all-MiniLM-L6-v2", "onnx://" + dir + "/missing"} {
+		if _, err := Open(ctx, bad); err == nil {
+			t.Errorf("Open(%q): no error", bad)
+		} else if !strings.Contains(err.Error(), bad) {
+			t.Errorf("Open(%q): error %q does not name the URL", bad, err)
+		}
+	}
+	e, err := Open(ctx, "onnx://"+dir+"?max_tokens=128&batch=4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Dim() != 16 || !strings.Contains(e.Name(), "/mean/128") {
+		t.Fatalf("Dim %d, Name %q", e.Dim(), e.Name())
+	}
+	model := e.(*Batched).E.(*ONNX).M
+	c := &Cache{Bucket: blobtest.Bucket(t), Repo: "acme/one", Model: e.Name()}
+	items := []Item{{"a1", "def a(): pass"}, {"b2", "def b(): return 2"}, {"c3", "class C: pass"}}
+	first, n, err := EmbedCached(ctx, e, c, items)
+	if err != nil || n != 3 {
+		t.Fatalf("first run: %d embedded, %v", n, err)
+	}
+	items = append(items[:2], Item{"d4", "def d(): return 4"})
+	second, n, err := EmbedCached(ctx, e, c, items)
+	if _, texts := model.Truncated(); err != nil || n != 1 || texts != 4 {
+		t.Fatalf("second run: %d embedded (model saw %d texts in all), %v; want 1 (4)", n, texts, err)
+	}
+	if Cosine(first["a1"], second["a1"]) < 0.999999 {
+		t.Error("a cached vector changed")
+	}
+}
