@@ -30,6 +30,8 @@ func runBench(ctx context.Context, args []string) error {
 			return runBenchReindex(ctx, args[1:])
 		case "ctags":
 			return runBenchCtags(ctx, args[1:])
+		case "embed":
+			return runBenchEmbed(ctx, args[1:])
 		}
 	}
 	return exitError{code: 2, msg: benchUsage}
@@ -97,6 +99,43 @@ func runBenchGraph(ctx context.Context, args []string) error {
 		return printJSON(runs)
 	}
 	return benchmark.WriteGraphTable(stdout, gitDir, head, runs)
+}
+
+// runBenchEmbed times the local embedders on a commit's functions.
+func runBenchEmbed(ctx context.Context, args []string) error {
+	var g globals
+	fs := newFlags("bench embed", &g)
+	repo := fs.String("repo", "", "git directory or working copy (read in place)")
+	ref := fs.String("ref", "", "commit whose functions are embedded; default HEAD")
+	model := fs.String("model", "", "ONNX model directory (model.onnx + tokenizer.json or vocab.txt); default a generated MiniLM-L6-shaped model with random weights")
+	tokens := fs.String("tokens", "256,128", "max_tokens settings to time, comma-separated")
+	int8 := fs.Bool("int8", false, "also time the generated model with int8 weights")
+	n := fs.Int("functions", 512, "functions to embed, spread over the graph")
+	batch := fs.Int("batch", 16, "texts per model run")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	g.logger()
+	gitDir, head, err := benchTarget("bench embed", *repo, *ref)
+	if err != nil {
+		return err
+	}
+	var toks []int
+	for _, t := range strings.Split(*tokens, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(t))
+		if err != nil || v <= 0 {
+			return usageError(fs, fmt.Errorf("--tokens %q: want positive integers, comma-separated", *tokens))
+		}
+		toks = append(toks, v)
+	}
+	res, err := benchmark.Embed(ctx, benchmark.EmbedOptions{GitDir: gitDir, Head: head, Model: *model, Tokens: toks, Int8: *int8, Functions: *n, Batch: *batch})
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return printJSON(res)
+	}
+	return benchmark.WriteEmbedTable(stdout, res)
 }
 
 // runBenchCtags compares the Rust, C and C++ function definitions of the

@@ -50,6 +50,7 @@ const (
 	attrTypeInts  = 7
 
 	elemFloat = 1 // TensorProto.DataType
+	elemInt8  = 3
 	elemInt64 = 7
 )
 
@@ -108,18 +109,32 @@ type graphWriter struct {
 
 // op adds a node and returns its output's name.
 func (g *graphWriter) op(opType string, inputs []string, attrs ...attr) string {
+	return g.opN(opType, inputs, 1, attrs...)[0]
+}
+
+// opN adds a node with n outputs and returns their names.
+func (g *graphWriter) opN(opType string, inputs []string, n int, attrs ...attr) []string {
 	g.n++
-	out := fmt.Sprintf("%s_%d", opType, g.n)
+	name := fmt.Sprintf("%s_%d", opType, g.n)
 	b := pb(nil)
 	for _, in := range inputs {
 		b = b.str(nodeInput, in)
 	}
-	b = b.str(nodeOutput, out).str(nodeName, out).str(nodeOpType, opType)
+	var outs []string
+	for i := 0; i < n; i++ {
+		out := name
+		if i > 0 {
+			out = fmt.Sprintf("%s.%d", name, i)
+		}
+		outs = append(outs, out)
+		b = b.str(nodeOutput, out)
+	}
+	b = b.str(nodeName, name).str(nodeOpType, opType)
 	for _, a := range attrs {
 		b = b.bytes(nodeAttribute, a.encode())
 	}
 	g.nodes = append(g.nodes, b)
-	return out
+	return outs
 }
 
 // floats adds a float initializer of the given shape.
@@ -129,6 +144,16 @@ func (g *graphWriter) floats(name string, data []float32, dims ...int64) string 
 		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
 	}
 	g.init(name, elemFloat, raw, dims)
+	return name
+}
+
+// int8s adds an int8 initializer of the given shape.
+func (g *graphWriter) int8s(name string, data []int8, dims ...int64) string {
+	raw := make([]byte, len(data))
+	for i, v := range data {
+		raw[i] = byte(v)
+	}
+	g.init(name, elemInt8, raw, dims)
 	return name
 }
 

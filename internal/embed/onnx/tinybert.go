@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	_ "embed"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -18,6 +19,10 @@ type BERTConfig struct {
 	FFN          int    // feed-forward width; default 4×Hidden
 	MaxPositions int    // default 512
 	Seed         uint64 // weights are drawn from a PCG seeded with it; default 1
+	// Int8: the dense layers' weights are int8 and their inputs quantized
+	// at run time (DynamicQuantizeLinear, MatMulInteger), as ONNX
+	// Runtime's dynamic quantization writes them; default float32.
+	Int8 bool
 
 	// Broken models, for tests of what Open and Embed refuse:
 	nan    bool // a NaN weight, so every output is NaN
@@ -51,7 +56,7 @@ func (c *BERTConfig) defaults() {
 	}
 }
 
-// WriteBERT writes model.onnx into dir: a BERT encoder of the given shape
+// WriteBERT writes model.onnx and vocab.txt (BERTVocab) into dir: a BERT encoder of the given shape
 // with deterministic random weights, taking input_ids, attention_mask and
 // token_type_ids ([batch, sequence] int64) and giving last_hidden_state
 // ([batch, sequence, hidden] float32), the layout of the Hugging Face ONNX
@@ -66,11 +71,16 @@ func WriteBERT(dir string, c BERTConfig) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	path := filepath.Join(dir, "model.onnx")
-	if err := os.WriteFile(path+".tmp", b, 0o644); err != nil {
-		return err
+	for name, data := range map[string][]byte{"model.onnx": b, "vocab.txt": BERTVocab} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path+".tmp", data, 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(path+".tmp", path); err != nil {
+			return err
+		}
 	}
-	return os.Rename(path+".tmp", path)
+	return nil
 }
 
 func buildBERT(c BERTConfig) []byte {
@@ -129,13 +139,31 @@ func buildBERT(c BERTConfig) []byte {
 	flat := g.int64s("const.flat", []int64{0, 0, H}, 3)
 	scale := g.floats("const.scale", []float32{float32(1 / math.Sqrt(float64(hd)))})
 	linear := func(name, in string, from, to int) string {
-		w := g.floats(name+".weight", rnd(from*to, float32(1/math.Sqrt(float64(from)))), int64(from), int64(to))
+		wv := rnd(from*to, float32(1/math.Sqrt(float64(from))))
+		var y string
+		if c.Int8 {
+			// Per-tensor symmetric weights: w ≈ ws · wq.
+			var amax float32
+			for _, v := range wv {
+				amax = max(amax, float32(math.Abs(float64(v))))
+			}
+			ws := amax / 127
+			wq := make([]int8, len(wv))
+			for i, v := range wv {
+				wq[i] = int8(math.Round(float64(v / ws)))
+			}
+			q := g.opN("DynamicQuantizeLinear", []string{in}, 3) // x ≈ xs · (xq − xz)
+			mm := g.op("MatMulInteger", []string{q[0], g.int8s(name+".weight_q", wq, int64(from), int64(to)), q[2], g.int8s(name+".weight_zero", []int8{0})})
+			s := g.op("Mul", []string{q[1], g.floats(name+".weight_scale", []float32{ws})})
+			y = g.op("Mul", []string{g.op("Cast", []string{mm}, iattr("to", elemFloat)), s})
+		} else {
+			y = g.op("MatMul", []string{in, g.floats(name+".weight", wv, int64(from), int64(to))})
+		}
 		bv := rnd(to, 0.02)
 		if c.nan {
 			bv[0] = float32(math.NaN())
 		}
-		bias := g.floats(name+".bias", bv, int64(to))
-		return g.op("Add", []string{g.op("MatMul", []string{in, w}), bias})
+		return g.op("Add", []string{y, g.floats(name+".bias", bv, int64(to))})
 	}
 	split := func(in string, perm ...int64) string {
 		return g.op("Transpose", []string{g.op("Reshape", []string{in, heads})}, intsAttr("perm", perm...))
@@ -165,3 +193,10 @@ func buildBERT(c BERTConfig) []byte {
 	g.nodes = append(g.nodes, out)
 	return g.model("tinybert", 17)
 }
+
+// BERTVocab is BERT's uncased WordPiece vocabulary (30,522 tokens; the one
+// all-MiniLM-L6-v2, bge-small-en-v1.5 and gte-small use), for models that
+// WriteBERT writes.
+//
+//go:embed bertvocab.txt
+var BERTVocab []byte

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/sugarme/tokenizer"
 	"github.com/sugarme/tokenizer/model/wordpiece"
@@ -164,13 +165,34 @@ func bertFromVocab(path string, lower bool) (*tokenizer.Tokenizer, error) {
 	return tk, nil
 }
 
+// prefixBytes is how much of a long text Encode reads first per token kept:
+// tokens of code average 3 to 4 bytes.
+const prefixBytes = 4
+
 // Path is the file the tokenizer was read from.
 func (t *Tokenizer) Path() string { return t.path }
 
 // Encode tokenizes text with the model's special tokens, keeping at most
 // maxTokens of them (0: no limit); a longer text is cut and marked.
 func (t *Tokenizer) Encode(text string, maxTokens int) (Encoded, error) {
-	enc, err := t.encode(text)
+	var enc *tokenizer.Encoding
+	var err error
+	cut := false
+	if maxTokens > 0 && len(text) > prefixBytes*maxTokens {
+		// A long text is read only as far as its tokens can reach: up to a
+		// whitespace before prefixBytes bytes per token. Its words before
+		// that point tokenize as in the whole text, so when they already
+		// give more than maxTokens tokens, the cut text's encoding is the
+		// whole text's (TestEncodePrefixIsExact); when they do not, the
+		// whole text is read.
+		if i := strings.LastIndexAny(text[:prefixBytes*maxTokens], " \t\n\r"); i > 0 {
+			enc, err = t.encode(text[:i])
+			cut = err == nil && len(enc.Ids) > maxTokens
+		}
+	}
+	if !cut {
+		enc, err = t.encode(text)
+	}
 	if err != nil {
 		return Encoded{}, fmt.Errorf("tokenizer %s: %w", t.path, err)
 	}

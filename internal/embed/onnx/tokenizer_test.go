@@ -10,7 +10,7 @@ import (
 )
 
 // BERT's uncased vocabulary (all-MiniLM-L6-v2, bge-small and gte-small use
-// it): the ids are the tokens' line numbers in testdata/bert-uncased/vocab.txt
+// it): the ids are the tokens' line numbers in bertvocab.txt
 // (0-based), split as the Hugging Face BertTokenizer splits: lower case,
 // accents stripped, punctuation and CJK characters alone, WordPiece
 // continuations, [UNK] for what the vocabulary lacks.
@@ -25,7 +25,11 @@ var bertCases = []struct {
 }
 
 func TestBERTVocabTokenIDs(t *testing.T) {
-	tok, err := LoadTokenizer("testdata/bert-uncased")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "vocab.txt"), BERTVocab, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := LoadTokenizer(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +66,7 @@ func writeJSON(t *testing.T, dir string, v any) {
 // The same vocabulary as a tokenizer.json (the Hugging Face layout of the
 // MiniLM exports) tokenizes as vocab.txt does.
 func TestTokenizerJSONWordPiece(t *testing.T) {
-	f, err := os.Open("testdata/bert-uncased/vocab.txt")
+	f, err := os.Open("bertvocab.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,5 +177,76 @@ func TestVocabKeepsCase(t *testing.T) {
 	}
 	if want := []int64{2, 4, 5, 3}; !slices.Equal(enc.IDs, want) {
 		t.Errorf("ids %v, want %v", enc.IDs, want)
+	}
+}
+
+// Encode reads only a prefix of a long text; the ids must be those of the
+// whole text cut to the limit, for each kind of tokenizer, on code.
+func TestEncodePrefixIsExact(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "vocab.txt"), BERTVocab, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bert, err := LoadTokenizer(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A byte-level-free BPE over letters and a Unigram over words: both
+	// split at whitespace first, as every tokenizer here does.
+	bpeDir := t.TempDir()
+	vocab := map[string]int{"<unk>": 0}
+	for c := 'a'; c <= 'z'; c++ {
+		vocab[string(c)] = len(vocab)
+	}
+	vocab["de"], vocab["def"], vocab["re"], vocab["ret"] = len(vocab), len(vocab)+1, len(vocab)+2, len(vocab)+3
+	writeJSON(t, bpeDir, map[string]any{"version": "1.0", "pre_tokenizer": map[string]any{"type": "Whitespace"},
+		"model": map[string]any{"type": "BPE", "unk_token": "<unk>", "fuse_unk": false, "dropout": nil, "continuing_subword_prefix": nil, "end_of_word_suffix": nil,
+			"vocab": vocab, "merges": []string{"d e", "de f", "r e", "re t"}}})
+	bpe, err := LoadTokenizer(bpeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var src []byte
+	files, _ := filepath.Glob("*.go")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = append(src, b...)
+	}
+	checked := 0
+	defer func() {
+		if checked < 20 {
+			t.Errorf("checked %d texts; want at least 20", checked)
+		}
+	}()
+	for _, tok := range []*Tokenizer{bert, bpe} {
+		for _, max := range []int{8, 64, 256} {
+			for start := 0; start < len(src)-20000; start += 9999 {
+				text := string(src[start : start+20000])
+				checked++
+				fast, err := tok.Encode(text, max)
+				if err != nil {
+					t.Fatal(err)
+				}
+				full, err := tok.encode(text)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := slices.Clone(full.Ids[:max-1])
+				want = append(want, full.Ids[len(full.Ids)-1]) // the closing special token, or the last
+				if tok == bpe {
+					want = full.Ids[:max]
+				}
+				got := make([]int, len(fast.IDs))
+				for i, id := range fast.IDs {
+					got[i] = int(id)
+				}
+				if !slices.Equal(got, want) || !fast.Truncated {
+					t.Fatalf("%s, max %d, text at %d: prefix gives %v, whole text %v", tok.Path(), max, start, got, want)
+				}
+			}
+		}
 	}
 }
