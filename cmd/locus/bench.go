@@ -238,6 +238,7 @@ func runBenchReindex(ctx context.Context, args []string) error {
 	repo := fs.String("repo", "", "git directory or working copy (read in place)")
 	ref := fs.String("ref", "", "the head to re-index to; default HEAD")
 	back := fs.Int("back", 1, "first-parent commits before the head that the first index stops at (the new commits to re-index)")
+	fs.StringVar(&g.embedder, "embedder", "", embedderHelp)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -249,7 +250,11 @@ func runBenchReindex(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := benchmark.Reindex(ctx, benchmark.ReindexOptions{GitDir: gitDir, Head: head, Back: *back})
+	emb, err := g.openEmbedder(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := benchmark.Reindex(ctx, benchmark.ReindexOptions{GitDir: gitDir, Head: head, Back: *back, Embedder: emb})
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/llm"
 	"github.com/locus-dev/locus/internal/search"
@@ -125,9 +124,11 @@ func checkBackend(v string) error {
 }
 
 // checkWorkerFlags checks the backend URLs of a worker before anything
-// starts: opening an embedder or selector from a URL touches no network.
+// starts: opening a remote embedder or a selector from a URL touches no
+// network; a local model (onnx://) is loaded, and downloaded once when
+// named by a Hugging Face id.
 func (g *globals) checkWorkerFlags() error {
-	e, err := embed.Open(context.Background(), g.embedder)
+	e, err := g.openEmbedder(context.Background())
 	if err != nil {
 		return fmt.Errorf("--embedder: %w", err)
 	}

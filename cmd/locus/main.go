@@ -94,18 +94,27 @@ type globals struct {
 	metricsAddr string
 }
 
+const embedderHelp = "embedding model: onnx:///MODEL-DIR?pool=mean&max_tokens=256 (local encoder on the CPU), openai://host?model=M&dim=D, openai+http://…, tei://…, bedrock://MODEL?dim=D; empty: local lexical embedder (no model)"
+
 // workerFlags adds the flags of commands that run workers in this process.
 func workerFlags(fs *flag.FlagSet, g *globals) {
-	fs.StringVar(&g.embedder, "embedder", "", "embedding model: openai://host?model=M&dim=D, openai+http://…, tei://…, bedrock://MODEL?dim=D; empty: local lexical embedder (no model)")
+	fs.StringVar(&g.embedder, "embedder", "", embedderHelp)
 	fs.StringVar(&g.vectors, "vectors", "", "vector index: milvus://host:19530[?collection=C&db=D] (token from $LOCUS_MILVUS_TOKEN); empty: exact local index in the store")
 	fs.StringVar(&g.queryInst, "query-instruction", "", "prefix for queries sent to the embedder (e.g. SweRank's \"Instruct: Given a github issue, identify the code that needs to be changed to fix the issue.\\nQuery: \")")
 	fs.IntVar(&g.llmConc, "llm-concurrency", 4, "LLM calls (neighbour selection and rerank) this process's workers make at once (what the LLM servers' rate limit allows)")
 	fs.StringVar(&g.llm, "llm", "", "neighbour selector and reranker: openai://…?model=M, anthropic://…?model=M, bedrock://MODEL; empty: deterministic heuristic (no LLM)")
 }
 
+// openEmbedder opens --embedder; models named by a Hugging Face id are kept
+// in the data dir's models/.
+func (g *globals) openEmbedder(ctx context.Context) (embed.Embedder, error) {
+	embed.ModelDir = filepath.Join(g.dataDir, "models")
+	return embed.Open(ctx, g.embedder)
+}
+
 // workerConfig is the worker configuration the flags describe.
 func (g *globals) workerConfig(ctx context.Context, b *blob.Bucket) (workers.Config, error) {
-	e, err := embed.Open(ctx, g.embedder)
+	e, err := g.openEmbedder(ctx)
 	if err != nil {
 		return workers.Config{}, err
 	}

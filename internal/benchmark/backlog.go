@@ -23,6 +23,7 @@ import (
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/blob/fileblob"
 	"github.com/locus-dev/locus/internal/devserver"
+	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/llm"
 	"github.com/locus-dev/locus/internal/manifest"
@@ -166,7 +167,7 @@ func Backlog(ctx context.Context, o BacklogOptions) (*BacklogResult, error) {
 	name := benchRepo(o.GitDir)
 	issues := backlogIssues(name, subjects, o.Issues)
 
-	env, err := newEnv(ctx, "backlog", o.StoreDir, o.Logger)
+	env, err := newEnv(ctx, "backlog", o.StoreDir, o.Logger, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +425,7 @@ type env struct {
 	close func()
 }
 
-func newEnv(ctx context.Context, what, storeDir string, log *slog.Logger) (*env, error) {
+func newEnv(ctx context.Context, what, storeDir string, log *slog.Logger, emb embed.Embedder) (*env, error) {
 	tmp, err := os.MkdirTemp("", "locus-bench-"+what+"-")
 	if err != nil {
 		return nil, err
@@ -458,7 +459,7 @@ func newEnv(ctx context.Context, what, storeDir string, log *slog.Logger) (*env,
 		return nil, fmt.Errorf("bench %s: connect to the embedded server: %w", what, err)
 	}
 	closers = append(closers, c.Close)
-	deps := search.Deps{Bucket: b}
+	deps := search.Deps{Bucket: b, Embedder: emb}
 	ws, err := workers.Start(workers.Config{DataDir: tmp, Bucket: b, Search: deps}, c)
 	if err != nil {
 		closeAll()

@@ -124,10 +124,8 @@ func Embed(ctx context.Context, o EmbedOptions) (*EmbedResult, error) {
 			for _, t := range o.Tokens {
 				variants = append(variants, variant{dir, t, label, false})
 			}
-			if !int8 {
-				for _, t := range o.Tokens {
-					variants = append(variants, variant{dir, t, label + ", every text cut to max", true})
-				}
+			for _, t := range o.Tokens {
+				variants = append(variants, variant{dir, t, label + ", every text cut to max", true})
 			}
 		}
 		c := onnx.MiniLML6

@@ -82,6 +82,14 @@ func (b *Batched) Name() string { return b.E.Name() }
 // Dim is the wrapped model's dimension.
 func (b *Batched) Dim() int { return b.E.Dim() }
 
+// Close closes the wrapped embedder when it holds resources (a local model).
+func (b *Batched) Close() error {
+	if c, ok := b.E.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}
+
 // Endpoint is the wrapped embedder's endpoint.
 func (b *Batched) Endpoint() string { return Endpoint(b.E) }
 

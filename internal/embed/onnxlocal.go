@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/locus-dev/locus/internal/embed/onnx"
 )
@@ -20,13 +22,37 @@ func (o *ONNX) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	return o.M.Embed(ctx, texts)
 }
 
-// openONNX reads onnx:///DIR?pool=mean&max_tokens=256&batch=16&threads=N&lib=PATH
-// (also onnx://./relative/dir). dim, when given, must be the model's.
-func openONNX(raw string, u *url.URL, dim int) (Embedder, error) {
-	if u.Host == "hf" {
-		return nil, fmt.Errorf("embedder URL %q: models named by a Hugging Face id are not downloaded yet; place model.onnx and tokenizer.json (or vocab.txt) in a directory and use onnx:///DIR", raw)
+// Close frees the model's runtime session.
+func (o *ONNX) Close() error { return o.M.Close() }
+
+// ModelDir keeps models downloaded by Hugging Face id (onnx://hf/org/name);
+// default $LOCUS_HOME/models, else .locus/models. Commands set it from
+// their --data-dir.
+var ModelDir = ""
+
+func modelDir() string {
+	if ModelDir != "" {
+		return ModelDir
 	}
+	if h := os.Getenv("LOCUS_HOME"); h != "" {
+		return filepath.Join(h, "models")
+	}
+	return filepath.Join(".locus", "models")
+}
+
+// openONNX reads onnx:///DIR?pool=mean&max_tokens=256&batch=16&threads=N&lib=PATH
+// (also onnx://./relative/dir), or onnx://hf/ORG/NAME[?revision=R&…], which
+// downloads the model once into ModelDir. dim, when given, must be the
+// model's.
+func openONNX(ctx context.Context, raw string, u *url.URL, dim int) (Embedder, error) {
 	dir := filepath.FromSlash(u.Host + u.Path)
+	if u.Host == "hf" {
+		var err error
+		hub := &onnx.Hub{Dir: modelDir()}
+		if dir, err = hub.Fetch(ctx, strings.Trim(u.Path, "/"), u.Query().Get("revision")); err != nil {
+			return nil, fmt.Errorf("embedder URL %q: %w", raw, err)
+		}
+	}
 	if dir == "" {
 		return nil, fmt.Errorf("embedder URL %q: no model directory (want onnx:///path/to/model-dir)", raw)
 	}

@@ -2,7 +2,12 @@ package embed
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/locus-dev/locus/internal/embed/onnx"
@@ -20,7 +25,7 @@ func TestOpenONNXWithCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, bad := range []string{"onnx://" + dir + "?pool=max", "onnx://" + dir + "?max_tokens=0", "onnx://" + dir + "?dim=384", "onnx://hf/sentence-transformers/all-MiniLM-L6-v2", "onnx://" + dir + "/missing"} {
+	for _, bad := range []string{"onnx://" + dir + "?pool=max", "onnx://" + dir + "?max_tokens=0", "onnx://" + dir + "?dim=384", "onnx://" + dir + "/missing"} {
 		if _, err := Open(ctx, bad); err == nil {
 			t.Errorf("Open(%q): no error", bad)
 		} else if !strings.Contains(err.Error(), bad) {
@@ -49,4 +54,49 @@ func TestOpenONNXWithCache(t *testing.T) {
 	if Cosine(first["a1"], second["a1"]) < 0.999999 {
 		t.Error("a cached vector changed")
 	}
+}
+
+// onnx://hf/ORG/NAME downloads the model from the hub once into ModelDir.
+func TestOpenONNXFromHub(t *testing.T) {
+	if err := onnx.Available(""); err != nil {
+		t.Skipf("%v", err) // CI installs the runtime and fails this skip
+	}
+	src := t.TempDir()
+	if err := onnx.WriteBERT(src, onnx.BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		switch r.URL.Path {
+		case "/acme/tiny/resolve/v2/onnx/model.onnx":
+			http.ServeFile(w, r, filepath.Join(src, "model.onnx"))
+		case "/acme/tiny/resolve/v2/vocab.txt":
+			http.ServeFile(w, r, filepath.Join(src, "vocab.txt"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	t.Setenv("LOCUS_HF_ENDPOINT", srv.URL)
+	ModelDir = t.TempDir()
+	defer func() { ModelDir = "" }()
+	ctx := context.Background()
+	e, err := Open(ctx, "onnx://hf/acme/tiny?revision=v2&max_tokens=64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.(*Batched).Close()
+	if v, err := e.Embed(ctx, []string{"def a(): pass"}); err != nil || len(v) != 1 || len(v[0]) != 16 {
+		t.Fatalf("Embed: %v, %v", v, err)
+	}
+	if _, err := os.Stat(filepath.Join(ModelDir, "acme", "tiny", "model.onnx")); err != nil {
+		t.Fatal(err)
+	}
+	n := requests.Load()
+	e2, err := Open(ctx, "onnx://hf/acme/tiny?revision=v2")
+	if err != nil || requests.Load() != n {
+		t.Fatalf("second open: %v, %d more requests; want none", err, requests.Load()-n)
+	}
+	e2.(*Batched).Close()
 }

@@ -22,6 +22,8 @@ import (
 //	bedrock://MODEL-ID?dim=D&region=R[&cohere=1]  Amazon Bedrock InvokeModel
 //	onnx:///MODEL-DIR?pool=mean&max_tokens=256   a local encoder on the CPU (ONNX Runtime;
 //	                                      batch, threads, lib: see package onnx)
+//	onnx://hf/ORG/NAME[?revision=R&…]     the same, downloaded once from the Hugging Face hub
+//	                                      into ModelDir ($LOCUS_HF_ENDPOINT: another hub)
 //
 // Common parameters: batch (texts per request, default 32), concurrency
 // (default 4), max_chars (default 8192). The API key comes from
@@ -51,7 +53,7 @@ func Open(ctx context.Context, raw string) (Embedder, error) {
 		return nil, err
 	}
 	if u.Scheme == "onnx" {
-		e, err := openONNX(raw, u, dim)
+		e, err := openONNX(ctx, raw, u, dim)
 		if err != nil {
 			return nil, err
 		}
