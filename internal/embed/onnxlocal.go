@@ -40,7 +40,7 @@ func modelDir() string {
 	return filepath.Join(".locus", "models")
 }
 
-// openONNX reads onnx:///DIR?pool=mean&max_tokens=256&batch=16&threads=N&lib=PATH
+// openONNX reads onnx:///DIR?pool=mean&max_tokens=256&batch=16&threads=N&lib=PATH&file=F
 // (also onnx://./relative/dir), or onnx://hf/ORG/NAME[?revision=R&…], which
 // downloads the model once into ModelDir. dim, when given, must be the
 // model's.
@@ -49,7 +49,7 @@ func openONNX(ctx context.Context, raw string, u *url.URL, dim int) (Embedder, e
 	if u.Host == "hf" {
 		var err error
 		hub := &onnx.Hub{Dir: modelDir()}
-		if dir, err = hub.Fetch(ctx, strings.Trim(u.Path, "/"), u.Query().Get("revision")); err != nil {
+		if dir, err = hub.Fetch(ctx, strings.Trim(u.Path, "/"), u.Query().Get("revision"), u.Query().Get("file")); err != nil {
 			return nil, fmt.Errorf("embedder URL %q: %w", raw, err)
 		}
 	}
@@ -57,7 +57,7 @@ func openONNX(ctx context.Context, raw string, u *url.URL, dim int) (Embedder, e
 		return nil, fmt.Errorf("embedder URL %q: no model directory (want onnx:///path/to/model-dir)", raw)
 	}
 	q := u.Query()
-	opts := onnx.Options{Pool: q.Get("pool"), Library: q.Get("lib")}
+	opts := onnx.Options{Pool: q.Get("pool"), Library: q.Get("lib"), File: q.Get("file")}
 	for name, dst := range map[string]*int{"max_tokens": &opts.MaxTokens, "batch": &opts.Batch, "threads": &opts.Threads} {
 		if v := q.Get(name); v != "" {
 			n, err := strconv.Atoi(v)

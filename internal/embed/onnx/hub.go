@@ -47,7 +47,11 @@ const hubRecordFile = "locus-download.json"
 // (default main): downloaded now, or earlier and checked against the
 // recorded checksums, or placed there by hand (model.onnx and a tokenizer,
 // no record), which is used as it is.
-func (h *Hub) Fetch(ctx context.Context, repo, revision string) (string, error) {
+//
+// file, when not "", is the ONNX file to fetch (onnx/model_quantized.onnx),
+// stored under its own path; default onnx/model.onnx, else model.onnx,
+// stored as model.onnx.
+func (h *Hub) Fetch(ctx context.Context, repo, revision, file string) (string, error) {
 	if revision == "" {
 		revision = "main"
 	}
@@ -73,7 +77,7 @@ func (h *Hub) Fetch(ctx context.Context, repo, revision string) (string, error) 
 		}
 		return dir, nil
 	}
-	if handPlaced(dir) {
+	if handPlaced(dir, file) {
 		slog.Info("using a model placed by hand", "model", repo, "dir", dir)
 		return dir, nil
 	}
@@ -95,6 +99,17 @@ func (h *Hub) Fetch(ctx context.Context, repo, revision string) (string, error) 
 	}
 	defer os.RemoveAll(tmp)
 	rec := hubRecord{Repo: repo, Revision: revision, Endpoint: endpoint, Time: time.Now().UTC(), SHA256: map[string]string{}}
+	model := struct {
+		name     string
+		paths    []string
+		required bool
+	}{"model.onnx", []string{"onnx/model.onnx", "model.onnx"}, true}
+	if file != "" {
+		if !filepath.IsLocal(file) || strings.Contains(file, "\\") {
+			return "", fmt.Errorf("hugging face model %s: file=%q: want a path inside the repository", repo, file)
+		}
+		model.name, model.paths = filepath.ToSlash(file), []string{filepath.ToSlash(file)}
+	}
 	// Each file is looked for at these paths in the repository, in order;
 	// the first found is stored under the name given.
 	for _, f := range []struct {
@@ -102,7 +117,7 @@ func (h *Hub) Fetch(ctx context.Context, repo, revision string) (string, error) 
 		paths    []string
 		required bool
 	}{
-		{"model.onnx", []string{"onnx/model.onnx", "model.onnx"}, true},
+		model,
 		{"tokenizer.json", []string{"tokenizer.json"}, false},
 		{"vocab.txt", []string{"vocab.txt"}, false},
 		{"config.json", []string{"config.json"}, false},
@@ -114,7 +129,11 @@ func (h *Hub) Fetch(ctx context.Context, repo, revision string) (string, error) 
 		var found bool
 		for _, p := range f.paths {
 			url := fmt.Sprintf("%s/%s/resolve/%s/%s", endpoint, repo, revision, p)
-			sum, err := h.download(ctx, url, filepath.Join(tmp, f.name))
+			dst := filepath.Join(tmp, filepath.FromSlash(f.name))
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return "", err
+			}
+			sum, err := h.download(ctx, url, dst)
 			if errors.Is(err, errNotFound) {
 				continue
 			}
@@ -239,10 +258,15 @@ func logProgress() func(file string, done, total int64) {
 	}
 }
 
-// handPlaced: dir holds a model and a tokenizer without a download record.
-func handPlaced(dir string) bool {
+// handPlaced: dir holds the model (file, or model.onnx) and a tokenizer
+// without a download record.
+func handPlaced(dir, file string) bool {
 	exists := func(name string) bool { _, err := os.Stat(filepath.Join(dir, name)); return err == nil }
-	return (exists("model.onnx") || exists("onnx/model.onnx")) && (exists("tokenizer.json") || exists("vocab.txt"))
+	model := exists("model.onnx") || exists("onnx/model.onnx")
+	if file != "" {
+		model = exists(file)
+	}
+	return model && (exists("tokenizer.json") || exists("vocab.txt"))
 }
 
 func validSegment(s string) bool {

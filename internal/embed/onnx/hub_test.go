@@ -40,7 +40,7 @@ func TestHubFetch(t *testing.T) {
 	var progressed atomic.Int32
 	hub := &Hub{Endpoint: srv.URL, Dir: t.TempDir(), Progress: func(string, int64, int64) { progressed.Add(1) }}
 	ctx := context.Background()
-	dir, err := hub.Fetch(ctx, "acme/tiny", "")
+	dir, err := hub.Fetch(ctx, "acme/tiny", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,16 +55,34 @@ func TestHubFetch(t *testing.T) {
 	// Offline afterwards: the server is gone, the files are checked.
 	srv.Close()
 	n := requests.Load()
-	if again, err := hub.Fetch(ctx, "acme/tiny", ""); err != nil || again != dir || requests.Load() != n {
+	if again, err := hub.Fetch(ctx, "acme/tiny", "", ""); err != nil || again != dir || requests.Load() != n {
 		t.Fatalf("second fetch: %s, %v, %d more requests", again, err, requests.Load()-n)
+	}
+	// Another ONNX file of the repository, stored under its own path.
+	q := &Hub{Endpoint: srv2(t, src), Dir: t.TempDir()}
+	qdir, err := q.Fetch(ctx, "acme/tiny", "", "onnx/model.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(qdir, "onnx", "model.onnx")); err != nil {
+		t.Errorf("file=onnx/model.onnx: %v", err)
+	}
+	if _, err := q.Fetch(ctx, "acme/other", "", "../model.onnx"); err == nil || !strings.Contains(err.Error(), "inside the repository") {
+		t.Errorf("file=../model.onnx: %v", err)
 	}
 	// A changed file is found out.
 	if err := os.WriteFile(filepath.Join(dir, "vocab.txt"), []byte("[PAD]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := hub.Fetch(ctx, "acme/tiny", ""); err == nil || !strings.Contains(err.Error(), "vocab.txt") || !strings.Contains(err.Error(), "changed") {
+	if _, err := hub.Fetch(ctx, "acme/tiny", "", ""); err == nil || !strings.Contains(err.Error(), "vocab.txt") || !strings.Contains(err.Error(), "changed") {
 		t.Fatalf("changed vocab.txt: %v", err)
 	}
+}
+
+// srv2 serves src's model at onnx/model.onnx and its vocabulary.
+func srv2(t *testing.T, src string) string {
+	srv, _ := hubServer(t, "acme/tiny", map[string]string{"onnx/model.onnx": filepath.Join(src, "model.onnx"), "vocab.txt": filepath.Join(src, "vocab.txt")})
+	return srv.URL
 }
 
 func TestHubFetchFailures(t *testing.T) {
@@ -89,7 +107,7 @@ func TestHubFetchFailures(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			hub := &Hub{Endpoint: c.endpoint, Dir: t.TempDir()}
-			_, err := hub.Fetch(ctx, c.repo, "")
+			_, err := hub.Fetch(ctx, c.repo, "", "")
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -109,7 +127,7 @@ func TestHubFetchFailures(t *testing.T) {
 	if err := WriteBERT(filepath.Join(hub.Dir, "acme", "tiny"), BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if dir, err := hub.Fetch(ctx, "acme/tiny", ""); err != nil || dir != filepath.Join(hub.Dir, "acme", "tiny") {
+	if dir, err := hub.Fetch(ctx, "acme/tiny", "", ""); err != nil || dir != filepath.Join(hub.Dir, "acme", "tiny") {
 		t.Errorf("hand-placed model: %s, %v", dir, err)
 	}
 }

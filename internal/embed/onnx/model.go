@@ -45,6 +45,10 @@ type Options struct {
 	// Library: the ONNX Runtime shared library; default as the package
 	// comment says.
 	Library string
+	// File is the model within the directory, for exports that ship
+	// several (onnx/model_quantized.onnx, an int8 one); default model.onnx,
+	// else onnx/model.onnx.
+	File string
 }
 
 // Model is an opened encoder; it is safe for concurrent use.
@@ -123,7 +127,15 @@ func Open(dir string, opts Options) (*Model, error) {
 		opts.Threads = runtime.GOMAXPROCS(0)
 	}
 	file := filepath.Join(dir, "model.onnx")
-	if _, err := os.Stat(file); err != nil {
+	if opts.File != "" {
+		if !filepath.IsLocal(opts.File) {
+			return nil, fmt.Errorf("onnx model %s: file=%q: want a path inside the model directory", dir, opts.File)
+		}
+		file = filepath.Join(dir, opts.File)
+		if _, err := os.Stat(file); err != nil {
+			return nil, fmt.Errorf("onnx model: %w", err)
+		}
+	} else if _, err := os.Stat(file); err != nil {
 		alt := filepath.Join(dir, "onnx", "model.onnx")
 		if _, err2 := os.Stat(alt); err2 != nil {
 			return nil, fmt.Errorf("onnx model: %w", err)

@@ -204,12 +204,19 @@ func TestOpenRefusesBadModels(t *testing.T) {
 		{"tokenizer of another model", func() string { return modelDir(t, BERTConfig{Vocab: 1000}) }, "do not belong together"},
 		{"pooled output", func() string { return modelDir(t, BERTConfig{pooled: true}) }, "[batch, tokens, dim]"},
 		{"bad pooling", func() string { return good }, "pool"},
+		{"file outside the directory", func() string { return good }, "inside the model directory"},
+		{"file missing", func() string { return good }, "model_quantized.onnx"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o := Options{}
-			if c.name == "bad pooling" {
+			switch c.name {
+			case "bad pooling":
 				o.Pool = "max"
+			case "file outside the directory":
+				o.File = "../model.onnx"
+			case "file missing":
+				o.File = "onnx/model_quantized.onnx"
 			}
 			m, err := Open(c.dir(), o)
 			if err == nil {
@@ -289,8 +296,19 @@ func maxDiff(a, b []float32) float64 {
 // close to the float model's with the same weights.
 func TestEmbedInt8(t *testing.T) {
 	requireRuntime(t)
-	f32 := openModel(t, modelDir(t, BERTConfig{}), Options{})
-	i8 := openModel(t, modelDir(t, BERTConfig{Int8: true}), Options{})
+	// One directory with both files, as the exports ship them.
+	dir := modelDir(t, BERTConfig{})
+	if err := WriteBERT(filepath.Join(dir, "onnx"), BERTConfig{Int8: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "onnx", "model.onnx"), filepath.Join(dir, "onnx", "model_quantized.onnx")); err != nil {
+		t.Fatal(err)
+	}
+	f32 := openModel(t, dir, Options{})
+	i8 := openModel(t, dir, Options{File: "onnx/model_quantized.onnx"})
+	if f32.Name() == i8.Name() {
+		t.Errorf("the float and int8 models have one name, %s", f32.Name())
+	}
 	texts := []string{"def get_user(x): return x", "class A:\n    pass"}
 	a, err := f32.Embed(context.Background(), texts)
 	if err != nil {
