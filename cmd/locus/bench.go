@@ -112,6 +112,7 @@ func runBenchEmbed(ctx context.Context, args []string) error {
 	int8 := fs.Bool("int8", false, "also time the generated model with int8 weights")
 	n := fs.Int("functions", 512, "functions to embed, spread over the graph")
 	batch := fs.Int("batch", 16, "texts per model run")
+	others := fs.String("also", "", "more embedder URLs to time the same way, comma-separated (e.g. use-lite://)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func runBenchEmbed(ctx context.Context, args []string) error {
 		}
 		toks = append(toks, v)
 	}
-	res, err := benchmark.Embed(ctx, benchmark.EmbedOptions{GitDir: gitDir, Head: head, Model: *model, Tokens: toks, Int8: *int8, Functions: *n, Batch: *batch})
+	res, err := benchmark.Embed(ctx, benchmark.EmbedOptions{GitDir: gitDir, Head: head, Model: *model, Tokens: toks, Int8: *int8, Functions: *n, Batch: *batch, Others: splitList(*others)})
 	if err != nil {
 		return err
 	}
@@ -282,4 +283,15 @@ func benchTarget(cmd, repo, ref string) (string, gitrepo.Hash, error) {
 		return "", gitrepo.ZeroHash, exitError{code: 2, msg: cmd + ": --repo is required"}
 	}
 	return benchmark.Target(repo, ref)
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -38,6 +38,8 @@ type EmbedOptions struct {
 	Functions int
 	// Batch: texts per model run; default 16.
 	Batch int
+	// Others are more embedder URLs to time the same way (use-lite://).
+	Others []string
 }
 
 // EmbedRun is one timed pass over the functions.
@@ -195,6 +197,24 @@ func Embed(ctx context.Context, o EmbedOptions) (*EmbedResult, error) {
 		}
 		res.Runs = append(res.Runs, r)
 		slog.Info("bench embed", "embedder", r.Embedder, "max_tokens", r.MaxTokens, "functions_per_second", fmt.Sprintf("%.1f", r.PerSecond))
+	}
+	for _, u := range o.Others {
+		e, err := embed.Open(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := e.Embed(ctx, texts[:min(len(texts), o.Batch)]); err != nil {
+			return nil, err
+		}
+		r, err := timeEmbed(ctx, e, texts)
+		if c, ok := e.(interface{ Close() error }); ok {
+			c.Close()
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.Embedder = u
+		res.Runs = append(res.Runs, r)
 	}
 	for i := range res.Runs {
 		res.Runs[i].Ratio = res.Runs[i].Seconds / res.Runs[0].Seconds

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
@@ -51,7 +52,7 @@ type ReindexPass struct {
 	VectorsUpserted   int `json:"vectors_upserted"`
 	VectorsDeleted    int `json:"vectors_deleted"`
 	DocsTokenized     int `json:"bm25_docs_tokenized"`
-	// EmbedSeconds is the time spent in the embedder (its calls, summed).
+	// EmbedSeconds is the wall time during which the embedder was working.
 	EmbedSeconds float64 `json:"embed_seconds"`
 	DocsReused        int `json:"bm25_docs_reused"`
 }
@@ -149,15 +150,30 @@ func Reindex(ctx context.Context, o ReindexOptions) (*ReindexResult, error) {
 	return res, nil
 }
 
-// timedEmbedder sums the time its embedder takes.
+// timedEmbedder measures the wall time during which at least one call to
+// its embedder is in progress (concurrent calls, which a local model runs
+// one after another, count once).
 type timedEmbedder struct {
 	embed.Embedder
-	nanos atomic.Int64
+	mu     sync.Mutex
+	active int
+	since  time.Time
+	nanos  atomic.Int64
 }
 
 func (t *timedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	start := time.Now()
-	defer func() { t.nanos.Add(int64(time.Since(start))) }()
+	t.mu.Lock()
+	if t.active++; t.active == 1 {
+		t.since = time.Now()
+	}
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		if t.active--; t.active == 0 {
+			t.nanos.Add(int64(time.Since(t.since)))
+		}
+		t.mu.Unlock()
+	}()
 	return t.Embedder.Embed(ctx, texts)
 }
 

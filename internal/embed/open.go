@@ -24,6 +24,8 @@ import (
 //	                                      batch, threads, lib: see package onnx)
 //	onnx://hf/ORG/NAME[?revision=R&…]     the same, downloaded once from the Hugging Face hub
 //	                                      into ModelDir ($LOCUS_HF_ENDPOINT: another hub)
+//	use-lite://[?dir=DIR&node=PATH]       Universal Sentence Encoder lite in a Node sidecar
+//	                                      (tools/install-use-lite.sh)
 //
 // Common parameters: batch (texts per request, default 32), concurrency
 // (default 4), max_chars (default 8192). The API key comes from
@@ -60,6 +62,13 @@ func Open(ctx context.Context, raw string) (Embedder, error) {
 		// One run at a time (the runtime uses every core itself); requests
 		// of 64 texts leave the model room to batch texts of like length.
 		return &Batched{E: e, Opts: BatchOptions{MaxTexts: 64, Concurrency: 1}}, nil
+	}
+	if u.Scheme == "use-lite" {
+		e, err := openUseLite(ctx, raw, u, dim)
+		if err != nil {
+			return nil, err
+		}
+		return &Batched{E: e, Opts: BatchOptions{MaxTexts: 32, Concurrency: 1}}, nil
 	}
 	if u.Scheme == "lexical" {
 		if dim == 0 {
@@ -104,7 +113,7 @@ func Open(ctx context.Context, raw string) (Embedder, error) {
 		})
 		e = &Bedrock{Client: client, ModelID: u.Host + u.Path, Dims: dim, Cohere: q.Get("cohere") == "1"}
 	default:
-		return nil, fmt.Errorf("embedder URL %q: unsupported scheme (want lexical, onnx, openai, openai+http, tei or bedrock)", raw)
+		return nil, fmt.Errorf("embedder URL %q: unsupported scheme (want lexical, onnx, use-lite, openai, openai+http, tei or bedrock)", raw)
 	}
 	batch, err := num("batch", 32)
 	if err != nil {
