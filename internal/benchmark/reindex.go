@@ -54,7 +54,7 @@ type ReindexPass struct {
 	DocsTokenized     int `json:"bm25_docs_tokenized"`
 	// EmbedSeconds is the wall time during which the embedder was working.
 	EmbedSeconds float64 `json:"embed_seconds"`
-	DocsReused        int `json:"bm25_docs_reused"`
+	DocsReused   int     `json:"bm25_docs_reused"`
 }
 
 // ReindexResult compares re-indexing after new commits with a full index.
