@@ -52,9 +52,9 @@ type ReindexPass struct {
 	VectorsUpserted   int `json:"vectors_upserted"`
 	VectorsDeleted    int `json:"vectors_deleted"`
 	DocsTokenized     int `json:"bm25_docs_tokenized"`
+	DocsReused        int `json:"bm25_docs_reused"`
 	// EmbedSeconds is the wall time during which the embedder was working.
 	EmbedSeconds float64 `json:"embed_seconds"`
-	DocsReused   int     `json:"bm25_docs_reused"`
 }
 
 // ReindexResult compares re-indexing after new commits with a full index.

@@ -78,6 +78,12 @@ func Ensure(ctx context.Context, c Config, repo schema.RepoName, commit string) 
 	if err != nil && !errors.Is(err, blob.ErrCorrupt) {
 		return nil, err
 	}
+	if err == nil && m != nil && m.Search.Model != c.Deps.Embedder.Name() {
+		// Built with another embedder: its vectors cannot answer this
+		// one's queries. Rebuilt; the cache keeps each model's vectors, so
+		// switching back embeds nothing again.
+		m = nil
+	}
 	if err == nil && m != nil {
 		err = search.VerifySnapshot(ctx, c.Bucket, m)
 		if err == nil {

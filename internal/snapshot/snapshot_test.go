@@ -10,6 +10,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
@@ -128,6 +129,37 @@ func TestEnsureSnapshot(t *testing.T) {
 	}
 	if res, err := Ensure(ctx, c, repo, first); err != nil || res.Reused {
 		t.Fatalf("Ensure over a damaged snapshot manifest: %+v, %v; want a rebuild", res, err)
+	}
+}
+
+// A snapshot built with one embedder is rebuilt for another (its vectors
+// cannot answer the other's queries), and switching back embeds nothing.
+func TestEnsureSnapshotOtherEmbedder(t *testing.T) {
+	ctx := context.Background()
+	b, g, first, _ := fixture(t)
+	lex := Config{Bucket: b, GitDir: g.Dir + "/.git"}
+	if _, err := Ensure(ctx, lex, repo, first); err != nil {
+		t.Fatal(err)
+	}
+	other := lex
+	other.Deps.Embedder = &embed.Lexical{Dims: 64}
+	res, err := Ensure(ctx, other, repo, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reused || res.Manifest.Search.Model != other.Deps.Embedder.Name() || res.Embedded != 2 {
+		t.Fatalf("other embedder: reused %v, model %s, embedded %d; want a rebuild with %s embedding both functions",
+			res.Reused, res.Manifest.Search.Model, res.Embedded, other.Deps.Embedder.Name())
+	}
+	back, err := Ensure(ctx, lex, repo, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Reused || back.Manifest.Search.Model != (&embed.Lexical{}).Name() || back.Embedded != 0 {
+		t.Fatalf("back to the first embedder: reused %v, model %s, embedded %d; want a rebuild from the cache", back.Reused, back.Manifest.Search.Model, back.Embedded)
+	}
+	if again, err := Ensure(ctx, lex, repo, first); err != nil || !again.Reused {
+		t.Fatalf("same embedder again: %+v, %v; want the stored snapshot", again, err)
 	}
 }
 

@@ -224,6 +224,8 @@ func names(infos []ort.InputOutputInfo) string {
 
 // Close frees the session.
 func (m *Model) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.sess == nil {
 		return nil
 	}
@@ -318,7 +320,12 @@ func (m *Model) run(batch []Encoded) ([][]float32, error) {
 	}
 	outputs := []ort.Value{nil}
 	m.mu.Lock()
-	err := m.sess.Run(inputs, outputs)
+	var err error
+	if m.sess == nil {
+		err = errors.New("the model is closed")
+	} else {
+		err = m.sess.Run(inputs, outputs)
+	}
 	m.mu.Unlock()
 	if outputs[0] != nil {
 		defer outputs[0].Destroy()
