@@ -186,7 +186,13 @@ func runFunctions(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	if len(recs) == 0 {
-		return nil, fmt.Errorf("eval %s: no instance could be evaluated (%d skipped)", o.BenchFile, len(skips))
+		// Say why: every instance failed or was skipped, often for one
+		// reason (an index built with another embedder, a missing clone).
+		why := ""
+		if len(skips) > 0 {
+			why = fmt.Sprintf("; the first, %s: %s", skips[0].Instance, skips[0].Reason)
+		}
+		return nil, fmt.Errorf("eval %s: no instance could be evaluated (%d failed or skipped%s)", o.BenchFile, len(skips), why)
 	}
 	rs, err := report.Build(recs, report.BuildOptions{Benchmark: filepath.Base(o.BenchFile), Methods: methods,
 		Levels: []string{"function", "file"}, Metrics: []string{metrics.Recall, metrics.Acc, metrics.Precision, metrics.NDCG},
