@@ -24,6 +24,9 @@ const (
 	DefaultBacklogPerRun   = 500
 	DefaultBacklogPartSize = 100
 	DefaultBacklogHistory  = 4 << 20
+	// SnapshotsPerHost: EnsureSnapshot activities one backlog run keeps
+	// scheduled on one host at a time.
+	SnapshotsPerHost = 4
 	// childBacklogWindow is the default window of runs recorded before
 	// batches (one Localize child per issue).
 	childBacklogWindow = 8
@@ -236,14 +239,46 @@ func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResu
 	// One EnsureSnapshot per distinct (repository, base commit) of this run;
 	// map lookups only, never iterated.
 	snaps := map[string]workflow.Future{}
+	// At most SnapshotsPerHost snapshots are scheduled on one host at a
+	// time; the rest wait here, not in the host's queue, where a slow
+	// embedder would keep them past the schedule-to-start timeout that
+	// tells a gone host (every instance of a 37-snapshot eval with a
+	// 15-texts/s embedder waited more than 10 min there).
+	windowed := workflow.GetVersion(ctx, "snapshot-window", workflow.DefaultVersion, 1) >= 1
+	snapsOnHost := map[string]int{}       // by host queue
+	snapsWaiting := map[string][]func(){} // by host queue, in order
+	ensure := func(is schema.BacklogIssue) workflow.Future {
+		return workflow.ExecuteActivity(onHost(ctx, is.HostQueue, 2*time.Hour), snapActs.EnsureSnapshot, schema.EnsureSnapshotInput{Repo: is.Repo, Commit: is.BaseCommit})
+	}
 	// snapshotOf is the EnsureSnapshot of the issue's repository and base
 	// commit, started by the first issue that needs it.
 	snapshotOf := func(is schema.BacklogIssue) workflow.Future {
 		key := string(is.Repo) + "@" + strings.ToLower(is.BaseCommit)
-		f, ok := snaps[key]
-		if !ok {
-			f = workflow.ExecuteActivity(onHost(ctx, is.HostQueue, 2*time.Hour), snapActs.EnsureSnapshot, schema.EnsureSnapshotInput{Repo: is.Repo, Commit: is.BaseCommit})
-			snaps[key] = f
+		if f, ok := snaps[key]; ok {
+			return f
+		}
+		if !windowed {
+			snaps[key] = ensure(is)
+			return snaps[key]
+		}
+		f, set := workflow.NewFuture(ctx)
+		snaps[key] = f
+		host := is.HostQueue
+		startOne := func() {
+			snapsOnHost[host]++
+			sel.AddFuture(ensure(is), func(done workflow.Future) {
+				snapsOnHost[host]--
+				set.Chain(done)
+				if q := snapsWaiting[host]; len(q) > 0 {
+					snapsWaiting[host] = q[1:]
+					q[0]()
+				}
+			})
+		}
+		if snapsOnHost[host] < SnapshotsPerHost {
+			startOne()
+		} else {
+			snapsWaiting[host] = append(snapsWaiting[host], startOne)
 		}
 		return f
 	}

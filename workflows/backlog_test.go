@@ -54,6 +54,8 @@ type backlogRun struct {
 	parts      []activities.BacklogPartInput
 	summaries  []activities.BacklogSummaryInput
 	snapshots  []schema.EnsureSnapshotInput
+	// snapshots in progress at once, by host queue, and the most seen
+	snapsNow, snapsMax map[string]int
 	// selectFails, when set, is the error of every SelectBatch attempt.
 	selectFails func(in activities.SelectBatchInput, attempt int32) error
 	selects     int // SelectBatch attempts
@@ -174,10 +176,25 @@ func newBacklogRun(t *testing.T, issues []schema.BacklogIssue) *backlogRun {
 		})
 	env.RegisterActivity(&activities.Snapshot{})
 	env.OnActivity(snapActs.EnsureSnapshot, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in schema.EnsureSnapshotInput) (schema.SnapshotInfo, error) {
+		func(ctx context.Context, in schema.EnsureSnapshotInput) (schema.SnapshotInfo, error) {
+			host := activity.GetInfo(ctx).TaskQueue
+			r.mu.Lock()
+			if r.snapsNow == nil {
+				r.snapsNow, r.snapsMax = map[string]int{}, map[string]int{}
+			}
+			r.snapsNow[host]++
+			r.snapsMax[host] = max(r.snapsMax[host], r.snapsNow[host])
+			r.mu.Unlock()
+			if strings.HasPrefix(in.Commit, "ccc") {
+				time.Sleep(20 * time.Millisecond) // overlap with the others in flight
+			}
 			r.mu.Lock()
 			defer r.mu.Unlock()
+			r.snapsNow[host]--
 			r.snapshots = append(r.snapshots, in)
+			if strings.HasPrefix(in.Commit, "ccc") { // any number of distinct commits
+				return schema.SnapshotInfo{Repo: in.Repo, Commit: in.Commit + strings.Repeat("0", 40-len(in.Commit)), Functions: 3}, nil
+			}
 			for _, c := range testSnapshots {
 				if strings.HasPrefix(c, strings.ToLower(in.Commit)) {
 					return schema.SnapshotInfo{Repo: in.Repo, Commit: c, Functions: 3}, nil
@@ -477,6 +494,33 @@ func TestLocalizeBacklogSnapshots(t *testing.T) {
 	}
 	if r.maxRunning > 3 {
 		t.Errorf("%d issues at once, window 3", r.maxRunning)
+	}
+}
+
+// A run keeps at most SnapshotsPerHost snapshots scheduled on one host; the
+// others wait in the workflow, not in the host's queue (where they would
+// outlast the schedule-to-start timeout behind a slow embedder).
+func TestLocalizeBacklogSnapshotWindow(t *testing.T) {
+	issues := backlogIssues(14)
+	for i := range issues {
+		issues[i].BaseCommit = fmt.Sprintf("ccc%05d", i/2) // 7 distinct snapshots per host
+		issues[i].HostQueue = []string{"host-a", "host-b"}[i%2]
+		if i%2 == 1 {
+			issues[i].Repo = "acme/other"
+		}
+	}
+	runs, _, res := runBacklogChain(t, issues, LocalizeBacklogInput{Options: BacklogOptions{Window: 14}})
+	if res.Done != 14 || res.Failed != 0 {
+		t.Fatalf("result %+v, want 14 done", res)
+	}
+	r := runs[0]
+	if len(r.snapshots) != 14 {
+		t.Errorf("%d EnsureSnapshot calls, want 14 (7 commits in each of 2 repositories)", len(r.snapshots))
+	}
+	for _, host := range []string{"host-a", "host-b"} {
+		if m := r.snapsMax[host]; m > SnapshotsPerHost || m < 2 {
+			t.Errorf("host %s: %d snapshots at once; want between 2 and %d", host, m, SnapshotsPerHost)
+		}
 	}
 }
 
