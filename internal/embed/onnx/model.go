@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -143,7 +142,7 @@ func Open(dir string, opts Options) (*Model, error) {
 		file = alt
 	}
 	m := &Model{dir: dir, file: file, opts: opts}
-	info, sum, err := inspect(file)
+	info, sum, data, err := inspect(dir, file)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +159,7 @@ func Open(dir string, opts Options) (*Model, error) {
 	if err := initRuntime(opts.Library); err != nil {
 		return nil, err
 	}
-	ins, outs, err := ort.GetInputOutputInfo(file)
+	ins, outs, err := ort.GetInputOutputInfoWithONNXData(data)
 	if err != nil {
 		return nil, fmt.Errorf("onnx model %s: %w", file, err)
 	}
@@ -207,7 +206,7 @@ func Open(dir string, opts Options) (*Model, error) {
 	if err := so.SetInterOpNumThreads(1); err != nil {
 		return nil, fmt.Errorf("onnx model %s: %w", file, err)
 	}
-	if m.sess, err = ort.NewDynamicAdvancedSession(file, m.inputs, []string{m.output}, so); err != nil {
+	if m.sess, err = ort.NewDynamicAdvancedSessionWithONNXData(data, m.inputs, []string{m.output}, so); err != nil {
 		return nil, fmt.Errorf("onnx model %s: %w", file, err)
 	}
 	m.name = fmt.Sprintf("onnx:%s@%s/%s/%d", filepath.Base(filepath.Clean(dir)), sum[:12], m.opts.Pool, m.opts.MaxTokens)
@@ -395,25 +394,21 @@ type modelInfo struct {
 	vocab, positions int
 }
 
-// inspect reads file's graph for modelInfo and hashes the file.
-func inspect(file string) (modelInfo, string, error) {
-	f, err := os.Open(file)
+// inspect reads file's graph for modelInfo (and dir's config.json where
+// the graph does not tell the positions) and returns the file's bytes,
+// which the runtime is then given, and their SHA-256.
+func inspect(dir, file string) (modelInfo, string, []byte, error) {
+	b, err := os.ReadFile(file)
 	if err != nil {
-		return modelInfo{}, "", fmt.Errorf("onnx model: %w", err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	b, err := io.ReadAll(io.TeeReader(f, h))
-	if err != nil {
-		return modelInfo{}, "", fmt.Errorf("onnx model %s: %w", file, err)
+		return modelInfo{}, "", nil, fmt.Errorf("onnx model: %w", err)
 	}
 	info, err := graphInfo(b)
 	if err != nil {
-		return modelInfo{}, "", fmt.Errorf("onnx model %s: not a readable ONNX model (%v)", file, err)
+		return modelInfo{}, "", nil, fmt.Errorf("onnx model %s: not a readable ONNX model (%v)", file, err)
 	}
 	if info.positions == 0 {
 		// Exports that fold positions into constants still ship config.json.
-		if cb, err := os.ReadFile(filepath.Join(filepath.Dir(file), "config.json")); err == nil {
+		if cb, err := os.ReadFile(filepath.Join(dir, "config.json")); err == nil {
 			var cfg struct {
 				MaxPositions int `json:"max_position_embeddings"`
 			}
@@ -422,7 +417,8 @@ func inspect(file string) (modelInfo, string, error) {
 			}
 		}
 	}
-	return info, hex.EncodeToString(h.Sum(nil)), nil
+	sum := sha256.Sum256(b)
+	return info, hex.EncodeToString(sum[:]), b, nil
 }
 
 // graphInfo finds the Gather nodes that read input_ids and positions from

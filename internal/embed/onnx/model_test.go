@@ -264,7 +264,7 @@ func TestGraphInfo(t *testing.T) {
 	if err := WriteBERT(dir, BERTConfig{Vocab: 777, MaxPositions: 99}); err != nil {
 		t.Fatal(err)
 	}
-	info, _, err := inspect(filepath.Join(dir, "model.onnx"))
+	info, _, _, err := inspect(dir, filepath.Join(dir, "model.onnx"))
 	if err != nil {
 		t.Fatal(err)
 	}
