@@ -126,14 +126,10 @@ func checkBackend(v string) error {
 // checkWorkerFlags checks the backend URLs of a worker before anything
 // starts: opening a remote embedder or a selector from a URL touches no
 // network; a local model (onnx://) is loaded, and downloaded once when
-// named by a Hugging Face id.
+// named by a Hugging Face id, and kept for the workers (openEmbedder).
 func (g *globals) checkWorkerFlags() error {
-	e, err := g.openEmbedder(context.Background())
-	if err != nil {
+	if _, err := g.openEmbedder(context.Background()); err != nil {
 		return fmt.Errorf("--embedder: %w", err)
-	}
-	if c, ok := e.(interface{ Close() error }); ok {
-		c.Close()
 	}
 	if _, err := llm.OpenSelector(g.llm, 0); err != nil {
 		return fmt.Errorf("--llm: %w", err)

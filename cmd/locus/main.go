@@ -92,6 +92,10 @@ type globals struct {
 	// metricsAddr, when set (--metrics-addr), serves Prometheus metrics
 	// there, the Temporal client's included.
 	metricsAddr string
+	// emb is --embedder once opened: checking the flags opens it, and the
+	// workers use the same one (a local model is loaded, a sidecar started,
+	// once per process).
+	emb embed.Embedder
 }
 
 const embedderHelp = "embedding model: onnx:///MODEL-DIR?pool=mean&max_tokens=256 (local encoder on the CPU), openai://host?model=M&dim=D, openai+http://…, tei://…, bedrock://MODEL?dim=D; empty: local lexical embedder (no model)"
@@ -105,11 +109,19 @@ func workerFlags(fs *flag.FlagSet, g *globals) {
 	fs.StringVar(&g.llm, "llm", "", "neighbour selector and reranker: openai://…?model=M, anthropic://…?model=M, bedrock://MODEL; empty: deterministic heuristic (no LLM)")
 }
 
-// openEmbedder opens --embedder; models named by a Hugging Face id are kept
-// in the data dir's models/.
+// openEmbedder opens --embedder, once per process; models named by a
+// Hugging Face id are kept in the data dir's models/.
 func (g *globals) openEmbedder(ctx context.Context) (embed.Embedder, error) {
+	if g.emb != nil {
+		return g.emb, nil
+	}
 	embed.ModelDir = filepath.Join(g.dataDir, "models")
-	return embed.Open(ctx, g.embedder)
+	e, err := embed.Open(ctx, g.embedder)
+	if err != nil {
+		return nil, err
+	}
+	g.emb = e
+	return e, nil
 }
 
 // workerConfig is the worker configuration the flags describe.
