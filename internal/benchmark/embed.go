@@ -146,55 +146,11 @@ func Embed(ctx context.Context, o EmbedOptions) (*EmbedResult, error) {
 	run.Embedder = "lexical (hashing, no model)"
 	res.Runs = append(res.Runs, run)
 	for _, v := range variants {
-		u := (&url.URL{Scheme: "onnx", Path: v.dir, RawQuery: fmt.Sprintf("max_tokens=%d&batch=%d", v.tokens, o.Batch)}).String()
-		e, err := embed.Open(ctx, u)
+		r, err := timeONNX(ctx, v.dir, v.tokens, o.Batch, v.full, texts)
 		if err != nil {
 			return nil, err
 		}
-		m := e.(*embed.Batched).E.(*embed.ONNX).M
-		in := texts
-		if v.full {
-			// Each text repeated until the tokenizer cuts it: the cost of
-			// long functions, every batch at the limit.
-			in = make([]string, len(texts))
-			for i, t := range texts {
-				for in[i] = t; ; in[i] += "\n" + t {
-					enc, err := m.Tokenizer().Encode(in[i], m.MaxTokens())
-					if err != nil {
-						m.Close()
-						return nil, err
-					}
-					if enc.Truncated {
-						break
-					}
-				}
-			}
-		}
-		// The first run pays for the runtime's allocations; not timed.
-		if _, err := e.Embed(ctx, in[:min(len(in), o.Batch)]); err != nil {
-			m.Close()
-			return nil, err
-		}
-		cut0, _ := m.Truncated()
-		r, err := timeEmbed(ctx, e, in)
-		cut1, _ := m.Truncated()
-		if err == nil {
-			r.Embedder, r.MaxTokens, r.Truncated = v.label, m.MaxTokens(), int(cut1-cut0)
-			var toks int
-			for _, t := range in {
-				enc, err := m.Tokenizer().Encode(t, m.MaxTokens())
-				if err != nil {
-					m.Close()
-					return nil, err
-				}
-				toks += len(enc.IDs)
-			}
-			r.MeanTokens = float64(toks) / float64(len(in))
-		}
-		m.Close()
-		if err != nil {
-			return nil, err
-		}
+		r.Embedder = v.label
 		res.Runs = append(res.Runs, r)
 		slog.Info("bench embed", "embedder", r.Embedder, "max_tokens", r.MaxTokens, "functions_per_second", fmt.Sprintf("%.1f", r.PerSecond))
 	}
@@ -203,10 +159,7 @@ func Embed(ctx context.Context, o EmbedOptions) (*EmbedResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := e.Embed(ctx, texts[:min(len(texts), o.Batch)]); err != nil {
-			return nil, err
-		}
-		r, err := timeEmbed(ctx, e, texts)
+		r, err := warmTimed(ctx, e, texts, o.Batch)
 		if c, ok := e.(interface{ Close() error }); ok {
 			c.Close()
 		}
@@ -220,6 +173,52 @@ func Embed(ctx context.Context, o EmbedOptions) (*EmbedResult, error) {
 		res.Runs[i].Ratio = res.Runs[i].Seconds / res.Runs[0].Seconds
 	}
 	return res, nil
+}
+
+// timeONNX times the model in dir at max tokens through embed.Open, as
+// indexing runs it; with full, each text is first repeated until the
+// tokenizer cuts it (the cost of long functions, every batch at the limit).
+func timeONNX(ctx context.Context, dir string, tokens, batch int, full bool, texts []string) (EmbedRun, error) {
+	u := (&url.URL{Scheme: "onnx", Path: dir, RawQuery: fmt.Sprintf("max_tokens=%d&batch=%d", tokens, batch)}).String()
+	e, err := embed.Open(ctx, u)
+	if err != nil {
+		return EmbedRun{}, err
+	}
+	m := e.(*embed.Batched).E.(*embed.ONNX).M
+	defer m.Close()
+	in := texts
+	if full {
+		in = make([]string, len(texts))
+		for i, t := range texts {
+			for in[i] = t; ; in[i] += "\n" + t {
+				enc, err := m.Tokenizer().Encode(in[i], m.MaxTokens())
+				if err != nil {
+					return EmbedRun{}, err
+				}
+				if enc.Truncated {
+					break
+				}
+			}
+		}
+	}
+	r, err := warmTimed(ctx, e, in, batch)
+	if err != nil {
+		return EmbedRun{}, err
+	}
+	// Mean tokens and texts cut, as the model's tokenizer reads them.
+	var toks int
+	for _, t := range in {
+		enc, err := m.Tokenizer().Encode(t, m.MaxTokens())
+		if err != nil {
+			return EmbedRun{}, err
+		}
+		toks += len(enc.IDs)
+		if enc.Truncated {
+			r.Truncated++
+		}
+	}
+	r.MaxTokens, r.MeanTokens = m.MaxTokens(), float64(toks)/float64(len(in))
+	return r, nil
 }
 
 // functionDocs returns the documents of up to n of g's functions, spread
@@ -241,6 +240,15 @@ func functionDocs(g *codegraph.Graph, n int) ([]string, int) {
 		docs = append(docs, search.Document(fns[i], classes))
 	}
 	return docs, len(fns)
+}
+
+// warmTimed embeds one untimed batch first (the runtime's first
+// allocations), then times e on texts.
+func warmTimed(ctx context.Context, e embed.Embedder, texts []string, batch int) (EmbedRun, error) {
+	if _, err := e.Embed(ctx, texts[:min(len(texts), batch)]); err != nil {
+		return EmbedRun{}, fmt.Errorf("bench embed %s: %w", e.Name(), err)
+	}
+	return timeEmbed(ctx, e, texts)
 }
 
 func timeEmbed(ctx context.Context, e embed.Embedder, texts []string) (EmbedRun, error) {
