@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,13 +86,13 @@ func readTokenizerJSON(path string) (tk *tokenizer.Tokenizer, err error) {
 			tk, err = nil, fmt.Errorf("tokenizer %s: malformed: %v", path, r)
 		}
 	}()
-	tk, err = pretrained.FromFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer %s: %w", path, err)
-	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	tk, err = pretrained.FromReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", path, err)
 	}
 	var cfg struct {
 		Normalizer *struct {
