@@ -60,11 +60,19 @@ func (h *Hub) Fetch(ctx context.Context, repo, revision, file string) (string, e
 		return "", fmt.Errorf("hugging face model %q: want organisation/name", repo)
 	}
 	dir := filepath.Join(h.Dir, parts[0], parts[1])
+	var rec hubRecord
 	if b, err := os.ReadFile(filepath.Join(dir, hubRecordFile)); err == nil {
-		var rec hubRecord
 		if err := json.Unmarshal(b, &rec); err != nil {
 			return "", fmt.Errorf("hugging face model %s: %s: %w (delete %s to download it again)", repo, filepath.Join(dir, hubRecordFile), err, dir)
 		}
+	}
+	// A download of another revision, or without the model file asked for,
+	// is replaced by a new one (the directory holds one download).
+	want := "model.onnx"
+	if file != "" {
+		want = filepath.ToSlash(file)
+	}
+	if rec.Repo != "" && rec.Revision == revision && rec.SHA256[want] != "" {
 		for name, want := range rec.SHA256 {
 			got, err := fileSHA256(filepath.Join(dir, name))
 			if err != nil {
@@ -77,7 +85,7 @@ func (h *Hub) Fetch(ctx context.Context, repo, revision, file string) (string, e
 		}
 		return dir, nil
 	}
-	if handPlaced(dir, file) {
+	if rec.Repo == "" && handPlaced(dir, file) {
 		slog.Info("using a model placed by hand", "model", repo, "dir", dir)
 		return dir, nil
 	}
@@ -98,7 +106,7 @@ func (h *Hub) Fetch(ctx context.Context, repo, revision, file string) (string, e
 		return "", fmt.Errorf("hugging face model %s: %w", repo, err)
 	}
 	defer os.RemoveAll(tmp)
-	rec := hubRecord{Repo: repo, Revision: revision, Endpoint: endpoint, Time: time.Now().UTC(), SHA256: map[string]string{}}
+	rec = hubRecord{Repo: repo, Revision: revision, Endpoint: endpoint, Time: time.Now().UTC(), SHA256: map[string]string{}}
 	model := struct {
 		name     string
 		paths    []string

@@ -70,6 +70,12 @@ func TestHubFetch(t *testing.T) {
 	if _, err := q.Fetch(ctx, "acme/other", "", "../model.onnx"); err == nil || !strings.Contains(err.Error(), "inside the repository") {
 		t.Errorf("file=../model.onnx: %v", err)
 	}
+	// Another revision is downloaded anew, replacing the first.
+	srvV2, _ := hubServer(t, "acme/tiny", nil)
+	v2 := &Hub{Endpoint: srvV2.URL, Dir: hub.Dir}
+	if _, err := v2.Fetch(ctx, "acme/tiny", "v2", ""); err == nil || !strings.Contains(err.Error(), "no ONNX export") {
+		t.Fatalf("revision v2 on a hub without it: %v; want it looked for, not the main download reused", err)
+	}
 	// A changed file is found out.
 	if err := os.WriteFile(filepath.Join(dir, "vocab.txt"), []byte("[PAD]\n"), 0o644); err != nil {
 		t.Fatal(err)
