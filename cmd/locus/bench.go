@@ -7,10 +7,14 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/locus-dev/locus/internal/benchmark"
 	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/historycheck"
 	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workflows"
 )
 
@@ -32,6 +36,8 @@ func runBench(ctx context.Context, args []string) error {
 			return runBenchCtags(ctx, args[1:])
 		case "embed":
 			return runBenchEmbed(ctx, args[1:])
+		case "history":
+			return runBenchHistory(ctx, args[1:])
 		}
 	}
 	return exitError{code: 2, msg: benchUsage}
@@ -72,6 +78,43 @@ func runBenchScrape(ctx context.Context, args []string) error {
 		return printJSON(runs)
 	}
 	return benchmark.WriteScrapeTable(stdout, gitDir, head, runs)
+}
+
+// runBenchHistory compares the commits table of a repository with git log.
+func runBenchHistory(ctx context.Context, args []string) error {
+	var g globals
+	fs := newFlags("bench history", &g)
+	repo := fs.String("repo", "", "git directory or working copy (read in place)")
+	ref := fs.String("ref", "", "commit to check up to; default HEAD")
+	workers := fs.Int("workers", 0, "goroutines diffing commits; default GOMAXPROCS")
+	renameLimit := fs.Int("rename-limit", 0, "inexact rename detection limit, given to locus and to git as diff.renameLimit; default 1000")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	g.logger()
+	gitDir, head, err := benchTarget("bench history", *repo, *ref)
+	if err != nil {
+		return err
+	}
+	var done, total atomic.Int64
+	stop := watchProgressOf(ctx, stderr, "commits", func(context.Context) (schema.FleetProgress, error) {
+		return schema.FleetProgress{Done: int(done.Load()), Total: int(total.Load())}, nil
+	}, time.Second, 10*time.Second)
+	res, err := historycheck.Check(ctx, historycheck.Config{GitDir: gitDir, Head: head.String(),
+		Diff:     gitrepo.DiffOptions{Workers: *workers, RenameLimit: *renameLimit},
+		Progress: func(d, t int) { done.Store(int64(d)); total.Store(int64(t)) }})
+	stop(err == nil)
+	if err != nil {
+		return err
+	}
+	if g.json {
+		if err := printJSON(res); err != nil {
+			return err
+		}
+	} else if err := historycheck.WriteReport(stdout, gitDir, res); err != nil {
+		return err
+	}
+	return res.Err()
 }
 
 func runBenchGraph(ctx context.Context, args []string) error {

@@ -32,7 +32,7 @@ var commands = map[string]func(context.Context, []string) error{
 }
 
 // benchCommands are the subcommands of locus bench.
-var benchCommands = []string{"scrape", "graph", "search", "backlog", "reindex", "ctags", "embed"}
+var benchCommands = []string{"scrape", "graph", "search", "backlog", "reindex", "ctags", "embed", "history"}
 
 const benchUsage = `usage: locus bench scrape --repo DIR [--ref REF] [--backends cat-file,go-git]
        locus bench graph  --repo DIR [--ref REF]
@@ -40,6 +40,7 @@ const benchUsage = `usage: locus bench scrape --repo DIR [--ref REF] [--backends
        locus bench backlog --repo DIR [--issues N] [--window N] [--json]
        locus bench reindex --repo DIR [--ref REF] [--back N] [--json]
        locus bench ctags  --repo DIR [--ref REF] [--json]
+       locus bench history --repo DIR [--ref REF] [--rename-limit N] [--json]
        locus bench embed  --repo DIR [--model DIR] [--tokens 256,128] [--int8] [--also use-lite://] [--functions N] [--json]
 
 Run "locus bench SUBCOMMAND -h" for its flags.

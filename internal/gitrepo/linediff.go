@@ -2,17 +2,17 @@ package gitrepo
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 )
 
-// maxDiffCost bounds the edit distance Myers' algorithm explores in one region;
-// beyond it the region is reported as a whole replacement. The diff stays valid,
-// only less minimal, and pathological inputs cannot take quadratic time.
-const maxDiffCost = 2048
-
-// isBinary reports whether data looks binary the way git decides it: a NUL byte
-// in the first 8000 bytes.
+// isBinary reports whether data looks binary the way git decides it without
+// attributes: a NUL byte in the first 8000 bytes (xdiff-interface.c's
+// buffer_is_binary), or more than core.bigFileThreshold bytes (512 MiB).
 func isBinary(data []byte) bool {
+	if len(data) > bigFileThreshold {
+		return true
+	}
 	if len(data) > 8000 {
 		data = data[:8000]
 	}
@@ -46,7 +46,9 @@ type differ struct {
 	subA, subB     []int32 // filtered sequences fed to Myers
 	mapA, mapB     []int   // their positions in a, b
 	subChA, subChB []bool
-	v1, v2         []int
+	disA, disB     []byte
+	shared         []int32 // per interned line: occurrences in the common ends
+	kv             []int
 }
 
 // lineDiff is the result of diffing two blobs.
@@ -93,7 +95,21 @@ func (d *differ) count(old, new []byte) (additions, deletions int) {
 	d.b = d.intern(B[lo:hiB], d.b[:0])
 	d.changedA = resetBools(d.changedA, len(A))
 	d.changedB = resetBools(d.changedB, len(B))
-	d.mark(lo)
+	var shared []int32
+	if len(d.a) > 0 && len(d.b) > 0 {
+		// How often each changed line also occurs in the common ends:
+		// git counts equal lines over the whole files.
+		d.shared = resetCounts(d.shared, len(d.ids))
+		for _, ends := range [][][]byte{A[:lo], A[hiA:]} {
+			for _, l := range ends {
+				if id, ok := d.ids[string(l)]; ok {
+					d.shared[id]++
+				}
+			}
+		}
+		shared = d.shared
+	}
+	d.mark(lo, len(A), len(B), shared)
 	for _, c := range d.changedA {
 		if c {
 			deletions++
@@ -139,12 +155,32 @@ func (d *differ) intern(lines [][]byte, dst []int32) []int32 {
 }
 
 // mark fills changedA/changedB from the interned lines a and b, which start
-// at line off of each side and differ at both ends. Lines that occur on one
-// side only are changes without any search; Myers runs on what remains (as
-// GNU diff discards lines without a match before comparing).
-func (d *differ) mark(off int) {
+// at line off of each side and differ at both ends, exactly as git's xdiff
+// (its default Myers algorithm, not minimal) marks them, so that additions
+// and deletions are git's numstat:
+//   - xprepare.c's xdl_cleanup_records: a line with no equal line in the other
+//     file is changed without any search; one with at least sqrt(lines) of
+//     them (at most 1024) is also left out of the search when it sits in a
+//     run of such lines (xdl_clean_mmatch);
+//   - xdiffi.c's xdl_recs_cmp and xdl_split on what remains: Myers' middle
+//     snake, with git's heuristics once the edit cost passes 256 (a long
+//     enough snake far enough along is taken as the split) and its cut-off
+//     at sqrt of the sequence lengths (the furthest-reaching path is taken).
+//
+// Counts of equal lines are over the whole files, as git classifies every
+// line; shared holds, for each interned line, how often it occurs in the
+// common prefix and suffix (which both files contain).
+func (d *differ) mark(off int, nA, nB int, shared []int32) {
 	a, b := d.a, d.b
-	if len(a) == 0 && len(b) == 0 {
+	if len(a) == 0 || len(b) == 0 {
+		// One side is empty between the common ends: the other side's
+		// lines all changed, whatever the heuristics.
+		for i := range a {
+			d.changedA[off+i] = true
+		}
+		for j := range b {
+			d.changedB[off+j] = true
+		}
 		return
 	}
 	n := len(d.ids)
@@ -156,27 +192,21 @@ func (d *differ) mark(off int) {
 	for _, x := range b {
 		d.countB[x]++
 	}
-	d.subA, d.mapA = d.subA[:0], d.mapA[:0]
-	for i := range a {
-		if d.countB[a[i]] == 0 {
-			d.changedA[off+i] = true
-		} else {
-			d.subA = append(d.subA, a[i])
-			d.mapA = append(d.mapA, off+i)
-		}
-	}
-	d.subB, d.mapB = d.subB[:0], d.mapB[:0]
-	for j := range b {
-		if d.countA[b[j]] == 0 {
-			d.changedB[off+j] = true
-		} else {
-			d.subB = append(d.subB, b[j])
-			d.mapB = append(d.mapB, off+j)
-		}
-	}
+	// dis: 0 no match in the other file, 1 some, 2 many (xdl_cleanup_records).
+	d.disA = matchClasses(d.disA[:0], a, d.countB, shared, bogoSqrt(nA))
+	d.disB = matchClasses(d.disB[:0], b, d.countA, shared, bogoSqrt(nB))
+	d.subA, d.mapA = keep(d.subA[:0], d.mapA[:0], a, d.disA, off, d.changedA)
+	d.subB, d.mapB = keep(d.subB[:0], d.mapB[:0], b, d.disB, off, d.changedB)
 	d.subChA = resetBools(d.subChA, len(d.subA))
 	d.subChB = resetBools(d.subChB, len(d.subB))
-	d.compare(0, len(d.subA), 0, len(d.subB))
+	ndiags := len(d.subA) + len(d.subB) + 3
+	if cap(d.kv) < 2*ndiags+2 {
+		d.kv = make([]int, 2*ndiags+2)
+	}
+	x := xdiffEnv{a: d.subA, b: d.subB, chA: d.subChA, chB: d.subChB,
+		kvdf: d.kv[:ndiags], kvdb: d.kv[ndiags : 2*ndiags+2], koff: len(d.subB) + 1,
+		mxcost: max(bogoSqrt(ndiags), xdlMaxCostMin)}
+	x.recsCmp(0, len(d.subA), 0, len(d.subB), false)
 	for i, c := range d.subChA {
 		if c {
 			d.changedA[d.mapA[i]] = true
@@ -189,136 +219,298 @@ func (d *differ) mark(off int) {
 	}
 }
 
-func resetCounts(c []int32, n int) []int32 {
-	if cap(c) < n {
-		return make([]int32, n)
+// xdiff's constants (xdiff/xdiffi.c, xdiff/xprepare.c).
+const (
+	xdlMaxEqLimit    = 1024 // XDL_MAX_EQLIMIT
+	xdlSimScanWin    = 100  // XDL_SIMSCAN_WINDOW
+	xdlKpDisRun      = 4    // XDL_KPDIS_RUN
+	xdlMaxCostMin    = 256  // XDL_MAX_COST_MIN
+	xdlHeurMinCost   = 256  // XDL_HEUR_MIN_COST
+	xdlSnakeCnt      = 20   // XDL_SNAKE_CNT
+	xdlKHeur         = 4    // XDL_K_HEUR
+	xdlLineMax       = math.MaxInt
+	bigFileThreshold = 512 << 20 // core.bigFileThreshold: git calls larger files binary
+)
+
+// bogoSqrt is xdl_bogosqrt: a power of two near the square root of n.
+func bogoSqrt(n int) int {
+	i := 1
+	for ; n > 0; n >>= 2 {
+		i <<= 1
 	}
-	c = c[:n]
-	clear(c)
-	return c
+	return i
 }
 
-// compare marks the changes between subA[aLo:aHi] and subB[bLo:bHi].
-func (d *differ) compare(aLo, aHi, bLo, bHi int) {
-	A, B := d.subA, d.subB
-	for aLo < aHi && bLo < bHi && A[aLo] == B[bLo] {
-		aLo++
-		bLo++
+// matchClasses appends each line's match class: 0 when the other file has no
+// equal line, 2 when it has at least min(mlim, 1024), 1 otherwise.
+func matchClasses(dis []byte, lines []int32, other, shared []int32, mlim int) []byte {
+	mlim = min(mlim, xdlMaxEqLimit)
+	for _, x := range lines {
+		switch nm := int(other[x] + shared[x]); {
+		case nm == 0:
+			dis = append(dis, 0)
+		case nm >= mlim:
+			dis = append(dis, 2)
+		default:
+			dis = append(dis, 1)
+		}
 	}
-	for aHi > aLo && bHi > bLo && A[aHi-1] == B[bHi-1] {
-		aHi--
-		bHi--
+	return dis
+}
+
+// keep appends the lines xdiff searches (class 1, or 2 outside a run of
+// unmatched lines) and their positions; the others are marked changed.
+func keep(sub []int32, pos []int, lines []int32, dis []byte, off int, changed []bool) ([]int32, []int) {
+	for i, x := range lines {
+		if dis[i] == 1 || (dis[i] == 2 && !cleanMMatch(dis, i)) {
+			sub = append(sub, x)
+			pos = append(pos, off+i)
+		} else {
+			changed[off+i] = true
+		}
+	}
+	return sub, pos
+}
+
+// cleanMMatch is xdl_clean_mmatch: whether a line with many matches (dis[i]
+// is 2) is discarded, being in the middle of a run of lines without matches.
+func cleanMMatch(dis []byte, i int) bool {
+	s, e := 0, len(dis)-1
+	if i-s > xdlSimScanWin {
+		s = i - xdlSimScanWin
+	}
+	if e-i > xdlSimScanWin {
+		e = i + xdlSimScanWin
+	}
+	rdis0, rpdis0 := 0, 1
+	for r := 1; i-r >= s; r++ {
+		if dis[i-r] == 0 {
+			rdis0++
+		} else if dis[i-r] == 2 {
+			rpdis0++
+		} else {
+			break
+		}
+	}
+	if rdis0 == 0 {
+		return false
+	}
+	rdis1, rpdis1 := 0, 1
+	for r := 1; i+r <= e; r++ {
+		if dis[i+r] == 0 {
+			rdis1++
+		} else if dis[i+r] == 2 {
+			rpdis1++
+		} else {
+			break
+		}
+	}
+	if rdis1 == 0 {
+		return false
+	}
+	rdis1 += rdis0
+	rpdis1 += rpdis0
+	return rpdis1*xdlKpDisRun < rpdis1+rdis1
+}
+
+// xdiffEnv is xdl_recs_cmp's state: the two sequences, their change marks
+// and the forward and backward diagonal vectors (indexed from -koff).
+type xdiffEnv struct {
+	a, b       []int32
+	chA, chB   []bool
+	kvdf, kvdb []int
+	koff       int
+	mxcost     int
+}
+
+// recsCmp is xdl_recs_cmp: marks the changes between a[off1:lim1] and b[off2:lim2].
+func (x *xdiffEnv) recsCmp(off1, lim1, off2, lim2 int, needMin bool) {
+	a, b := x.a, x.b
+	for off1 < lim1 && off2 < lim2 && a[off1] == b[off2] {
+		off1++
+		off2++
+	}
+	for off1 < lim1 && off2 < lim2 && a[lim1-1] == b[lim2-1] {
+		lim1--
+		lim2--
 	}
 	switch {
-	case aLo == aHi:
-		for j := bLo; j < bHi; j++ {
-			d.subChB[j] = true
+	case off1 == lim1:
+		for ; off2 < lim2; off2++ {
+			x.chB[off2] = true
 		}
-		return
-	case bLo == bHi:
-		for i := aLo; i < aHi; i++ {
-			d.subChA[i] = true
+	case off2 == lim2:
+		for ; off1 < lim1; off1++ {
+			x.chA[off1] = true
 		}
-		return
+	default:
+		i1, i2, minLo, minHi := x.split(off1, lim1, off2, lim2, needMin)
+		x.recsCmp(off1, i1, off2, i2, minLo)
+		x.recsCmp(i1, lim1, i2, lim2, minHi)
 	}
-	x, y, ok := d.bisect(A[aLo:aHi], B[bLo:bHi])
-	if !ok {
-		for i := aLo; i < aHi; i++ {
-			d.subChA[i] = true
-		}
-		for j := bLo; j < bHi; j++ {
-			d.subChB[j] = true
-		}
-		return
-	}
-	d.compare(aLo, aLo+x, bLo, bLo+y)
-	d.compare(aLo+x, aHi, bLo+y, bHi)
 }
 
-// bisect finds the middle snake of Myers' O(ND) algorithm (forward and reverse
-// searches meeting in the middle) and returns the split point. ok is false when
-// the edit distance exceeds maxDiffCost.
-func (d *differ) bisect(A, B []int32) (x, y int, ok bool) {
-	n, m := len(A), len(B)
-	maxD := (n + m + 1) / 2
-	if maxD > maxDiffCost {
-		maxD = maxDiffCost
-	}
-	off := maxD + 1
-	vlen := 2*off + 1
-	if cap(d.v1) < vlen {
-		d.v1 = make([]int, vlen)
-		d.v2 = make([]int, vlen)
-	}
-	v1, v2 := d.v1[:vlen], d.v2[:vlen]
-	for i := range v1 {
-		v1[i] = -1
-		v2[i] = -1
-	}
-	v1[off+1] = 0
-	v2[off+1] = 0
-	delta := n - m
-	front := delta%2 != 0
-	var k1start, k1end, k2start, k2end int
-	for dd := 0; dd < maxD; dd++ {
-		for k1 := -dd + k1start; k1 <= dd-k1end; k1 += 2 {
-			i := off + k1
-			var x1 int
-			if k1 == -dd || (k1 != dd && v1[i-1] < v1[i+1]) {
-				x1 = v1[i+1]
+// split is xdl_split: the point where the forward and backward searches
+// meet, or the heuristic or cut-off point; minLo and minHi say whether each
+// half must then be diffed minimally.
+func (x *xdiffEnv) split(off1, lim1, off2, lim2 int, needMin bool) (int, int, bool, bool) {
+	ha1, ha2 := x.a, x.b
+	kf := func(d int) *int { return &x.kvdf[d+x.koff] }
+	kb := func(d int) *int { return &x.kvdb[d+x.koff] }
+	dmin, dmax := off1-lim2, lim1-off2
+	fmid, bmid := off1-off2, lim1-lim2
+	odd := (fmid-bmid)&1 != 0
+	fmin, fmax := fmid, fmid
+	bmin, bmax := bmid, bmid
+	*kf(fmid) = off1
+	*kb(bmid) = lim1
+	for ec := 1; ; ec++ {
+		gotSnake := false
+		if fmin > dmin {
+			fmin--
+			*kf(fmin - 1) = -1
+		} else {
+			fmin++
+		}
+		if fmax < dmax {
+			fmax++
+			*kf(fmax + 1) = -1
+		} else {
+			fmax--
+		}
+		for d := fmax; d >= fmin; d -= 2 {
+			var i1 int
+			if *kf(d - 1) >= *kf(d + 1) {
+				i1 = *kf(d - 1) + 1
 			} else {
-				x1 = v1[i-1] + 1
+				i1 = *kf(d + 1)
 			}
-			y1 := x1 - k1
-			for x1 < n && y1 < m && A[x1] == B[y1] {
-				x1++
-				y1++
+			prev1 := i1
+			i2 := i1 - d
+			for i1 < lim1 && i2 < lim2 && ha1[i1] == ha2[i2] {
+				i1++
+				i2++
 			}
-			v1[i] = x1
-			switch {
-			case x1 > n:
-				k1end += 2
-			case y1 > m:
-				k1start += 2
-			case front:
-				j := off + delta - k1
-				if j >= 0 && j < vlen && v2[j] != -1 && x1 >= n-v2[j] {
-					return x1, y1, true
-				}
+			if i1-prev1 > xdlSnakeCnt {
+				gotSnake = true
+			}
+			*kf(d) = i1
+			if odd && bmin <= d && d <= bmax && *kb(d) <= i1 {
+				return i1, i2, true, true
 			}
 		}
-		for k2 := -dd + k2start; k2 <= dd-k2end; k2 += 2 {
-			i := off + k2
-			var x2 int
-			if k2 == -dd || (k2 != dd && v2[i-1] < v2[i+1]) {
-				x2 = v2[i+1]
+		if bmin > dmin {
+			bmin--
+			*kb(bmin - 1) = xdlLineMax
+		} else {
+			bmin++
+		}
+		if bmax < dmax {
+			bmax++
+			*kb(bmax + 1) = xdlLineMax
+		} else {
+			bmax--
+		}
+		for d := bmax; d >= bmin; d -= 2 {
+			var i1 int
+			if *kb(d - 1) < *kb(d + 1) {
+				i1 = *kb(d - 1)
 			} else {
-				x2 = v2[i-1] + 1
+				i1 = *kb(d + 1) - 1
 			}
-			y2 := x2 - k2
-			for x2 < n && y2 < m && A[n-x2-1] == B[m-y2-1] {
-				x2++
-				y2++
+			prev1 := i1
+			i2 := i1 - d
+			for i1 > off1 && i2 > off2 && ha1[i1-1] == ha2[i2-1] {
+				i1--
+				i2--
 			}
-			v2[i] = x2
-			switch {
-			case x2 > n:
-				k2end += 2
-			case y2 > m:
-				k2start += 2
-			case !front:
-				j := off + delta - k2
-				if j >= 0 && j < vlen && v1[j] != -1 {
-					x1 := v1[j]
-					y1 := off + x1 - j
-					if x1 >= n-x2 {
-						return x1, y1, true
+			if prev1-i1 > xdlSnakeCnt {
+				gotSnake = true
+			}
+			*kb(d) = i1
+			if !odd && fmin <= d && d <= fmax && i1 <= *kf(d) {
+				return i1, i2, true, true
+			}
+		}
+		if needMin {
+			continue
+		}
+		if gotSnake && ec > xdlHeurMinCost {
+			best, s1, s2 := 0, 0, 0
+			for d := fmax; d >= fmin; d -= 2 {
+				dd := d - fmid
+				if dd < 0 {
+					dd = -dd
+				}
+				i1 := *kf(d)
+				i2 := i1 - d
+				v := (i1 - off1) + (i2 - off2) - dd
+				if v > xdlKHeur*ec && v > best &&
+					off1+xdlSnakeCnt <= i1 && i1 < lim1 &&
+					off2+xdlSnakeCnt <= i2 && i2 < lim2 {
+					for k := 1; ha1[i1-k] == ha2[i2-k]; k++ {
+						if k == xdlSnakeCnt {
+							best, s1, s2 = v, i1, i2
+							break
+						}
 					}
 				}
 			}
+			if best > 0 {
+				return s1, s2, true, false
+			}
+			for d := bmax; d >= bmin; d -= 2 {
+				dd := d - bmid
+				if dd < 0 {
+					dd = -dd
+				}
+				i1 := *kb(d)
+				i2 := i1 - d
+				v := (lim1 - i1) + (lim2 - i2) - dd
+				if v > xdlKHeur*ec && v > best &&
+					off1 < i1 && i1 <= lim1-xdlSnakeCnt &&
+					off2 < i2 && i2 <= lim2-xdlSnakeCnt {
+					for k := 0; ha1[i1+k] == ha2[i2+k]; k++ {
+						if k == xdlSnakeCnt-1 {
+							best, s1, s2 = v, i1, i2
+							break
+						}
+					}
+				}
+			}
+			if best > 0 {
+				return s1, s2, false, true
+			}
+		}
+		if ec >= x.mxcost {
+			fbest, fbest1 := -1, -1
+			for d := fmax; d >= fmin; d -= 2 {
+				i1 := min(*kf(d), lim1)
+				i2 := i1 - d
+				if lim2 < i2 {
+					i1, i2 = lim2+d, lim2
+				}
+				if fbest < i1+i2 {
+					fbest, fbest1 = i1+i2, i1
+				}
+			}
+			bbest, bbest1 := xdlLineMax, xdlLineMax
+			for d := bmax; d >= bmin; d -= 2 {
+				i1 := max(off1, *kb(d))
+				i2 := i1 - d
+				if i2 < off2 {
+					i1, i2 = off2+d, off2
+				}
+				if i1+i2 < bbest {
+					bbest, bbest1 = i1+i2, i1
+				}
+			}
+			if (lim1+lim2)-bbest < fbest-(off1+off2) {
+				return fbest1, fbest - fbest1, true, false
+			}
+			return bbest1, bbest - bbest1, false, true
 		}
 	}
-	return 0, 0, false
 }
 
 // unified renders hunks in git's format from the change marks.
@@ -450,4 +642,13 @@ func (d *differ) lineChanges() LineChanges {
 		}
 	}
 	return lc
+}
+
+func resetCounts(c []int32, n int) []int32 {
+	if cap(c) < n {
+		return make([]int32, n)
+	}
+	c = c[:n]
+	clear(c)
+	return c
 }

@@ -165,3 +165,86 @@ func TestIsBinary(t *testing.T) {
 		t.Fatal("a NUL after 8000 bytes does not make a file binary (as in git)")
 	}
 }
+
+// TestCountsMatchGit compares additions and deletions with `git diff
+// --no-index --numstat` on random pairs built to reach xdiff's heuristics:
+// frequent lines (blank lines, braces) that it leaves out of the search,
+// edit costs past 256 with long unchanged runs between (its snake
+// heuristic), and past sqrt of the lengths (its cut-off).
+func TestCountsMatchGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatal("git is not installed; this test compares with it")
+	}
+	rng := rand.New(rand.NewSource(11))
+	common := []string{"\n", "}\n", "{\n", "\treturn nil\n", "\t}\n"}
+	line := func(i int) string {
+		if rng.Intn(4) == 0 {
+			return common[rng.Intn(len(common))]
+		}
+		return fmt.Sprintf("line %d\n", i)
+	}
+	dir := t.TempDir()
+	pa, pb := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	var d differ
+	for c := 0; c < 40; c++ {
+		n := 50 + rng.Intn(4000)
+		if c == 1 {
+			// Over 32,768 lines a side: xdiff's cut-off is past cost 256,
+			// so its snake heuristic gets to run first.
+			n = 40000
+		}
+		var a, b strings.Builder
+		editEvery := 1 + rng.Intn(30) // dense or sparse edits
+		for i := 0; i < n; i++ {
+			l := line(rng.Intn(n))
+			a.WriteString(l)
+			switch {
+			case rng.Intn(editEvery) != 0:
+				b.WriteString(l)
+			case rng.Intn(3) == 0:
+				// deleted
+			case rng.Intn(2) == 0:
+				b.WriteString(line(rng.Intn(n)))
+			default:
+				b.WriteString(l)
+				b.WriteString(line(rng.Intn(n)))
+			}
+		}
+		if c%2 == 1 {
+			// Blocks of the old file moved about: every line matches
+			// somewhere, the edit cost is high and runs of equal lines long.
+			blocks := splitBlocks(a.String(), 10+rng.Intn(30))
+			if c == 1 {
+				blocks = splitBlocks(a.String(), 30)
+			}
+			rng.Shuffle(len(blocks), func(i, j int) { blocks[i], blocks[j] = blocks[j], blocks[i] })
+			b.Reset()
+			for _, bl := range blocks {
+				b.WriteString(bl)
+			}
+		}
+		if err := os.WriteFile(pa, []byte(a.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(pb, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := exec.Command("git", "-c", "diff.algorithm=myers", "diff", "--no-index", "--numstat", pa, pb).Output()
+		var wantAdd, wantDel int
+		fmt.Sscan(string(out), &wantAdd, &wantDel)
+		gotAdd, gotDel := d.count([]byte(a.String()), []byte(b.String()))
+		if gotAdd != wantAdd || gotDel != wantDel {
+			t.Errorf("case %d (%d lines, edits about 1 in %d): locus +%d -%d, git +%d -%d", c, n, editEvery, gotAdd, gotDel, wantAdd, wantDel)
+		}
+	}
+}
+
+// splitBlocks cuts text into blocks of size lines.
+func splitBlocks(text string, size int) []string {
+	lines := strings.SplitAfter(text, "\n")
+	var out []string
+	for i := 0; i < len(lines); i += size {
+		out = append(out, strings.Join(lines[i:min(i+size, len(lines))], ""))
+	}
+	return out
+}

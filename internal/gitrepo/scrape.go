@@ -269,6 +269,11 @@ func (c *commitDiffer) diffCommit(h, guess Hash) (*CommitDiff, error) {
 	var hs []Hash
 	for _, ch := range changes {
 		if ch.oldHash == ch.newHash {
+			// A pure rename or mode change: git still reads the content
+			// to call it binary or not.
+			if storedBlob(ch.newHash, ch.newMode) {
+				hs = append(hs, ch.newHash)
+			}
 			continue
 		}
 		if storedBlob(ch.oldHash, ch.oldMode) {
@@ -339,7 +344,11 @@ func (c *commitDiffer) diffFile(ch *change, blobs *batch) (FileDiff, error) {
 	fd := FileDiff{Status: ch.status, OldPath: ch.oldPath, NewPath: ch.newPath,
 		OldBlob: ch.oldHash, NewBlob: ch.newHash, OldMode: ch.oldMode, NewMode: ch.newMode}
 	if ch.oldHash == ch.newHash {
-		return fd, nil // mode change or pure rename
+		// A mode change or pure rename: nothing added or deleted, but
+		// numstat shows a binary file as binary all the same.
+		b, _, err := c.blob(ch.newHash, ch.newMode, blobs, &c.bufB)
+		fd.Binary = err == nil && isBinary(b)
+		return fd, err
 	}
 	a, bigA, err := c.blob(ch.oldHash, ch.oldMode, blobs, &c.bufA)
 	if err != nil {
