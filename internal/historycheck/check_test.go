@@ -357,3 +357,47 @@ func TestCheckOwnHistory(t *testing.T) {
 		t.Errorf("checked %d commits; a clone of locus has hundreds", res.Commits)
 	}
 }
+
+// TestCheckBigTextFile: a 50 MB text file (1,483,128 lines, over the 32 MiB
+// above which no diff is stored) added, edited and deleted. Its rows keep
+// git's counts although their diffs are not stored.
+func TestCheckBigTextFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: writes 100 MB")
+	}
+	const lines = 1483128
+	var b strings.Builder
+	b.Grow(52 << 20)
+	for i := 0; i < lines; i++ {
+		fmt.Fprintf(&b, "row %09d of the generated table\n", i) // 35 bytes
+	}
+	big := b.String()
+	r := gitfixture.New(t)
+	r.Write(map[string]string{"data/table.txt": big, "small.txt": "s\n"})
+	r.Commit("add a 50 MB table")
+	edited := strings.Replace(big, "row 000700000 of", "row 000700000 (edited) of", 1) + "one more row\n"
+	r.Write(map[string]string{"data/table.txt": edited})
+	r.Commit("edit one row, append one")
+	if err := os.Remove(filepath.Join(r.Dir, "data/table.txt")); err != nil {
+		t.Fatal(err)
+	}
+	r.Commit("delete the table")
+
+	// The go-git backend takes the same path for big blobs
+	// (gitrepo's TestBigBlobCountsMatchGit runs both with a small limit).
+	for _, backend := range []gitrepo.Backend{gitrepo.BackendCatFile} {
+		t.Run(string(backend), func(t *testing.T) {
+			res, err := Check(context.Background(), Config{GitDir: filepath.Join(r.Dir, ".git"), Diff: gitrepo.DiffOptions{Backend: backend}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Log(res.String())
+			if err := res.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if res.GitFiles != 4 {
+				t.Errorf("git listed %d files, want 4", res.GitFiles)
+			}
+		})
+	}
+}
