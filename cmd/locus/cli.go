@@ -40,7 +40,7 @@ const benchUsage = `usage: locus bench scrape --repo DIR [--ref REF] [--backends
        locus bench backlog --repo DIR [--issues N] [--window N] [--json]
        locus bench reindex --repo DIR [--ref REF] [--back N] [--json]
        locus bench ctags  --repo DIR [--ref REF] [--json]
-       locus bench history --repo DIR [--ref REF] [--rename-limit N] [--json]
+       locus bench history --repo DIR [--ref REF] [--base COMMIT] [--rename-limit N] [--json]
        locus bench embed  --repo DIR [--model DIR] [--tokens 256,128] [--int8] [--also use-lite://] [--functions N] [--json]
 
 Run "locus bench SUBCOMMAND -h" for its flags.

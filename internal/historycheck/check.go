@@ -20,6 +20,9 @@ type Config struct {
 	GitDir string
 	// Head is the ref or commit checked up to; default HEAD.
 	Head string
+	// Base, if set, leaves out the commits reachable from it (git log
+	// Base..Head), as an incremental scrape after Base does.
+	Base string
 	// Diff configures the scrape (backend, workers, rename limit); its
 	// RenameLimit is also given to git. Default: as `locus index` runs it.
 	Diff gitrepo.DiffOptions
@@ -31,6 +34,7 @@ type Config struct {
 type Result struct {
 	Report
 	Head          string
+	Base          string  // "" for the whole history
 	ScrapeSeconds float64 // locus, without changed functions
 	GitSeconds    float64 // git log --raw --numstat
 }
@@ -55,9 +59,18 @@ func Check(ctx context.Context, cfg Config) (*Result, error) {
 	defer bucket.Close()
 	h := hh.String()
 	res := &Result{Head: h}
+	var prev *schema.Manifest
+	if cfg.Base != "" {
+		bh, err := gitrepo.Resolve(cfg.GitDir, cfg.Base)
+		if err != nil {
+			return nil, fmt.Errorf("history check %s: base: %w", cfg.GitDir, err)
+		}
+		prev = &schema.Manifest{Head: bh.String()}
+		res.Base = bh.String()
+	}
 	start := time.Now()
 	sr, err := commits.Scrape(ctx, commits.Config{Bucket: bucket, Repo: schema.RepoName("check/history"),
-		GitDir: cfg.GitDir, Head: h, Diff: cfg.Diff, NoFunctions: true, Progress: cfg.Progress})
+		GitDir: cfg.GitDir, Head: h, Prev: prev, Diff: cfg.Diff, NoFunctions: true, Progress: cfg.Progress})
 	if err != nil {
 		return nil, fmt.Errorf("history check: %w", err)
 	}
@@ -73,7 +86,7 @@ func Check(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	start = time.Now()
-	rep, err := Compare(ctx, cfg.GitDir, h, rows, GitLogOptions{RenameLimit: cfg.Diff.RenameLimit})
+	rep, err := Compare(ctx, cfg.GitDir, h, rows, GitLogOptions{RenameLimit: cfg.Diff.RenameLimit, Base: res.Base})
 	if err != nil {
 		return nil, fmt.Errorf("history check: %w", err)
 	}
@@ -85,6 +98,9 @@ func Check(ctx context.Context, cfg Config) (*Result, error) {
 // WriteReport prints a result as a table of difference classes.
 func WriteReport(w io.Writer, gitDir string, res *Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if res.Base != "" {
+		fmt.Fprintf(tw, "base (left out)\t%s\n", res.Base)
+	}
 	fmt.Fprintf(tw, "repository\t%s\nhead\t%s\ncommits (git log)\t%d\nfiles (git log)\t%d\nrows (locus)\t%d\nrenames (git log)\t%d\n",
 		gitDir, res.Head, res.Commits, res.GitFiles, res.Rows, res.Renames)
 	fmt.Fprintf(tw, "locus scrape\t%.2f s\ngit log --raw --numstat\t%.2f s\n\nclass\tdifferences\texplained\n", res.ScrapeSeconds, res.GitSeconds)

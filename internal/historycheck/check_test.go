@@ -236,6 +236,14 @@ func TestCheckEdgeCasesMatchGit(t *testing.T) {
 	if res.ByClass[ClassEmptyRow] != 1 {
 		t.Errorf("empty commit rows: %d, want 1", res.ByClass[ClassEmptyRow])
 	}
+	// Only the commits after a base, as an incremental scrape reads them.
+	inc, err := Check(context.Background(), Config{GitDir: filepath.Join(r.Dir, ".git"), Base: "HEAD~5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inc.Err(); err != nil || inc.Commits != 5 {
+		t.Errorf("after HEAD~5: %d commits (want 5), %v", inc.Commits, err)
+	}
 	// 11 package files (mod07, half rewritten, falls below 50%), bin.sh,
 	// README.md, x/a.txt, y/b.txt, img/brand.bin, the ten many-to-many,
 	// util.py and d1..d4.

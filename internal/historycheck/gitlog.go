@@ -42,6 +42,8 @@ type GitLogOptions struct {
 	RenameLimit int
 	// Git is the git executable; default "git" on PATH.
 	Git string
+	// Base, if set, leaves out the commits reachable from it.
+	Base string
 }
 
 // GitLog runs git log on gitDir from head and calls fn for each commit, in
@@ -59,7 +61,11 @@ func GitLog(ctx context.Context, gitDir, head string, opts GitLogOptions, fn fun
 		"-c", "core.quotepath=false", "-c", "diff.renames=true",
 		"-c", "diff.renameLimit="+strconv.Itoa(opts.RenameLimit),
 		"log", "-z", "--raw", "--numstat", "--no-abbrev", "-M", "--diff-merges=first-parent",
-		"--no-ext-diff", "--no-textconv", "--no-color", "--format=%x00C %H", head, "--")
+		"--no-ext-diff", "--no-textconv", "--no-color", "--format=%x00C %H", head)
+	if opts.Base != "" {
+		cmd.Args = append(cmd.Args, "^"+opts.Base)
+	}
+	cmd.Args = append(cmd.Args, "--")
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "LC_ALL=C")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
