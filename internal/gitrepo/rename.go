@@ -250,9 +250,9 @@ func detectRenames(changes []change, limit int, load func(Hash) ([]byte, error))
 		srcNames := unique(srcs, func(c *change) []byte { return c.oldPath })
 		dstNames := unique(dsts, func(c *change) []byte { return c.newPath })
 		for _, si := range srcs {
-			name := string(baseName(changes[si].oldPath))
-			di, ok := dstNames[name]
-			if srcNames[name] < 0 || !ok || di < 0 {
+			name := baseName(changes[si].oldPath)
+			di, ok := dstNames[string(name)]
+			if srcNames[string(name)] < 0 || !ok || di < 0 {
 				continue
 			}
 			score, err := sc.score(&changes[si], &changes[di])
