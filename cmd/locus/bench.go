@@ -88,6 +88,7 @@ func runBenchHistory(ctx context.Context, args []string) error {
 	ref := fs.String("ref", "", "commit to check up to; default HEAD")
 	base := fs.String("base", "", "leave out the commits reachable from this commit (git log BASE..REF)")
 	workers := fs.Int("workers", 0, "goroutines diffing commits; default GOMAXPROCS")
+	diffs := fs.Bool("diffs", true, "also compare each stored diff with git log -p's hunks")
 	renameLimit := fs.Int("rename-limit", 0, "inexact rename detection limit, given to locus and to git as diff.renameLimit; default 1000")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -101,7 +102,7 @@ func runBenchHistory(ctx context.Context, args []string) error {
 	stop := watchProgressOf(ctx, stderr, "commits", func(context.Context) (schema.FleetProgress, error) {
 		return schema.FleetProgress{Done: int(done.Load()), Total: int(total.Load())}, nil
 	}, time.Second, 10*time.Second)
-	res, err := historycheck.Check(ctx, historycheck.Config{GitDir: gitDir, Head: head.String(), Base: *base,
+	res, err := historycheck.Check(ctx, historycheck.Config{GitDir: gitDir, Head: head.String(), Base: *base, Diffs: *diffs,
 		Diff:     gitrepo.DiffOptions{Workers: *workers, RenameLimit: *renameLimit},
 		Progress: func(d, t int) { done.Store(int64(d)); total.Store(int64(t)) }})
 	stop(err == nil)

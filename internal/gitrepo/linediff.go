@@ -110,6 +110,9 @@ func (d *differ) count(old, new []byte) (additions, deletions int) {
 		shared = d.shared
 	}
 	d.mark(lo, len(A), len(B), shared)
+	// Slide each group of changes as git does before it prints hunks.
+	compact(A, d.changedA, d.changedB)
+	compact(B, d.changedB, d.changedA)
 	for _, c := range d.changedA {
 		if c {
 			deletions++

@@ -128,13 +128,7 @@ func TestDiffMatchesGit(t *testing.T) {
 			os.WriteFile(pa, []byte(c.a), 0o644)
 			os.WriteFile(pb, []byte(c.b), 0o644)
 			out, _ := exec.Command("git", "diff", "--no-index", "--no-color", "-U3", pa, pb).Output()
-			i := bytes.Index(out, []byte("\n@@ "))
-			want := ""
-			if i >= 0 {
-				want = string(out[i+1:])
-			}
-			// git appends a section heading after the second "@@"; we do not.
-			want = regexp.MustCompile(`(?m)^(@@ [^@]* @@).*$`).ReplaceAllString(want, "$1")
+			want := gitHunks(out)
 			got := string(d.diff([]byte(c.a), []byte(c.b), 3, 0, nil).Unified)
 			if got != want {
 				t.Errorf("got\n%s\nwant (git)\n%s", got, want)
@@ -232,9 +226,14 @@ func TestCountsMatchGit(t *testing.T) {
 		out, _ := exec.Command("git", "-c", "diff.algorithm=myers", "diff", "--no-index", "--numstat", pa, pb).Output()
 		var wantAdd, wantDel int
 		fmt.Sscan(string(out), &wantAdd, &wantDel)
-		gotAdd, gotDel := d.count([]byte(a.String()), []byte(b.String()))
-		if gotAdd != wantAdd || gotDel != wantDel {
-			t.Errorf("case %d (%d lines, edits about 1 in %d): locus +%d -%d, git +%d -%d", c, n, editEvery, gotAdd, gotDel, wantAdd, wantDel)
+		got := d.diff([]byte(a.String()), []byte(b.String()), 3, 0, nil)
+		if got.Additions != wantAdd || got.Deletions != wantDel {
+			t.Errorf("case %d (%d lines, edits about 1 in %d): locus +%d -%d, git +%d -%d", c, n, editEvery, got.Additions, got.Deletions, wantAdd, wantDel)
+		}
+		// The hunks too, after git's sliding of each group (indent heuristic).
+		patch, _ := exec.Command("git", "-c", "diff.algorithm=myers", "diff", "--no-index", "--no-color", "-U3", pa, pb).Output()
+		if want := gitHunks(patch); string(got.Unified) != want {
+			t.Errorf("case %d (%d lines): hunks differ from git's; first difference at byte %d", c, n, firstDiff(string(got.Unified), want))
 		}
 	}
 }
@@ -247,4 +246,22 @@ func splitBlocks(text string, size int) []string {
 		out = append(out, strings.Join(lines[i:min(i+size, len(lines))], ""))
 	}
 	return out
+}
+
+// gitHunks is a git patch without its header lines and without the section
+// heading git appends after a hunk's second "@@".
+func gitHunks(patch []byte) string {
+	i := bytes.Index(patch, []byte("\n@@ "))
+	if i < 0 {
+		return ""
+	}
+	return regexp.MustCompile(`(?m)^(@@ [^@]* @@).*$`).ReplaceAllString(string(patch[i+1:]), "$1")
+}
+
+func firstDiff(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
 }

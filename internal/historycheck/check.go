@@ -26,6 +26,8 @@ type Config struct {
 	// Diff configures the scrape (backend, workers, rename limit); its
 	// RenameLimit is also given to git. Default: as `locus index` runs it.
 	Diff gitrepo.DiffOptions
+	// Diffs also compares each stored diff with git log -p's hunks.
+	Diffs bool
 	// Progress, if set, is called after each scraped commit with (done, total).
 	Progress func(done, total int)
 }
@@ -86,7 +88,7 @@ func Check(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	start = time.Now()
-	rep, err := Compare(ctx, cfg.GitDir, h, rows, GitLogOptions{RenameLimit: cfg.Diff.RenameLimit, Base: res.Base})
+	rep, err := Compare(ctx, cfg.GitDir, h, rows, GitLogOptions{RenameLimit: cfg.Diff.RenameLimit, Base: res.Base}, cfg.Diffs)
 	if err != nil {
 		return nil, fmt.Errorf("history check: %w", err)
 	}
@@ -103,7 +105,10 @@ func WriteReport(w io.Writer, gitDir string, res *Result) error {
 	}
 	fmt.Fprintf(tw, "repository\t%s\nhead\t%s\ncommits (git log)\t%d\nfiles (git log)\t%d\nrows (locus)\t%d\nrenames (git log)\t%d\n",
 		gitDir, res.Head, res.Commits, res.GitFiles, res.Rows, res.Renames)
-	fmt.Fprintf(tw, "locus scrape\t%.2f s\ngit log --raw --numstat\t%.2f s\n\nclass\tdifferences\texplained\n", res.ScrapeSeconds, res.GitSeconds)
+	if res.DiffsChecked {
+		fmt.Fprintf(tw, "stored diffs equal to git log -p\t%d\n", res.Diffs)
+	}
+	fmt.Fprintf(tw, "locus scrape\t%.2f s\ngit log\t%.2f s\n\nclass\tdifferences\texplained\n", res.ScrapeSeconds, res.GitSeconds)
 	for _, c := range res.classes() {
 		fmt.Fprintf(tw, "%s\t%d\t%v\n", c, res.ByClass[c], c.Explained())
 	}

@@ -225,13 +225,16 @@ func buildEdgeCases(t *testing.T) *gitfixture.Repo {
 func TestCheckEdgeCasesMatchGit(t *testing.T) {
 	r := buildEdgeCases(t)
 	res, err := Check(context.Background(), Config{GitDir: filepath.Join(r.Dir, ".git"),
-		Diff: gitrepo.DiffOptions{MaxDiffBytes: 64 << 10}})
+		Diff: gitrepo.DiffOptions{MaxDiffBytes: 64 << 10}, Diffs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Log(res.String())
 	if err := res.Err(); err != nil {
 		t.Fatal(err)
+	}
+	if !res.DiffsChecked || res.Diffs < 40 {
+		t.Errorf("%d stored diffs found equal to git log -p's; the fixture has over 40", res.Diffs)
 	}
 	if res.ByClass[ClassEmptyRow] != 1 {
 		t.Errorf("empty commit rows: %d, want 1", res.ByClass[ClassEmptyRow])
@@ -290,7 +293,7 @@ func TestCheckFindsDifferences(t *testing.T) {
 			right[c.ID] = append(right[c.ID], row)
 		}
 	}
-	rep, err := Compare(context.Background(), gitDir, r.Head(), right, GitLogOptions{})
+	rep, err := Compare(context.Background(), gitDir, r.Head(), right, GitLogOptions{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,29 +309,35 @@ func TestCheckFindsDifferences(t *testing.T) {
 		return m
 	}
 	cases := []struct {
-		name string
-		rows map[string][]Row
-		want Class
+		name  string
+		rows  map[string][]Row
+		want  Class
+		diffs bool
 	}{
+		{"no diffs stored", breakRows(func(rows []Row) []Row { return rows }), ClassDiffMissing, true},
+		{"a diff not git's", breakRows(func(rows []Row) []Row {
+			rows[3].HasDiff, rows[3].DiffHash = true, 42
+			return rows
+		}), ClassDiffText, true},
 		{"rename read as add and delete", breakRows(func(rows []Row) []Row {
 			rows[0].Status, rows[0].PrevPath = "added", ""
 			return rows
-		}), ClassStatus},
-		{"a file left out", breakRows(func(rows []Row) []Row { return rows[1:] }), ClassMissingFile},
+		}), ClassStatus, false},
+		{"a file left out", breakRows(func(rows []Row) []Row { return rows[1:] }), ClassMissingFile, false},
 		{"a file too many", breakRows(func(rows []Row) []Row {
 			return append(rows, Row{CommitID: renameCommit, Status: "deleted", Path: "pkg/charade/mod00.py"})
-		}), ClassExtraFile},
-		{"counts", breakRows(func(rows []Row) []Row { rows[3].Additions++; return rows }), ClassCounts},
-		{"binary", breakRows(func(rows []Row) []Row { rows[0].Binary = true; return rows }), ClassBinary},
-		{"blob", breakRows(func(rows []Row) []Row { rows[0].NewBlob = "0123"; return rows }), ClassObjects},
-		{"commit missing", breakRows(func([]Row) []Row { return nil }), ClassMissingCommit},
+		}), ClassExtraFile, false},
+		{"counts", breakRows(func(rows []Row) []Row { rows[3].Additions++; return rows }), ClassCounts, false},
+		{"binary", breakRows(func(rows []Row) []Row { rows[0].Binary = true; return rows }), ClassBinary, false},
+		{"blob", breakRows(func(rows []Row) []Row { rows[0].NewBlob = "0123"; return rows }), ClassObjects, false},
+		{"commit missing", breakRows(func([]Row) []Row { return nil }), ClassMissingCommit, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.want == ClassMissingCommit {
 				delete(c.rows, renameCommit)
 			}
-			rep, err := Compare(context.Background(), gitDir, r.Head(), c.rows, GitLogOptions{})
+			rep, err := Compare(context.Background(), gitDir, r.Head(), c.rows, GitLogOptions{}, c.diffs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -353,7 +362,7 @@ func TestCheckOwnHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Check(context.Background(), Config{GitDir: gitDir})
+	res, err := Check(context.Background(), Config{GitDir: gitDir, Diffs: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,9 @@ type Row struct {
 	Additions        int
 	Deletions        int
 	Binary           bool
+	HasDiff          bool   // the row stores hunks
+	DiffHash         uint64 // HunksHash of them
+	DiffTruncated    bool   // they were cut (or not stored for a big file)
 }
 
 // RowOf takes what Compare needs from a stored row.
@@ -31,6 +34,10 @@ func RowOf(r *schema.CommitFile) Row {
 	}
 	if r.PrevPathRaw != nil {
 		row.PrevPath = string(r.PrevPathRaw)
+	}
+	row.DiffTruncated = r.DiffTruncated
+	if len(r.Diff) > 0 {
+		row.HasDiff, row.DiffHash = true, HunksHash(r.Diff)
 	}
 	return row
 }
@@ -46,6 +53,11 @@ const (
 	// first parent), so the commit and its message are in the table; git
 	// log prints no file for it.
 	ClassEmptyRow Class = "empty commit row"
+	// ClassTypeChangeDiff: for a change of file type (a symbolic link
+	// turned into a file) git log -p prints two patches, a deletion and an
+	// addition; locus stores one diff from the old content to the new.
+	// The counts are the same.
+	ClassTypeChangeDiff Class = "type change stored as one diff"
 
 	// Unexplained classes.
 	ClassMissingCommit Class = "commit missing from locus"
@@ -56,12 +68,16 @@ const (
 	ClassCounts        Class = "additions/deletions differ"
 	ClassBinary        Class = "binary flag differs"
 	ClassObjects       Class = "modes or blob ids differ"
+	ClassDiffText      Class = "stored diff differs from git log -p"
+	ClassDiffMissing   Class = "diff in git log -p, none stored"
 )
 
 // Classes describes each explained class, for reports and documentation.
 var Classes = map[Class]string{
 	ClassEmptyRow: "locus writes one row of status \"empty\" for a commit that changes no file " +
 		"(an empty commit, a merge equal to its first parent), so the commit is in the table; git log lists no file",
+	ClassTypeChangeDiff: "for a change of file type (a symbolic link turned into a file) git log -p prints two patches, " +
+		"a deletion and an addition; locus stores one diff from the old content to the new (the counts are the same)",
 }
 
 // Explained reports whether c is a documented, expected class.
@@ -86,7 +102,11 @@ type Report struct {
 	Rows     int // locus rows compared
 	// Renames counts git's renames (all of them matched when Unexplained is 0).
 	Renames int
-	ByClass map[Class]int
+	// DiffsChecked says whether stored diffs were compared with git log -p;
+	// Diffs counts those found equal.
+	DiffsChecked bool
+	Diffs        int
+	ByClass      map[Class]int
 	// Examples holds the first few differences of each class.
 	Examples map[Class][]Difference
 }
@@ -153,9 +173,22 @@ func (r *Report) add(d Difference) {
 }
 
 // Compare runs git log on gitDir from head and compares each commit with
-// rows (locus's rows, grouped by commit id).
-func Compare(ctx context.Context, gitDir, head string, rows map[string][]Row, opts GitLogOptions) (*Report, error) {
+// rows (locus's rows, grouped by commit id); with diffs, also each stored
+// diff with git log -p's hunks.
+func Compare(ctx context.Context, gitDir, head string, rows map[string][]Row, opts GitLogOptions, diffs bool) (*Report, error) {
 	rep := &Report{ByClass: map[Class]int{}, Examples: map[Class][]Difference{}}
+	var patches map[string][]uint64
+	if diffs {
+		patches = map[string][]uint64{}
+		err := GitPatches(ctx, gitDir, head, opts, func(commit string, hunks []uint64) error {
+			patches[commit] = hunks
+			return ctx.Err()
+		})
+		if err != nil {
+			return nil, err
+		}
+		rep.DiffsChecked = true
+	}
 	seen := make(map[string]bool, len(rows))
 	for _, rs := range rows {
 		rep.Rows += len(rs)
@@ -170,6 +203,9 @@ func Compare(ctx context.Context, gitDir, head string, rows map[string][]Row, op
 			return nil
 		}
 		compareCommit(rep, gc, rs)
+		if patches != nil {
+			compareDiffs(rep, gc.ID, patches[gc.ID], rs)
+		}
 		return ctx.Err()
 	})
 	if err != nil {
@@ -265,4 +301,40 @@ func describeRow(r *Row) string {
 		return fmt.Sprintf("renamed %s -> %s", r.PrevPath, r.Path)
 	}
 	return r.Status + " " + r.Path
+}
+
+// compareDiffs matches the commit's stored diffs with git's hunks, as
+// multisets of hashes: every diff stored whole must be one of git's, and
+// git's left over must be files whose diff was cut or not stored.
+func compareDiffs(rep *Report, commit string, hunks []uint64, rs []Row) {
+	left := make(map[uint64]int, len(hunks))
+	for _, h := range hunks {
+		left[h]++
+	}
+	cut, differ := 0, 0
+	for i := range rs {
+		r := &rs[i]
+		switch {
+		case r.DiffTruncated:
+			cut++
+		case r.HasDiff && r.Status == schema.StatusModified && gitStatus(r) == 'T':
+			cut += 2 // git's deletion and addition
+			rep.add(Difference{Class: ClassTypeChangeDiff, Commit: commit, Path: r.Path})
+		case !r.HasDiff:
+		case left[r.DiffHash] > 0:
+			left[r.DiffHash]--
+			rep.Diffs++
+		default:
+			differ++
+			rep.add(Difference{Class: ClassDiffText, Commit: commit, Path: r.Path, Detail: "no file of git log -p has these hunks"})
+		}
+	}
+	n := 0
+	for _, k := range left {
+		n += k
+	}
+	if extra := n - cut - differ; extra > 0 {
+		rep.add(Difference{Class: ClassDiffMissing, Commit: commit,
+			Detail: fmt.Sprintf("%d files with hunks in git log -p have no stored diff", extra)})
+	}
 }

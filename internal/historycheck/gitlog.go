@@ -10,6 +10,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"io"
 	"os"
 	"os/exec"
@@ -220,4 +222,119 @@ func parseRaw(f string) (GitFile, error) {
 		gf.Score = s
 	}
 	return gf, nil
+}
+
+// GitPatches runs `git log -p` with the same options as GitLog and calls fn
+// for each commit with a hash (HunksHash) of each file's hunks, in git's
+// order. The section heading git appends to a hunk's "@@" line is left out,
+// as locus does not store it; files without hunks (binary, mode changes,
+// pure renames) give nothing.
+func GitPatches(ctx context.Context, gitDir, head string, opts GitLogOptions, fn func(commit string, hunks []uint64) error) error {
+	if opts.RenameLimit <= 0 {
+		opts.RenameLimit = 1000
+	}
+	if opts.Git == "" {
+		opts.Git = "git"
+	}
+	cmd := exec.CommandContext(ctx, opts.Git, "--git-dir", gitDir,
+		"-c", "core.quotepath=false", "-c", "diff.renames=true",
+		"-c", "diff.renameLimit="+strconv.Itoa(opts.RenameLimit),
+		"-c", "diff.algorithm=myers", "-c", "diff.indentHeuristic=true",
+		"log", "-p", "-M", "--diff-merges=first-parent", "-U3",
+		"--no-ext-diff", "--no-textconv", "--no-color", "--format=%x00C %H", head)
+	if opts.Base != "" {
+		cmd.Args = append(cmd.Args, "^"+opts.Base)
+	}
+	cmd.Args = append(cmd.Args, "--")
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "LC_ALL=C")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("git log -p in %s: %w", gitDir, err)
+	}
+	perr := parsePatches(bufio.NewReaderSize(out, 1<<20), fn)
+	if perr != nil {
+		io.Copy(io.Discard, out)
+	}
+	werr := cmd.Wait()
+	if perr != nil {
+		return fmt.Errorf("git log -p in %s: %w", gitDir, perr)
+	}
+	if werr != nil {
+		return fmt.Errorf("git log -p in %s: %w: %s", gitDir, werr, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// HunksHash is the hash GitPatches gives a file's hunks, for comparing a
+// stored diff with git's.
+func HunksHash(hunks []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(hunks)
+	return h.Sum64()
+}
+
+func parsePatches(r *bufio.Reader, fn func(string, []uint64) error) error {
+	var commit string
+	var hunks []uint64
+	var cur hash.Hash64 // the current file's hunks, nil outside them
+	endFile := func() {
+		if cur != nil {
+			hunks = append(hunks, cur.Sum64())
+			cur = nil
+		}
+	}
+	flush := func() error {
+		endFile()
+		if commit == "" {
+			return nil
+		}
+		err := fn(commit, hunks)
+		commit, hunks = "", nil
+		return err
+	}
+	inFile := false
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			switch {
+			case line[0] == 0 && bytes.HasPrefix(line, []byte("\x00C ")):
+				if ferr := flush(); ferr != nil {
+					return ferr
+				}
+				commit, inFile = string(bytes.TrimSpace(line[3:])), false
+			case bytes.HasPrefix(line, []byte("diff --git ")) || bytes.HasPrefix(line, []byte("diff --cc ")):
+				endFile()
+				inFile = true
+			case !inFile:
+				// the blank line after the commit line
+			case bytes.HasPrefix(line, []byte("@@ ")):
+				if cur == nil {
+					cur = fnv.New64a()
+				}
+				// "@@ -a,b +c,d @@ heading" -> "@@ -a,b +c,d @@"
+				if i := bytes.Index(line[3:], []byte(" @@")); i >= 0 {
+					cur.Write(line[:3+i+3])
+					cur.Write([]byte("\n"))
+				} else {
+					cur.Write(line)
+				}
+			case cur != nil && (line[0] == ' ' || line[0] == '+' || line[0] == '-' || line[0] == '\\'):
+				cur.Write(line)
+			case cur != nil && len(bytes.TrimSpace(line)) == 0:
+				endFile() // the blank line between commits
+				inFile = false
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return flush()
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
