@@ -22,8 +22,9 @@ type DiffOptions struct {
 	MaxBlobBytes int
 	// Context is the number of context lines in hunks; default 3.
 	Context int
-	// RenameLimit: inexact rename detection runs only when at most this many
-	// files were deleted and added in a commit; default 1000 (git's diff.renameLimit).
+	// RenameLimit: inexact rename detection runs only when the files deleted
+	// times the files added (after exact and same-name renames) is at most
+	// RenameLimit²; default 1000 (git's diff.renameLimit).
 	RenameLimit int
 	// Workers diffing commits in parallel; default GOMAXPROCS.
 	Workers int
