@@ -418,3 +418,51 @@ func TestCheckBigTextFile(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckRenameLimit: with diff.renameLimit 2, two files renamed with
+// edits (2×2 pairs) are renames, three (3×3 > 2²) are not, and one among
+// four added (1×4) is, in git and in locus alike.
+func TestCheckRenameLimit(t *testing.T) {
+	r := gitfixture.New(t)
+	write := func(prefix string, n int, edit string) {
+		files := map[string]string{}
+		for i := 0; i < n; i++ {
+			files[fmt.Sprintf("%s%d.txt", prefix, i)] = pyFile(fmt.Sprintf("f%d", i), 20, "\n") + edit
+		}
+		r.Write(files)
+	}
+	remove := func(prefix string, n int) {
+		for i := 0; i < n; i++ {
+			if err := os.Remove(filepath.Join(r.Dir, fmt.Sprintf("%s%d.txt", prefix, i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write("two/a", 2, "")
+	write("three/a", 3, "")
+	r.Commit("add")
+	remove("two/a", 2)
+	write("two/b", 2, "edited\n")
+	r.Commit("two renamed: within the limit")
+	remove("three/a", 3)
+	write("three/b", 3, "edited\n")
+	r.Commit("three renamed: over the limit")
+	// One deleted and four added: 1×4 is within 2², though one side is
+	// over 2.
+	write("one/a", 1, "")
+	r.Commit("add one")
+	remove("one/a", 1)
+	write("one/b", 4, "edited\n")
+	r.Commit("one renamed among four added")
+	res, err := Check(context.Background(), Config{GitDir: filepath.Join(r.Dir, ".git"),
+		Diff: gitrepo.DiffOptions{RenameLimit: 2}, Diffs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if res.Renames != 3 {
+		t.Errorf("%d renames, want the 3 within the limit", res.Renames)
+	}
+}
