@@ -53,16 +53,27 @@ type GitLogOptions struct {
 // system's git configuration are not read, so nothing there (diff.renames=copies,
 // a different rename limit, an external diff) changes what git reports.
 func GitLog(ctx context.Context, gitDir, head string, opts GitLogOptions, fn func(*GitCommit) error) error {
+	return runLog(ctx, gitDir, head, opts, []string{"-z", "--raw", "--numstat", "--no-abbrev"},
+		func(r *bufio.Reader) error { return parseGitLog(r, fn) })
+}
+
+// runLog runs `git log ARGS -M --diff-merges=first-parent` from head (and not
+// from opts.Base) with the user's and system's configuration left out and
+// the options that decide what git reports set, and parses its output.
+func runLog(ctx context.Context, gitDir, head string, opts GitLogOptions, args []string, parse func(*bufio.Reader) error) error {
 	if opts.RenameLimit <= 0 {
 		opts.RenameLimit = 1000
 	}
 	if opts.Git == "" {
 		opts.Git = "git"
 	}
+	what := "git log " + strings.Join(args, " ")
 	cmd := exec.CommandContext(ctx, opts.Git, "--git-dir", gitDir,
 		"-c", "core.quotepath=false", "-c", "diff.renames=true",
 		"-c", "diff.renameLimit="+strconv.Itoa(opts.RenameLimit),
-		"log", "-z", "--raw", "--numstat", "--no-abbrev", "-M", "--diff-merges=first-parent",
+		"-c", "diff.algorithm=myers", "-c", "diff.indentHeuristic=true", "log")
+	cmd.Args = append(cmd.Args, args...)
+	cmd.Args = append(cmd.Args, "-M", "--diff-merges=first-parent",
 		"--no-ext-diff", "--no-textconv", "--no-color", "--format=%x00C %H", head)
 	if opts.Base != "" {
 		cmd.Args = append(cmd.Args, "^"+opts.Base)
@@ -76,18 +87,18 @@ func GitLog(ctx context.Context, gitDir, head string, opts GitLogOptions, fn fun
 		return err
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("git log in %s: %w", gitDir, err)
+		return fmt.Errorf("%s in %s: %w", what, gitDir, err)
 	}
-	perr := parseGitLog(bufio.NewReaderSize(out, 1<<20), fn)
+	perr := parse(bufio.NewReaderSize(out, 1<<20))
 	if perr != nil {
 		io.Copy(io.Discard, out)
 	}
 	werr := cmd.Wait()
 	if perr != nil {
-		return fmt.Errorf("git log in %s: %w", gitDir, perr)
+		return fmt.Errorf("%s in %s: %w", what, gitDir, perr)
 	}
 	if werr != nil {
-		return fmt.Errorf("git log in %s: %w: %s", gitDir, werr, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("%s in %s: %w: %s", what, gitDir, werr, strings.TrimSpace(stderr.String()))
 	}
 	return nil
 }
@@ -230,44 +241,8 @@ func parseRaw(f string) (GitFile, error) {
 // as locus does not store it; files without hunks (binary, mode changes,
 // pure renames) give nothing.
 func GitPatches(ctx context.Context, gitDir, head string, opts GitLogOptions, fn func(commit string, hunks []uint64) error) error {
-	if opts.RenameLimit <= 0 {
-		opts.RenameLimit = 1000
-	}
-	if opts.Git == "" {
-		opts.Git = "git"
-	}
-	cmd := exec.CommandContext(ctx, opts.Git, "--git-dir", gitDir,
-		"-c", "core.quotepath=false", "-c", "diff.renames=true",
-		"-c", "diff.renameLimit="+strconv.Itoa(opts.RenameLimit),
-		"-c", "diff.algorithm=myers", "-c", "diff.indentHeuristic=true",
-		"log", "-p", "-M", "--diff-merges=first-parent", "-U3",
-		"--no-ext-diff", "--no-textconv", "--no-color", "--format=%x00C %H", head)
-	if opts.Base != "" {
-		cmd.Args = append(cmd.Args, "^"+opts.Base)
-	}
-	cmd.Args = append(cmd.Args, "--")
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull, "LC_ALL=C")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("git log -p in %s: %w", gitDir, err)
-	}
-	perr := parsePatches(bufio.NewReaderSize(out, 1<<20), fn)
-	if perr != nil {
-		io.Copy(io.Discard, out)
-	}
-	werr := cmd.Wait()
-	if perr != nil {
-		return fmt.Errorf("git log -p in %s: %w", gitDir, perr)
-	}
-	if werr != nil {
-		return fmt.Errorf("git log -p in %s: %w: %s", gitDir, werr, strings.TrimSpace(stderr.String()))
-	}
-	return nil
+	return runLog(ctx, gitDir, head, opts, []string{"-p", "-U3"},
+		func(r *bufio.Reader) error { return parsePatches(r, fn) })
 }
 
 // HunksHash is the hash GitPatches gives a file's hunks, for comparing a
