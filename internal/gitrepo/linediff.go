@@ -63,12 +63,17 @@ type lineDiff struct {
 func (d *differ) diff(old, new []byte, context, maxBytes int, out []byte) lineDiff {
 	var res lineDiff
 	res.Additions, res.Deletions = d.count(old, new)
+	// Slide each group of changes as git does before it prints hunks (the
+	// counts stay the same, so count alone does not).
+	compact(d.linesA, d.changedA, d.changedB)
+	compact(d.linesB, d.changedB, d.changedA)
 	res.Unified, res.Truncated = d.unified(context, maxBytes, out[:0])
 	return res
 }
 
 // count returns the lines added and deleted from old to new (as git's
-// numstat counts them) and leaves the marks for unified and lineChanges.
+// numstat counts them) and leaves the marks, before git's sliding (diff
+// slides them for unified and lineChanges).
 func (d *differ) count(old, new []byte) (additions, deletions int) {
 	d.linesA = splitLines(old, d.linesA)
 	d.linesB = splitLines(new, d.linesB)
@@ -110,9 +115,6 @@ func (d *differ) count(old, new []byte) (additions, deletions int) {
 		shared = d.shared
 	}
 	d.mark(lo, len(A), len(B), shared)
-	// Slide each group of changes as git does before it prints hunks.
-	compact(A, d.changedA, d.changedB)
-	compact(B, d.changedB, d.changedA)
 	for _, c := range d.changedA {
 		if c {
 			deletions++
