@@ -137,7 +137,7 @@ func Ctags(ctx context.Context, gitDir string, head gitrepo.Hash) (*CtagsResult,
 	src := map[string][]byte{}
 	for _, f := range files {
 		lang := fileLanguage(f.Path, hdr)
-		if lang == "" || !f.Regular || skipped[f.Path] || excludedPath(f.Path) {
+		if lang == "" || !f.Regular || skipped[f.Path] || codegraph.Excluded(f.Path, codegraph.DefaultExclude) {
 			continue
 		}
 		data, err := f.Read()
@@ -299,18 +299,6 @@ func fileLanguage(p, headers string) string {
 		return ""
 	}
 	return name
-}
-
-func excludedPath(p string) bool {
-	segs := strings.Split(p, "/")
-	for _, s := range segs[:len(segs)-1] {
-		for _, e := range codegraph.DefaultExclude {
-			if s == e {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // ctagsName is a definition's simple name as both sides spell it: the last

@@ -26,16 +26,20 @@ type File struct {
 	Read func() ([]byte, error)
 }
 
-// DefaultExclude lists directory names skipped wherever they occur:
-// dependencies and build outputs.
+// DefaultExclude lists the directories whose files are neither parsed into
+// graphs nor mapped to changed functions: dependencies and build outputs.
+// A bare name is skipped wherever it occurs; one with a leading "/" only at
+// the repository's root. "/deps" is where C projects bundle the libraries
+// they build with (redis's jemalloc, Lua and hiredis, Node's V8), which
+// GitHub's linguist counts as vendored for the same reason (its "^deps/").
 var DefaultExclude = []string{".git", "node_modules", "vendor", "third_party", "bower_components",
-	"build", "dist", "out", "target", "__pycache__", ".venv", "venv", ".tox", "site-packages"}
+	"build", "dist", "out", "target", "__pycache__", ".venv", "venv", ".tox", "site-packages", "/deps"}
 
 // Options tune Build.
 type Options struct {
 	// MaxFileBytes: larger files are skipped ("too large"); default 1 MiB.
 	MaxFileBytes int
-	// Exclude: directory names skipped anywhere in the tree; default DefaultExclude.
+	// Exclude: directories skipped (DefaultExclude's form); default DefaultExclude.
 	Exclude []string
 	// PrimaryLanguageOnly keeps only the language with the most parsed bytes,
 	// as the SpIDER paper does; default every supported language.
@@ -186,7 +190,11 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				key := extractKey(j.p.path, j.p.lang.Name(), j.p.src)
+				// The key hashes the whole file: only made where it is used.
+				var key string
+				if opts.Reuse != nil || kept != nil {
+					key = extractKey(j.p.path, j.p.lang.Name(), j.p.src)
+				}
 				var err error
 				res := opts.Reuse.reused(key)
 				reused := res != nil
@@ -314,6 +322,22 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 	return g, nil
 }
 
+// Excluded reports whether path (repository-relative, slash-separated)
+// lies in a directory that exclude names, in DefaultExclude's form.
+func Excluded(path string, exclude []string) bool {
+	return inExcluded(path, excludeSet(exclude))
+}
+
+func inExcluded(path string, excluded map[string]bool) bool {
+	segs := strings.Split(path, "/")
+	for i, s := range segs[:len(segs)-1] {
+		if excluded[s] || i == 0 && excluded["/"+s] {
+			return true
+		}
+	}
+	return false
+}
+
 // excludeSet is a set of the directory names in list (Options.Exclude).
 func excludeSet(list []string) map[string]bool {
 	set := make(map[string]bool, len(list))
@@ -327,11 +351,8 @@ func excludeSet(list []string) map[string]bool {
 // source in a programming language (not reported) or are in one without a
 // graph (read for their bytes only), a reason otherwise.
 func skipPath(f File, excluded map[string]bool, lang string, supported bool) string {
-	segs := strings.Split(f.Path, "/")
-	for _, s := range segs[:len(segs)-1] {
-		if excluded[s] {
-			return "-"
-		}
+	if inExcluded(f.Path, excluded) {
+		return "-"
 	}
 	if lang == "" {
 		return "-"

@@ -28,6 +28,10 @@ type FunctionMapper struct {
 	// next commit's old version is often this commit's new one, and the
 	// two commits are diffed side by side).
 	pending map[spanKey]chan struct{}
+	// Exclude names the directories whose files map to no functions, as
+	// the graph leaves them out (Options.Exclude); default DefaultExclude.
+	Exclude  []string
+	excluded map[string]bool
 	// Headers is the language .h files are parsed as, "c" or "cpp", as the
 	// repository's graph does (HeaderLanguageAt); default "c".
 	Headers string
@@ -96,6 +100,19 @@ func NewFunctionMapper(size int) *FunctionMapper {
 
 func (m *FunctionMapper) language(path string) Language {
 	if path == "" {
+		return nil
+	}
+	m.mu.Lock()
+	if m.excluded == nil {
+		ex := m.Exclude
+		if ex == nil {
+			ex = DefaultExclude
+		}
+		m.excluded = excludeSet(ex)
+	}
+	excluded := m.excluded
+	m.mu.Unlock()
+	if inExcluded(path, excluded) {
 		return nil
 	}
 	if m.Headers != "" && IsHeader(path) {

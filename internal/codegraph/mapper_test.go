@@ -279,6 +279,33 @@ func TestMapperFindsEachVersionOnce(t *testing.T) {
 	}
 }
 
+// TestMapperSkipsExcluded: files the graph leaves out (vendored
+// dependencies) map to no functions, so history never names a function no
+// graph holds, and they cost no parse.
+func TestMapperSkipsExcluded(t *testing.T) {
+	oldSrc, newSrc := []byte("int f(void) {\n  return 1;\n}\n"), []byte("int f(void) {\n  return 2;\n}\n")
+	for _, c := range []struct {
+		path string
+		want []string
+	}{
+		{"src/a.c", []string{"src/a.c:f"}},
+		{"deps/lua/a.c", nil},
+		{"vendor/a.c", nil},
+	} {
+		m := NewFunctionMapper(0)
+		var oldBlob, newBlob gitrepo.Hash
+		oldBlob[0], newBlob[0] = 1, 2
+		got := m.Map(&gitrepo.LineChanges{OldPath: c.path, NewPath: c.path, OldBlob: oldBlob, NewBlob: newBlob,
+			Old: oldSrc, New: newSrc, Deleted: []int{2}, Added: []int{2}})
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: charged %v, want %v", c.path, got, c.want)
+		}
+		if s := m.Stats(); c.want == nil && s.Parsed+s.Skeleton+s.Bodies+s.Members != 0 {
+			t.Errorf("%s: parsed %+v, want nothing", c.path, s)
+		}
+	}
+}
+
 // TestDeriveRunsWithMethods: in Java, a change to whole leaf methods (a
 // signature, a method added or removed) is read from the changed methods
 // alone, named as in their class, unless a name depends on methods outside
