@@ -125,6 +125,7 @@ func runBenchGraph(ctx context.Context, args []string) error {
 	repo := fs.String("repo", "", "git directory or working copy (read in place)")
 	ref := fs.String("ref", "", "commit to build; default HEAD")
 	child := fs.String("child", "", "internal: run one measured pass described by this JSON and print JSON")
+	nruns := fs.Int("runs", 3, "runs of each pass, alternating; medians are reported")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -132,11 +133,14 @@ func runBenchGraph(ctx context.Context, args []string) error {
 	if *child != "" {
 		return benchmark.GraphChild(ctx, *child, stdout)
 	}
+	if *nruns < 1 {
+		return usageError(fs, fmt.Errorf("--runs %d: want at least 1", *nruns))
+	}
 	gitDir, head, err := benchTarget("bench graph", *repo, *ref)
 	if err != nil {
 		return err
 	}
-	runs, err := benchmark.Graph(ctx, gitDir, head, selfChild("bench", "graph"))
+	runs, err := benchmark.Graph(ctx, gitDir, head, selfChild("bench", "graph"), *nruns)
 	if err != nil {
 		return err
 	}

@@ -129,15 +129,24 @@ func TestScrapeRejects(t *testing.T) {
 
 func TestGraph(t *testing.T) {
 	gitDir, head := fixture(t)
-	runs, err := Graph(context.Background(), gitDir, head, testChild("graph"))
+	runs, err := Graph(context.Background(), gitDir, head, testChild("graph"), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(runs) != 2 || runs[0].Tool != "tree-sitter parse only" || runs[1].Tool != "locus graph build" {
 		t.Fatalf("runs %+v", runs)
 	}
-	if runs[0].Files != 2 || runs[1].Files != 2 || runs[0].Ratio != 1 {
+	if runs[0].Files != 2 || runs[1].Files != 2 || runs[0].Ratio != 1 || runs[0].CPURatio != 1 {
 		t.Errorf("files or ratio: %+v", runs)
+	}
+	for _, r := range runs {
+		if r.Runs != 3 || r.CPUSeconds <= 0 || r.SecondsMin > r.Seconds || r.Seconds > r.SecondsMax || r.RatioRange[0] > r.RatioRange[1] {
+			t.Errorf("%s: runs, CPU time or ranges: %+v", r.Tool, r)
+		}
+	}
+	var table bytes.Buffer
+	if err := WriteGraphTable(&table, gitDir, head, runs); err != nil || !strings.Contains(table.String(), "medians of 3 runs") {
+		t.Errorf("table (%v):\n%s", err, table.String())
 	}
 	// Nodes: 2 files, 1 directory, 3 functions, and the root directory.
 	if runs[1].Nodes < 6 || runs[1].Edges["contains"] < 5 {

@@ -34,8 +34,9 @@ func BenchmarkBuildVsParse(b *testing.B) {
 	var files []File
 	for _, f := range GitFiles(snap) {
 		data, err := f.Read()
-		if err != nil {
-			b.Fatal(err)
+		if err != nil { // a fetched mirror may lack its largest blobs
+			b.Logf("left out %s: %v", f.Path, err)
+			continue
 		}
 		data = bytes.Clone(data) // Read may reuse its buffer
 		files = append(files, File{Path: f.Path, Regular: f.Regular, Read: func() ([]byte, error) { return data, nil }})
