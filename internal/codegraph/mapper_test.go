@@ -223,6 +223,35 @@ func TestDeriveBodiesOnly(t *testing.T) {
 	}
 }
 
+// TestDeriveConditionalWithErrors: in a C file with a syntax error away
+// from the change, a conditional added inside a body is read from that body
+// alone when its branches pair, and the file is parsed whole when they do
+// not (the extractor then reads the file in other ways too).
+func TestDeriveConditionalWithErrors(t *testing.T) {
+	head := "int f(int x) {\n  return x;\n}\n\nint g1(void) {\n  return 1;\n}\n\nint g2(void) {\n  return 2;\n}\n\n"
+	tail := "int h(void) {\n  return FOO(;\n}\n"
+	p := []byte(head + tail)
+	if v := parseSpans(context.Background(), LanguageFor("a.c"), "a.c", p); v.clean || !v.derivable() {
+		t.Fatalf("P should have an error and be derivable: clean %v, derivable %v", v.clean, v.derivable())
+	}
+	for _, tc := range []struct {
+		name, body string
+		how        derivation
+	}{
+		{"paired branches", "#ifdef X\n  x++;\n#endif\n  return x;\n", derivedBodies},
+		{"unpaired branches", "#ifdef X\n  if (x) {\n#else\n  if (!x) {\n#endif\n  x++;\n  }\n  return x;\n", derivedParsed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tt := []byte("int f(int x) {\n" + tc.body + "}\n" + head[len("int f(int x) {\n  return x;\n}\n"):] + tail)
+			added := make([]int, strings.Count(tc.body, "\n"))
+			for i := range added {
+				added[i] = 2 + i
+			}
+			checkDerive(t, "a.c", p, tt, []int{2}, added, tc.how)
+		})
+	}
+}
+
 // TestDeriveSkeletonLeavesOutMembers: a skeleton leaves out unchanged
 // members that define nothing, but not one that a changed line just before
 // it could complete (an annotation added above a field), and the derived

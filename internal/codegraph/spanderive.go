@@ -106,7 +106,13 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pT
 	sort.Slice(leaves, func(a, b int) bool { return p.fns[leaves[a]].open.row < p.fns[leaves[b]].open.row })
 	hunks := hunksOf(np, nt, pChanged, tChanged)
 	conditional := !p.clean && conditionalChanged(lang, hunks, pText, t)
-	if p.clean || !conditional && awayFromErrors(p, hunks) {
+	// A changed conditional can change how the extractor reads a file
+	// with errors: where a branch's braces do not pair, it reads the file
+	// other ways too. P was read once (derivable), so only T's branches
+	// are in doubt; with them paired, T is read once as well, and a
+	// change in a body or a run of members is as local as any other.
+	local := conditional && !cUnbalancedBranches(cBlankMacroLines(t, lang.Name() == "cpp"))
+	if p.clean || (!conditional || local) && awayFromErrors(p, hunks) {
 		if v, how := deriveLocal(ctx, lang, path, wrap, p, leaves, lm, hunks, t, tl, np, nt); v != nil {
 			if !p.clean {
 				v.clean = false
