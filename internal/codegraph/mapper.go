@@ -30,8 +30,9 @@ type FunctionMapper struct {
 	pending map[spanKey]chan struct{}
 	// Exclude names the directories whose files map to no functions, as
 	// the graph leaves them out (Options.Exclude); default DefaultExclude.
+	// Set it before the first Map.
 	Exclude  []string
-	excluded map[string]bool
+	excluded func() map[string]bool // the set of Exclude, made once
 	// Headers is the language .h files are parsed as, "c" or "cpp", as the
 	// repository's graph does (HeaderLanguageAt); default "c".
 	Headers string
@@ -95,24 +96,21 @@ func NewFunctionMapper(size int) *FunctionMapper {
 	if size <= 0 {
 		size = 20000
 	}
-	return &FunctionMapper{cache: map[spanKey]*versionSpans{}, pending: map[spanKey]chan struct{}{}, max: size}
+	m := &FunctionMapper{cache: map[spanKey]*versionSpans{}, pending: map[spanKey]chan struct{}{}, max: size}
+	m.excluded = sync.OnceValue(func() map[string]bool {
+		if m.Exclude == nil {
+			return excludeSet(DefaultExclude)
+		}
+		return excludeSet(m.Exclude)
+	})
+	return m
 }
 
 func (m *FunctionMapper) language(path string) Language {
 	if path == "" {
 		return nil
 	}
-	m.mu.Lock()
-	if m.excluded == nil {
-		ex := m.Exclude
-		if ex == nil {
-			ex = DefaultExclude
-		}
-		m.excluded = excludeSet(ex)
-	}
-	excluded := m.excluded
-	m.mu.Unlock()
-	if inExcluded(path, excluded) {
+	if inExcluded(path, m.excluded()) {
 		return nil
 	}
 	if m.Headers != "" && IsHeader(path) {
