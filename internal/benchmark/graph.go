@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
+	"slices"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/eval/metrics"
 	"github.com/locus-dev/locus/internal/gitrepo"
 )
 
@@ -97,18 +98,14 @@ func Graph(ctx context.Context, gitDir string, head gitrepo.Hash, child ChildFun
 	return out, nil
 }
 
-// median is the median of f over rs (the mean of the middle two for an
-// even count).
+// median is the median of f over rs.
 func median(rs []GraphRun, f func(GraphRun) float64) float64 {
 	v := make([]float64, len(rs))
 	for i, r := range rs {
 		v[i] = f(r)
 	}
-	sort.Float64s(v)
-	if n := len(v); n%2 == 0 {
-		return (v[n/2-1] + v[n/2]) / 2
-	}
-	return v[len(v)/2]
+	slices.Sort(v)
+	return metrics.Quantile(v, 0.5)
 }
 
 // GraphChild runs the pass spec describes (as Graph's ChildFunc passes it)

@@ -168,12 +168,12 @@ func mean(v []float64) float64 {
 func interval(xs []float64, level float64) (lo, hi float64) {
 	slices.Sort(xs)
 	a := (1 - level) / 2
-	return quantile(xs, a), quantile(xs, 1-a)
+	return Quantile(xs, a), Quantile(xs, 1-a)
 }
 
-// quantile of sorted xs at q in [0,1], R type 7: h = (n-1)q, interpolate
-// between xs[floor h] and xs[floor h + 1].
-func quantile(xs []float64, q float64) float64 {
+// Quantile of sorted xs at q in [0,1], R type 7 (at 0.5, the median):
+// h = (n-1)q, interpolate between xs[floor h] and xs[floor h + 1].
+func Quantile(xs []float64, q float64) float64 {
 	h := float64(len(xs)-1) * q
 	i := int(math.Floor(h))
 	if i+1 >= len(xs) {

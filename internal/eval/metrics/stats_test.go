@@ -109,8 +109,8 @@ func TestQuantile(t *testing.T) {
 	xs := []float64{1, 2, 3, 4, 5}
 	// type 7: h = 4q; q=0.25 → xs[1] = 2; q=0.1 → h=0.4 → 1 + 0.4·1 = 1.4
 	for q, want := range map[float64]float64{0: 1, 0.25: 2, 0.1: 1.4, 1: 5, 0.975: 4.9} {
-		if got := quantile(xs, q); !near(got, want) {
-			t.Errorf("quantile(%v) = %v want %v", q, got, want)
+		if got := Quantile(xs, q); !near(got, want) {
+			t.Errorf("Quantile(%v) = %v want %v", q, got, want)
 		}
 	}
 }
