@@ -154,13 +154,25 @@ func (p *parsed) prepare() {
 	if len(p.src) > 0 && p.src[len(p.src)-1] != '\n' {
 		p.lines++
 	}
-	p.fileCode = validUTF8(p.src)
-	p.fileHash = contentHash(p.fileCode)
 	p.defCode = make([]string, len(p.res.Defs))
 	p.defHash = make([]string, len(p.res.Defs))
+	if !utf8.Valid(p.src) {
+		p.fileCode = validUTF8(p.src)
+		p.fileHash = contentHash(p.fileCode)
+		for i, d := range p.res.Defs {
+			p.defCode[i] = validUTF8(lineSlice(p.src, d.StartByte, d.EndByte))
+			p.defHash[i] = contentHash(p.defCode[i])
+		}
+		return
+	}
+	// Valid text cut at line ends stays valid: each definition's code is
+	// a part of the file's one copy, and is hashed where it lies.
+	p.fileCode = string(p.src)
+	p.fileHash = hashBytes(p.src)
 	for i, d := range p.res.Defs {
-		p.defCode[i] = validUTF8(lineSlice(p.src, d.StartByte, d.EndByte))
-		p.defHash[i] = contentHash(p.defCode[i])
+		start, end := lineBounds(p.src, d.StartByte, d.EndByte)
+		p.defCode[i] = p.fileCode[start:end]
+		p.defHash[i] = hashBytes(p.src[start:end])
 	}
 }
 
@@ -478,8 +490,11 @@ func keepPrimary(all []*parsed, st *Stats) []*parsed {
 	return out
 }
 
-func contentHash(s string) string {
-	h := sha256.Sum256([]byte(s))
+func contentHash(s string) string { return hashBytes([]byte(s)) }
+
+// hashBytes is contentHash of b's text.
+func hashBytes(b []byte) string {
+	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:16])
 }
 

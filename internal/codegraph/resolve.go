@@ -2,6 +2,7 @@ package codegraph
 
 import (
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -14,7 +15,8 @@ type builder struct {
 	files   []*parsed
 	workers int // goroutines resolving calls; default 1
 	nodes   map[string]*Node
-	edges   map[Edge]bool
+	// edges as added, duplicates too: finish sorts them and keeps one of each.
+	edges []Edge
 
 	byPath  map[string]*parsed
 	defs    map[string]map[string]bool     // file → qualified names
@@ -39,7 +41,7 @@ type builder struct {
 
 func newBuilder(g *Graph, files []*parsed) *builder {
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
-	return &builder{g: g, files: files, nodes: map[string]*Node{}, edges: map[Edge]bool{},
+	return &builder{g: g, files: files, nodes: map[string]*Node{},
 		byPath: map[string]*parsed{}, defs: map[string]map[string]bool{}, kinds: map[string]string{},
 		byBase: map[string]map[string][]string{}, pkgDefs: map[string]map[string][]string{}, wild: map[string][]string{}, goDirs: map[string]string{}, simple: map[string][]string{}, classes: map[string][]string{},
 		pyModules: map[string][]string{}, javaFQN: map[string]string{}, javaPkg: map[string][]string{},
@@ -57,7 +59,7 @@ func (b *builder) edge(src, dst, typ string) {
 	if src == dst || src == "" || dst == "" || b.nodes[src] == nil || b.nodes[dst] == nil {
 		return
 	}
-	b.edges[Edge{Src: src, Dst: dst, Type: typ}] = true
+	b.edges = append(b.edges, Edge{Src: src, Dst: dst, Type: typ})
 }
 
 // nodes creates directory, file and entity nodes and the contains hierarchy.
@@ -80,11 +82,13 @@ func (b *builder) buildNodes() {
 		b.addNode(Node{ID: p.path, Type: TypeFile, Language: lang, Path: p.path, StartLine: 1, EndLine: int32(max(p.lines, 1)),
 			ContentHash: p.fileHash, Code: p.fileCode})
 		// Directories up to the root.
+		// A directory seen before has its own edges up to the root.
 		child := p.path
 		for d := dirOf(p.path); ; d = dirOf(d) {
+			_, seen := b.nodes[d]
 			b.addNode(Node{ID: d, Type: TypeDirectory, Path: d})
-			b.edges[Edge{Src: d, Dst: child, Type: EdgeContains}] = true
-			if d == RootID {
+			b.edges = append(b.edges, Edge{Src: d, Dst: child, Type: EdgeContains})
+			if seen || d == RootID {
 				break
 			}
 			child = d
@@ -111,7 +115,7 @@ func (b *builder) buildNodes() {
 					break
 				}
 			}
-			b.edges[Edge{Src: parent, Dst: id, Type: EdgeContains}] = true
+			b.edges = append(b.edges, Edge{Src: parent, Dst: id, Type: EdgeContains})
 			base := make([]string, len(parts))
 			for i, s := range parts {
 				base[i] = baseName(s)
@@ -274,52 +278,51 @@ func (b *builder) resolve() {
 		}
 	}
 	// Calls only read what the passes above built, so files are resolved in
-	// parallel and their edges added in file order, as one goroutine would.
-	type resolved struct {
-		from string   // the caller's node; "" when it has none
-		ts   []string // the call's targets
+	// parallel, each worker keeping its own edges and counts; finish sorts
+	// the edges, so the graph is the same whichever worker found them.
+	type share struct {
+		edges                []Edge
+		external, unresolved int
 	}
-	calls := make([][]resolved, len(b.files)) // per file, per call
+	shares := make([]share, max(1, b.workers))
 	var wg sync.WaitGroup
 	next := atomic.Int64{}
-	for w := 0; w < max(1, b.workers); w++ {
+	for w := range shares {
 		wg.Add(1)
-		go func() {
+		go func(sh *share) {
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < len(b.files); i = int(next.Add(1) - 1) {
 				p := b.files[i]
-				rs := make([]resolved, len(p.res.Calls))
-				for k, c := range p.res.Calls {
+				for _, c := range p.res.Calls {
 					from := p.path
 					if c.From != "" {
 						from = EntityID(p.path, c.From)
 					}
-					if _, ok := b.nodes[from]; ok {
-						rs[k] = resolved{from, b.resolveCall(p, c)}
+					if _, ok := b.nodes[from]; !ok {
+						continue
+					}
+					ts := b.resolveCall(p, c)
+					if len(ts) == 0 {
+						if b.externals[p.path][splitQual(c.Callee)[0]] {
+							sh.external++
+						} else {
+							sh.unresolved++
+						}
+					}
+					for _, t := range ts {
+						if t != from && b.nodes[t] != nil {
+							sh.edges = append(sh.edges, Edge{Src: from, Dst: t, Type: EdgeInvokes})
+						}
 					}
 				}
-				calls[i] = rs
 			}
-		}()
+		}(&shares[w])
 	}
 	wg.Wait()
-	for i, p := range b.files {
-		for k, c := range p.res.Calls {
-			from, ts := calls[i][k].from, calls[i][k].ts
-			if from == "" {
-				continue
-			}
-			if len(ts) == 0 {
-				if b.externals[p.path][splitQual(c.Callee)[0]] {
-					st.ExternalCalls++
-				} else {
-					st.Unresolved[EdgeInvokes]++
-				}
-			}
-			for _, t := range ts {
-				b.edge(from, t, EdgeInvokes)
-			}
-		}
+	for _, sh := range shares {
+		b.edges = append(b.edges, sh.edges...)
+		st.ExternalCalls += sh.external
+		st.Unresolved[EdgeInvokes] += sh.unresolved
 	}
 }
 
@@ -694,23 +697,24 @@ func (b *builder) inBases(cls, member string, depth int) []string {
 
 // finish writes nodes and edges into the graph in a stable order.
 func (b *builder) finish() {
+	b.g.Nodes = make([]Node, 0, len(b.nodes))
 	for _, id := range sortedKeys(b.nodes) {
 		b.g.Nodes = append(b.g.Nodes, *b.nodes[id])
 	}
-	for e := range b.edges {
-		b.g.Edges = append(b.g.Edges, e)
+	slices.SortFunc(b.edges, func(x, y Edge) int {
+		if c := strings.Compare(x.Src, y.Src); c != 0 {
+			return c
+		}
+		if c := strings.Compare(x.Type, y.Type); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Dst, y.Dst)
+	})
+	b.g.Edges = slices.Compact(b.edges)
+	b.edges = nil
+	for _, e := range b.g.Edges {
 		b.g.Stats.Edges[e.Type]++
 	}
-	sort.Slice(b.g.Edges, func(i, j int) bool {
-		x, y := b.g.Edges[i], b.g.Edges[j]
-		if x.Src != y.Src {
-			return x.Src < y.Src
-		}
-		if x.Type != y.Type {
-			return x.Type < y.Type
-		}
-		return x.Dst < y.Dst
-	})
 	b.g.Stats.Nodes = len(b.g.Nodes)
 }
 
@@ -718,6 +722,12 @@ func (b *builder) finish() {
 // a node's code is exactly the source lines StartLine..EndLine, indentation
 // included.
 func lineSlice(src []byte, start, end int) []byte {
+	start, end = lineBounds(src, start, end)
+	return src[start:end]
+}
+
+// lineBounds are the bounds of lineSlice(src, start, end).
+func lineBounds(src []byte, start, end int) (int, int) {
 	if end > start && src[end-1] == '\n' {
 		end-- // a span that ends with its newline ends on that line
 	}
@@ -727,7 +737,7 @@ func lineSlice(src []byte, start, end int) []byte {
 	for end < len(src) && src[end] != '\n' {
 		end++
 	}
-	return src[start:end]
+	return start, end
 }
 
 // markExternal remembers the names an external import binds in file, so calls
