@@ -128,6 +128,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"sync"
 	"time"
 	"unsafe"
@@ -365,6 +366,34 @@ func (n *fnode) NamedChild(i int) *fnode {
 		return nil
 	}
 	return n.t.node(n.t.named[n.t.namedStart[n.i]+int32(i)])
+}
+
+// Kids yields n's children in order, and NamedKids its named children,
+// without allocating; a nil n has none.
+func (n *fnode) Kids() iter.Seq[*fnode] {
+	return func(yield func(*fnode) bool) {
+		if n == nil {
+			return
+		}
+		for _, c := range n.t.kids[n.t.kidStart[n.i]:n.t.kidStart[n.i+1]] {
+			if !yield(n.t.node(c)) {
+				return
+			}
+		}
+	}
+}
+
+func (n *fnode) NamedKids() iter.Seq[*fnode] {
+	return func(yield func(*fnode) bool) {
+		if n == nil {
+			return
+		}
+		for _, c := range n.t.named[n.t.namedStart[n.i]:n.t.namedStart[n.i+1]] {
+			if !yield(n.t.node(c)) {
+				return
+			}
+		}
+	}
 }
 
 // ChildByFieldName is the first child in the named field.

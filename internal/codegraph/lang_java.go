@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -77,11 +78,6 @@ func (javaLang) Extract(ctx context.Context, path string, src []byte) (res *File
 		used:  map[string]bool{},
 		anons: map[string]int{},
 	}
-	defer func() {
-		if x.cur != nil {
-			x.cur.Close()
-		}
-	}()
 	err = parseTree(ctx, java.GetLanguage(), path, src, func(root *fnode) error {
 		x.res.ErrorNodes = errorsIn(root)
 		suffix := ""
@@ -193,10 +189,6 @@ func (x *javaExtractor) clamp(src []byte) {
 }
 
 type javaExtractor struct {
-	// cur lists children: Node.Child(i) walks from the first child each
-	// time, which is quadratic over wide nodes (huge array initializers,
-	// generated classes, flat ERROR nodes).
-	cur   *fcursor
 	src   []byte
 	res   *FileResult
 	used  map[string]bool // definition names given out in this file
@@ -318,27 +310,17 @@ func (x *javaExtractor) walk(n *fnode, sc javaScope) {
 
 // children lists n's children, or only its named ones.
 func (x *javaExtractor) children(n *fnode, namedOnly bool) []*fnode {
-	if n == nil {
-		return nil
+	kids := n.Kids()
+	if namedOnly {
+		kids = n.NamedKids()
 	}
-	if x.cur == nil {
-		x.cur = newCursor(n)
-	} else {
-		x.cur.Reset(n)
-	}
-	var out []*fnode
-	for ok := x.cur.GoToFirstChild(); ok; ok = x.cur.GoToNextSibling() {
-		if c := x.cur.CurrentNode(); c != nil && (!namedOnly || c.IsNamed()) {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.Collect(kids)
 }
 
 func (x *javaExtractor) named(n *fnode) []*fnode { return x.children(n, true) }
 
 func (x *javaExtractor) walkChildren(n *fnode, sc javaScope) {
-	for _, c := range x.named(n) {
+	for c := range n.NamedKids() {
 		x.walk(c, sc)
 	}
 }
@@ -352,7 +334,7 @@ func (x *javaExtractor) classDecl(n *fnode, sc javaScope) {
 		return
 	}
 	name := x.def(sc.qualify(textOf(nameNode, x.src)), KindClass, n)
-	for _, c := range x.named(n) {
+	for c := range n.NamedKids() {
 		switch c.Type() {
 		case "superclass", "super_interfaces", "extends_interfaces":
 			x.inheritList(name, c)
@@ -367,7 +349,7 @@ func (x *javaExtractor) classDecl(n *fnode, sc javaScope) {
 
 // inheritList records every type listed under extends / implements.
 func (x *javaExtractor) inheritList(class string, n *fnode) {
-	for _, c := range x.named(n) {
+	for c := range n.NamedKids() {
 		switch c.Type() {
 		case "type_list":
 			x.inheritList(class, c)
@@ -384,7 +366,7 @@ func (x *javaExtractor) overloadSet(body *fnode) map[string]bool {
 	count := map[string]int{}
 	var collect func(n *fnode)
 	collect = func(n *fnode) {
-		for _, c := range x.named(n) {
+		for c := range n.NamedKids() {
 			switch {
 			case javaFuncDecls[c.Type()]:
 				if nm := c.ChildByFieldName("name"); nm != nil {
@@ -430,7 +412,7 @@ func (x *javaExtractor) signature(params *fnode) string {
 		return ""
 	}
 	var types []string
-	for _, p := range x.named(params) {
+	for p := range params.NamedKids() {
 		switch p.Type() {
 		case "formal_parameter":
 			nm := textOf(p.ChildByFieldName("name"), x.src)
@@ -439,7 +421,7 @@ func (x *javaExtractor) signature(params *fnode) string {
 			}
 			types = append(types, x.simpleType(p.ChildByFieldName("type"))+x.brackets(p.ChildByFieldName("dimensions")))
 		case "spread_parameter":
-			for _, c := range x.named(p) {
+			for c := range p.NamedKids() {
 				switch c.Type() {
 				case "modifiers", "variable_declarator", "line_comment", "block_comment",
 					"marker_annotation", "annotation":
@@ -460,7 +442,7 @@ func (x *javaExtractor) brackets(dims *fnode) string {
 		return ""
 	}
 	var b strings.Builder
-	for _, c := range x.children(dims, false) {
+	for c := range dims.Kids() {
 		if c.Type() == "[" {
 			b.WriteString("[]")
 		}
@@ -496,7 +478,7 @@ func (x *javaExtractor) typeName(n *fnode) string {
 		return textOf(n, x.src)
 	case "scoped_type_identifier", "scoped_identifier", "generic_type", "annotated_type":
 		var parts []string
-		for _, c := range x.named(n) {
+		for c := range n.NamedKids() {
 			switch c.Type() {
 			case "type_arguments", "marker_annotation", "annotation",
 				"line_comment", "block_comment":
@@ -524,7 +506,7 @@ func (x *javaExtractor) enumConstantBody(n, body *fnode, sc javaScope) {
 	if sc.class != nil {
 		x.inherit(name, sc.class.ChildByFieldName("name"))
 	}
-	for _, c := range x.named(n) {
+	for c := range n.NamedKids() {
 		if c.Equal(body) {
 			x.walk(c, javaScope{name: name, class: n, overloads: x.overloadSet(c)})
 		} else {
@@ -539,7 +521,7 @@ func (x *javaExtractor) objectCreation(n *fnode, sc javaScope) bool {
 	typ := n.ChildByFieldName("type")
 	x.call(sc.name, x.typeName(typ), n)
 	var body *fnode
-	for _, c := range x.named(n) {
+	for c := range n.NamedKids() {
 		if c.Type() == "class_body" {
 			body = c
 		}
@@ -552,7 +534,7 @@ func (x *javaExtractor) objectCreation(n *fnode, sc javaScope) bool {
 	if typ != nil {
 		x.inherit(name, typ)
 	}
-	for _, c := range x.named(n) {
+	for c := range n.NamedKids() {
 		if c.Equal(body) {
 			x.walk(c, javaScope{name: name, class: n, overloads: x.overloadSet(c)})
 		} else {
@@ -660,7 +642,7 @@ func (x *javaExtractor) dotted(n *fnode) string {
 		return textOf(n, x.src)
 	case "scoped_identifier":
 		var parts []string
-		for _, c := range x.named(n) {
+		for c := range n.NamedKids() {
 			if p := x.dotted(c); p != "" {
 				parts = append(parts, p)
 			}
@@ -673,7 +655,7 @@ func (x *javaExtractor) dotted(n *fnode) string {
 func (x *javaExtractor) importDecl(n *fnode) {
 	var static, wildcard bool
 	var path string
-	for _, c := range x.children(n, false) {
+	for c := range n.Kids() {
 		switch c.Type() {
 		case "static":
 			static = true
@@ -701,7 +683,7 @@ func (x *javaExtractor) importDecl(n *fnode) {
 }
 
 func (x *javaExtractor) packageDecl(n *fnode) {
-	for _, c := range x.named(n) {
+	for c := range n.NamedKids() {
 		if p := x.dotted(c); p != "" {
 			if x.res.Package == "" { // a second declaration is a syntax error
 				x.res.Package = p

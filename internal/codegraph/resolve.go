@@ -27,6 +27,9 @@ type builder struct {
 	goDirs  map[string]string              // Go import path → directory ("" outside the repository)
 	simple  map[string][]string            // last name segment → entity ids, repository-wide
 	classes map[string][]string            // last segment → class ids, repository-wide
+	// uniqueSimple and uniqueClass hold the names of simple and classes
+	// that name one entity (indexUnique).
+	uniqueSimple, uniqueClass map[string][]string
 
 	pyModules map[string][]string // dotted module → files
 	javaFQN   map[string]string   // fully qualified class → entity id
@@ -138,6 +141,7 @@ func (b *builder) buildNodes() {
 			}
 		}
 	}
+	b.indexUnique()
 	b.indexModules()
 }
 
@@ -521,10 +525,26 @@ func (b *builder) jsFile(from, spec string) string {
 
 // enclosing lists the qualified names enclosing def (itself first), then "".
 func enclosing(def string) []string {
-	parts := splitQual(def)
-	var out []string
-	for k := len(parts); k > 0; k-- {
-		out = append(out, strings.Join(parts[:k], "."))
+	// splitQual's parts are separated by single dots, so each prefix of
+	// parts joined is a prefix of def, cut at a dot splitQual splits at.
+	var cuts []int
+	depth := 0
+	for i := 0; i < len(def); i++ {
+		switch def[i] {
+		case '(', '[', '<':
+			depth++
+		case ')', ']', '>':
+			depth--
+		case '.':
+			if depth == 0 {
+				cuts = append(cuts, i)
+			}
+		}
+	}
+	out := make([]string, 0, len(cuts)+1)
+	out = append(out, def)
+	for k := len(cuts) - 1; k >= 0; k-- {
+		out = append(out, def[:cuts[k]])
 	}
 	return out
 }
@@ -654,21 +674,30 @@ func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []
 
 // unique returns the one entity with that simple name in the repository.
 func (b *builder) unique(name string, classesOnly bool) []string {
-	ids := b.simple[name]
 	if classesOnly {
-		ids = b.classes[name]
+		return b.uniqueClass[name]
 	}
-	if len(ids) == 0 {
-		return nil
-	}
-	// Overloads of one method count as one name.
-	first := ids[0]
-	for _, id := range ids[1:] {
-		if fileOf(id) != fileOf(first) || strings.Join(baseParts(nameOf(id)), ".") != strings.Join(baseParts(nameOf(first)), ".") {
-			return nil
+	return b.uniqueSimple[name]
+}
+
+// indexUnique fills uniqueSimple and uniqueClass from simple and classes:
+// the names that one entity has, overloads of one method counting as one.
+func (b *builder) indexUnique() {
+	one := func(by map[string][]string) map[string][]string {
+		out := make(map[string][]string, len(by))
+	names:
+		for name, ids := range by {
+			first := ids[0]
+			for _, id := range ids[1:] {
+				if fileOf(id) != fileOf(first) || strings.Join(baseParts(nameOf(id)), ".") != strings.Join(baseParts(nameOf(first)), ".") {
+					continue names
+				}
+			}
+			out[name] = ids
 		}
+		return out
 	}
-	return ids
+	b.uniqueSimple, b.uniqueClass = one(b.simple), one(b.classes)
 }
 
 func baseParts(q string) []string {
