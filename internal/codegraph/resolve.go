@@ -233,12 +233,17 @@ func (b *builder) resolve() {
 	st := &b.g.Stats
 	// Two passes: the first binds every file's imported names, so that the
 	// second can follow re-exports (a package __init__ importing from its
-	// modules) whatever the order of files.
+	// modules) whatever the order of files. Only Python, JavaScript,
+	// TypeScript and Rust imports read re-exports, and only of files in
+	// their own language, so the first pass skips the others.
 	for pass := 0; pass < 2; pass++ {
 		if pass == 1 {
 			b.reexports, b.bindings, b.externals = b.bindings, map[string]map[string][]string{}, map[string]map[string]bool{}
 		}
 		for _, p := range b.files {
+			if pass == 0 && !reexporting[p.lang.Name()] {
+				continue
+			}
 			for _, im := range p.res.Imports {
 				targets, external := b.resolveImport(p, im)
 				if pass == 0 {
@@ -329,6 +334,10 @@ func (b *builder) resolve() {
 		st.Unresolved[EdgeInvokes] += sh.unresolved
 	}
 }
+
+// reexporting are the languages whose imports follow the first pass's
+// bindings (resolve).
+var reexporting = map[string]bool{"python": true, "javascript": true, "typescript": true, "rust": true}
 
 // resolveImport returns the nodes an import names, binding the names it
 // introduces. external is true for modules that are not in the repository.
