@@ -24,7 +24,7 @@ import (
 //	                                      batch, threads, lib: see package onnx)
 //	onnx://hf/ORG/NAME[?revision=R&…]     the same, downloaded once from the Hugging Face hub
 //	                                      into ModelDir ($LOCUS_HF_ENDPOINT: another hub)
-//	use-lite://[?dir=DIR&node=PATH]       Universal Sentence Encoder lite in a Node sidecar
+//	use-lite://[?dir=DIR&node=PATH&procs=N] Universal Sentence Encoder lite in Node sidecars
 //	                                      (tools/install-use-lite.sh)
 //
 // Common parameters: batch (texts per request, default 32), concurrency
@@ -68,7 +68,7 @@ func Open(ctx context.Context, raw string) (Embedder, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Batched{E: e, Opts: BatchOptions{MaxTexts: 32, Concurrency: 1}}, nil
+		return &Batched{E: e, Opts: BatchOptions{MaxTexts: 32, Concurrency: e.Size()}}, nil
 	}
 	if u.Scheme == "lexical" {
 		if dim == 0 {

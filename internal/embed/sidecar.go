@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -249,6 +251,77 @@ func clip(b []byte) string {
 	return s
 }
 
+// SidecarPool runs several copies of one sidecar program and sends each
+// request to a free one: a program that computes on one core, as
+// USE-lite's TensorFlow.js does, then uses as many cores as it has copies.
+// Every copy must name the same model and dimension.
+type SidecarPool struct {
+	procs []*Sidecar
+	free  chan *Sidecar
+}
+
+// StartSidecarPool starts n copies of the program (n below 1 is 1).
+func StartSidecarPool(ctx context.Context, command []string, dir string, n int) (*SidecarPool, error) {
+	n = max(n, 1)
+	p := &SidecarPool{free: make(chan *Sidecar, n)}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		s := &Sidecar{Command: command, Dir: dir}
+		p.procs = append(p.procs, s)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.Start(ctx)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		p.Close()
+		return nil, err
+	}
+	for _, s := range p.procs {
+		if s.Name() != p.procs[0].Name() || s.Dim() != p.procs[0].Dim() {
+			p.Close()
+			return nil, s.fail(fmt.Sprintf("copies disagree: %s (%d-d) and %s (%d-d)", p.procs[0].Name(), p.procs[0].Dim(), s.Name(), s.Dim()), false)
+		}
+		p.free <- s
+	}
+	return p, nil
+}
+
+// Name is the copies' model, as Sidecar.Name.
+func (p *SidecarPool) Name() string { return p.procs[0].Name() }
+
+// Dim is the copies' vector size.
+func (p *SidecarPool) Dim() int { return p.procs[0].Dim() }
+
+// Size is the number of copies.
+func (p *SidecarPool) Size() int { return len(p.procs) }
+
+// Embed waits for a free copy and embeds texts with it (Sidecar.Embed).
+func (p *SidecarPool) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	select {
+	case s := <-p.free:
+		defer func() { p.free <- s }()
+		return s.Embed(ctx, texts)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close stops every copy.
+func (p *SidecarPool) Close() error {
+	for _, s := range p.procs {
+		s.Close()
+	}
+	return nil
+}
+
+// DefaultUseLiteProcs is how many USE-lite sidecars use-lite:// runs
+// without procs=: one per core, at most 4 (each holds about 300 MiB).
+func DefaultUseLiteProcs() int { return min(runtime.NumCPU(), 4) }
+
 // UseLiteDir is where tools/install-use-lite.sh installs the Universal
 // Sentence Encoder lite sidecar by default.
 func UseLiteDir() string {
@@ -259,9 +332,10 @@ func UseLiteDir() string {
 	return filepath.Join(home, ".local", "lib", "locus", "use-lite")
 }
 
-// openUseLite reads use-lite://[?dir=DIR&node=PATH]: the sidecar in DIR
-// (default UseLiteDir) run by node (default node on $PATH).
-func openUseLite(ctx context.Context, raw string, u *url.URL, dim int) (Embedder, error) {
+// openUseLite reads use-lite://[?dir=DIR&node=PATH&procs=N]: the sidecar in
+// DIR (default UseLiteDir) run by node (default node on $PATH), N copies
+// (default DefaultUseLiteProcs).
+func openUseLite(ctx context.Context, raw string, u *url.URL, dim int) (*SidecarPool, error) {
 	q := u.Query()
 	dir := q.Get("dir")
 	if dir == "" {
@@ -274,8 +348,16 @@ func openUseLite(ctx context.Context, raw string, u *url.URL, dim int) (Embedder
 	if node == "" {
 		node = "node"
 	}
-	s := &Sidecar{Command: []string{node, filepath.Join(dir, "sidecar.js")}, Dir: dir}
-	if err := s.Start(ctx); err != nil {
+	procs := DefaultUseLiteProcs()
+	if v := q.Get("procs"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("embedder URL %q: procs=%q is not a positive number", raw, v)
+		}
+		procs = n
+	}
+	s, err := StartSidecarPool(ctx, []string{node, filepath.Join(dir, "sidecar.js")}, dir, procs)
+	if err != nil {
 		return nil, fmt.Errorf("embedder URL %q: %w", raw, err)
 	}
 	if dim != 0 && dim != s.Dim() {

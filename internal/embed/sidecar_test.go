@@ -66,7 +66,11 @@ func fakeSidecar(mode string) {
 		}
 		var vecs [][]float64
 		for _, t := range req.Texts {
-			vecs = append(vecs, []float64{float64(len(t)), float64(strings.Count(t, "a")), 1})
+			v := []float64{float64(len(t)), float64(strings.Count(t, "a")), 1}
+			if mode == "pid" {
+				v[2] = float64(os.Getpid())
+			}
+			vecs = append(vecs, v)
 		}
 		b, _ := json.Marshal(map[string]any{"id": req.ID, "vectors": vecs})
 		fmt.Println(string(b))
@@ -93,6 +97,39 @@ func TestSidecar(t *testing.T) {
 	}
 	if v, err := s.Embed(ctx, nil); err != nil || len(v) != 0 {
 		t.Fatalf("no texts: %v, %v", v, err)
+	}
+}
+
+// A pool sends each request to a free copy: one after another, two
+// requests go to the two copies, whose vectors are equal.
+func TestSidecarPool(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("LOCUS_FAKE_SIDECAR", "pid")
+	p, err := StartSidecarPool(ctx, []string{os.Args[0]}, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if p.Size() != 2 || p.Name() != "sidecar:fake@1" || p.Dim() != 3 {
+		t.Fatalf("size %d, name %s, dim %d", p.Size(), p.Name(), p.Dim())
+	}
+	pids := map[float32]bool{}
+	for range 4 {
+		v, err := p.Embed(ctx, []string{"banana"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v[0][0] != 6 || v[0][1] != 3 {
+			t.Fatalf("vector %v", v[0])
+		}
+		pids[v[0][2]] = true
+	}
+	if len(pids) != 2 {
+		t.Errorf("4 requests went to %d copies, want 2", len(pids))
+	}
+	t.Setenv("LOCUS_FAKE_SIDECAR", "dies-at-start")
+	if _, err := StartSidecarPool(ctx, []string{os.Args[0]}, "", 2); err == nil || !strings.Contains(err.Error(), os.Args[0]) {
+		t.Errorf("copies that die at start: %v", err)
 	}
 }
 
@@ -165,11 +202,17 @@ func TestUseLite(t *testing.T) {
 	if _, err := Open(ctx, "use-lite://?dir="+t.TempDir()); err == nil || !strings.Contains(err.Error(), "install-use-lite.sh") {
 		t.Errorf("use-lite without an installation: %v", err)
 	}
-	e, err := Open(ctx, "use-lite://?dir="+dir)
+	if _, err := Open(ctx, "use-lite://?procs=0&dir="+dir); err == nil || !strings.Contains(err.Error(), "procs") {
+		t.Errorf("procs=0: %v", err)
+	}
+	e, err := Open(ctx, "use-lite://?procs=2&dir="+dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.(*Batched).Close()
+	if p := e.(*Batched).E.(*SidecarPool); p.Size() != 2 || e.(*Batched).Opts.Concurrency != 2 {
+		t.Errorf("procs=2: %d copies, %d requests at once", p.Size(), e.(*Batched).Opts.Concurrency)
+	}
 	v, err := e.Embed(ctx, []string{"parse the configuration file", "read the config file and parse it", "the cat sat on the mat"})
 	if err != nil {
 		t.Fatal(err)
