@@ -143,6 +143,11 @@ type parsed struct {
 	lines              int
 	fileCode, fileHash string
 	defCode, defHash   []string
+	// Each definition's node id, the node that contains it (the file or
+	// the innermost enclosing definition), its name with overload
+	// signatures and "#n" suffixes dropped from every segment, and that
+	// name's last segment.
+	defID, defParent, defKey, defLast []string
 }
 
 // prepare computes the code and content hashes of the file's nodes.
@@ -154,6 +159,7 @@ func (p *parsed) prepare() {
 	if len(p.src) > 0 && p.src[len(p.src)-1] != '\n' {
 		p.lines++
 	}
+	p.names()
 	p.defCode = make([]string, len(p.res.Defs))
 	p.defHash = make([]string, len(p.res.Defs))
 	if !utf8.Valid(p.src) {
@@ -173,6 +179,33 @@ func (p *parsed) prepare() {
 		start, end := lineBounds(p.src, d.StartByte, d.EndByte)
 		p.defCode[i] = p.fileCode[start:end]
 		p.defHash[i] = hashBytes(p.src[start:end])
+	}
+}
+
+// names fills defID, defParent, defKey and defLast.
+func (p *parsed) names() {
+	defs := p.res.Defs
+	p.defID, p.defParent = make([]string, len(defs)), make([]string, len(defs))
+	p.defKey, p.defLast = make([]string, len(defs)), make([]string, len(defs))
+	names := make(map[string]bool, len(defs))
+	for _, d := range defs {
+		names[d.Name] = true
+	}
+	for i, d := range defs {
+		p.defID[i] = EntityID(p.path, d.Name)
+		parts := splitQual(d.Name)
+		p.defParent[i] = p.path
+		for k := len(parts) - 1; k > 0; k-- {
+			if q := strings.Join(parts[:k], "."); names[q] {
+				p.defParent[i] = EntityID(p.path, q)
+				break
+			}
+		}
+		for k, s := range parts {
+			parts[k] = baseName(s)
+		}
+		p.defKey[i] = strings.Join(parts, ".")
+		p.defLast[i] = parts[len(parts)-1]
 	}
 }
 

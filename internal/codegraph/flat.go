@@ -18,7 +18,14 @@ typedef struct { uint32_t row; uint32_t column; } TSPoint;
 typedef struct { uint32_t context[4]; const void *id; const TSTree *tree; } TSNode;
 typedef struct { const void *tree; const void *id; uint32_t context[3]; } TSTreeCursor;
 
+typedef struct {
+	uint32_t start_byte, old_end_byte, new_end_byte;
+	TSPoint start_point, old_end_point, new_end_point;
+} TSInputEdit;
+
 TSParser *ts_parser_new(void);
+TSTree *ts_tree_copy(const TSTree *);
+void ts_tree_edit(TSTree *, const TSInputEdit *);
 void ts_parser_delete(TSParser *);
 bool ts_parser_set_language(TSParser *, const TSLanguage *);
 TSTree *ts_parser_parse_string(TSParser *, const TSTree *, const char *, uint32_t);
@@ -42,6 +49,8 @@ uint32_t ts_node_start_byte(TSNode);
 uint32_t ts_node_end_byte(TSNode);
 TSPoint ts_node_start_point(TSNode);
 TSPoint ts_node_end_point(TSNode);
+typedef enum { TSSymbolTypeRegular, TSSymbolTypeAnonymous, TSSymbolTypeAuxiliary } TSSymbolType;
+TSSymbolType ts_language_symbol_type(const TSLanguage *, TSSymbol);
 uint32_t ts_language_symbol_count(const TSLanguage *);
 const char *ts_language_symbol_name(const TSLanguage *, TSSymbol);
 uint32_t ts_language_field_count(const TSLanguage *);
@@ -70,14 +79,33 @@ static TSTree *flat_parse(const TSLanguage *lang, const char *src, uint32_t len,
 	return tree;
 }
 
+// flat_reparse parses src as an edit of old's text (edits, n of them, turn
+// that text into src), reusing what the edits leave of old (not changed);
+// returns and *rc as flat_parse.
+static TSTree *flat_reparse(const TSLanguage *lang, const TSTree *old, const TSInputEdit *edits, int n, const char *src, uint32_t len, uint64_t timeout_us, int *rc) {
+	TSTree *base = ts_tree_copy(old);
+	for (int i = 0; i < n; i++) ts_tree_edit(base, &edits[i]);
+	TSParser *p = ts_parser_new();
+	if (!ts_parser_set_language(p, lang)) { ts_parser_delete(p); ts_tree_delete(base); *rc = 1; return NULL; }
+	ts_parser_set_timeout_micros(p, timeout_us);
+	TSTree *tree = ts_parser_parse_string(p, base, src, len);
+	ts_parser_delete(p);
+	ts_tree_delete(base);
+	if (!tree) *rc = 2;
+	return tree;
+}
+
 // flat_count is the number of nodes flat_fill writes.
 static int64_t flat_count(const TSTree *tree) {
 	return ts_node_descendant_count(ts_tree_root_node(tree));
 }
 
 // flat_fill writes every node of the tree in preorder into a (room for cap
-// nodes) and returns how many it wrote, or -1 when they do not fit.
-static int64_t flat_fill(const TSTree *tree, flat_node *a, int64_t cap) {
+// nodes) and returns how many it wrote, or -1 when they do not fit. named
+// (nsym of them) marks the grammar's named symbols: ts_node_symbol gives
+// the public symbol, which tree-sitter maps within one kind (named or
+// anonymous), and a node is named as its symbol is; ERROR is named too.
+static int64_t flat_fill(const TSTree *tree, flat_node *a, int64_t cap, const uint8_t *named, uint32_t nsym) {
 	int64_t cnt = 0, scap = 64, depth = 0;
 	int32_t *stack = malloc(2 * scap * sizeof(int32_t)); // open ancestors, then the last child seen of each
 	TSTreeCursor c = ts_tree_cursor_new(ts_tree_root_node(tree));
@@ -89,10 +117,16 @@ static int64_t flat_fill(const TSTree *tree, flat_node *a, int64_t cap) {
 		f->end_byte = ts_node_end_byte(node);
 		f->start_row = ts_node_start_point(node).row;
 		f->end_row = ts_node_end_point(node).row;
-		f->symbol = ts_node_symbol(node);
+		TSSymbol sym = ts_node_symbol(node);
+		f->symbol = sym;
 		f->field = ts_tree_cursor_current_field_id(&c);
-		f->flags = (ts_node_is_named(node) ? FLAT_NAMED : 0) | (ts_node_is_missing(node) ? FLAT_MISSING : 0) |
-			(ts_node_is_error(node) ? FLAT_ERROR : 0) | (ts_node_has_error(node) ? FLAT_HAS_ERROR : 0);
+		bool err = sym == (TSSymbol)-1; // ts_builtin_sym_error
+		bool isnamed = err || (sym < nsym && named[sym]);
+		f->flags = (isnamed ? FLAT_NAMED : 0) | (ts_node_is_missing(node) ? FLAT_MISSING : 0) |
+			(err ? FLAT_ERROR : 0) | (ts_node_has_error(node) ? FLAT_HAS_ERROR : 0);
+#ifdef FLAT_CHECK_NAMED
+		if (isnamed != ts_node_is_named(node) || err != ts_node_is_error(node)) flat_named_mismatch++;
+#endif
 		f->first_child = -1; f->next_sibling = -1; f->child_count = 0;
 		f->parent = depth > 0 ? stack[depth-1] : -1;
 		if (depth > 0) {
@@ -149,6 +183,8 @@ type flatTree struct {
 	// fnodes holds each node's *fnode once it is asked for (node), so
 	// that walking a tree allocates nothing per node.
 	fnodes []fnode
+	// ctree is tree-sitter's tree, kept until release for reparseFlat.
+	ctree *C.TSTree
 }
 
 // flatPool keeps flatTrees' arrays for the next parse: a file's arrays are
@@ -167,6 +203,9 @@ func grow[T any](s []T, n int) []T {
 
 // release hands t's arrays back to flatPool; t must not be used after.
 func (t *flatTree) release() {
+	if t.ctree != nil {
+		C.ts_tree_delete(t.ctree)
+	}
 	clear(t.fnodes) // they point at t
 	*t = flatTree{nodes: t.nodes[:0], kids: t.kids[:0], named: t.named[:0],
 		kidStart: t.kidStart[:0], namedStart: t.namedStart[:0], fnodes: t.fnodes[:0]}
@@ -205,6 +244,8 @@ type symbolNames struct {
 	// container marks the symbols whose children are a file's members
 	// (containerTypes).
 	container []bool
+	// named is 1 for the named symbols (flat_fill).
+	named []uint8
 }
 
 var namesCache sync.Map // C grammar address → *symbolNames
@@ -223,6 +264,12 @@ func namesOf(l *sitter.Language) *symbolNames {
 	n := &symbolNames{fieldID: map[string]uint16{}}
 	for i := C.uint32_t(0); i < C.ts_language_symbol_count(lp); i++ {
 		n.symbols = append(n.symbols, C.GoString(C.ts_language_symbol_name(lp, C.TSSymbol(i))))
+	}
+	n.named = make([]uint8, len(n.symbols)+1) // never empty: flat_fill takes its address
+	for i := range n.symbols {
+		if C.ts_language_symbol_type(lp, C.TSSymbol(i)) == C.TSSymbolTypeRegular {
+			n.named[i] = 1
+		}
 	}
 	n.container = make([]bool, len(n.symbols))
 	for i, name := range n.symbols {
@@ -245,6 +292,13 @@ var ErrParseTimeout = errors.New("parse timed out")
 // parseFlat parses src with lang and returns the flattened tree. Parsing
 // stops at ctx's deadline, if it has one (ErrParseTimeout).
 func parseFlat(ctx context.Context, lang *sitter.Language, path string, src []byte) (*flatTree, error) {
+	return reparseFlat(ctx, lang, path, src, nil)
+}
+
+// reparseFlat is parseFlat, reading src as an edit of base's text when base
+// is not nil: tree-sitter then reuses the parts of base's tree that the
+// edits leave alone. base must have been parsed with lang.
+func reparseFlat(ctx context.Context, lang *sitter.Language, path string, src []byte, base *flatTree) (*flatTree, error) {
 	var timeout time.Duration
 	if d, ok := ctx.Deadline(); ok {
 		if timeout = time.Until(d); timeout <= 0 {
@@ -259,14 +313,23 @@ func parseFlat(ctx context.Context, lang *sitter.Language, path string, src []by
 		cs = (*C.char)(unsafe.Pointer(&src[0]))
 	}
 	var rc C.int
-	tree := C.flat_parse(languagePtr(lang), cs, C.uint32_t(len(src)), C.uint64_t(timeout.Microseconds()), &rc)
+	var tree *C.TSTree
+	if base != nil && base.ctree != nil {
+		edits := editsBetween(base.src, src)
+		var ep *C.TSInputEdit
+		if len(edits) > 0 {
+			ep = &edits[0]
+		}
+		tree = C.flat_reparse(languagePtr(lang), base.ctree, ep, C.int(len(edits)), cs, C.uint32_t(len(src)), C.uint64_t(timeout.Microseconds()), &rc)
+	} else {
+		tree = C.flat_parse(languagePtr(lang), cs, C.uint32_t(len(src)), C.uint64_t(timeout.Microseconds()), &rc)
+	}
 	if tree == nil {
 		if rc == 2 && timeout > 0 {
 			return nil, fmt.Errorf("parse %s: %w (%s)", path, ErrParseTimeout, timeout.Round(time.Millisecond))
 		}
 		return nil, fmt.Errorf("parse %s: tree-sitter returned no tree", path)
 	}
-	defer C.ts_tree_delete(tree)
 	// The nodes are written straight into Go memory (they hold no Go
 	// pointers; flatNode and flat_node have one layout, checked in init).
 	t, _ := flatPool.Get().(*flatTree)
@@ -276,8 +339,10 @@ func parseFlat(ctx context.Context, lang *sitter.Language, path string, src []by
 	nodes := grow(t.nodes, int(C.flat_count(tree)))
 	var n C.int64_t
 	if len(nodes) > 0 {
-		n = C.flat_fill(tree, (*C.flat_node)(unsafe.Pointer(&nodes[0])), C.int64_t(len(nodes)))
+		n = C.flat_fill(tree, (*C.flat_node)(unsafe.Pointer(&nodes[0])), C.int64_t(len(nodes)),
+			(*C.uint8_t)(unsafe.Pointer(&names.named[0])), C.uint32_t(len(names.symbols)))
 	}
+	t.ctree = tree // deleted by release
 	if n < 0 || int(n) != len(nodes) {
 		t.nodes = nodes
 		t.release()
@@ -286,6 +351,53 @@ func parseFlat(ctx context.Context, lang *sitter.Language, path string, src []by
 	t.nodes, t.src, t.names = nodes, src, names
 	t.index()
 	return t, nil
+}
+
+// editsBetween describes how to turn old into new for tree-sitter: a
+// replacement for each run of bytes that differ where both texts have
+// them, then an insertion or deletion at the end if their lengths differ.
+// Edits apply in order, each in the text the ones before it left, which
+// is new's up to the edit's start.
+func editsBetween(old, new []byte) []C.TSInputEdit {
+	var edits []C.TSInputEdit
+	var row, col uint32 // new's point at pos
+	pos := 0
+	advance := func(text []byte, from, to int, row, col uint32) (uint32, uint32) {
+		for _, c := range text[from:to] {
+			if c == '\n' {
+				row, col = row+1, 0
+			} else {
+				col++
+			}
+		}
+		return row, col
+	}
+	point := func(row, col uint32) C.TSPoint { return C.TSPoint{row: C.uint32_t(row), column: C.uint32_t(col)} }
+	edit := func(start, oldEnd, newEnd int) {
+		row, col = advance(new, pos, start, row, col)
+		pos = start
+		or, oc := advance(old, start, oldEnd, row, col)
+		nr, nc := advance(new, start, newEnd, row, col)
+		edits = append(edits, C.TSInputEdit{start_byte: C.uint32_t(start), old_end_byte: C.uint32_t(oldEnd), new_end_byte: C.uint32_t(newEnd),
+			start_point: point(row, col), old_end_point: point(or, oc), new_end_point: point(nr, nc)})
+	}
+	n := min(len(old), len(new))
+	for i := 0; i < n; {
+		if old[i] == new[i] {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < n && old[j] != new[j] {
+			j++
+		}
+		edit(i, j, j)
+		i = j
+	}
+	if len(old) != len(new) {
+		edit(n, len(old), len(new))
+	}
+	return edits
 }
 
 // index builds the child lists once, so Child and NamedChild are O(1).

@@ -132,7 +132,9 @@ func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res 
 		res.reread = len(alts) > 0
 		for i := 0; i < len(alts); i++ {
 			alt := alts[i]
-			err := parseTree(ctx, l.lang(), path, alt, func(r *fnode) error {
+			// Each reading changes a few lines of the file, or appends
+			// to it: tree-sitter reuses the rest of the first reading.
+			err := reparseTree(ctx, l.lang(), path, alt, root, func(r *fnode) error {
 				got := l.walk(r, alt)
 				if len(alt) > len(parsed) {
 					cClamp(got, parsed)

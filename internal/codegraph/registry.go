@@ -56,12 +56,24 @@ func LanguageFor(path string) Language {
 
 // parseTree parses src and hands the root of its flattened tree to fn.
 func parseTree(ctx context.Context, lang *sitter.Language, path string, src []byte, fn func(root *fnode) error) error {
+	return reparseTree(ctx, lang, path, src, nil, fn)
+}
+
+// reparseTree is parseTree reading src as an edit of the text of base's
+// tree (parsed with lang, and not released before this returns): a second
+// reading of a file, changed in a few places, reuses what the changes leave
+// of the first reading's tree.
+func reparseTree(ctx context.Context, lang *sitter.Language, path string, src []byte, base *fnode, fn func(root *fnode) error) error {
 	if err := ctx.Err(); errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("parse %s: %w (%w)", path, ErrParseTimeout, err)
 	} else if err != nil {
 		return err
 	}
-	t, err := parseFlat(ctx, lang, path, src)
+	var bt *flatTree
+	if base != nil {
+		bt = base.t
+	}
+	t, err := reparseFlat(ctx, lang, path, src, bt)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"cmp"
 	"path"
 	"slices"
 	"sort"
@@ -96,13 +97,14 @@ func (b *builder) buildNodes() {
 			}
 			child = d
 		}
-		names := map[string]bool{}
+		names := make(map[string]bool, len(p.res.Defs))
 		for _, d := range p.res.Defs {
 			names[d.Name] = true
 		}
 		b.defs[p.path] = names
+		pk := packageKey(p)
 		for i, d := range p.res.Defs {
-			id := EntityID(p.path, d.Name)
+			id := p.defID[i]
 			typ := TypeFunction
 			if d.Kind == KindClass {
 				typ = TypeClass
@@ -110,31 +112,19 @@ func (b *builder) buildNodes() {
 			b.addNode(Node{ID: id, Type: typ, Language: lang, Path: p.path, Name: d.Name,
 				StartLine: int32(d.StartLine), EndLine: int32(d.EndLine), ContentHash: p.defHash[i], Code: p.defCode[i]})
 			b.kinds[id] = typ
-			parts := splitQual(d.Name)
-			parent := p.path
-			for k := len(parts) - 1; k > 0; k-- {
-				if q := strings.Join(parts[:k], "."); names[q] {
-					parent = EntityID(p.path, q)
-					break
-				}
-			}
-			b.edges = append(b.edges, Edge{Src: parent, Dst: id, Type: EdgeContains})
-			base := make([]string, len(parts))
-			for i, s := range parts {
-				base[i] = baseName(s)
-			}
-			key := strings.Join(base, ".")
+			b.edges = append(b.edges, Edge{Src: p.defParent[i], Dst: id, Type: EdgeContains})
+			key := p.defKey[i]
 			if b.byBase[p.path] == nil {
 				b.byBase[p.path] = map[string][]string{}
 			}
 			b.byBase[p.path][key] = append(b.byBase[p.path][key], id)
-			if pk := packageKey(p); pk != "" {
+			if pk != "" {
 				if b.pkgDefs[pk] == nil {
 					b.pkgDefs[pk] = map[string][]string{}
 				}
 				b.pkgDefs[pk][key] = append(b.pkgDefs[pk][key], id)
 			}
-			last := base[len(base)-1]
+			last := p.defLast[i]
 			b.simple[last] = append(b.simple[last], id)
 			if typ == TypeClass {
 				b.classes[last] = append(b.classes[last], id)
@@ -735,24 +725,50 @@ func (b *builder) inBases(cls, member string, depth int) []string {
 
 // finish writes nodes and edges into the graph in a stable order.
 func (b *builder) finish() {
-	b.g.Nodes = make([]Node, 0, len(b.nodes))
-	for _, id := range sortedKeys(b.nodes) {
+	// Edges are ordered by source, type and target. Every end is a node,
+	// so each is ranked by its place among the sorted node ids, and the
+	// sort compares numbers instead of long ids with long common prefixes.
+	ids := sortedKeys(b.nodes)
+	rank := make(map[string]int32, len(ids))
+	b.g.Nodes = make([]Node, 0, len(ids))
+	for i, id := range ids {
+		rank[id] = int32(i)
 		b.g.Nodes = append(b.g.Nodes, *b.nodes[id])
 	}
-	slices.SortFunc(b.edges, func(x, y Edge) int {
-		if c := strings.Compare(x.Src, y.Src); c != 0 {
-			return c
+	types := map[string]int32{}
+	for _, e := range b.edges {
+		types[e.Type] = 0
+	}
+	for i, t := range sortedKeys(types) {
+		types[t] = int32(i)
+	}
+	type ranked struct{ src, typ, dst int32 }
+	keys := make([]ranked, len(b.edges))
+	order := make([]int32, len(b.edges))
+	for i, e := range b.edges {
+		keys[i] = ranked{rank[e.Src], types[e.Type], rank[e.Dst]}
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int {
+		p, q := keys[x], keys[y]
+		if p.src != q.src {
+			return cmp.Compare(p.src, q.src)
 		}
-		if c := strings.Compare(x.Type, y.Type); c != 0 {
-			return c
+		if p.typ != q.typ {
+			return cmp.Compare(p.typ, q.typ)
 		}
-		return strings.Compare(x.Dst, y.Dst)
+		return cmp.Compare(p.dst, q.dst)
 	})
-	b.g.Edges = slices.Compact(b.edges)
-	b.edges = nil
-	for _, e := range b.g.Edges {
+	b.g.Edges = make([]Edge, 0, len(b.edges))
+	for k, i := range order {
+		if k > 0 && keys[i] == keys[order[k-1]] {
+			continue
+		}
+		e := b.edges[i]
+		b.g.Edges = append(b.g.Edges, e)
 		b.g.Stats.Edges[e.Type]++
 	}
+	b.edges = nil
 	b.g.Stats.Nodes = len(b.g.Nodes)
 }
 
