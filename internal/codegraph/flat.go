@@ -483,25 +483,24 @@ func (n *fnode) NamedChild(i int) *fnode {
 // Kids yields n's children in order, and NamedKids its named children,
 // without allocating; a nil n has none.
 func (n *fnode) Kids() iter.Seq[*fnode] {
-	return func(yield func(*fnode) bool) {
-		if n == nil {
-			return
-		}
-		for _, c := range n.t.kids[n.t.kidStart[n.i]:n.t.kidStart[n.i+1]] {
-			if !yield(n.t.node(c)) {
-				return
-			}
-		}
+	if n == nil {
+		return func(func(*fnode) bool) {}
 	}
+	return n.t.seq(n.t.kids[n.t.kidStart[n.i]:n.t.kidStart[n.i+1]])
 }
 
 func (n *fnode) NamedKids() iter.Seq[*fnode] {
+	if n == nil {
+		return func(func(*fnode) bool) {}
+	}
+	return n.t.seq(n.t.named[n.t.namedStart[n.i]:n.t.namedStart[n.i+1]])
+}
+
+// seq yields the nodes of ids.
+func (t *flatTree) seq(ids []int32) iter.Seq[*fnode] {
 	return func(yield func(*fnode) bool) {
-		if n == nil {
-			return
-		}
-		for _, c := range n.t.named[n.t.namedStart[n.i]:n.t.namedStart[n.i+1]] {
-			if !yield(n.t.node(c)) {
+		for _, c := range ids {
+			if !yield(t.node(c)) {
 				return
 			}
 		}

@@ -525,25 +525,13 @@ func (b *builder) jsFile(from, spec string) string {
 // enclosing lists the qualified names enclosing def (itself first), then "".
 func enclosing(def string) []string {
 	// splitQual's parts are separated by single dots, so each prefix of
-	// parts joined is a prefix of def, cut at a dot splitQual splits at.
-	var cuts []int
-	depth := 0
-	for i := 0; i < len(def); i++ {
-		switch def[i] {
-		case '(', '[', '<':
-			depth++
-		case ')', ']', '>':
-			depth--
-		case '.':
-			if depth == 0 {
-				cuts = append(cuts, i)
-			}
-		}
-	}
-	out := make([]string, 0, len(cuts)+1)
-	out = append(out, def)
-	for k := len(cuts) - 1; k >= 0; k-- {
-		out = append(out, def[:cuts[k]])
+	// parts joined is a prefix of def.
+	parts := splitQual(def)
+	out := make([]string, len(parts))
+	end := len(def)
+	for k := len(parts) - 1; k >= 0; k-- {
+		out[len(parts)-1-k] = def[:end]
+		end -= len(parts[k]) + 1
 	}
 	return out
 }
