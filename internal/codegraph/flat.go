@@ -41,9 +41,7 @@ bool ts_tree_cursor_goto_first_child(TSTreeCursor *);
 bool ts_tree_cursor_goto_next_sibling(TSTreeCursor *);
 bool ts_tree_cursor_goto_parent(TSTreeCursor *);
 TSSymbol ts_node_symbol(TSNode);
-bool ts_node_is_named(TSNode);
 bool ts_node_is_missing(TSNode);
-bool ts_node_is_error(TSNode);
 bool ts_node_has_error(TSNode);
 uint32_t ts_node_start_byte(TSNode);
 uint32_t ts_node_end_byte(TSNode);
@@ -124,9 +122,6 @@ static int64_t flat_fill(const TSTree *tree, flat_node *a, int64_t cap, const ui
 		bool isnamed = err || (sym < nsym && named[sym]);
 		f->flags = (isnamed ? FLAT_NAMED : 0) | (ts_node_is_missing(node) ? FLAT_MISSING : 0) |
 			(err ? FLAT_ERROR : 0) | (ts_node_has_error(node) ? FLAT_HAS_ERROR : 0);
-#ifdef FLAT_CHECK_NAMED
-		if (isnamed != ts_node_is_named(node) || err != ts_node_is_error(node)) flat_named_mismatch++;
-#endif
 		f->first_child = -1; f->next_sibling = -1; f->child_count = 0;
 		f->parent = depth > 0 ? stack[depth-1] : -1;
 		if (depth > 0) {
