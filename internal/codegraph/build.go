@@ -148,6 +148,8 @@ type parsed struct {
 	// signatures and "#n" suffixes dropped from every segment, and that
 	// name's last segment.
 	defID, defParent, defKey, defLast []string
+	// defNames is the set of the definitions' qualified names.
+	defNames map[string]bool
 }
 
 // prepare computes the code and content hashes of the file's nodes.
@@ -162,27 +164,27 @@ func (p *parsed) prepare() {
 	p.names()
 	p.defCode = make([]string, len(p.res.Defs))
 	p.defHash = make([]string, len(p.res.Defs))
-	if !utf8.Valid(p.src) {
+	// Valid text cut at line ends stays valid: each definition's code is
+	// then a part of the file's one copy, and is hashed where it lies.
+	valid := utf8.Valid(p.src)
+	if valid {
+		p.fileCode, p.fileHash = string(p.src), hashBytes(p.src)
+	} else {
 		p.fileCode = validUTF8(p.src)
 		p.fileHash = contentHash(p.fileCode)
-		for i, d := range p.res.Defs {
-			p.defCode[i] = validUTF8(lineSlice(p.src, d.StartByte, d.EndByte))
-			p.defHash[i] = contentHash(p.defCode[i])
-		}
-		return
 	}
-	// Valid text cut at line ends stays valid: each definition's code is
-	// a part of the file's one copy, and is hashed where it lies.
-	p.fileCode = string(p.src)
-	p.fileHash = hashBytes(p.src)
 	for i, d := range p.res.Defs {
 		start, end := lineBounds(p.src, d.StartByte, d.EndByte)
-		p.defCode[i] = p.fileCode[start:end]
-		p.defHash[i] = hashBytes(p.src[start:end])
+		if valid {
+			p.defCode[i], p.defHash[i] = p.fileCode[start:end], hashBytes(p.src[start:end])
+		} else {
+			p.defCode[i] = validUTF8(p.src[start:end])
+			p.defHash[i] = contentHash(p.defCode[i])
+		}
 	}
 }
 
-// names fills defID, defParent, defKey and defLast.
+// names fills defNames, defID, defParent, defKey and defLast.
 func (p *parsed) names() {
 	defs := p.res.Defs
 	p.defID, p.defParent = make([]string, len(defs)), make([]string, len(defs))
@@ -191,6 +193,7 @@ func (p *parsed) names() {
 	for _, d := range defs {
 		names[d.Name] = true
 	}
+	p.defNames = names
 	for i, d := range defs {
 		p.defID[i] = EntityID(p.path, d.Name)
 		parts := splitQual(d.Name)

@@ -562,6 +562,3 @@ func (c *fcursor) GoToParent() bool {
 	c.i = c.t.nodes[c.i].parent
 	return true
 }
-
-// Reset moves the cursor to n, which becomes its root.
-func (c *fcursor) Reset(n *fnode) { c.t, c.i, c.root = n.t, n.i, n.i }

@@ -308,16 +308,8 @@ func (x *javaExtractor) walk(n *fnode, sc javaScope) {
 	x.walkChildren(n, sc)
 }
 
-// children lists n's children, or only its named ones.
-func (x *javaExtractor) children(n *fnode, namedOnly bool) []*fnode {
-	kids := n.Kids()
-	if namedOnly {
-		kids = n.NamedKids()
-	}
-	return slices.Collect(kids)
-}
-
-func (x *javaExtractor) named(n *fnode) []*fnode { return x.children(n, true) }
+// named lists n's named children.
+func (x *javaExtractor) named(n *fnode) []*fnode { return slices.Collect(n.NamedKids()) }
 
 func (x *javaExtractor) walkChildren(n *fnode, sc javaScope) {
 	for c := range n.NamedKids() {

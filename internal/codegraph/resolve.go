@@ -60,10 +60,15 @@ func (b *builder) addNode(n Node) {
 }
 
 func (b *builder) edge(src, dst, typ string) {
-	if src == dst || src == "" || dst == "" || b.nodes[src] == nil || b.nodes[dst] == nil {
-		return
+	if b.linkable(src, dst) {
+		b.edges = append(b.edges, Edge{Src: src, Dst: dst, Type: typ})
 	}
-	b.edges = append(b.edges, Edge{Src: src, Dst: dst, Type: typ})
+}
+
+// linkable reports whether an edge may join src to dst: two different
+// nodes of the graph.
+func (b *builder) linkable(src, dst string) bool {
+	return src != dst && src != "" && dst != "" && b.nodes[src] != nil && b.nodes[dst] != nil
 }
 
 // nodes creates directory, file and entity nodes and the contains hierarchy.
@@ -97,11 +102,7 @@ func (b *builder) buildNodes() {
 			}
 			child = d
 		}
-		names := make(map[string]bool, len(p.res.Defs))
-		for _, d := range p.res.Defs {
-			names[d.Name] = true
-		}
-		b.defs[p.path] = names
+		b.defs[p.path] = p.defNames
 		pk := packageKey(p)
 		for i, d := range p.res.Defs {
 			id := p.defID[i]
@@ -309,7 +310,7 @@ func (b *builder) resolve() {
 						}
 					}
 					for _, t := range ts {
-						if t != from && b.nodes[t] != nil {
+						if b.linkable(from, t) {
 							sh.edges = append(sh.edges, Edge{Src: from, Dst: t, Type: EdgeInvokes})
 						}
 					}
@@ -760,15 +761,9 @@ func (b *builder) finish() {
 	b.g.Stats.Nodes = len(b.g.Nodes)
 }
 
-// lineSlice widens [start, end) to whole lines (without the last newline), so
-// a node's code is exactly the source lines StartLine..EndLine, indentation
-// included.
-func lineSlice(src []byte, start, end int) []byte {
-	start, end = lineBounds(src, start, end)
-	return src[start:end]
-}
-
-// lineBounds are the bounds of lineSlice(src, start, end).
+// lineBounds widens [start, end) to whole lines (without the last
+// newline), so a node's code is exactly the source lines
+// StartLine..EndLine, indentation included.
 func lineBounds(src []byte, start, end int) (int, int) {
 	if end > start && src[end-1] == '\n' {
 		end-- // a span that ends with its newline ends on that line
