@@ -64,7 +64,11 @@ func Open(ctx context.Context, raw string) (Embedder, error) {
 		return &Batched{E: e, Opts: BatchOptions{MaxTexts: 64, Concurrency: 1}}, nil
 	}
 	if u.Scheme == "use-lite" {
-		e, err := openUseLite(ctx, raw, u, dim)
+		procs, err := num("procs", DefaultUseLiteProcs())
+		if err != nil {
+			return nil, err
+		}
+		e, err := openUseLite(ctx, raw, u, dim, procs)
 		if err != nil {
 			return nil, err
 		}

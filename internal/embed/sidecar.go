@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -333,9 +332,9 @@ func UseLiteDir() string {
 }
 
 // openUseLite reads use-lite://[?dir=DIR&node=PATH&procs=N]: the sidecar in
-// DIR (default UseLiteDir) run by node (default node on $PATH), N copies
-// (default DefaultUseLiteProcs).
-func openUseLite(ctx context.Context, raw string, u *url.URL, dim int) (*SidecarPool, error) {
+// DIR (default UseLiteDir) run by node (default node on $PATH), procs
+// copies (Open reads procs=, default DefaultUseLiteProcs).
+func openUseLite(ctx context.Context, raw string, u *url.URL, dim, procs int) (*SidecarPool, error) {
 	q := u.Query()
 	dir := q.Get("dir")
 	if dir == "" {
@@ -347,14 +346,6 @@ func openUseLite(ctx context.Context, raw string, u *url.URL, dim int) (*Sidecar
 	node := q.Get("node")
 	if node == "" {
 		node = "node"
-	}
-	procs := DefaultUseLiteProcs()
-	if v := q.Get("procs"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("embedder URL %q: procs=%q is not a positive number", raw, v)
-		}
-		procs = n
 	}
 	s, err := StartSidecarPool(ctx, []string{node, filepath.Join(dir, "sidecar.js")}, dir, procs)
 	if err != nil {
