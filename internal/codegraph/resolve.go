@@ -209,6 +209,18 @@ func (b *builder) bind(file, name string, targets ...string) {
 	m[name] = append(m[name], targets...)
 }
 
+// bound returns what name refers to in file: what was bound there, then
+// what the headers it includes bring in.
+func (b *builder) bound(file, name string) []string {
+	ts := b.bindings[file][name]
+	for _, h := range b.native.includes[file] {
+		if hs := b.native.cHeaders[h].names[name]; len(hs) > 0 {
+			ts = append(ts[:len(ts):len(ts)], hs...)
+		}
+	}
+	return ts
+}
+
 // bindTopLevel binds, in file, every top-level definition of f by its name
 // (a wildcard import).
 func (b *builder) bindTopLevel(file, f string) {
@@ -230,6 +242,7 @@ func (b *builder) resolve() {
 	for pass := 0; pass < 2; pass++ {
 		if pass == 1 {
 			b.reexports, b.bindings, b.externals = b.bindings, map[string]map[string][]string{}, map[string]map[string]bool{}
+			b.native.includes = map[string][]string{}
 		}
 		for _, p := range b.files {
 			if pass == 0 && !reexporting[p.lang.Name()] {
@@ -611,7 +624,7 @@ func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []
 	}
 	// Imported names and modules: the longest bound prefix.
 	for k := len(parts); k > 0; k-- {
-		targets := b.bindings[p.path][strings.Join(parts[:k], ".")]
+		targets := b.bound(p.path, strings.Join(parts[:k], "."))
 		if len(targets) == 0 {
 			continue
 		}
@@ -637,7 +650,7 @@ func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []
 		// type, used unqualified inside it; then the caller's type's other
 		// methods (implicit this in C++, Self:: in Rust).
 		for _, q := range enclosing(from)[1:] {
-			if ts := keep(b.bindings[p.path][normQual(q+"."+name)]); len(ts) > 0 {
+			if ts := keep(b.bound(p.path, normQual(q+"."+name))); len(ts) > 0 {
 				return ts
 			}
 		}

@@ -23,6 +23,10 @@ type nativeIndex struct {
 	rustRoot   map[string]string
 	rustMods   map[string]string
 	rustCrates map[string][]string
+	// cHeaders: a C/C++ header → what including it brings in;
+	// includes: a file → the headers it includes, in order (resolveCInclude).
+	cHeaders map[string]*cHeader
+	includes map[string][]string
 }
 
 // family groups languages that share names across files.
@@ -40,6 +44,7 @@ func (b *builder) indexNative() {
 	x := &b.native
 	x.qualDefs, x.cByName = map[string][]string{}, map[string][]string{}
 	x.rustRoot, x.rustMods, x.rustCrates = map[string]string{}, map[string]string{}, map[string][]string{}
+	x.cHeaders, x.includes = map[string]*cHeader{}, map[string][]string{}
 	for _, p := range b.files {
 		fam := family(p.lang.Name())
 		if fam == "" {
@@ -254,32 +259,61 @@ func (b *builder) resolveCInclude(p *parsed, im Import) (targets []string, exter
 	if f == "" {
 		return nil, true
 	}
+	h := b.cHeaderOf(f)
+	b.native.includes[p.path] = append(b.native.includes[p.path], f)
 	if b.nodes[f] != nil {
 		targets = append(targets, f)
 	}
-	for d := range b.defs[f] {
-		b.bind(p.path, normQual(d), EntityID(f, d))
-	}
-	// What the header only declares is bound to its definition elsewhere,
-	// and, for a header without definitions, those files are what the
-	// include brings in.
-	seen := map[string]bool{}
-	for _, d := range b.byPath[f].res.Decls {
-		ts := b.cDefinition(f, d)
-		b.bind(p.path, normQual(d), ts...)
-		if b.nodes[f] == nil {
-			for _, t := range ts {
-				if tf := fileOf(t); !seen[tf] && tf != p.path {
-					seen[tf] = true
-					targets = append(targets, tf)
-				}
-			}
+	for _, tf := range h.files {
+		if tf != p.path {
+			targets = append(targets, tf)
 		}
 	}
 	if len(targets) == 0 {
 		return nil, false // a header that defines and declares nothing we parse
 	}
 	return targets, false
+}
+
+// cHeader is what including a C/C++ header brings into a file, made once
+// per header however many files include it.
+type cHeader struct {
+	// names: each name the header defines, bound to its definition, and
+	// each it only declares, bound to its definition elsewhere.
+	names map[string][]string
+	// files: for a header without definitions, the files that define
+	// what it declares (first seen first): what the include brings in.
+	files []string
+}
+
+func (b *builder) cHeaderOf(f string) *cHeader {
+	if h := b.native.cHeaders[f]; h != nil {
+		return h
+	}
+	h := &cHeader{names: map[string][]string{}}
+	bind := func(name string, targets ...string) {
+		if name != "" && len(targets) > 0 {
+			h.names[name] = append(h.names[name], targets...)
+		}
+	}
+	for d := range b.defs[f] {
+		bind(normQual(d), EntityID(f, d))
+	}
+	seen := map[string]bool{}
+	for _, d := range b.byPath[f].res.Decls {
+		ts := b.cDefinition(f, d)
+		bind(normQual(d), ts...)
+		if b.nodes[f] == nil {
+			for _, t := range ts {
+				if tf := fileOf(t); !seen[tf] {
+					seen[tf] = true
+					h.files = append(h.files, tf)
+				}
+			}
+		}
+	}
+	b.native.cHeaders[f] = h
+	return h
 }
 
 // cDefinition finds the definition of a function header declares: the one
