@@ -150,10 +150,14 @@ type parsed struct {
 	defID, defParent, defKey, defLast []string
 	// defNames is the set of the definitions' qualified names.
 	defNames map[string]bool
+	// pkgKey is packageKey's, made once.
+	pkgKey string
 }
 
-// prepare computes the code and content hashes of the file's nodes.
+// prepare computes the code and content hashes of the file's nodes, and
+// its package key.
 func (p *parsed) prepare() {
+	p.pkgKey = packageKey(p)
 	if len(p.res.Defs) == 0 {
 		return // a file gets a node only if it defines something
 	}
@@ -548,7 +552,7 @@ func EntityID(file, name string) string { return file + ":" + name }
 // splitQual splits a qualified name at dots outside brackets and parentheses
 // ("C.m(a.B)" → C, m(a.B); "A.[Symbol.iterator]" → A, [Symbol.iterator]).
 func splitQual(name string) []string {
-	var parts []string
+	parts := make([]string, 0, strings.Count(name, ".")+1)
 	depth, start := 0, 0
 	for i := 0; i < len(name); i++ {
 		switch name[i] {

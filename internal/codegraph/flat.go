@@ -476,7 +476,9 @@ func (n *fnode) NamedChild(i int) *fnode {
 }
 
 // Kids yields n's children in order, and NamedKids its named children,
-// without allocating; a nil n has none.
+// without building a list; a nil n has none. A loop body that captures
+// variables is still allocated per call: hot loops index instead
+// (NamedChildCount, NamedChild).
 func (n *fnode) Kids() iter.Seq[*fnode] {
 	if n == nil {
 		return func(func(*fnode) bool) {}

@@ -103,7 +103,7 @@ func (b *builder) buildNodes() {
 			child = d
 		}
 		b.defs[p.path] = p.defNames
-		pk := packageKey(p)
+		pk := p.pkgKey
 		for i, d := range p.res.Defs {
 			id := p.defID[i]
 			typ := TypeFunction
@@ -169,6 +169,18 @@ func (b *builder) indexModules() {
 // merged) in file.
 func (b *builder) lookup(file, qual string) []string {
 	return b.byBase[file][normQual(qual)]
+}
+
+// lookupDot is lookup(file, q+"."+name), without building that name when
+// it needs no normalising: call resolution asks this for every enclosing
+// scope of every call.
+func (b *builder) lookupDot(file, q, name string) []string {
+	if strings.ContainsAny(q, "(#") || strings.ContainsAny(name, "(#") {
+		return b.lookup(file, q+"."+name)
+	}
+	var buf [128]byte
+	k := append(append(append(buf[:0], q...), '.'), name...)
+	return b.byBase[file][string(k)]
 }
 
 // normQual drops overload signatures and duplicate suffixes from every
@@ -614,7 +626,7 @@ func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []
 	// Enclosing scopes, innermost first, then the file's top level.
 	if from != "" {
 		for _, q := range enclosing(from) {
-			if ts := keep(b.lookup(p.path, q+"."+name)); len(ts) > 0 {
+			if ts := keep(b.lookupDot(p.path, q, name)); len(ts) > 0 {
 				return ts
 			}
 		}
@@ -622,13 +634,22 @@ func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []
 	if ts := keep(b.lookup(p.path, name)); len(ts) > 0 {
 		return ts
 	}
-	// Imported names and modules: the longest bound prefix.
+	// Imported names and modules: the longest bound prefix. parts are
+	// name's segments between single dots, so the first k of them are
+	// name up to end.
+	end := len(name)
 	for k := len(parts); k > 0; k-- {
-		targets := b.bound(p.path, strings.Join(parts[:k], "."))
+		if k < len(parts) {
+			end -= len(parts[k]) + 1
+		}
+		targets := b.bound(p.path, name[:end])
 		if len(targets) == 0 {
 			continue
 		}
-		rest := strings.Join(parts[k:], ".")
+		var rest string
+		if k < len(parts) {
+			rest = name[end+1:]
+		}
 		var out []string
 		for _, t := range targets {
 			if rest == "" {
@@ -636,7 +657,7 @@ func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []
 				continue
 			}
 			if strings.Contains(t, ":") {
-				out = append(out, b.lookup(fileOf(t), nameOf(t)+"."+rest)...)
+				out = append(out, b.lookupDot(fileOf(t), nameOf(t), rest)...)
 			} else {
 				out = append(out, b.lookup(t, rest)...)
 			}
@@ -660,12 +681,13 @@ func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []
 	}
 	// The same package (Go directory, Java package), then packages opened by
 	// wildcard imports.
-	keys := b.wild[p.path]
-	if pk := packageKey(p); pk != "" {
-		keys = append([]string{pk}, keys...)
-	}
 	nq := normQual(name)
-	for _, k := range keys {
+	if p.pkgKey != "" {
+		if ts := keep(b.pkgDefs[p.pkgKey][nq]); len(ts) > 0 {
+			return ts
+		}
+	}
+	for _, k := range b.wild[p.path] {
 		if ts := keep(b.pkgDefs[k][nq]); len(ts) > 0 {
 			return ts
 		}
