@@ -355,6 +355,7 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 	b := newBuilder(g, all)
 	b.workers = opts.Workers
 	b.buildNodes()
+	b.rankNodes()
 	b.resolve()
 	b.finish()
 	if kept != nil {

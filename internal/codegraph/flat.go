@@ -196,6 +196,15 @@ func grow[T any](s []T, n int) []T {
 	return make([]T, n, n+n/4)
 }
 
+// dropCTree frees tree-sitter's tree early: t can then no longer be the
+// base of reparseFlat, which parses afresh instead.
+func (t *flatTree) dropCTree() {
+	if t.ctree != nil {
+		C.ts_tree_delete(t.ctree)
+		t.ctree = nil
+	}
+}
+
 // release hands t's arrays back to flatPool; t must not be used after.
 func (t *flatTree) release() {
 	if t.ctree != nil {

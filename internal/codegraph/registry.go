@@ -78,6 +78,12 @@ func reparseTree(ctx context.Context, lang *sitter.Language, path string, src []
 		return err
 	}
 	defer t.release()
+	if root := t.node(0); !root.HasError() && !root.IsMissing() {
+		// Only a tree with errors is read again, as an edit of this one
+		// (cFamilyLang): the others are freed while the copy has left
+		// them in the cache.
+		t.dropCTree()
+	}
 	collectMembers(ctx, t)
 	return fn(t.node(0))
 }
