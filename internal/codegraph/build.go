@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // File is one entry of the snapshot to build from.
@@ -135,6 +136,8 @@ func (o *Options) defaults() {
 type parsed struct {
 	path string
 	lang Language
+	// text is the file's content, and src its bytes (readOnly).
+	text string
 	src  []byte
 	res  *FileResult
 	// What buildNodes needs from the source alone, computed by the
@@ -172,7 +175,7 @@ func (p *parsed) prepare() {
 	// then a part of the file's one copy, and is hashed where it lies.
 	valid := utf8.Valid(p.src)
 	if valid {
-		p.fileCode, p.fileHash = string(p.src), hashBytes(p.src)
+		p.fileCode, p.fileHash = p.text, hashBytes(p.src)
 	} else {
 		p.fileCode = validUTF8(p.src)
 		p.fileHash = contentHash(p.fileCode)
@@ -202,17 +205,18 @@ func (p *parsed) names() {
 		p.defID[i] = EntityID(p.path, d.Name)
 		parts := splitQual(d.Name)
 		p.defParent[i] = p.path
+		// parts are separated by single dots: the first k of them are
+		// the name up to end.
+		end := len(d.Name)
 		for k := len(parts) - 1; k > 0; k-- {
-			if q := strings.Join(parts[:k], "."); names[q] {
+			end -= len(parts[k]) + 1
+			if q := d.Name[:end]; names[q] {
 				p.defParent[i] = EntityID(p.path, q)
 				break
 			}
 		}
-		for k, s := range parts {
-			parts[k] = baseName(s)
-		}
-		p.defKey[i] = strings.Join(parts, ".")
-		p.defLast[i] = parts[len(parts)-1]
+		p.defKey[i] = normQual(d.Name)
+		p.defLast[i] = baseName(parts[len(parts)-1])
 	}
 }
 
@@ -323,7 +327,10 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 		}
 		mu.Lock()
 		out, slots = append(out, nil), append(slots, f.Path)
-		j := &job{i: len(out) - 1, p: parsed{path: f.Path, lang: lang, src: bytes.Clone(data)}}
+		// One copy of the file (Read may reuse its buffer), kept as the
+		// file node's code and read by the extractor without another.
+		text := string(data)
+		j := &job{i: len(out) - 1, p: parsed{path: f.Path, lang: lang, text: text, src: readOnly(text)}}
 		mu.Unlock()
 		select {
 		case jobs <- j:
@@ -538,6 +545,9 @@ func hashBytes(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:16])
 }
+
+// readOnly returns s's bytes without a copy; they must never be modified.
+func readOnly(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // validUTF8 keeps node code storable as a Parquet string.
 func validUTF8(b []byte) string {

@@ -108,6 +108,8 @@ type Language interface {
 	// Extensions are the lower-case file extensions it handles, with the dot.
 	Extensions() []string
 	// Extract parses src (the content of path, repository-relative). It must
-	// not panic on any input, and must close every tree-sitter tree it opens.
+	// not panic on any input, must close every tree-sitter tree it opens,
+	// and must not modify src: Build hands it the bytes of the string the
+	// graph keeps as the file's code.
 	Extract(ctx context.Context, path string, src []byte) (*FileResult, error)
 }
