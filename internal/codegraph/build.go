@@ -155,6 +155,10 @@ type parsed struct {
 	defNames map[string]bool
 	// pkgKey is packageKey's, made once.
 	pkgKey string
+	// scopesOf and scopesCache: the last definition scopes was asked
+	// for, and its answer.
+	scopesOf    string
+	scopesCache []string
 }
 
 // prepare computes the code and content hashes of the file's nodes, and

@@ -326,12 +326,18 @@ func (b *builder) resolve() {
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < len(b.files); i = int(next.Add(1) - 1) {
 				p := b.files[i]
+				// A file's calls come definition by definition: the
+				// caller's id is made once for each run of them.
+				lastFrom, from, known := "", p.path, b.nodes[p.path] != nil
 				for _, c := range p.res.Calls {
-					from := p.path
-					if c.From != "" {
-						from = EntityID(p.path, c.From)
+					if c.From != lastFrom {
+						lastFrom, from = c.From, p.path
+						if c.From != "" {
+							from = EntityID(p.path, c.From)
+						}
+						known = b.nodes[from] != nil
 					}
-					if _, ok := b.nodes[from]; !ok {
+					if !known {
 						continue
 					}
 					ts := b.resolveCall(p, c)
@@ -570,6 +576,16 @@ func enclosing(def string) []string {
 	return out
 }
 
+// scopes is enclosing(from), kept for the next name resolved in the same
+// definition of p: a file's calls come definition by definition, and one
+// goroutine at a time resolves a file. The slice must not be changed.
+func (p *parsed) scopes(from string) []string {
+	if p.scopesOf != from || p.scopesCache == nil {
+		p.scopesOf, p.scopesCache = from, enclosing(from)
+	}
+	return p.scopesCache
+}
+
 // enclosingClass is the innermost class (or the definition's own class) around def.
 func (b *builder) enclosingClass(file, def string) string {
 	for _, q := range enclosing(def) {
@@ -633,7 +649,7 @@ func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []
 	}
 	// Enclosing scopes, innermost first, then the file's top level.
 	if from != "" {
-		for _, q := range enclosing(from) {
+		for _, q := range p.scopes(from) {
 			if ts := keep(b.lookupDot(p.path, q, name)); len(ts) > 0 {
 				return ts
 			}
@@ -678,7 +694,7 @@ func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []
 		// Names a C++ include or a Rust use bound with their namespace or
 		// type, used unqualified inside it; then the caller's type's other
 		// methods (implicit this in C++, Self:: in Rust).
-		for _, q := range enclosing(from)[1:] {
+		for _, q := range p.scopes(from)[1:] {
 			if ts := keep(b.bound(p.path, normQual(q+"."+name))); len(ts) > 0 {
 				return ts
 			}

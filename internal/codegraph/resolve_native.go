@@ -362,7 +362,7 @@ func (b *builder) nativeMember(p *parsed, from, member string) []string {
 	if fam == "" || from == "" {
 		return nil
 	}
-	for _, q := range enclosing(from)[1:] {
+	for _, q := range p.scopes(from)[1:] {
 		ids := b.native.qualDefs[fam+":"+normQual(q+"."+member)]
 		if len(ids) > 0 && sameBase(ids) {
 			return ids
