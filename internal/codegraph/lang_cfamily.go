@@ -260,16 +260,17 @@ func cFuncs(r *FileResult) int {
 
 func (l cFamilyLang) walk(root *fnode, src []byte) *FileResult {
 	res := &FileResult{}
-	{
-		// Pass one finds which names are overloaded; pass two names.
+	w := &cWalker{src: src, cpp: l.cpp, res: res, used: uniqueNames{}}
+	if l.cpp {
+		// Pass one finds which names are overloaded; pass two names. C has
+		// no overloads, so it names in one pass.
 		count := &cWalker{src: src, cpp: l.cpp, res: &FileResult{}, used: uniqueNames{}, collect: true,
 			sigs: map[string]map[string]bool{}, declSigs: map[string]map[string]bool{}}
 		count.walk(root, cScope{})
-		w := &cWalker{src: src, cpp: l.cpp, res: res, used: uniqueNames{},
-			sigs: count.sigs, declSigs: count.declSigs}
-		w.walk(root, cScope{})
-		w.finishDecls()
+		w.sigs, w.declSigs = count.sigs, count.declSigs
 	}
+	w.walk(root, cScope{})
+	w.finishDecls()
 	return res
 }
 
@@ -1032,6 +1033,9 @@ func (w *cWalker) scopeName(n *fnode) string {
 // signature is a function declarator's parameter types as written:
 // "(const T&,int)", followed by its const/volatile/ref qualifiers.
 func (w *cWalker) signature(d *fnode) string {
+	if !w.cpp {
+		return "" // signatures only tell C++ overloads apart
+	}
 	var fd *fnode
 	for depth := 0; d != nil && depth < 1000; depth++ {
 		if d.Type() == "function_declarator" {
