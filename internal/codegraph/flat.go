@@ -447,13 +447,28 @@ func (t *flatTree) node(i int32) *fnode {
 func (n *fnode) f() *flatNode { return &n.t.nodes[n.i] }
 
 // Type is the node's grammar type ("function_definition").
-func (n *fnode) Type() string {
-	if s := n.f().symbol; int(s) < len(n.t.names.symbols) {
-		return n.t.names.symbols[s]
+func (n *fnode) Type() string { return n.t.typeOf(n.i) }
+
+// typeOf is node i's type.
+func (t *flatTree) typeOf(i int32) string {
+	if s := t.nodes[i].symbol; int(s) < len(t.names.symbols) {
+		return t.names.symbols[s]
 	} else if s == 0xFFFF { // ts_builtin_sym_error
 		return "ERROR"
 	}
 	return "_ERROR" // ts_builtin_sym_error_repeat
+}
+
+// subtreeEnd is where n's subtree ends among the tree's nodes: preorder
+// keeps a subtree contiguous, from n to the next sibling of n or of its
+// nearest ancestor that has one.
+func (n *fnode) subtreeEnd() int32 {
+	for a := n.i; a >= 0; a = n.t.nodes[a].parent {
+		if s := n.t.nodes[a].nextSibling; s >= 0 {
+			return s
+		}
+	}
+	return int32(len(n.t.nodes))
 }
 func (n *fnode) StartByte() uint32 { return n.f().startByte }
 func (n *fnode) EndByte() uint32   { return n.f().endByte }

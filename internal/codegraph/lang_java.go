@@ -119,42 +119,31 @@ func (javaLang) Extract(ctx context.Context, path string, src []byte) (res *File
 // recovers from on its own.
 func javaClosers(root *fnode) string {
 	var open []byte
-	c := newCursor(root)
-	defer c.Close()
-	for down := true; ; {
-		if down && c.GoToFirstChild() {
+	// The leaves in source order: the subtree's nodes in preorder that
+	// have no children.
+	t := root.t
+	for i, end := root.i, root.subtreeEnd(); i < end; i++ {
+		if f := &t.nodes[i]; f.childCount > 0 || f.flags&2 != 0 { // MISSING is not in the source
 			continue
 		}
-		if down { // a leaf
-			if n := c.CurrentNode(); !n.IsMissing() { // MISSING is not in the source
-				switch t := n.Type(); t {
-				case "{", "(", "[":
-					open = append(open, t[0])
-				case "}", ")", "]":
-					want := byte('{')
-					switch t {
-					case ")":
-						want = '('
-					case "]":
-						want = '['
-					}
-					for i := len(open) - 1; i >= 0; i-- {
-						if open[i] == want {
-							open = open[:i]
-							break
-						}
-					}
+		switch typ := t.typeOf(i); typ {
+		case "{", "(", "[":
+			open = append(open, typ[0])
+		case "}", ")", "]":
+			want := byte('{')
+			switch typ {
+			case ")":
+				want = '('
+			case "]":
+				want = '['
+			}
+			for i := len(open) - 1; i >= 0; i-- {
+				if open[i] == want {
+					open = open[:i]
+					break
 				}
 			}
 		}
-		if c.GoToNextSibling() {
-			down = true
-			continue
-		}
-		if !c.GoToParent() {
-			break
-		}
-		down = false
 	}
 	var b strings.Builder
 	for i := len(open) - 1; i >= 0; i-- {

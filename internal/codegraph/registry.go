@@ -93,17 +93,8 @@ func errorsIn(n *fnode) int {
 	if n == nil || !n.HasError() && !n.IsMissing() {
 		return 0
 	}
-	// Preorder keeps a subtree contiguous: it ends where the next sibling of
-	// n, or of its nearest ancestor that has one, begins.
-	end := int32(len(n.t.nodes))
-	for a := n.i; a >= 0; a = n.t.nodes[a].parent {
-		if s := n.t.nodes[a].nextSibling; s >= 0 {
-			end = s
-			break
-		}
-	}
 	c := 0
-	for _, f := range n.t.nodes[n.i:end] {
+	for _, f := range n.t.nodes[n.i:n.subtreeEnd()] {
 		if f.flags&(2|4) != 0 {
 			c++
 		}
