@@ -166,8 +166,13 @@ func (x *jsExtractor) addImportLocals(module string, names, locals []string, ali
 func (x *jsExtractor) textOf(n *fnode) string { return textOf(n, x.src) }
 
 func (x *jsExtractor) children(n *fnode, sc jsScope) {
-	for _, c := range jsKids(n) {
-		x.walk(c.n, sc)
+	if n == nil {
+		return
+	}
+	// By index: the walk needs no field names, and a list per node cost
+	// a third of the walk (express).
+	for i := range int(n.ChildCount()) {
+		x.walk(n.Child(i), sc)
 	}
 }
 
