@@ -207,20 +207,15 @@ func (p *parsed) names() {
 	p.defNames = names
 	for i, d := range defs {
 		p.defID[i] = EntityID(p.path, d.Name)
-		parts := splitQual(d.Name)
 		p.defParent[i] = p.path
-		// parts are separated by single dots: the first k of them are
-		// the name up to end.
-		end := len(d.Name)
-		for k := len(parts) - 1; k > 0; k-- {
-			end -= len(parts[k]) + 1
-			if q := d.Name[:end]; names[q] {
+		for _, q := range enclosing(d.Name)[1:] {
+			if names[q] {
 				p.defParent[i] = EntityID(p.path, q)
 				break
 			}
 		}
 		p.defKey[i] = normQual(d.Name)
-		p.defLast[i] = baseName(parts[len(parts)-1])
+		p.defLast[i] = SimpleName(d.Name)
 	}
 }
 

@@ -178,7 +178,8 @@ type flatTree struct {
 	// fnodes holds each node's *fnode once it is asked for (node), so
 	// that walking a tree allocates nothing per node.
 	fnodes []fnode
-	// ctree is tree-sitter's tree, kept until release for reparseFlat.
+	// ctree is tree-sitter's tree, kept for reparseFlat until release or
+	// dropCTree.
 	ctree *C.TSTree
 }
 
@@ -207,9 +208,7 @@ func (t *flatTree) dropCTree() {
 
 // release hands t's arrays back to flatPool; t must not be used after.
 func (t *flatTree) release() {
-	if t.ctree != nil {
-		C.ts_tree_delete(t.ctree)
-	}
+	t.dropCTree()
 	clear(t.fnodes) // they point at t
 	*t = flatTree{nodes: t.nodes[:0], kids: t.kids[:0], named: t.named[:0],
 		kidStart: t.kidStart[:0], namedStart: t.namedStart[:0], fnodes: t.fnodes[:0]}
@@ -346,7 +345,7 @@ func reparseFlat(ctx context.Context, lang *sitter.Language, path string, src []
 		n = C.flat_fill(tree, (*C.flat_node)(unsafe.Pointer(&nodes[0])), C.int64_t(len(nodes)),
 			(*C.uint8_t)(unsafe.Pointer(&names.named[0])), C.uint32_t(len(names.symbols)))
 	}
-	t.ctree = tree // deleted by release
+	t.ctree = tree // deleted by dropCTree or release
 	if n < 0 || int(n) != len(nodes) {
 		t.nodes = nodes
 		t.release()
