@@ -96,6 +96,9 @@ type FileResult struct {
 	// (closers appended, conditionals blanked): its reading is not a
 	// function of its text's parts, so the mapper derives nothing from it.
 	reread bool
+	// reads is how many readings of the file were parsed (C and C++, which
+	// read a file with errors in other ways too); tests read it.
+	reads int
 }
 
 // Language extracts definitions and references from one language's files.

@@ -167,3 +167,27 @@ func TestCUnbalancedBranches(t *testing.T) {
 		}
 	}
 }
+
+// TestCReadings checks which readings of a C file with syntax errors are
+// parsed: once the reading keeping every branch finds more functions than
+// the file as written, the others of the file as written are not made.
+func TestCReadings(t *testing.T) {
+	// A branch opens a brace that the other closes (jq's jv_print.c).
+	unbalanced := "static void dump(int flags)\n{\n    if (flags) {\n#ifdef DEC\n        if (lit()) {\n            pl();\n        } else {\n#endif\n            pd();\n        }\n#ifdef DEC\n    }\n#endif\n}\n\nvoid after(void)\n{\n    dump(1);\n}\n"
+	for _, tc := range []struct {
+		name, src string
+		defs      []string
+		reads     int
+	}{
+		{"clean", "int f(void) { return 0; }\n", []string{"function f"}, 1},
+		{"every branch wins", unbalanced, []string{"function dump", "function after"}, 2},
+		{"every branch wins, cut short", unbalanced + "void cut(int y) {\n    if (y) {\n        after(\n", []string{"function dump", "function after", "function cut"}, 3},
+		{"cut short only", "int f(void) { return 0; }\nvoid cut(int y) {\n    if (y) {\n        f(\n", []string{"function f", "function cut"}, 2},
+	} {
+		r := cfExtract(t, "a.c", tc.src)
+		got := cfDefNames(r)
+		if strings.Join(got, "|") != strings.Join(tc.defs, "|") || r.reads != tc.reads {
+			t.Errorf("%s: defs %q after %d readings, want %q after %d", tc.name, got, r.reads, tc.defs, tc.reads)
+		}
+	}
+}
