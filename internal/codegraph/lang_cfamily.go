@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	sitter "github.com/smacker/go-tree-sitter"
 )
@@ -603,7 +604,9 @@ func (w *cWalker) recover(e, body *fnode, sc cScope) bool {
 		inner.prefix = ""
 	}
 	w.walkDeclarator(decl, inner)
-	w.walk(body, inner)
+	if !w.collect || w.mayDefine(body) {
+		w.walk(body, inner)
+	}
 	return true
 }
 
@@ -745,12 +748,50 @@ func (w *cWalker) funcDef(n *fnode, sc cScope) bool {
 	}
 	for i := 0; i < int(n.NamedChildCount()); i++ {
 		if c := n.NamedChild(i); !c.Equal(decl) {
+			if w.collect && !w.mayDefine(c) {
+				continue // nothing in it names or declares a function
+			}
 			w.walk(c, inner)
 		} else {
 			w.walkDeclarator(c, inner) // default arguments, trailing return types
 		}
 	}
 	return true
+}
+
+// mayDefine reports whether n's subtree holds a node from which pass one
+// can record a name or a signature: a function or preprocessor function
+// definition, a struct, union or class, or an error (recover). Inside a
+// function nothing else can (declarations there are not recorded), so pass
+// one skips a function's parts that hold none; it only looks at their
+// nodes' symbols.
+func (w *cWalker) mayDefine(n *fnode) bool {
+	t := n.t
+	defining := cDefiningSymbols(t.names)
+	for k, end := n.i, n.subtreeEnd(); k < end; k++ {
+		// Symbols past the grammar's are ERROR and its repeats.
+		if s := t.nodes[k].symbol; int(s) >= len(defining) || defining[s] {
+			return true
+		}
+	}
+	return false
+}
+
+var cDefining sync.Map // *symbolNames → []bool, by symbol: mayDefine's types
+
+func cDefiningSymbols(names *symbolNames) []bool {
+	if v, ok := cDefining.Load(names); ok {
+		return v.([]bool)
+	}
+	d := make([]bool, len(names.symbols))
+	for i, name := range names.symbols {
+		switch name {
+		case "function_definition", "preproc_function_def", "struct_specifier", "union_specifier", "class_specifier", "ERROR":
+			d[i] = true
+		}
+	}
+	v, _ := cDefining.LoadOrStore(names, d)
+	return v.([]bool)
 }
 
 func prevNamedSibling(n *fnode) *fnode {

@@ -41,6 +41,12 @@ func TestCFamilyDeclarators(t *testing.T) {
 		{"a.hpp", "FMT_BEGIN_NAMESPACE\nnamespace detail {\nFMT_CONSTEXPR inline auto f(int x) -> int { return x; }\nclass FMT_API err : public std::runtime_error {};\n}\nFMT_END_NAMESPACE\n",
 			[]string{"function detail.f", "class detail.err"}, nil},
 		{"a.hpp", "struct T { FMT_CONSTEXPR T(const A& a) : v(a) {} };", []string{"class T", "function T.T"}, nil},
+		// Overloads defined inside a function body: pass one must look
+		// into bodies that hold a class (mayDefine).
+		{"a.cpp", "void f() {\n  struct L { void m(int) {} void m(long) {} };\n  g(1);\n}\nvoid h() { g(2); }",
+			[]string{"function f", "class f.L", "function f.L.m(int)", "function f.L.m(long)", "function h"}, nil},
+		{"a.cpp", "void f() {\n  struct L { void m(int); void m(long); };\n}",
+			[]string{"function f", "class f.L"}, []string{"f.L.m(int)", "f.L.m(long)"}},
 	}
 	for _, c := range cases {
 		r := cfExtract(t, c.file, c.src)
