@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -374,6 +375,11 @@ func cBlankMacroLines(src []byte, cpp bool) []byte {
 			out[i] = ' '
 		}
 	}
+	// Both patterns lie within a line: the regular expressions run only on
+	// lines that can match (a tenth of a build's time when they ran over
+	// whole files). A class macro needs a keyword followed by blanks and a
+	// capital: such places are found in the whole file at once.
+	classAt := cClassMacroCandidates(src)
 	for start := 0; start < len(src); {
 		end := start
 		if i := bytes.IndexByte(src[start:], '\n'); i >= 0 {
@@ -392,10 +398,10 @@ func cBlankMacroLines(src []byte, cpp bool) []byte {
 		if cMacroName(src[a:b]) {
 			blank(a, b)
 		}
-		// Both patterns lie within a line: the regular expressions run
-		// only on lines that can match (a tenth of a build's time when
-		// they ran over whole files).
-		if cMayHaveClassMacro(line) {
+		for len(classAt) > 0 && classAt[0] < start {
+			classAt = classAt[1:]
+		}
+		if len(classAt) > 0 && classAt[0] < end {
 			// class FMT_API format_error : …: an export macro between the
 			// keyword and the name reads as the name.
 			for _, m := range cClassMacro.FindAllSubmatchIndex(line, -1) {
@@ -404,7 +410,7 @@ func cBlankMacroLines(src []byte, cpp bool) []byte {
 				}
 			}
 		}
-		if cpp && cMayHaveCtorMacro(line) {
+		if cpp && cMayHaveCtorMacro(src[a:end]) {
 			// FMT_CONSTEXPR typed_node(const Arg& arg) : value(arg) {}:
 			// macros before a name with no return type (constructors) make
 			// tree-sitter take the name for the type; blanked, the
@@ -428,26 +434,56 @@ func cBlankMacroLines(src []byte, cpp bool) []byte {
 	return out
 }
 
-// cMayHaveClassMacro: the line has a class, struct or union keyword.
-func cMayHaveClassMacro(line []byte) bool {
-	return bytes.Contains(line, []byte("class")) || bytes.Contains(line, []byte("struct")) || bytes.Contains(line, []byte("union"))
+// cClassMacroCandidates are the offsets, in order, of each class, struct
+// or union in src followed by blanks and a capital: where cClassMacro can
+// match.
+func cClassMacroCandidates(src []byte) []int {
+	var at []int
+	for _, kw := range [...]string{"class", "struct", "union"} {
+		for i := 0; ; {
+			k := bytes.Index(src[i:], []byte(kw))
+			if k < 0 {
+				break
+			}
+			i += k + len(kw)
+			j := i
+			for j < len(src) && (src[j] == ' ' || src[j] == '\t') {
+				j++
+			}
+			if j > i && j < len(src) && src[j] >= 'A' && src[j] <= 'Z' {
+				at = append(at, i-len(kw))
+			}
+		}
+	}
+	slices.Sort(at)
+	return at
 }
 
-// cMayHaveCtorMacro: the line's first word after constexpr, inline,
-// explicit and static starts with a capital and has a "(" after it.
-func cMayHaveCtorMacro(line []byte) bool {
-	rest := bytes.TrimLeft(line, " \t")
+// cMayHaveCtorMacro: the line (from its first non-blank) can match
+// cCtorMacros: after any constexpr, inline, explicit and static, a word of
+// capitals, digits and underscores starting with a capital, followed by a
+// blank, with a "(" further on.
+func cMayHaveCtorMacro(rest []byte) bool {
 	for {
-		w := rest
-		if i := bytes.IndexAny(rest, " \t"); i >= 0 {
-			w = rest[:i]
+		i := 0
+		for i < len(rest) && rest[i] != ' ' && rest[i] != '\t' {
+			i++
 		}
+		w := rest[:i]
 		switch string(w) {
 		case "constexpr", "inline", "explicit", "static":
-			rest = bytes.TrimLeft(rest[len(w):], " \t")
+			rest = bytes.TrimLeft(rest[i:], " \t")
 			continue
 		}
-		return len(w) > 0 && w[0] >= 'A' && w[0] <= 'Z' && bytes.IndexByte(rest, '(') >= 0
+		if i == len(rest) || len(w) == 0 || w[0] < 'A' || w[0] > 'Z' {
+			return false
+		}
+		for _, c := range w {
+			if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+				return false
+			}
+		}
+		return bytes.IndexByte(rest[i:], '(') >= 0
 	}
 }
 

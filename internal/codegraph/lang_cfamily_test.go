@@ -1,8 +1,11 @@
 package codegraph
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -195,5 +198,52 @@ func TestCReadings(t *testing.T) {
 		if strings.Join(got, "|") != strings.Join(tc.defs, "|") || r.reads != tc.reads {
 			t.Errorf("%s: defs %q after %d readings, want %q after %d", tc.name, got, r.reads, tc.defs, tc.reads)
 		}
+	}
+}
+
+// TestCMacroPrefilters: wherever the regular expressions of
+// cBlankMacroLines match a line, their prefilters let it through (they
+// only skip lines that cannot match).
+func TestCMacroPrefilters(t *testing.T) {
+	lines := []string{
+		"class FMT_API format_error : public std::runtime_error {",
+		"struct  FMT_EXPORT X final {", "union\tU_API u {", "typedef struct FOO_T bar {",
+		"class foo : bar {", "struct FMT_API;", "xclass A B {",
+		"FMT_CONSTEXPR typed_node(const Arg& arg) : value(arg) {}",
+		"  constexpr static FMT_INLINE FMT_API ~basic_memory_buffer() {",
+		"FMT_API FOO (x)", "FMT_API inline (x)", "Foo(x);", "FMT_API", "static FMT_API", "FOO\tbar(",
+		"explicit FMT_CONSTEXPR20 inline format_error(const char* m)",
+	}
+	for _, dir := range []string{"testdata/extract/c", "testdata/extract/cpp"} {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, strings.Split(string(data), "\n")...)
+		}
+	}
+	matched := 0
+	for _, l := range lines {
+		line := []byte(l)
+		if cClassMacro.Match(line) {
+			matched++
+			if len(cClassMacroCandidates(line)) == 0 {
+				t.Errorf("%q: cClassMacro matches, no candidate", l)
+			}
+		}
+		if cCtorMacros.Match(line) {
+			matched++
+			if !cMayHaveCtorMacro(bytes.TrimLeft(line, " \t")) {
+				t.Errorf("%q: cCtorMacros matches, cMayHaveCtorMacro says no", l)
+			}
+		}
+	}
+	if matched < 8 {
+		t.Errorf("only %d matches: the lines no longer exercise the prefilters", matched)
 	}
 }
