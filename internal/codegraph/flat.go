@@ -249,6 +249,8 @@ type symbolNames struct {
 	container []bool
 	// named is 1 for the named symbols (flat_fill).
 	named []uint8
+	// inSet[s.id][sym] is whether symbol sym's type is in typeSet s.
+	inSet [][]bool
 }
 
 var namesCache sync.Map // C grammar address → *symbolNames
@@ -278,6 +280,13 @@ func namesOf(l *sitter.Language) *symbolNames {
 	for i, name := range n.symbols {
 		n.container[i] = containerTypes[name] != ""
 	}
+	n.inSet = make([][]bool, len(typeSets))
+	for _, set := range typeSets {
+		n.inSet[set.id] = make([]bool, len(n.symbols))
+		for i, name := range n.symbols {
+			n.inSet[set.id][i] = set.types[name]
+		}
+	}
 	n.fields = append(n.fields, "")
 	for i := C.uint32_t(1); i <= C.ts_language_field_count(lp); i++ {
 		name := C.GoString(C.ts_language_field_name_for_id(lp, C.TSFieldId(i)))
@@ -286,6 +295,44 @@ func namesOf(l *sitter.Language) *symbolNames {
 	}
 	v, _ := namesCache.LoadOrStore(uintptr(unsafe.Pointer(lp)), n)
 	return v.(*symbolNames)
+}
+
+// typeSet is a set of node types that also answers for a node by its
+// symbol, through a table each grammar's symbolNames holds, so that a
+// walk's hot loop neither hashes nor compares type names. Sets are made at
+// package initialization (package-level variables): namesOf builds the
+// tables of every set there is.
+type typeSet struct {
+	id    int // index in typeSets and in symbolNames.inSet
+	types map[string]bool
+}
+
+var typeSets []*typeSet
+
+func newTypeSet(types ...string) *typeSet {
+	s := &typeSet{id: len(typeSets), types: map[string]bool{}}
+	for _, t := range types {
+		s.types[t] = true
+	}
+	typeSets = append(typeSets, s)
+	return s
+}
+
+// has reports whether type t is in the set.
+func (s *typeSet) has(t string) bool { return s.types[t] }
+
+// hasNode reports whether n's type is in the set; a nil n is not.
+func (s *typeSet) hasNode(n *fnode) bool {
+	return n != nil && s.hasSymbol(n.t.names, n.t.nodes[n.i].symbol)
+}
+
+// hasSymbol reports whether the nodes with symbol sym are in the set. The
+// symbols past the grammar's own are ERROR and its repeats.
+func (s *typeSet) hasSymbol(names *symbolNames, sym uint16) bool {
+	if int(sym) >= len(names.symbols) || s.id >= len(names.inSet) { // a set made after the grammar's names
+		return s.types[names.symbolType(sym)]
+	}
+	return names.inSet[s.id][sym]
 }
 
 // ErrParseTimeout: tree-sitter gave up on a file before its context's
@@ -449,9 +496,12 @@ func (n *fnode) f() *flatNode { return &n.t.nodes[n.i] }
 func (n *fnode) Type() string { return n.t.typeOf(n.i) }
 
 // typeOf is node i's type.
-func (t *flatTree) typeOf(i int32) string {
-	if s := t.nodes[i].symbol; int(s) < len(t.names.symbols) {
-		return t.names.symbols[s]
+func (t *flatTree) typeOf(i int32) string { return t.names.symbolType(t.nodes[i].symbol) }
+
+// symbolType is the type of the nodes with symbol s.
+func (n *symbolNames) symbolType(s uint16) string {
+	if int(s) < len(n.symbols) {
+		return n.symbols[s]
 	} else if s == 0xFFFF { // ts_builtin_sym_error
 		return "ERROR"
 	}

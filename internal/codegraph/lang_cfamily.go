@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	sitter "github.com/smacker/go-tree-sitter"
 )
@@ -803,32 +802,16 @@ func (w *cWalker) funcDef(n *fnode, sc cScope) bool {
 // nodes' symbols.
 func (w *cWalker) mayDefine(n *fnode) bool {
 	t := n.t
-	defining := cDefiningSymbols(t.names)
 	for k, end := n.i, n.subtreeEnd(); k < end; k++ {
-		// Symbols past the grammar's are ERROR and its repeats.
-		if s := t.nodes[k].symbol; int(s) >= len(defining) || defining[s] {
+		if cDefining.hasSymbol(t.names, t.nodes[k].symbol) {
 			return true
 		}
 	}
 	return false
 }
 
-var cDefining sync.Map // *symbolNames → []bool, by symbol: mayDefine's types
-
-func cDefiningSymbols(names *symbolNames) []bool {
-	if v, ok := cDefining.Load(names); ok {
-		return v.([]bool)
-	}
-	d := make([]bool, len(names.symbols))
-	for i, name := range names.symbols {
-		switch name {
-		case "function_definition", "preproc_function_def", "struct_specifier", "union_specifier", "class_specifier", "ERROR":
-			d[i] = true
-		}
-	}
-	v, _ := cDefining.LoadOrStore(names, d)
-	return v.([]bool)
-}
+var cDefining = newTypeSet("function_definition", "preproc_function_def", "struct_specifier", "union_specifier",
+	"class_specifier", "ERROR", "_ERROR")
 
 func prevNamedSibling(n *fnode) *fnode {
 	p := n.Parent()

@@ -234,35 +234,25 @@ func (x *javaExtractor) inherit(class string, base *fnode) {
 	}
 }
 
-var javaClassDecls = map[string]bool{
-	"class_declaration":           true,
-	"interface_declaration":       true,
-	"enum_declaration":            true,
-	"record_declaration":          true,
-	"annotation_type_declaration": true,
-}
+var javaClassDecls = newTypeSet("class_declaration", "interface_declaration", "enum_declaration",
+	"record_declaration", "annotation_type_declaration")
 
-var javaFuncDecls = map[string]bool{
-	"method_declaration":                  true,
-	"constructor_declaration":             true,
-	"compact_constructor_declaration":     true,
-	"annotation_type_element_declaration": true,
-}
+var javaFuncDecls = newTypeSet("method_declaration", "constructor_declaration",
+	"compact_constructor_declaration", "annotation_type_element_declaration")
 
 func (x *javaExtractor) walk(n *fnode, sc javaScope) {
 	if n == nil {
 		return
 	}
-	t := n.Type()
 	switch {
-	case javaClassDecls[t]:
+	case javaClassDecls.hasNode(n):
 		x.classDecl(n, sc)
 		return
-	case javaFuncDecls[t]:
+	case javaFuncDecls.hasNode(n):
 		x.funcDecl(n, sc)
 		return
 	}
-	switch t {
+	switch n.Type() {
 	case "import_declaration":
 		x.importDecl(n)
 		return
@@ -351,7 +341,7 @@ func (x *javaExtractor) overloadSet(body *fnode) map[string]bool {
 	collect = func(n *fnode) {
 		for c := range n.NamedKids() {
 			switch {
-			case javaFuncDecls[c.Type()]:
+			case javaFuncDecls.hasNode(c):
 				if nm := c.ChildByFieldName("name"); nm != nil {
 					count[textOf(nm, x.src)]++
 				}
