@@ -114,3 +114,40 @@ func dumpFlat(t *flatTree) string {
 	}
 	return b.String()
 }
+
+// testTypes is made at package initialization, as sets are.
+var testTypes = newTypeSet("class_definition", "identifier")
+
+// TestTypeSet: a set answers by symbol as by type name, for every node of
+// a tree with an error, and a set made after the grammar's tables answers
+// by name.
+func TestTypeSet(t *testing.T) {
+	ft, err := parseFlat(context.Background(), python.GetLanguage(), "x.py", []byte("class A:\n    def f(self): g(\n\ndef h(): pass\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ft.release()
+	late := newTypeSet("function_definition", "ERROR") // after python's tables were made
+	defer func() { typeSets = typeSets[:len(typeSets)-1] }()
+	sets := []*typeSet{late, testTypes}
+	if late.id < len(ft.names.inSet) || testTypes.id >= len(ft.names.inSet) {
+		t.Fatalf("tables: the late set %d, the package's %d, of %d", late.id, testTypes.id, len(ft.names.inSet))
+	}
+	hits := map[string]int{}
+	for i := range ft.nodes {
+		n := ft.node(int32(i))
+		for _, s := range sets {
+			if got, want := s.hasNode(n), s.has(n.Type()); got != want {
+				t.Errorf("%s at %d: hasNode %v, has %v", n.Type(), n.StartByte(), got, want)
+			} else if got {
+				hits[n.Type()]++
+			}
+		}
+	}
+	if hits["ERROR"] == 0 || hits["function_definition"] == 0 || hits["identifier"] == 0 {
+		t.Errorf("the tree did not exercise the sets: %v", hits)
+	}
+	if sets[0].hasNode(nil) {
+		t.Error("hasNode(nil) is true")
+	}
+}

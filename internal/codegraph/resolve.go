@@ -322,11 +322,27 @@ func (b *builder) resolve() {
 		wg.Add(1)
 		go func(sh *share) {
 			defer wg.Done()
+			// What a callee resolves to within a run of one caller's calls:
+			// resolveCall depends on the file, the caller and the callee
+			// only, and a caller often calls one callee several times.
+			type resolved struct {
+				ts       []string
+				external bool
+			}
+			memo := map[string]resolved{}
+			reset := func() {
+				if len(memo) > 32 { // clearing costs the map's size: start small again
+					memo = map[string]resolved{}
+				} else {
+					clear(memo)
+				}
+			}
 			for i := int(next.Add(1) - 1); i < len(b.files); i = int(next.Add(1) - 1) {
 				p := b.files[i]
 				// A file's calls come definition by definition: the
 				// caller's id is made once for each run of them.
 				lastFrom, from, known := "", p.path, b.nodes[p.path] != nil
+				reset()
 				for _, c := range p.res.Calls {
 					if c.From != lastFrom {
 						lastFrom, from = c.From, p.path
@@ -334,13 +350,20 @@ func (b *builder) resolve() {
 							from = EntityID(p.path, c.From)
 						}
 						known = b.nodes[from] != nil
+						reset()
 					}
 					if !known {
 						continue
 					}
-					ts := b.resolveCall(p, c)
+					r, ok := memo[c.Callee]
+					if !ok {
+						r.ts = b.resolveCall(p, c)
+						r.external = len(r.ts) == 0 && b.externals[p.path][splitQual(c.Callee)[0]]
+						memo[c.Callee] = r
+					}
+					ts := r.ts
 					if len(ts) == 0 {
-						if b.externals[p.path][splitQual(c.Callee)[0]] {
+						if r.external {
 							sh.external++
 						} else {
 							sh.unresolved++
