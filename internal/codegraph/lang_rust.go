@@ -78,19 +78,42 @@ func (rustLang) Extract(ctx context.Context, path string, src []byte) (res *File
 			res, err = nil, fmt.Errorf("extract rust %s: %w: %v", path, errExtractor, r)
 		}
 	}()
-	res = &FileResult{}
+	if ms := rustItemMacros(src); len(ms) > 0 {
+		// Item macros' insides read in place (rust_itemmacros.go), where
+		// the tree bears the text out.
+		if res, err = rustExtractUnwrapped(ctx, path, src, ms); err != nil || res != nil {
+			return res, err
+		}
+	}
+	return rustExtractWritten(ctx, path, src)
+}
+
+// rustExtractWritten extracts src as written: item macros' insides are
+// parsed again where the walk meets them (itemMacro).
+func rustExtractWritten(ctx context.Context, path string, src []byte) (res *FileResult, err error) {
 	err = parseTree(ctx, tsrust.GetLanguage(), path, src, func(root *fnode) error {
-		res.ErrorNodes = errorsIn(root)
-		w := &rustWalker{ctx: ctx, path: path, src: src, res: res, names: uniqueNames{}}
-		c := newCursor(root)
-		defer c.Close()
-		w.walk(c, "", "")
+		res = rustWalkTree(ctx, path, src, root, nil, nil)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// rustWalkTree extracts the tree of a reading of src. pending are the item
+// macros the reading blanked and regions their insides (none for src as
+// written); nil when a blanked macro's call was not made (no node after it).
+func rustWalkTree(ctx context.Context, path string, src []byte, root *fnode, pending []rustMacro, regions []rustRegion) *FileResult {
+	res := &FileResult{ErrorNodes: errorsIn(root)}
+	w := &rustWalker{ctx: ctx, path: path, src: src, res: res, names: uniqueNames{}, pending: pending, regions: regions}
+	c := newCursor(root)
+	defer c.Close()
+	w.walk(c, "", "")
+	if len(w.pending) > 0 {
+		return nil
+	}
+	return res
 }
 
 type rustWalker struct {
@@ -100,6 +123,10 @@ type rustWalker struct {
 	res   *FileResult
 	names uniqueNames
 	depth int // item macros being reparsed around the walk
+	// pending are the item macros whose wrappers the reading blanked, in
+	// order, their calls not yet made; regions their insides.
+	pending []rustMacro
+	regions []rustRegion
 }
 
 // rustItemPosition reports whether macro invocation n, with token tree tt,
@@ -204,12 +231,20 @@ func (w *rustWalker) walk(c *fcursor, prefix, from string) {
 	if n == nil {
 		return
 	}
+	for len(w.pending) > 0 && int(n.StartByte()) > w.pending[0].start {
+		// A blanked item macro's call, made where the invocation stood.
+		m := w.pending[0]
+		w.pending = w.pending[1:]
+		w.res.Calls = append(w.res.Calls, Call{From: from, Callee: rustIdent(m.name), Line: m.line})
+	}
 	switch n.Type() {
 	case "function_item", "function_signature_item":
 		if n.Type() == "function_signature_item" {
 			// Only trait methods without a body are definitions; foreign
-			// functions (extern blocks) are defined elsewhere.
-			if p := n.Parent(); p == nil || p.Type() != "declaration_list" || p.Parent() == nil || p.Parent().Type() != "trait_item" {
+			// functions (extern blocks) are defined elsewhere. Nor is one
+			// in an item macro in a trait: the macro's inside is read
+			// apart, as a file.
+			if p := n.Parent(); p == nil || p.Type() != "declaration_list" || p.Parent() == nil || p.Parent().Type() != "trait_item" || w.inRegion(p, n) {
 				return
 			}
 		}
@@ -847,4 +882,15 @@ func RustItemMacros(ctx context.Context, src []byte) ([][2]int, error) {
 		return nil
 	})
 	return out, err
+}
+
+// inRegion reports whether n stands in container p by way of a blanked
+// item macro's inside.
+func (w *rustWalker) inRegion(p, n *fnode) bool {
+	for _, r := range w.regions {
+		if r.container == p.i && int(n.StartByte()) >= r.from && int(n.StartByte()) < r.to {
+			return true
+		}
+	}
+	return false
 }
