@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"bytes"
 	"context"
 	"unicode/utf8"
 
@@ -34,9 +35,17 @@ type rustMacro struct {
 // returns nil when there is none, or when the text's braces, comments or
 // literals do not pair (the file is then read as written).
 func rustItemMacros(src []byte) []rustMacro {
+	if !bytes.Contains(src, []byte("!{")) && !bytes.Contains(src, []byte("! {")) {
+		return nil // most files: no lexing (one missed goes the other way, as written)
+	}
 	type frame struct {
 		container bool // items stand here
 		macro     int  // index in out of the invocation these braces are, or -1
+		// probe: the braces of a proposed macro, whose first token is not
+		// read yet. One that cannot begin an item (`name: (…)`, `a => b`,
+		// nothing) drops the proposal: a macro that holds no items would
+		// fail in the tree, and cost a reading.
+		probe bool
 	}
 	stack := []frame{{container: true, macro: -1}}
 	var out []rustMacro
@@ -89,6 +98,13 @@ func rustItemMacros(src []byte) []rustMacro {
 			continue
 		}
 		// Any other token: a candidate needs exactly name, "!", "{".
+		if top := &stack[len(stack)-1]; top.probe {
+			top.probe = false
+			if !rustMayBeginItem(src, i) {
+				out[top.macro].name = "" // dropped
+				top.container, top.macro = false, -1
+			}
+		}
 		switch {
 		case c == '"':
 			end, nl := rustStringEnd(src, i)
@@ -189,7 +205,7 @@ func rustItemMacros(src []byte) []rustMacro {
 				if len(stack) > 16 { // itemMacro's depth limit
 					return nil
 				}
-				f.container, f.macro = true, len(out)
+				f.container, f.macro, f.probe = true, len(out), true
 				out = append(out, rustMacro{name: string(cand), start: candAt, open: i, close: -1, line: candLine})
 			case top.container && !hasFn && rustItemContainer(first):
 				f.container = true
@@ -219,7 +235,41 @@ func rustItemMacros(src []byte) []rustMacro {
 	if len(stack) != 1 {
 		return nil
 	}
-	return out
+	kept := out[:0]
+	for _, m := range out {
+		if m.name != "" {
+			kept = append(kept, m)
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	return kept
+}
+
+// rustMayBeginItem: the token at src[i] can begin an item: an attribute,
+// a keyword that begins an item or qualifies one, or a macro invocation's
+// name.
+func rustMayBeginItem(src []byte, i int) bool {
+	if src[i] == '#' {
+		return true
+	}
+	j := i
+	for j < len(src) && (src[j] == '_' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' || src[j] >= '0' && src[j] <= '9' || src[j] >= 0x80) {
+		j++
+	}
+	if j == i {
+		return false
+	}
+	switch string(src[i:j]) {
+	case "fn", "pub", "struct", "enum", "union", "impl", "trait", "mod", "use", "const", "static", "type",
+		"extern", "unsafe", "async", "macro_rules", "default", "auto":
+		return true
+	}
+	for j < len(src) && (src[j] == ' ' || src[j] == '\t') {
+		j++
+	}
+	return j < len(src) && src[j] == '!'
 }
 
 // rustItemQualifier: a word before an item's keyword (visibility,
@@ -449,9 +499,10 @@ descend:
 }
 
 // rustExtractUnwrapped extracts src read with the wrappers of item macros
-// ms blanked. Macros the tree does not bear out are restored and the text
-// read again, as an edit of the first reading; nil when that does not hold
-// either (the file is then read as written afresh).
+// ms blanked. Macros the tree does not bear out (all of them when the
+// reading has errors outside them) are restored and the text read again,
+// as an edit of the first reading; nil when that does not hold either (the
+// file is then read as written afresh).
 func rustExtractUnwrapped(ctx context.Context, path string, src []byte, ms []rustMacro) (res *FileResult, err error) {
 	var read func(root *fnode, ms []rustMacro, again bool) error
 	read = func(root *fnode, ms []rustMacro, again bool) error {
@@ -461,6 +512,15 @@ func rustExtractUnwrapped(ctx context.Context, path string, src []byte, ms []rus
 			return nil
 		}
 		regions, bad, ok := rustUnwrapped(root, ms)
+		if !ok && !again {
+			// Errors outside the macros: all are restored, which reads
+			// the file as written (as an edit, reusing what it can).
+			bad = bad[:0]
+			for i := range ms {
+				bad = append(bad, i)
+			}
+			ok = true
+		}
 		switch {
 		case !ok || len(bad) > 0 && again:
 			return nil

@@ -22,6 +22,7 @@ func TestRustItemMacros(t *testing.T) {
 		{"not items: bodies, paths, other delimiters", "fn f() {\n    select! { x = a => {} }\n}\nstruct S { a: u8 }\ncrate::cfg_x! { fn g() {} }\nfoo!(x);\nmacro_rules! m { () => { cfg_x! { fn h() {} } } }\nconst C: S = S { a: m! { 1 } };\n", nil},
 		{"literals and comments", "// cfg_a! { fn x() {} }\n/* cfg_b! { /* nested */ } */\nconst S: &str = \"cfg_c! { }\";\nconst R: &str = r#\"}\"#;\nconst C: char = '{';\nfn l<'a>(x: &'a u8) {}\ncfg_d! { fn y() {} }\n", []string{"cfg_d"}},
 		{"unbalanced", "cfg_x! { fn f() {}\n", nil},
+		{"insides that begin no item", "tests! { a: (1, 2), }\nrules! { x => y }\nempty! {}\nitems! { #[test] fn t() {} }\nmore! { other! { pub fn u() {} } }\n", []string{"items", "more", "other"}},
 		{"unclosed string", "cfg_x! { }\nconst S: &str = \"abc;\n", nil},
 	} {
 		var got []string
@@ -51,8 +52,8 @@ func TestRustUnwrappedMatchesWritten(t *testing.T) {
 	}{
 		{"file and nested", "use std::io;\ncfg_rt! {\n    pub fn spawn() { helper(); }\n    cfg_net! {\n        pub struct Tcp;\n        impl Tcp { fn bind() { io::stdin(); } }\n    }\n}\nfn helper() {}\n", true},
 		{"impl and trait", "struct S;\nimpl S {\n    cfg_x! {\n        fn a(&self) { self.b(); }\n        fn b(&self) {}\n    }\n}\ntrait T {\n    cfg_y! { fn sig(&self); fn body(&self) {} }\n}\n", true},
-		{"one inside does not parse as items", "cfg_ok! { fn f() { g(); } }\nrules! { $x:ident }\nfn g() {}\n", true},
-		{"errors beyond the macro", "rules! { a => g(b) }\nfn g() {}\n", false},
+		{"one inside does not parse as items", "cfg_ok! { fn f() { g(); } }\nrules! { struct S { a: } }\nfn g() {}\n", true},
+		{"errors beyond the macro", "rules! { fn x( }\nfn g() {}\n", false},
 		{"macro in a body only", "fn f() { tokio::select! { _ = a() => {} } }\n", false},
 	} {
 		want, err := rustExtractWritten(ctx, "a.rs", []byte(tc.src))
