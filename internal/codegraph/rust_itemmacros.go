@@ -3,6 +3,7 @@ package codegraph
 import (
 	"bytes"
 	"context"
+	"strings"
 	"unicode/utf8"
 
 	tsrust "github.com/smacker/go-tree-sitter/rust"
@@ -46,6 +47,9 @@ func rustItemMacros(src []byte) []rustMacro {
 		// nothing) drops the proposal: a macro that holds no items would
 		// fail in the tree, and cost a reading.
 		probe bool
+		// groups: the parentheses and brackets open in these braces. A
+		// macro's braces must pair with them, as a token tree's do.
+		groups int
 	}
 	stack := []frame{{container: true, macro: -1}}
 	var out []rustMacro
@@ -166,6 +170,9 @@ func rustItemMacros(src []byte) []rustMacro {
 			case atStart && first == nil:
 				first = word
 				cand, candAt, candLine, bang = word, j-len(word), line, false
+				if !rustASCIIName(word) || rustNotMacroNames[string(word)] {
+					cand = nil // a name tree-sitter may not read as one: left as written
+				}
 			default:
 				cand, bang = nil, false
 			}
@@ -214,7 +221,7 @@ func rustItemMacros(src []byte) []rustMacro {
 			i++
 			reset()
 		case c == '}':
-			if len(stack) == 1 {
+			if len(stack) == 1 || stack[len(stack)-1].groups != 0 {
 				return nil
 			}
 			if m := stack[len(stack)-1].macro; m >= 0 {
@@ -225,7 +232,19 @@ func rustItemMacros(src []byte) []rustMacro {
 			reset()
 		case c == ';':
 			i++
-			reset()
+			if stack[len(stack)-1].groups == 0 { // not [u8; 4]
+				reset()
+			}
+		case c == '(' || c == '[':
+			stack[len(stack)-1].groups++
+			i++
+			cand, bang, atStart = nil, false, false
+		case c == ')' || c == ']':
+			if stack[len(stack)-1].groups--; stack[len(stack)-1].groups < 0 {
+				return nil
+			}
+			i++
+			cand, bang, atStart = nil, false, false
 		default:
 			i++
 			cand, bang = nil, false
@@ -251,8 +270,8 @@ func rustItemMacros(src []byte) []rustMacro {
 // a keyword that begins an item or qualifies one, or a macro invocation's
 // name.
 func rustMayBeginItem(src []byte, i int) bool {
-	if src[i] == '#' {
-		return true
+	if src[i] == '#' { // #[…] or #![…], not a shebang's #!
+		return i+1 < len(src) && (src[i+1] == '[' || src[i+1] == '!' && i+2 < len(src) && src[i+2] == '[')
 	}
 	j := i
 	for j < len(src) && (src[j] == '_' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' || src[j] >= '0' && src[j] <= '9' || src[j] >= 0x80) {
@@ -270,6 +289,30 @@ func rustMayBeginItem(src []byte, i int) bool {
 		j++
 	}
 	return j < len(src) && src[j] == '!'
+}
+
+// rustASCIIName: letters, digits and underscores, not starting with a
+// digit.
+func rustASCIIName(w []byte) bool {
+	for i, c := range w {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return len(w) > 0
+}
+
+// rustNotMacroNames are Rust's keywords, strict, reserved and contextual: none
+// names a proposed macro.
+var rustNotMacroNames = map[string]bool{}
+
+func init() {
+	for _, k := range strings.Fields(`as async await break const continue crate dyn else enum extern false fn for if impl in
+		let loop match mod move mut pub ref return self Self static struct super trait true type unsafe use where while
+		abstract become box do final macro override priv typeof unsized virtual yield try union default auto raw gen
+		macro_rules safe`) {
+		rustNotMacroNames[k] = true
+	}
 }
 
 // rustItemQualifier: a word before an item's keyword (visibility,
@@ -500,9 +543,8 @@ descend:
 
 // rustExtractUnwrapped extracts src read with the wrappers of item macros
 // ms blanked. Macros the tree does not bear out (all of them when the
-// reading has errors outside them) are restored and the text read again,
-// as an edit of the first reading; nil when that does not hold either (the
-// file is then read as written afresh).
+// reading has errors outside them) are restored and the text read again;
+// nil when that does not hold either (the file is then read as written).
 func rustExtractUnwrapped(ctx context.Context, path string, src []byte, ms []rustMacro) (res *FileResult, err error) {
 	var read func(root *fnode, ms []rustMacro, again bool) error
 	read = func(root *fnode, ms []rustMacro, again bool) error {
@@ -514,7 +556,7 @@ func rustExtractUnwrapped(ctx context.Context, path string, src []byte, ms []rus
 		regions, bad, ok := rustUnwrapped(root, ms)
 		if !ok && !again {
 			// Errors outside the macros: all are restored, which reads
-			// the file as written (as an edit, reusing what it can).
+			// the file as written.
 			bad = bad[:0]
 			for i := range ms {
 				bad = append(bad, i)
@@ -533,7 +575,10 @@ func rustExtractUnwrapped(ctx context.Context, path string, src []byte, ms []rus
 				}
 				kept = append(kept, m)
 			}
-			return reparseTree(ctx, tsrust.GetLanguage(), path, rustBlankMacros(src, kept), root, func(r *fnode) error {
+			// Afresh, not as an edit of this reading: tree-sitter's error
+			// recovery can read an edited text otherwise than the same
+			// text parsed whole (a fuzzed `A!{#!(}`).
+			return parseTree(ctx, tsrust.GetLanguage(), path, rustBlankMacros(src, kept), func(r *fnode) error {
 				return read(r, kept, true)
 			})
 		}

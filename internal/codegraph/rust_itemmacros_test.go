@@ -91,3 +91,33 @@ func TestRustUnwrappedMatchesWritten(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRustItemMacros: whatever the text, proposed macros are a name, its
+// "{" and the matching "}", and reading them in place extracts what the
+// file as written does. The seeds include inputs fuzzing once found
+// differing: a name tree-sitter does not read as one, a shebang where the
+// wrapper was, a keyword as the macro's name.
+func FuzzRustItemMacros(f *testing.F) {
+	for _, s := range []string{"cfg_rt! { fn f() {} }", "mod m { a! { #[x] pub fn g(); } }", "r#\"}\"# x! { '{' }",
+		"impl X { m! { fn f(&self) { y!{} } } }", "/* /* */ */ a! {}", "x! { 'a' 'static }", "trait T { m! { fn s(&self); } }",
+		"A\xff!{fn A(){}}", "A!{#!(}", "mod!{A!{}}", "a! { fn f(x: [u8; 4]) {} }"} {
+		f.Add([]byte(s))
+	}
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, src []byte) {
+		ms := rustItemMacros(src)
+		for _, m := range ms {
+			if m.open < m.start || m.close <= m.open || m.close >= len(src) || src[m.open] != '{' || src[m.close] != '}' {
+				t.Fatalf("%q: macro %+v is not a name, its brace and the matching brace", src, m)
+			}
+		}
+		if len(ms) == 0 {
+			return
+		}
+		got, err := rustExtractUnwrapped(ctx, "a.rs", src, ms)
+		want, err2 := rustExtractWritten(ctx, "a.rs", src)
+		if err == nil && err2 == nil && got != nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q:\n in place   %+v\n as written %+v", src, got, want)
+		}
+	})
+}
