@@ -78,7 +78,7 @@ func (rustLang) Extract(ctx context.Context, path string, src []byte) (res *File
 			res, err = nil, fmt.Errorf("extract rust %s: %w: %v", path, errExtractor, r)
 		}
 	}()
-	if ms := rustItemMacros(src); len(ms) > 0 {
+	if ms := rustProposeItemMacros(src); len(ms) > 0 {
 		// Item macros' insides read in place (rust_itemmacros.go), where
 		// the tree bears the text out.
 		if res, err = rustExtractUnwrapped(ctx, path, src, ms); err != nil || res != nil {

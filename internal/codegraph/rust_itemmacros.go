@@ -17,9 +17,9 @@ import (
 // the code. Instead, the file is first read with the wrappers of such
 // macros blanked (`cfg_rt! {` and its `}` turned to spaces, every other
 // byte in place), so that one parse reads the insides as items where they
-// stand. The text only proposes the macros (rustItemMacros); the tree of
-// the blanked reading must confirm each (rustUnwrapped), or the file is
-// read as written and itemMacro does as before. The extraction is the same
+// stand. The text only proposes the macros (rustProposeItemMacros); the
+// tree of the blanked reading must confirm each (rustUnwrapped), or the
+// file is read as written and itemMacro does as before. The extraction is the same
 // either way (checked over whole histories, docs/benchmarks.md).
 
 // rustMacro is a brace macro invocation in item position, found by its
@@ -30,12 +30,12 @@ type rustMacro struct {
 	line               int // 1-based, of the name
 }
 
-// rustItemMacros proposes the invocations `name! { … }` (a plain name)
-// that begin an item in a file, an inline module, an impl, a trait, an
+// rustProposeItemMacros proposes the invocations `name! { … }` (a plain
+// name) that begin an item in a file, an inline module, an impl, a trait, an
 // extern block or another such invocation: where itemMacro reads items. It
 // returns nil when there is none, or when the text's braces, comments or
 // literals do not pair (the file is then read as written).
-func rustItemMacros(src []byte) []rustMacro {
+func rustProposeItemMacros(src []byte) []rustMacro {
 	if !bytes.Contains(src, []byte("!{")) && !bytes.Contains(src, []byte("! {")) {
 		return nil // most files: no lexing (one missed goes the other way, as written)
 	}
@@ -126,10 +126,7 @@ func rustItemMacros(src []byte) []rustMacro {
 			}
 			cand, bang, atStart = nil, false, false
 		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
-			j := i
-			for j < len(src) && (src[j] == '_' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' || src[j] >= '0' && src[j] <= '9' || src[j] >= 0x80) {
-				j++
-			}
+			j := rustWordEnd(src, i)
 			word := src[i:j]
 			if j < len(src) && (string(word) == "r" || string(word) == "br" || string(word) == "cr") && (src[j] == '"' || src[j] == '#') {
 				// A raw string r#"…"#, or a raw identifier r#name.
@@ -208,7 +205,7 @@ func rustItemMacros(src []byte) []rustMacro {
 			top := stack[len(stack)-1]
 			f := frame{macro: -1}
 			switch {
-			case top.container && cand != nil && bang && string(cand) != "macro_rules" && len(first) == len(cand) && &first[0] == &cand[0]:
+			case top.container && cand != nil && bang: // cand is the item's first word
 				if len(stack) > 16 { // itemMacro's depth limit
 					return nil
 				}
@@ -273,10 +270,7 @@ func rustMayBeginItem(src []byte, i int) bool {
 	if src[i] == '#' { // #[…] or #![…], not a shebang's #!
 		return i+1 < len(src) && (src[i+1] == '[' || src[i+1] == '!' && i+2 < len(src) && src[i+2] == '[')
 	}
-	j := i
-	for j < len(src) && (src[j] == '_' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' || src[j] >= '0' && src[j] <= '9' || src[j] >= 0x80) {
-		j++
-	}
+	j := rustWordEnd(src, i)
 	if j == i {
 		return false
 	}
@@ -289,6 +283,15 @@ func rustMayBeginItem(src []byte, i int) bool {
 		j++
 	}
 	return j < len(src) && src[j] == '!'
+}
+
+// rustWordEnd is the end of the word (letters, digits, underscores and
+// non-ASCII bytes) starting at src[i].
+func rustWordEnd(src []byte, i int) int {
+	for i < len(src) && (src[i] == '_' || src[i] >= 'a' && src[i] <= 'z' || src[i] >= 'A' && src[i] <= 'Z' || src[i] >= '0' && src[i] <= '9' || src[i] >= 0x80) {
+		i++
+	}
+	return i
 }
 
 // rustASCIIName: letters, digits and underscores, not starting with a
@@ -542,30 +545,17 @@ descend:
 }
 
 // rustExtractUnwrapped extracts src read with the wrappers of item macros
-// ms blanked. Macros the tree does not bear out (all of them when the
-// reading has errors outside them) are restored and the text read again;
-// nil when that does not hold either (the file is then read as written).
+// ms blanked. Macros the tree does not bear out are restored and the text
+// read again; nil when that does not hold either, when the tree bears out
+// none, or when the reading has errors outside every macro (the file is
+// then read as written).
 func rustExtractUnwrapped(ctx context.Context, path string, src []byte, ms []rustMacro) (res *FileResult, err error) {
 	var read func(root *fnode, ms []rustMacro, again bool) error
 	read = func(root *fnode, ms []rustMacro, again bool) error {
-		if again && len(ms) == 0 {
-			// Every macro restored: this is the file as written.
-			res = rustWalkTree(ctx, path, src, root, nil, nil)
-			return nil
-		}
 		regions, bad, ok := rustUnwrapped(root, ms)
-		if !ok && !again {
-			// Errors outside the macros: all are restored, which reads
-			// the file as written.
-			bad = bad[:0]
-			for i := range ms {
-				bad = append(bad, i)
-			}
-			ok = true
-		}
 		switch {
-		case !ok || len(bad) > 0 && again:
-			return nil
+		case !ok || len(bad) == len(ms) || len(bad) > 0 && again:
+			return nil // the file is read as written
 		case len(bad) > 0:
 			kept := make([]rustMacro, 0, len(ms)-len(bad))
 			for i, m := range ms {

@@ -26,7 +26,7 @@ func TestRustItemMacros(t *testing.T) {
 		{"unclosed string", "cfg_x! { }\nconst S: &str = \"abc;\n", nil},
 	} {
 		var got []string
-		for _, m := range rustItemMacros([]byte(tc.src)) {
+		for _, m := range rustProposeItemMacros([]byte(tc.src)) {
 			got = append(got, m.name)
 			if tc.src[m.open] != '{' || tc.src[m.close] != '}' || !strings.HasPrefix(tc.src[m.start:], m.name) {
 				t.Errorf("%s: %s at %d, %d, %d: not a name, its brace and the matching brace", tc.name, m.name, m.start, m.open, m.close)
@@ -60,7 +60,7 @@ func TestRustUnwrappedMatchesWritten(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ms := rustItemMacros([]byte(tc.src))
+		ms := rustProposeItemMacros([]byte(tc.src))
 		got, err := rustExtractUnwrapped(ctx, "a.rs", []byte(tc.src), ms)
 		if err != nil {
 			t.Fatal(err)
@@ -105,7 +105,7 @@ func FuzzRustItemMacros(f *testing.F) {
 	}
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, src []byte) {
-		ms := rustItemMacros(src)
+		ms := rustProposeItemMacros(src)
 		for _, m := range ms {
 			if m.open < m.start || m.close <= m.open || m.close >= len(src) || src[m.open] != '{' || src[m.close] != '}' {
 				t.Fatalf("%q: macro %+v is not a name, its brace and the matching brace", src, m)
