@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -269,6 +270,45 @@ func TestDeriveSkeletonLeavesOutMembers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			checkDerive(t, "A.java", p, []byte(tc.t), tc.deleted, tc.added, derivedSkeleton)
+		})
+	}
+}
+
+// TestDeriveSkeletonLeavesOutBodiesWithClasses: a Java method whose body
+// holds definitions (anonymous classes, nested) and did not change is left
+// out of the skeleton whole, and its definitions are put back from P; not
+// when the change renames the method (an overload added), since their names
+// are the method's.
+func TestDeriveSkeletonLeavesOutBodiesWithClasses(t *testing.T) {
+	body := "  void f() {\n    Runnable r = new Runnable() {\n      public void run() {\n        new Thread() { public void run() { g(); } }.start();\n      }\n    };\n  }\n\n  int g() {\n    return 1;\n  }\n"
+	p := []byte("class A {\n" + body + "}\n")
+	for _, tc := range []struct {
+		name    string
+		t       string
+		deleted []int // P lines
+		added   []int // T lines
+		how     derivation
+		opaque  int // bodies the skeleton leaves out whole
+	}{
+		{"class header changed", "class A implements B {\n" + body + "}\n", []int{1}, []int{1}, derivedSkeleton, 1},
+		{"overload added", "class A {\n  void f(int x) { }\n" + body + "}\n", []int{1}, []int{1, 2}, derivedSkeleton, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkDerive(t, "A.java", p, []byte(tc.t), tc.deleted, tc.added, tc.how)
+			ctx := context.Background()
+			lang := LanguageFor("A.java")
+			pv := parseSpans(ctx, lang, "A.java", p)
+			var leaves []int
+			for i, f := range pv.fns {
+				if f.leaf && f.open.row >= 0 {
+					leaves = append(leaves, i)
+				}
+			}
+			tt := []byte(tc.t)
+			sk := skeletonOf(lang, pv, leaves, newLineMap(countLines(p), countLines(tt), tc.deleted, tc.added), tt, newLineIndex(tt), tc.deleted, nil)
+			if sk == nil || len(sk.opaque) != tc.opaque || bytes.Contains(sk.text, []byte("Runnable")) {
+				t.Fatalf("skeleton leaves out %d bodies with definitions, want %d", len(sk.opaque), tc.opaque)
+			}
 		})
 	}
 }

@@ -766,103 +766,14 @@ func bodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2
 	return fns == 1
 }
 
+// deriveSkeleton reads T's skeleton (skeletonOf) and puts back what it left
+// out; nil when the reading does not bear out the skeleton.
 func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionSpans, leaves []int, lm lineMap, t []byte, tl lineIndex, pChanged []int, zones [][2]int32) *versionSpans {
-	changedIn := func(a, b int) bool { // a changed P line in [a, b]
-		k := sort.SearchInts(pChanged, a)
-		if k < len(pChanged) && pChanged[k] <= b {
-			return true
-		}
-		for _, z := range zones { // kept whole, as if changed
-			if int(z[0]) <= b && int(z[1]) >= a {
-				return true
-			}
-		}
-		return false
-	}
-	// What is left out: t[from:to] becomes its newlines, then pad spaces.
-	type cut struct {
-		from, to int
-		pad      int
-	}
-	var cuts []cut
-	var blank []movedBody
-	for _, i := range leaves {
-		f := &p.fns[i]
-		a, b := int(f.open.row)+1, int(f.close.row)+1
-		if changedIn(a, b) {
-			continue
-		}
-		mb, ok := place(f, lm, t, tl)
-		if !ok || mb.close.row-mb.open.row != f.close.row-f.open.row {
-			continue // lines inserted inside
-		}
-		blank = append(blank, mb)
-		pad := int(mb.close.col)
-		if mb.close.row == mb.open.row {
-			pad = mb.cb - mb.ob - 1
-		}
-		cuts = append(cuts, cut{mb.ob + 1, mb.cb, pad})
-	}
-	// Unchanged members that define nothing and have their lines to
-	// themselves: they cannot change a name, so they are left out whole.
-	// A member is left out only where nothing changed from the member
-	// before it through its end: changed text just before it could be a
-	// prefix (an annotation) that the member's first token completes.
-	var gone []member
-	var goneOpen []int32
-	var members []member
-	var after []int
-	if lang.Name() != "go" { // Go's newline terminators are members of their own
-		members, after = p.blankable()
-	}
-	for k, m := range members {
-		if changedIn(after[k], int(m.end)) {
-			continue
-		}
-		s, e, a := lm.at(int(m.start)), lm.at(int(m.end)), lm.at(after[k])
-		if s == 0 || e == 0 || a == 0 || e-a != int(m.end)-after[k] {
-			continue
-		}
-		from, to := tl[s-1], len(t)
-		if e < len(tl) {
-			to = tl[e]
-		}
-		if !blankUpTo(t[from:], int(m.scol)) || !blankFrom(t, tl.offset(point{int32(e - 1), m.ecol}), to) {
-			continue
-		}
-		open := 0 // its container's first line in T, to number it as T does
-		if m.in > 0 {
-			if open = lm.at(int(p.containers[m.in].open)); open == 0 {
-				continue
-			}
-		}
-		cuts = append(cuts, cut{from, to, 0})
-		m.start, m.end = int32(s), int32(e)
-		gone, goneOpen = append(gone, m), append(goneOpen, int32(open))
-	}
-	if len(cuts) == 0 {
+	sk := skeletonOf(lang, p, leaves, lm, t, tl, pChanged, zones)
+	if sk == nil {
 		return nil
 	}
-	sort.Slice(cuts, func(a, b int) bool { return cuts[a].from < cuts[b].from })
-	sk := make([]byte, 0, len(t))
-	at := 0
-	for _, c := range cuts {
-		if c.from < at {
-			return nil // cannot happen: leaves lie inside definitions
-		}
-		sk = append(sk, t[at:c.from]...)
-		for _, b := range t[c.from:c.to] {
-			if b == '\n' {
-				sk = append(sk, '\n')
-			}
-		}
-		for k := 0; k < c.pad; k++ {
-			sk = append(sk, ' ')
-		}
-		at = c.to
-	}
-	sk = append(sk, t[at:]...)
-	v, res := readSpans(ctx, lang, path, sk)
+	v, res := readSpans(ctx, lang, path, sk.text)
 	if v == nil || res.ErrorNodes != 0 && (len(zones) == 0 || res.reread) {
 		return nil // errors where P had none, or read again another way
 	}
@@ -872,11 +783,15 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 			bodies[f.open] = f.close
 		}
 	}
-	for _, mb := range blank {
+	for _, mb := range sk.blank {
 		if c, ok := bodies[mb.open]; !ok || c != mb.close {
 			return nil
 		}
 	}
+	if len(sk.opaque) > 0 && !v.putBack(p, sk.opaque, lm) {
+		return nil
+	}
+	gone, goneOpen := sk.gone, sk.goneOpen
 	if len(gone) > 0 {
 		if v.containers == nil { // members not read
 			return nil
@@ -932,6 +847,225 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 		return nil
 	}
 	return v
+}
+
+// skeleton is T's text with parts left out, for deriveSkeleton, and what
+// its reading must show of them.
+type skeleton struct {
+	text   []byte
+	blank  []movedBody  // leaf bodies left out
+	opaque []opaqueBody // bodies holding definitions left out
+	// gone are the members left out, placed in T, and goneOpen the first
+	// line of each one's container in T (0: the root).
+	gone     []member
+	goneOpen []int32
+}
+
+// skeletonOf leaves out of t what cannot change a name: unchanged leaf
+// bodies, unchanged bodies holding definitions (Java), and unchanged
+// members that define nothing; nil when nothing is left out.
+func skeletonOf(lang Language, p *versionSpans, leaves []int, lm lineMap, t []byte, tl lineIndex, pChanged []int, zones [][2]int32) *skeleton {
+	changedIn := func(a, b int) bool { // a changed P line in [a, b]
+		k := sort.SearchInts(pChanged, a)
+		if k < len(pChanged) && pChanged[k] <= b {
+			return true
+		}
+		for _, z := range zones { // kept whole, as if changed
+			if int(z[0]) <= b && int(z[1]) >= a {
+				return true
+			}
+		}
+		return false
+	}
+	// What is left out: t[from:to] becomes its newlines, then pad spaces.
+	type cut struct {
+		from, to int
+		pad      int
+	}
+	var cuts []cut
+	var blank []movedBody
+	// unchanged places the body of P's function f in T, if no line of it
+	// changed.
+	unchanged := func(f *fnSpan) (movedBody, bool) {
+		if changedIn(int(f.open.row)+1, int(f.close.row)+1) {
+			return movedBody{}, false
+		}
+		mb, ok := place(f, lm, t, tl)
+		if !ok || mb.close.row-mb.open.row != f.close.row-f.open.row {
+			return mb, false // lines inserted inside
+		}
+		return mb, true
+	}
+	leaveOut := func(mb movedBody) {
+		pad := int(mb.close.col)
+		if mb.close.row == mb.open.row {
+			pad = mb.cb - mb.ob - 1
+		}
+		cuts = append(cuts, cut{mb.ob + 1, mb.cb, pad})
+	}
+	// Java: unchanged bodies that hold definitions (anonymous and local
+	// classes) are left out too. Their definitions' names are the
+	// function's and the body's own (anonymous classes are numbered per
+	// enclosing definition), so they are put back from P, moved with
+	// their lines and named after the function as the skeleton names it.
+	var opaque []opaqueBody
+	inOpaque := make([]bool, len(p.fns))
+	if lang.Name() == "java" {
+		for i := 0; i < len(p.fns); i++ {
+			f := &p.fns[i]
+			if f.leaf || f.open.row < 0 {
+				continue
+			}
+			j := i + 1 // P lists a function's definitions right after it
+			for j < len(p.fns) && p.fns[j].start <= f.close.row+1 && f.holds(&p.fns[j]) {
+				j++
+			}
+			if j < len(p.fns) && p.fns[j].start <= f.close.row+1 && p.fns[j].end >= f.open.row+1 {
+				continue // a definition beside the body on its brace lines
+			}
+			mb, ok := unchanged(f)
+			if !ok {
+				continue
+			}
+			leaveOut(mb)
+			opaque = append(opaque, opaqueBody{i, j, mb})
+			for k := i; k < j; k++ {
+				inOpaque[k] = true
+			}
+			i = j - 1
+		}
+	}
+	for _, i := range leaves {
+		if inOpaque[i] {
+			continue
+		}
+		mb, ok := unchanged(&p.fns[i])
+		if !ok {
+			continue
+		}
+		blank = append(blank, mb)
+		leaveOut(mb)
+	}
+	// Unchanged members that define nothing and have their lines to
+	// themselves: they cannot change a name, so they are left out whole.
+	// A member is left out only where nothing changed from the member
+	// before it through its end: changed text just before it could be a
+	// prefix (an annotation) that the member's first token completes.
+	var gone []member
+	var goneOpen []int32
+	var members []member
+	var after []int
+	if lang.Name() != "go" { // Go's newline terminators are members of their own
+		members, after = p.blankable()
+	}
+	for k, m := range members {
+		if changedIn(after[k], int(m.end)) {
+			continue
+		}
+		s, e, a := lm.at(int(m.start)), lm.at(int(m.end)), lm.at(after[k])
+		if s == 0 || e == 0 || a == 0 || e-a != int(m.end)-after[k] {
+			continue
+		}
+		from, to := tl[s-1], len(t)
+		if e < len(tl) {
+			to = tl[e]
+		}
+		if !blankUpTo(t[from:], int(m.scol)) || !blankFrom(t, tl.offset(point{int32(e - 1), m.ecol}), to) {
+			continue
+		}
+		open := 0 // its container's first line in T, to number it as T does
+		if m.in > 0 {
+			if open = lm.at(int(p.containers[m.in].open)); open == 0 {
+				continue
+			}
+		}
+		cuts = append(cuts, cut{from, to, 0})
+		m.start, m.end = int32(s), int32(e)
+		gone, goneOpen = append(gone, m), append(goneOpen, int32(open))
+	}
+	if len(cuts) == 0 {
+		return nil
+	}
+	sort.Slice(cuts, func(a, b int) bool { return cuts[a].from < cuts[b].from })
+	text := make([]byte, 0, len(t))
+	at := 0
+	for _, c := range cuts {
+		if c.from < at {
+			return nil // cannot happen: leaves lie inside definitions
+		}
+		text = append(text, t[at:c.from]...)
+		for _, b := range t[c.from:c.to] {
+			if b == '\n' {
+				text = append(text, '\n')
+			}
+		}
+		for k := 0; k < c.pad; k++ {
+			text = append(text, ' ')
+		}
+		at = c.to
+	}
+	return &skeleton{text: append(text, t[at:]...), blank: blank, opaque: opaque, gone: gone, goneOpen: goneOpen}
+}
+
+// opaqueBody is the body of P's function fns[i] left out of a skeleton
+// whole, with the definitions inside it, fns[i+1:end]; mb places it in T.
+type opaqueBody struct {
+	i, end int
+	mb     movedBody
+}
+
+// holds reports whether g lies inside f's braced body.
+func (f *fnSpan) holds(g *fnSpan) bool {
+	if g.open.row >= 0 {
+		return pointBefore(f.open, g.open) && pointBefore(g.close, f.close)
+	}
+	return g.start > f.open.row+1 && g.end < f.close.row+1
+}
+
+func pointBefore(a, b point) bool { return before(a.row, a.col, b.row, b.col) }
+
+// putBack puts the definitions of the bodies a skeleton left out whole
+// (opaque, in file order) back into v, the skeleton's reading: each
+// function must be there with its body where P's moved, and its
+// definitions follow it, moved with their lines and named after it as the
+// skeleton names it.
+func (v *versionSpans) putBack(p *versionSpans, opaque []opaqueBody, lm lineMap) bool {
+	fns := make([]fnSpan, 0, len(v.fns)+len(p.fns))
+	k := 0
+	for _, f := range v.fns {
+		fns = append(fns, f)
+		if k == len(opaque) || f.open != opaque[k].mb.open {
+			continue
+		}
+		o := opaque[k]
+		k++
+		pf := &p.fns[o.i]
+		if f.close != o.mb.close {
+			return false
+		}
+		fns[len(fns)-1].leaf = false
+		shift := o.mb.open.row - pf.open.row
+		for _, g := range p.fns[o.i+1 : o.end] {
+			rest, ok := strings.CutPrefix(g.name, pf.name+".")
+			if !ok {
+				return false // cannot happen: they are named inside it
+			}
+			g.name = f.name + "." + rest // as the skeleton names it (an overload added)
+			if g.start, g.end, ok = lm.span(g.start, g.end); !ok {
+				return false // cannot happen: the body's lines are unchanged
+			}
+			if g.open.row >= 0 {
+				g.open.row += shift
+				g.close.row += shift
+			}
+			fns = append(fns, g)
+		}
+	}
+	if k != len(opaque) {
+		return false
+	}
+	v.fns = fns
+	return true
 }
 
 // before reports whether (line a, column ac) comes before (b, bc).
