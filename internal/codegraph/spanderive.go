@@ -113,7 +113,7 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pT
 	// change in a body or a run of members is as local as any other.
 	local := conditional && !cUnbalancedBranches(cBlankMacroLines(t, lang.Name() == "cpp"))
 	if p.clean || (!conditional || local) && awayFromErrors(p, hunks) {
-		if v, how := deriveLocal(ctx, lang, path, wrap, p, leaves, lm, hunks, t, tl, np, nt); v != nil {
+		if v, how := deriveLocal(ctx, lang, path, wrap, p, pText, leaves, lm, hunks, t, tl, np, nt); v != nil {
 			if !p.clean {
 				v.clean = false
 				v.errs = make([][2]int32, len(p.errs))
@@ -451,12 +451,12 @@ func qualifier(name string) (class, own, sig string) {
 // deriveLocal derives T when every hunk lies inside a leaf function's body
 // or in a run of members between definitions: it parses only those bodies
 // and runs (each wrapped where the language reads it), and moves the rest.
-func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string, p *versionSpans, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, np, nt int) (*versionSpans, derivation) {
+func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string, p *versionSpans, pText []byte, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, np, nt int) (*versionSpans, derivation) {
 	if len(hunks) == 0 {
 		return nil, derivedParsed
 	}
 	inP := func(i int) (int, int) { return int(p.fns[i].open.row) + 1, int(p.fns[i].close.row) + 1 }
-	affected := map[int]bool{}
+	affected := map[int][2]int{} // leaf → T's first and last changed lines in it
 	var regions []region
 	for _, h := range hunks {
 		// The leaf whose braces' lines hold the hunk's anchors: leaves
@@ -464,7 +464,11 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 		k := sort.Search(len(leaves), func(k int) bool { a, _ := inP(leaves[k]); return a > h.pa-1 }) - 1
 		if k >= 0 {
 			if a, b := inP(leaves[k]); h.pa-1 >= a && h.pb+1 <= b {
-				affected[leaves[k]] = true
+				e, ok := affected[leaves[k]]
+				if !ok {
+					e[0] = h.ta
+				}
+				affected[leaves[k]] = [2]int{e[0], h.tb}
 				continue
 			}
 		}
@@ -532,6 +536,7 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 	}
 	v := &versionSpans{clean: true, fns: make([]fnSpan, 0, len(p.fns)), containers: p.containers}
 	nextFns := 0 // the next region with definitions whose functions are not placed yet
+	var pl lineIndex
 	for i, f := range p.fns {
 		for ; nextFns < len(merged) && int(f.start) > merged[nextFns].pb; nextFns++ {
 			v.fns = append(v.fns, merged[nextFns].fns...)
@@ -554,8 +559,17 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 				return nil, derivedParsed
 			}
 			g.open, g.close = mb.open, mb.close
-			if affected[i] && !bodyDefinesNothing(ctx, lang, path, wrap, t[mb.ob:mb.cb+1]) {
-				return nil, derivedParsed
+			if e, ok := affected[i]; ok {
+				body := t[mb.ob : mb.cb+1]
+				if lang.Name() == "java" {
+					if pl == nil {
+						pl = newLineIndex(pText)
+					}
+					body = changedRun(pText, pl.offset(f.open), pl.offset(f.close), t, mb, e[0], e[1])
+				}
+				if !bodyDefinesNothing(ctx, lang, path, wrap, body) {
+					return nil, derivedParsed
+				}
 			}
 		}
 		v.fns = append(v.fns, g)

@@ -1,0 +1,77 @@
+package codegraph
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestChangedRun: a changed Java body is read by the run of whole
+// statements around its changes, found from the tokens of both versions:
+// strings, text blocks and comments hide their braces and semicolons, and a
+// statement continued on the next line (`else`, an argument list, a lambda)
+// stays in one run.
+func TestChangedRun(t *testing.T) {
+	const head = "class A {\n  void f() {\n" // the body's first line is line 3
+	for _, tc := range []struct {
+		name, p, t string
+		ta, tb     int // T's changed lines
+		want       string
+	}{
+		{"one statement", "    a();\n    b();\n    c();\n", "    a();\n    B();\n    c();\n", 4, 4,
+			"{    B();\n}"},
+		{"statement over lines", "    a();\n    b(1,\n      2);\n    c();\n", "    a();\n    b(1,\n      3);\n    c();\n", 5, 5,
+			"{    b(1,\n      3);\n}"},
+		{"else on its own line", "    if (x)\n      a();\n    else\n      b();\n    c();\n", "    if (x)\n      A();\n    else\n      b();\n    c();\n", 4, 4,
+			"{\n    if (x)\n      A();\n    else\n      b();\n}"},
+		{"braces in strings and comments", "    a(\"}\"); // ;\n    /* } ; */ b();\n    c('{');\n    d();\n", "    a(\"}\"); // ;\n    /* } ; */ B();\n    c('{');\n    d();\n", 4, 4,
+			"{    /* } ; */ B();\n}"},
+		{"text block", "    String s = \"\"\"\n      { ;\n      \"\"\";\n    b();\n    c();\n", "    String s = \"\"\"\n      { ;\n      \"\"\";\n    B();\n    c();\n", 6, 6,
+			"{    B();\n}"},
+		{"first statement", "    a();\n    b();\n", "    A();\n    b();\n", 3, 3,
+			"{\n    A();\n}"},
+		{"inside a lambda", "    a();\n    run(() -> {\n      b();\n    });\n    c();\n", "    a();\n    run(() -> {\n      B();\n    });\n    c();\n", 5, 5,
+			"{    run(() -> {\n      B();\n    });\n}"},
+		{"statements removed", "    a();\n    b();\n    c();\n    d();\n", "    a();\n    d();\n", 4, 3,
+			"{}"},
+		{"unbalanced", "    a();\n    b();\n", "    a(;\n    b();\n", 3, 3,
+			"{\n    a(;\n    b();\n  }"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, tt := head+tc.p+"  }\n}\n", head+tc.t+"  }\n}\n"
+			pOb, pCb := strings.Index(p, "f() {")+4, strings.LastIndex(p, "  }\n}")+2
+			tOb, tCb := strings.Index(tt, "f() {")+4, strings.LastIndex(tt, "  }\n}")+2
+			mb := movedBody{open: point{1, 11}, ob: tOb, cb: tCb}
+			if got := string(changedRun([]byte(p), pOb, pCb, []byte(tt), mb, tc.ta, tc.tb)); got != tc.want {
+				t.Errorf("run %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDeriveByChangedRun: reading only the changed statements gives what a
+// whole parse does, also where the change leaves the unchanged statements
+// around it unable to stand alone: an `else` whose `if` was replaced, a
+// `do` whose `while` was, the rest of a call whose start was.
+func TestDeriveByChangedRun(t *testing.T) {
+	const head, tail = "class A {\n  int f(int x) {\n", "  }\n\n  int g() {\n    return 1;\n  }\n}\n"
+	ifElse := "    int y = 1;\n    if (x > 0)\n      y = 2;\n    else {\n      y = 3;\n    }\n    return y;\n"
+	doWhile := "    int y = 1;\n    do\n      y++;\n    while (y < x);\n    return y;\n"
+	call := "    int y = 1;\n    y = Math.max(y,\n      x);\n    return y;\n"
+	for _, tc := range []struct {
+		name    string
+		p, t    string
+		deleted []int // P lines
+		added   []int // T lines
+		how     derivation
+	}{
+		{"statement changed", ifElse, strings.Replace(ifElse, "y = 1", "y = 2", 1), []int{3}, []int{3}, derivedBodies},
+		{"branch changed", ifElse, strings.Replace(ifElse, "y = 2", "y = 4", 1), []int{5}, []int{5}, derivedBodies},
+		{"if replaced, else left", ifElse, strings.Replace(ifElse, "if (x > 0)", "y++;", 1), []int{4}, []int{4}, derivedParsed},
+		{"while replaced, do left", doWhile, strings.Replace(doWhile, "while (y < x);", "y--;", 1), []int{6}, []int{6}, derivedParsed},
+		{"call cut short", call, strings.Replace(call, "Math.max(y,", "Math.abs(y);", 1), []int{4}, []int{4}, derivedParsed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkDerive(t, "A.java", []byte(head+tc.p+tail), []byte(head+tc.t+tail), tc.deleted, tc.added, tc.how)
+		})
+	}
+}
