@@ -305,9 +305,45 @@ func TestDeriveSkeletonLeavesOutBodiesWithClasses(t *testing.T) {
 				}
 			}
 			tt := []byte(tc.t)
-			sk := skeletonOf(lang, pv, leaves, newLineMap(countLines(p), countLines(tt), tc.deleted, tc.added), tt, newLineIndex(tt), tc.deleted, nil)
+			np, nt := countLines(p), countLines(tt)
+			sk := skeletonOf(ctx, lang, "A.java", pv, p, leaves, newLineMap(np, nt, tc.deleted, tc.added), hunksOf(np, nt, tc.deleted, tc.added), tt, newLineIndex(tt), tc.deleted, nil)
 			if sk == nil || len(sk.opaque) != tc.opaque || bytes.Contains(sk.text, []byte("Runnable")) {
 				t.Fatalf("skeleton leaves out %d bodies with definitions, want %d", len(sk.opaque), tc.opaque)
+			}
+		})
+	}
+}
+
+// TestDeriveSkeletonLeavesOutChangedBodies: a changed Java leaf body whose
+// changed statements read clean and define nothing is left out of the
+// skeleton too; one that now defines something is kept and read with it.
+func TestDeriveSkeletonLeavesOutChangedBodies(t *testing.T) {
+	const rest = "  int f(int x) {\n    int y = x;\n    return y;\n  }\n\n  int g() {\n    return 1;\n  }\n}\n"
+	p := []byte("class A {\n" + rest)
+	for _, tc := range []struct {
+		name, stmt string
+		leftOut    bool
+	}{
+		{"statement", "    int y = x + 1;\n", true},
+		{"anonymous class", "    int y = new Object() { int h() { return 1; } }.h();\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tt := []byte("class A implements B {\n" + strings.Replace(rest, "    int y = x;\n", tc.stmt, 1))
+			deleted, added := []int{1, 3}, []int{1, 3}
+			checkDerive(t, "A.java", p, tt, deleted, added, derivedSkeleton)
+			ctx := context.Background()
+			lang := LanguageFor("A.java")
+			pv := parseSpans(ctx, lang, "A.java", p)
+			var leaves []int
+			for i, f := range pv.fns {
+				if f.leaf && f.open.row >= 0 {
+					leaves = append(leaves, i)
+				}
+			}
+			np, nt := countLines(p), countLines(tt)
+			sk := skeletonOf(ctx, lang, "A.java", pv, p, leaves, newLineMap(np, nt, deleted, added), hunksOf(np, nt, deleted, added), tt, newLineIndex(tt), deleted, nil)
+			if sk == nil || bytes.Contains(sk.text, []byte(tc.stmt)) != !tc.leftOut {
+				t.Fatalf("skeleton %q: the changed statement left out %v, want %v", sk.text, !tc.leftOut, tc.leftOut)
 			}
 		})
 	}

@@ -131,7 +131,7 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pT
 	if conditional {
 		return parseSpans(ctx, lang, path, t), derivedParsed
 	}
-	if v := deriveSkeleton(ctx, lang, path, p, leaves, lm, t, tl, pChanged, p.errorZones()); v != nil {
+	if v := deriveSkeleton(ctx, lang, path, p, pText, leaves, lm, hunks, t, tl, pChanged, p.errorZones()); v != nil {
 		return v, derivedSkeleton
 	}
 	return parseSpans(ctx, lang, path, t), derivedParsed
@@ -782,8 +782,8 @@ func bodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2
 
 // deriveSkeleton reads T's skeleton (skeletonOf) and puts back what it left
 // out; nil when the reading does not bear out the skeleton.
-func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionSpans, leaves []int, lm lineMap, t []byte, tl lineIndex, pChanged []int, zones [][2]int32) *versionSpans {
-	sk := skeletonOf(lang, p, leaves, lm, t, tl, pChanged, zones)
+func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionSpans, pText []byte, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32) *versionSpans {
+	sk := skeletonOf(ctx, lang, path, p, pText, leaves, lm, hunks, t, tl, pChanged, zones)
 	if sk == nil {
 		return nil
 	}
@@ -876,9 +876,10 @@ type skeleton struct {
 }
 
 // skeletonOf leaves out of t what cannot change a name: unchanged leaf
-// bodies, unchanged bodies holding definitions (Java), and unchanged
-// members that define nothing; nil when nothing is left out.
-func skeletonOf(lang Language, p *versionSpans, leaves []int, lm lineMap, t []byte, tl lineIndex, pChanged []int, zones [][2]int32) *skeleton {
+// bodies, unchanged bodies holding definitions (Java), changed leaf bodies
+// whose changed statements read clean and define nothing (Java, P clean),
+// and unchanged members that define nothing; nil when nothing is left out.
+func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans, pText []byte, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32) *skeleton {
 	changedIn := func(a, b int) bool { // a changed P line in [a, b]
 		k := sort.SearchInts(pChanged, a)
 		if k < len(pChanged) && pChanged[k] <= b {
@@ -949,13 +950,43 @@ func skeletonOf(lang Language, p *versionSpans, leaves []int, lm lineMap, t []by
 			i = j - 1
 		}
 	}
+	// changedLeaf places the body of P's leaf f in T when its braces' lines
+	// did not change and the run of statements around the changes inside
+	// it reads clean and defines nothing (Java; spanruns.go).
+	var pl lineIndex
+	changedLeaf := func(f *fnSpan) (movedBody, bool) {
+		a, b := int(f.open.row)+1, int(f.close.row)+1
+		if lang.Name() != "java" || len(zones) != 0 || changedIn(a, a) || changedIn(b, b) {
+			return movedBody{}, false
+		}
+		ta, tb := 0, 0
+		for _, h := range hunks {
+			if h.pa-1 >= a && h.pb+1 <= b {
+				if ta == 0 {
+					ta = h.ta
+				}
+				tb = h.tb
+			}
+		}
+		mb, ok := place(f, lm, t, tl)
+		if ta == 0 || !ok {
+			return mb, false
+		}
+		if pl == nil {
+			pl = newLineIndex(pText)
+		}
+		run := changedRun(pText, pl.offset(f.open), pl.offset(f.close), t, mb, ta, tb)
+		return mb, bodyDefinesNothing(ctx, lang, path, bodyWrappers["java"], run)
+	}
 	for _, i := range leaves {
 		if inOpaque[i] {
 			continue
 		}
 		mb, ok := unchanged(&p.fns[i])
 		if !ok {
-			continue
+			if mb, ok = changedLeaf(&p.fns[i]); !ok {
+				continue
+			}
 		}
 		blank = append(blank, mb)
 		leaveOut(mb)
