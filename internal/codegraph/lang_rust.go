@@ -84,6 +84,7 @@ func (rustLang) Extract(ctx context.Context, path string, src []byte) (res *File
 		if res, err = rustExtractUnwrapped(ctx, path, src, ms); err != nil || res != nil {
 			return res, err
 		}
+		resetMembers(ctx)
 	}
 	return rustExtractWritten(ctx, path, src)
 }

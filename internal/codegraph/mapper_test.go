@@ -306,7 +306,7 @@ func TestDeriveSkeletonLeavesOutBodiesWithClasses(t *testing.T) {
 			}
 			tt := []byte(tc.t)
 			np, nt := countLines(p), countLines(tt)
-			sk := skeletonOf(ctx, lang, "A.java", pv, p, leaves, newLineMap(np, nt, tc.deleted, tc.added), hunksOf(np, nt, tc.deleted, tc.added), tt, newLineIndex(tt), tc.deleted, nil)
+			sk := skeletonOf(ctx, lang, "A.java", pv, p, leaves, newLineMap(np, nt, tc.deleted, tc.added), hunksOf(np, nt, tc.deleted, tc.added), tt, newLineIndex(tt), tc.deleted, nil, false)
 			if sk == nil || len(sk.opaque) != tc.opaque || bytes.Contains(sk.text, []byte("Runnable")) {
 				t.Fatalf("skeleton leaves out %d bodies with definitions, want %d", len(sk.opaque), tc.opaque)
 			}
@@ -341,9 +341,47 @@ func TestDeriveSkeletonLeavesOutChangedBodies(t *testing.T) {
 				}
 			}
 			np, nt := countLines(p), countLines(tt)
-			sk := skeletonOf(ctx, lang, "A.java", pv, p, leaves, newLineMap(np, nt, deleted, added), hunksOf(np, nt, deleted, added), tt, newLineIndex(tt), deleted, nil)
+			sk := skeletonOf(ctx, lang, "A.java", pv, p, leaves, newLineMap(np, nt, deleted, added), hunksOf(np, nt, deleted, added), tt, newLineIndex(tt), deleted, nil, false)
 			if sk == nil || bytes.Contains(sk.text, []byte(tc.stmt)) != !tc.leftOut {
 				t.Fatalf("skeleton %q: the changed statement left out %v, want %v", sk.text, !tc.leftOut, tc.leftOut)
+			}
+		})
+	}
+}
+
+// TestDeriveSkeletonLeavesOutMethods: a Java skeleton leaves unchanged leaf
+// methods out whole, signatures included, where no other method of their
+// class shares their name, and puts them back from P under their class as
+// the skeleton names it; where it does not (the class renamed, an overload
+// added) the skeleton is read again with them.
+func TestDeriveSkeletonLeavesOutMethods(t *testing.T) {
+	const rest = "  int z = 0;\n\n  int f(int x) {\n    return x;\n  }\n\n  int g(int x) {\n    return x;\n  }\n\n  int g(String s) {\n    return 0;\n  }\n}\n"
+	p := []byte("class A {\n" + rest)
+	for _, tc := range []struct {
+		name, t        string
+		deleted, added []int
+		fLeftOut       bool // by the first skeleton
+	}{
+		{"class header changed", "class A implements B {\n" + rest, []int{1}, []int{1}, true},
+		{"class renamed", "class C {\n" + rest, []int{1}, []int{1}, true},
+		{"overload added", "class A {\n  int f() { return 0; }\n" + rest, nil, []int{2}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tt := []byte(tc.t)
+			checkDerive(t, "A.java", p, tt, tc.deleted, tc.added, derivedSkeleton)
+			ctx := context.Background()
+			lang := LanguageFor("A.java")
+			pv := parseSpans(ctx, lang, "A.java", p)
+			var leaves []int
+			for i, f := range pv.fns {
+				if f.leaf && f.open.row >= 0 {
+					leaves = append(leaves, i)
+				}
+			}
+			np, nt := countLines(p), countLines(tt)
+			sk := skeletonOf(ctx, lang, "A.java", pv, p, leaves, newLineMap(np, nt, tc.deleted, tc.added), hunksOf(np, nt, tc.deleted, tc.added), tt, newLineIndex(tt), tc.deleted, nil, true)
+			if sk == nil || bytes.Contains(sk.text, []byte("int f(int x)")) == tc.fLeftOut || !bytes.Contains(sk.text, []byte("int g(String s)")) {
+				t.Fatalf("skeleton %q: want f left out %v and g's overloads kept", sk.text, tc.fLeftOut)
 			}
 		})
 	}

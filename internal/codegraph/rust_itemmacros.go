@@ -568,6 +568,7 @@ func rustExtractUnwrapped(ctx context.Context, path string, src []byte, ms []rus
 			// Afresh, not as an edit of this reading: tree-sitter's error
 			// recovery can read an edited text otherwise than the same
 			// text parsed whole (a fuzzed `A!{#!(}`).
+			resetMembers(ctx)
 			return parseTree(ctx, tsrust.GetLanguage(), path, rustBlankMacros(src, kept), func(r *fnode) error {
 				return read(r, kept, true)
 			})

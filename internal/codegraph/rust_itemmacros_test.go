@@ -2,6 +2,7 @@ package codegraph
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -120,4 +121,50 @@ func FuzzRustItemMacros(f *testing.F) {
 			t.Fatalf("%q:\n in place   %+v\n as written %+v", src, got, want)
 		}
 	})
+}
+
+// TestRustMembersOfTheKeptReading: the members the history scrape keeps
+// for a Rust file are those of the reading the extractor keeps, not of a
+// blanked reading it dropped: item macros that read with errors once
+// blanked are restored (two macros, the first kept) or the file read as
+// written (the only macro).
+func TestRustMembersOfTheKeptReading(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		kept int // macros read in place
+	}{
+		{"mac! {\n    fn a() {}\n    fn b() -> {}\n}\n\nfn c() {}\n", 0},
+		{"ok! {\n    fn a() {}\n}\n\nbad! {\n    fn b() -> {}\n}\n\nfn c() {}\n", 1},
+	} {
+		src := []byte(tc.src)
+		ctx, want := withMembers(context.Background())
+		if tc.kept == 0 {
+			if _, err := rustExtractWritten(ctx, "a.rs", src); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			kept := rustProposeItemMacros(src)[:tc.kept]
+			if err := parseTree(ctx, tsrust.GetLanguage(), "a.rs", rustBlankMacros(src, kept), func(*fnode) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		v, _ := readSpans(context.Background(), rustLang{}, "a.rs", src)
+		for i := range v.members {
+			v.members[i].def = false // set from the definitions, not by the sink
+		}
+		if fmt.Sprint(v.members, v.errs) != fmt.Sprint(want.members, want.errs) {
+			t.Errorf("%q: members %v, errors at %v; the kept reading's are %v, %v", tc.src, v.members, v.errs, want.members, want.errs)
+		}
+	}
+}
+
+// TestRustSkeletonNotWithItemMacros: a Rust version with item macros is
+// not derived from a skeleton: whether a macro is read in place depends on
+// the bodies a skeleton leaves out.
+func TestRustSkeletonNotWithItemMacros(t *testing.T) {
+	p := "mac! {\n    fn a() {\n        1\n    }\n}\n\nfn c() {\n    2\n}\n"
+	tt := strings.Replace(p, "fn c() {", "fn c(x: i32) {", 1)
+	checkDerive(t, "a.rs", []byte(p), []byte(tt), []int{7}, []int{7}, derivedParsed)
+	plain := strings.Replace(strings.Replace(p, "mac! {", "mod m {", 1), "fn c() {", "fn c() {", 1)
+	checkDerive(t, "a.rs", []byte(plain), []byte(strings.Replace(plain, "fn c() {", "fn c(x: i32) {", 1)), []int{7}, []int{7}, derivedSkeleton)
 }

@@ -783,13 +783,31 @@ func bodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2
 // deriveSkeleton reads T's skeleton (skeletonOf) and puts back what it left
 // out; nil when the reading does not bear out the skeleton.
 func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionSpans, pText []byte, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32) *versionSpans {
-	sk := skeletonOf(ctx, lang, path, p, pText, leaves, lm, hunks, t, tl, pChanged, zones)
+	v, methodsBack := readSkeleton(ctx, lang, path, p, pText, leaves, lm, hunks, t, tl, pChanged, zones, lang.Name() == "java")
+	if v == nil && !methodsBack { // a method left out shares its name with one read (an overload added)
+		v, _ = readSkeleton(ctx, lang, path, p, pText, leaves, lm, hunks, t, tl, pChanged, zones, false)
+	}
+	return v
+}
+
+// readSkeleton reads T's skeleton, with methods left out or not, and puts
+// back what it left out; v is nil when the reading does not bear out the
+// skeleton, and methodsBack false when what failed was putting methods
+// back.
+func readSkeleton(ctx context.Context, lang Language, path string, p *versionSpans, pText []byte, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32, methods bool) (v *versionSpans, methodsBack bool) {
+	if lang.Name() == "rust" && len(rustProposeItemMacros(t)) > 0 {
+		// Whether an item macro is read in place depends on the whole
+		// tree around it (rust_itemmacros.go), bodies included: the
+		// skeleton's tree can bear out a macro that T's does not.
+		return nil, true
+	}
+	sk := skeletonOf(ctx, lang, path, p, pText, leaves, lm, hunks, t, tl, pChanged, zones, methods)
 	if sk == nil {
-		return nil
+		return nil, true
 	}
 	v, res := readSpans(ctx, lang, path, sk.text)
 	if v == nil || res.ErrorNodes != 0 && (len(zones) == 0 || res.reread) {
-		return nil // errors where P had none, or read again another way
+		return nil, true // errors where P had none, or read again another way
 	}
 	bodies := make(map[point]point, len(v.fns))
 	for _, f := range v.fns {
@@ -799,16 +817,19 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 	}
 	for _, mb := range sk.blank {
 		if c, ok := bodies[mb.open]; !ok || c != mb.close {
-			return nil
+			return nil, true
 		}
 	}
 	if len(sk.opaque) > 0 && !v.putBack(p, sk.opaque, lm) {
-		return nil
+		return nil, true
+	}
+	if len(sk.goneFns) > 0 && !v.putBackMethods(p, sk.goneFns, lm, res) {
+		return nil, false
 	}
 	gone, goneOpen := sk.gone, sk.goneOpen
 	if len(gone) > 0 {
 		if v.containers == nil { // members not read
-			return nil
+			return nil, true
 		}
 		// Put the members left out back, in file order: they hold no
 		// members themselves, and no other member shares their lines.
@@ -816,12 +837,16 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 			if open == 0 {
 				continue // the root
 			}
+			if open < 0 {
+				gone[k].in = int32(v.innermost(gone[k]))
+				continue
+			}
 			c := len(v.containers) - 1 // the last opening on that line
 			for c > 0 && v.containers[c].open != open {
 				c--
 			}
 			if c == 0 {
-				return nil
+				return nil, true
 			}
 			gone[k].in = int32(c)
 		}
@@ -831,18 +856,12 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 		// (an #ifdef added around a header, a macro call), whose member
 		// in the skeleton then spans its lines.
 		for _, g := range gone {
-			innermost := 0
-			for c, o := range v.containers {
-				if o.open < g.start && g.end < o.close && o.open >= v.containers[innermost].open {
-					innermost = c
-				}
-			}
-			if innermost != int(g.in) {
-				return nil
+			if v.innermost(g) != int(g.in) {
+				return nil, true
 			}
 			for _, m := range v.members {
 				if m.in == g.in && before(m.start, m.scol, g.end, g.ecol) && before(g.start, g.scol, m.end, m.ecol) {
-					return nil
+					return nil, true
 				}
 			}
 		}
@@ -858,9 +877,20 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 		v.members = append(all, gone[k:]...)
 	}
 	if len(zones) > 0 && !keptErrors(p, v, lm, zones) {
-		return nil
+		return nil, true
 	}
-	return v
+	return v, true
+}
+
+// innermost is the index of the innermost container around member m.
+func (v *versionSpans) innermost(m member) int {
+	in := 0
+	for c, o := range v.containers {
+		if o.open < m.start && m.end < o.close && o.open >= v.containers[in].open {
+			in = c
+		}
+	}
+	return in
 }
 
 // skeleton is T's text with parts left out, for deriveSkeleton, and what
@@ -870,16 +900,18 @@ type skeleton struct {
 	blank  []movedBody  // leaf bodies left out
 	opaque []opaqueBody // bodies holding definitions left out
 	// gone are the members left out, placed in T, and goneOpen the first
-	// line of each one's container in T (0: the root).
+	// line of each one's container in T (0: the root; -1: the one around
+	// it, where that line changed).
 	gone     []member
 	goneOpen []int32
+	goneFns  []int // P's functions of the methods among them
 }
 
 // skeletonOf leaves out of t what cannot change a name: unchanged leaf
 // bodies, unchanged bodies holding definitions (Java), changed leaf bodies
 // whose changed statements read clean and define nothing (Java, P clean),
 // and unchanged members that define nothing; nil when nothing is left out.
-func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans, pText []byte, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32) *skeleton {
+func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans, pText []byte, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32, methods bool) *skeleton {
 	changedIn := func(a, b int) bool { // a changed P line in [a, b]
 		k := sort.SearchInts(pChanged, a)
 		if k < len(pChanged) && pChanged[k] <= b {
@@ -917,6 +949,51 @@ func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans
 			pad = mb.cb - mb.ob - 1
 		}
 		cuts = append(cuts, cut{mb.ob + 1, mb.cb, pad})
+	}
+	// Unchanged members that define nothing and have their lines to
+	// themselves: they cannot change a name, so they are left out whole.
+	// A member is left out only where nothing changed from the member
+	// before it through its end: changed text just before it could be a
+	// prefix (an annotation) that the member's first token completes.
+	// Java's leaf methods are left out too where their names cannot
+	// depend on what is left out (blankable), and put back from P.
+	var gone []member
+	var goneOpen []int32
+	var goneFns []int
+	inGone := make([]bool, len(p.fns))
+	var members []member
+	var after, fn []int
+	if lang.Name() != "go" { // Go's newline terminators are members of their own
+		members, after, fn = p.blankable(methods)
+	}
+	for k, m := range members {
+		if changedIn(after[k], int(m.end)) {
+			continue
+		}
+		s, e, a := lm.at(int(m.start)), lm.at(int(m.end)), lm.at(after[k])
+		if s == 0 || e == 0 || a == 0 || e-a != int(m.end)-after[k] {
+			continue
+		}
+		from, to := tl[s-1], len(t)
+		if e < len(tl) {
+			to = tl[e]
+		}
+		if !blankUpTo(t[from:], int(m.scol)) || !blankFrom(t, tl.offset(point{int32(e - 1), m.ecol}), to) {
+			continue
+		}
+		open := 0 // its container's first line in T, to number it as T does
+		if m.in > 0 {
+			if open = lm.at(int(p.containers[m.in].open)); open == 0 {
+				open = -1 // that line changed (a class's header): the container around it in T
+			}
+		}
+		cuts = append(cuts, cut{from, to, 0})
+		m.start, m.end = int32(s), int32(e)
+		gone, goneOpen = append(gone, m), append(goneOpen, int32(open))
+		if fn[k] >= 0 {
+			goneFns = append(goneFns, fn[k])
+			inGone[fn[k]] = true
+		}
 	}
 	// Java: unchanged bodies that hold definitions (anonymous and local
 	// classes) are left out too. Their definitions' names are the
@@ -979,7 +1056,7 @@ func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans
 		return mb, bodyDefinesNothing(ctx, lang, path, bodyWrappers["java"], run)
 	}
 	for _, i := range leaves {
-		if inOpaque[i] {
+		if inOpaque[i] || inGone[i] {
 			continue
 		}
 		mb, ok := unchanged(&p.fns[i])
@@ -990,43 +1067,6 @@ func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans
 		}
 		blank = append(blank, mb)
 		leaveOut(mb)
-	}
-	// Unchanged members that define nothing and have their lines to
-	// themselves: they cannot change a name, so they are left out whole.
-	// A member is left out only where nothing changed from the member
-	// before it through its end: changed text just before it could be a
-	// prefix (an annotation) that the member's first token completes.
-	var gone []member
-	var goneOpen []int32
-	var members []member
-	var after []int
-	if lang.Name() != "go" { // Go's newline terminators are members of their own
-		members, after = p.blankable()
-	}
-	for k, m := range members {
-		if changedIn(after[k], int(m.end)) {
-			continue
-		}
-		s, e, a := lm.at(int(m.start)), lm.at(int(m.end)), lm.at(after[k])
-		if s == 0 || e == 0 || a == 0 || e-a != int(m.end)-after[k] {
-			continue
-		}
-		from, to := tl[s-1], len(t)
-		if e < len(tl) {
-			to = tl[e]
-		}
-		if !blankUpTo(t[from:], int(m.scol)) || !blankFrom(t, tl.offset(point{int32(e - 1), m.ecol}), to) {
-			continue
-		}
-		open := 0 // its container's first line in T, to number it as T does
-		if m.in > 0 {
-			if open = lm.at(int(p.containers[m.in].open)); open == 0 {
-				continue
-			}
-		}
-		cuts = append(cuts, cut{from, to, 0})
-		m.start, m.end = int32(s), int32(e)
-		gone, goneOpen = append(gone, m), append(goneOpen, int32(open))
 	}
 	if len(cuts) == 0 {
 		return nil
@@ -1049,7 +1089,7 @@ func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans
 		}
 		at = c.to
 	}
-	return &skeleton{text: append(text, t[at:]...), blank: blank, opaque: opaque, gone: gone, goneOpen: goneOpen}
+	return &skeleton{text: append(text, t[at:]...), blank: blank, opaque: opaque, gone: gone, goneOpen: goneOpen, goneFns: goneFns}
 }
 
 // opaqueBody is the body of P's function fns[i] left out of a skeleton
@@ -1113,6 +1153,55 @@ func (v *versionSpans) putBack(p *versionSpans, opaque []opaqueBody, lm lineMap)
 	return true
 }
 
+// putBackMethods puts the functions of the methods a skeleton left out
+// whole (P's fns[i] for i in gone, in file order) back into v, the
+// skeleton's reading res, moved with their lines: the class around each
+// must be the one that names it in P, and no function of that class in
+// the skeleton may have its own name (an overload added).
+func (v *versionSpans) putBackMethods(p *versionSpans, gone []int, lm lineMap, res *FileResult) bool {
+	type key struct{ class, own string }
+	in := make(map[key]bool, len(v.fns))
+	for _, f := range v.fns {
+		class, own, _ := qualifier(f.name)
+		in[key{class, own}] = true
+	}
+	moved := make([]fnSpan, 0, len(gone))
+	for _, i := range gone {
+		g := p.fns[i]
+		class, own, _ := qualifier(g.name)
+		s, e, ok := lm.span(g.start, g.end)
+		if !ok || in[key{class, own}] {
+			return false
+		}
+		around := ""
+		for _, d := range res.Defs { // the innermost class around it
+			if d.Kind == KindClass && d.StartLine < int(s) && int(e) < d.EndLine {
+				around = d.Name
+			}
+		}
+		if around != class {
+			return false
+		}
+		if g.open.row >= 0 {
+			g.open.row += s - g.start
+			g.close.row += s - g.start
+		}
+		g.start, g.end = s, e
+		moved = append(moved, g)
+	}
+	fns := make([]fnSpan, 0, len(v.fns)+len(moved))
+	k := 0
+	for _, f := range v.fns {
+		for k < len(moved) && moved[k].start < f.start {
+			fns = append(fns, moved[k])
+			k++
+		}
+		fns = append(fns, f)
+	}
+	v.fns = append(fns, moved[k:]...)
+	return true
+}
+
 // before reports whether (line a, column ac) comes before (b, bc).
 func before(a, ac, b, bc int32) bool { return a < b || a == b && ac < bc }
 
@@ -1166,13 +1255,37 @@ func keptErrors(p, v *versionSpans, lm lineMap, zones [][2]int32) bool {
 // in file order, each with the first line of the member before it in its
 // container (1 for the first of the file). Whether a member has its lines
 // to itself is checked on the text.
-func (v *versionSpans) blankable() (ms []member, after []int) {
+//
+// With methods (Java), leaf methods whose own name no other function of
+// their class has are blankable too; fn is the index of each one's
+// function (-1 for the other members).
+func (v *versionSpans) blankable(methods bool) (ms []member, after, fn []int) {
+	var names map[[2]string]int // (class, own name) → functions
+	if methods {
+		names = make(map[[2]string]int, len(v.fns))
+		for _, f := range v.fns {
+			class, own, _ := qualifier(f.name)
+			names[[2]string{class, own}]++
+		}
+	}
 	last := make([]int, len(v.containers)) // per container, its last member's first line
 	for _, m := range v.members {
 		prev := max(last[m.in], 1)
 		last[m.in] = int(m.start)
-		if m.def || !m.named || v.containers[m.in].kind == "enum_body_declarations" {
+		if !m.named || v.containers[m.in].kind == "enum_body_declarations" {
 			continue // (a container without braces ends where its members do)
+		}
+		i := -1
+		if m.def {
+			if !methods {
+				continue
+			}
+			if i = v.leafMethod(m); i < 0 {
+				continue
+			}
+			if class, own, _ := qualifier(v.fns[i].name); names[[2]string{class, own}] != 1 {
+				continue
+			}
 		}
 		holds := false
 		for _, c := range v.containers[1:] {
@@ -1181,10 +1294,10 @@ func (v *versionSpans) blankable() (ms []member, after []int) {
 			}
 		}
 		if !holds {
-			ms, after = append(ms, m), append(after, prev)
+			ms, after, fn = append(ms, m), append(after, prev), append(fn, i)
 		}
 	}
-	return ms, after
+	return ms, after, fn
 }
 
 // blankUpTo reports whether line's first n bytes are spaces or tabs.

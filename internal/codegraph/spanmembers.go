@@ -84,6 +84,15 @@ func withMembers(ctx context.Context) (context.Context, *memberSink) {
 	return context.WithValue(ctx, membersKey{}, s), s
 }
 
+// resetMembers empties the sink in ctx, if any, so that the next tree read
+// fills it: the tree it holds is not the reading the extractor keeps (a
+// Rust file read again with its item macros restored, or as written).
+func resetMembers(ctx context.Context) {
+	if s, _ := ctx.Value(membersKey{}).(*memberSink); s != nil {
+		*s = memberSink{}
+	}
+}
+
 // collectMembers fills the sink in ctx, if any, from t.
 func collectMembers(ctx context.Context, t *flatTree) {
 	s, _ := ctx.Value(membersKey{}).(*memberSink)
