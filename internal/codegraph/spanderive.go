@@ -89,6 +89,11 @@ var bodyWrappers = map[string][2]string{
 // from those of the other version P of the same change (p, its text pText
 // and changed lines pChanged; lines are 1-based). P must be derivable.
 func derive(ctx context.Context, lang Language, path string, p *versionSpans, pText, t []byte, pChanged, tChanged []int) (*versionSpans, derivation) {
+	if lang.Name() == "python" {
+		if v := derivePython(ctx, lang, path, p, pText, t, pChanged, tChanged); v != nil {
+			return v, derivedBodies
+		}
+	}
 	wrap, ok := bodyWrappers[lang.Name()]
 	if !ok {
 		return parseSpans(ctx, lang, path, t), derivedParsed

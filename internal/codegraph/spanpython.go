@@ -1,0 +1,90 @@
+package codegraph
+
+import (
+	"bytes"
+	"context"
+)
+
+// Deriving a Python version's functions from the other version's.
+//
+// Python has no braced bodies, so the Bodies, Members and Skeleton ways of
+// spanderive.go do not apply. Its one way: when every hunk lies inside a
+// function with no function inside it, away from the function's first
+// (def) and last lines, only those functions' text in T is read, each
+// alone (inside a class where it is indented): it must read clean and
+// define exactly that function, over all its lines. Nothing outside the
+// functions changed and nothing inside them is named, so T's functions are
+// P's with their lines moved. The def and last lines being unchanged keep
+// each function where it was: the lines after it did not belong to it in
+// P, and still do not, since its text reads whole by itself.
+
+// derivePython derives T (its text t, changed lines tChanged) from P (p,
+// pText, pChanged) as above; nil where that does not hold.
+func derivePython(ctx context.Context, lang Language, path string, p *versionSpans, pText, t []byte, pChanged, tChanged []int) *versionSpans {
+	if !p.clean {
+		return nil
+	}
+	np, nt := countLines(pText), countLines(t)
+	hunks := hunksOf(np, nt, pChanged, tChanged)
+	if len(hunks) == 0 {
+		return nil
+	}
+	affected := map[int]bool{}
+	for _, h := range hunks {
+		in := -1 // the innermost function around the hunk: the last in definition order
+		for i, f := range p.fns {
+			if h.pa-1 >= int(f.start) && h.pb+1 <= int(f.end) {
+				in = i
+			}
+		}
+		if in < 0 || in+1 < len(p.fns) && p.fns[in+1].start <= p.fns[in].end {
+			return nil // between functions, or around a function inside
+		}
+		affected[in] = true
+	}
+	lm := newLineMap(np, nt, pChanged, tChanged)
+	tl := newLineIndex(t)
+	v := &versionSpans{clean: true, fns: make([]fnSpan, 0, len(p.fns))}
+	for i, f := range p.fns {
+		s, e, ok := lm.span(f.start, f.end)
+		if !ok || affected[i] && !pyReadsAlone(ctx, lang, path, t, tl, int(s), int(e), f.name) {
+			return nil
+		}
+		f.start, f.end = s, e
+		v.fns = append(v.fns, f)
+	}
+	return v
+}
+
+// pyReadsAlone reports whether T's lines [s, e], where function name is
+// defined from line s, read clean by themselves and define exactly that
+// function, over all of them.
+func pyReadsAlone(ctx context.Context, lang Language, path string, t []byte, tl lineIndex, s, e int, name string) bool {
+	from, to := tl[s-1], len(t)
+	if e < len(tl) {
+		to = tl[e]
+	}
+	text := t[from:to]
+	indent := len(text) - len(bytes.TrimLeft(text, " \t"))
+	prefix, rows := "", 0
+	if indent > 0 {
+		prefix, rows = "class __C:\n", 1
+	}
+	res, err := lang.Extract(ctx, path, wrapped(prefix, text, ""))
+	if err != nil || res.ErrorNodes != 0 {
+		return false
+	}
+	_, own, _ := qualifier(name)
+	fns := 0
+	for _, d := range res.Defs {
+		if d.Kind == KindClass && rows > 0 && d.StartByte == 0 {
+			continue // the wrapper
+		}
+		_, dOwn, _ := qualifier(d.Name)
+		if d.Kind != KindFunction || dOwn != own || d.StartLine != 1+rows || d.EndLine != e-s+1+rows {
+			return false
+		}
+		fns++
+	}
+	return fns == 1
+}
