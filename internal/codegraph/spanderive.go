@@ -44,6 +44,10 @@ import (
 //   - Parsed: where none applies (the skeleton has syntax errors, the
 //     language has no wrapper), T is parsed whole.
 //
+// Java's changed bodies are read by their changed statements alone
+// (spanruns.go); Python, without braces, has a way of its own
+// (spanpython.go).
+//
 // P read with syntax errors is derived from only where no C conditional
 // (#if, #else, #endif) changes and the extractor did not read P again
 // another way (its repairs depend on the whole file):
