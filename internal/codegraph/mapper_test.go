@@ -274,6 +274,22 @@ func TestDeriveSkeletonLeavesOutMembers(t *testing.T) {
 	}
 }
 
+// skeletonFor is the skeleton of Java version tt of A.java derived from p
+// (changed lines deleted in p, added in tt), with methods left out or not.
+func skeletonFor(p, tt []byte, deleted, added []int, methods bool) *skeleton {
+	ctx := context.Background()
+	lang := LanguageFor("A.java")
+	pv := parseSpans(ctx, lang, "A.java", p)
+	var leaves []int
+	for i, f := range pv.fns {
+		if f.leaf && f.open.row >= 0 {
+			leaves = append(leaves, i)
+		}
+	}
+	np, nt := countLines(p), countLines(tt)
+	return skeletonOf(ctx, lang, "A.java", pv, p, leaves, newLineMap(np, nt, deleted, added), hunksOf(np, nt, deleted, added), tt, newLineIndex(tt), deleted, nil, methods)
+}
+
 // TestDeriveSkeletonLeavesOutBodiesWithClasses: a Java method whose body
 // holds definitions (anonymous classes, nested) and did not change is left
 // out of the skeleton whole, and its definitions are put back from P; not
@@ -295,18 +311,7 @@ func TestDeriveSkeletonLeavesOutBodiesWithClasses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			checkDerive(t, "A.java", p, []byte(tc.t), tc.deleted, tc.added, tc.how)
-			ctx := context.Background()
-			lang := LanguageFor("A.java")
-			pv := parseSpans(ctx, lang, "A.java", p)
-			var leaves []int
-			for i, f := range pv.fns {
-				if f.leaf && f.open.row >= 0 {
-					leaves = append(leaves, i)
-				}
-			}
-			tt := []byte(tc.t)
-			np, nt := countLines(p), countLines(tt)
-			sk := skeletonOf(ctx, lang, "A.java", pv, p, leaves, newLineMap(np, nt, tc.deleted, tc.added), hunksOf(np, nt, tc.deleted, tc.added), tt, newLineIndex(tt), tc.deleted, nil, false)
+			sk := skeletonFor(p, []byte(tc.t), tc.deleted, tc.added, false)
 			if sk == nil || len(sk.opaque) != tc.opaque || bytes.Contains(sk.text, []byte("Runnable")) {
 				t.Fatalf("skeleton leaves out %d bodies with definitions, want %d", len(sk.opaque), tc.opaque)
 			}
@@ -331,17 +336,7 @@ func TestDeriveSkeletonLeavesOutChangedBodies(t *testing.T) {
 			tt := []byte("class A implements B {\n" + strings.Replace(rest, "    int y = x;\n", tc.stmt, 1))
 			deleted, added := []int{1, 3}, []int{1, 3}
 			checkDerive(t, "A.java", p, tt, deleted, added, derivedSkeleton)
-			ctx := context.Background()
-			lang := LanguageFor("A.java")
-			pv := parseSpans(ctx, lang, "A.java", p)
-			var leaves []int
-			for i, f := range pv.fns {
-				if f.leaf && f.open.row >= 0 {
-					leaves = append(leaves, i)
-				}
-			}
-			np, nt := countLines(p), countLines(tt)
-			sk := skeletonOf(ctx, lang, "A.java", pv, p, leaves, newLineMap(np, nt, deleted, added), hunksOf(np, nt, deleted, added), tt, newLineIndex(tt), deleted, nil, false)
+			sk := skeletonFor(p, tt, deleted, added, false)
 			if sk == nil || bytes.Contains(sk.text, []byte(tc.stmt)) != !tc.leftOut {
 				t.Fatalf("skeleton %q: the changed statement left out %v, want %v", sk.text, !tc.leftOut, tc.leftOut)
 			}
@@ -369,17 +364,7 @@ func TestDeriveSkeletonLeavesOutMethods(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tt := []byte(tc.t)
 			checkDerive(t, "A.java", p, tt, tc.deleted, tc.added, derivedSkeleton)
-			ctx := context.Background()
-			lang := LanguageFor("A.java")
-			pv := parseSpans(ctx, lang, "A.java", p)
-			var leaves []int
-			for i, f := range pv.fns {
-				if f.leaf && f.open.row >= 0 {
-					leaves = append(leaves, i)
-				}
-			}
-			np, nt := countLines(p), countLines(tt)
-			sk := skeletonOf(ctx, lang, "A.java", pv, p, leaves, newLineMap(np, nt, tc.deleted, tc.added), hunksOf(np, nt, tc.deleted, tc.added), tt, newLineIndex(tt), tc.deleted, nil, true)
+			sk := skeletonFor(p, tt, tc.deleted, tc.added, true)
 			if sk == nil || bytes.Contains(sk.text, []byte("int f(int x)")) == tc.fLeftOut || !bytes.Contains(sk.text, []byte("int g(String s)")) {
 				t.Fatalf("skeleton %q: want f left out %v and g's overloads kept", sk.text, tc.fLeftOut)
 			}

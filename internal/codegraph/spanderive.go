@@ -874,16 +874,7 @@ func readSkeleton(ctx context.Context, lang Language, path string, p *versionSpa
 				}
 			}
 		}
-		all := make([]member, 0, len(v.members)+len(gone))
-		k := 0
-		for _, m := range v.members {
-			for k < len(gone) && gone[k].start < m.start {
-				all = append(all, gone[k])
-				k++
-			}
-			all = append(all, m)
-		}
-		v.members = append(all, gone[k:]...)
+		v.members = mergeByStart(v.members, gone, func(m member) int32 { return m.start })
 	}
 	if len(zones) > 0 && !keptErrors(p, v, lm, zones) {
 		return nil, true
@@ -1198,17 +1189,23 @@ func (v *versionSpans) putBackMethods(p *versionSpans, gone []int, lm lineMap, r
 		g.start, g.end = s, e
 		moved = append(moved, g)
 	}
-	fns := make([]fnSpan, 0, len(v.fns)+len(moved))
+	v.fns = mergeByStart(v.fns, moved, func(f fnSpan) int32 { return f.start })
+	return true
+}
+
+// mergeByStart merges add into in, both in file order: each of add goes
+// before the first of in that starts after it.
+func mergeByStart[T any](in, add []T, start func(T) int32) []T {
+	all := make([]T, 0, len(in)+len(add))
 	k := 0
-	for _, f := range v.fns {
-		for k < len(moved) && moved[k].start < f.start {
-			fns = append(fns, moved[k])
+	for _, x := range in {
+		for k < len(add) && start(add[k]) < start(x) {
+			all = append(all, add[k])
 			k++
 		}
-		fns = append(fns, f)
+		all = append(all, x)
 	}
-	v.fns = append(fns, moved[k:]...)
-	return true
+	return append(all, add[k:]...)
 }
 
 // before reports whether (line a, column ac) comes before (b, bc).
