@@ -287,7 +287,7 @@ func skeletonFor(p, tt []byte, deleted, added []int, methods bool) *skeleton {
 		}
 	}
 	np, nt := countLines(p), countLines(tt)
-	return skeletonOf(ctx, lang, "A.java", pv, p, leaves, newLineMap(np, nt, deleted, added), hunksOf(np, nt, deleted, added), tt, newLineIndex(tt), deleted, nil, methods)
+	return skeletonOf(ctx, lang, "A.java", pv, &textLines{text: p}, leaves, newLineMap(np, nt, deleted, added), hunksOf(np, nt, deleted, added), tt, newLineIndex(tt), deleted, nil, methods)
 }
 
 // TestDeriveSkeletonLeavesOutBodiesWithClasses: a Java method whose body

@@ -105,6 +105,7 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pT
 	np, nt := countLines(pText), countLines(t)
 	lm := newLineMap(np, nt, pChanged, tChanged)
 	tl := newLineIndex(t)
+	pv := &textLines{text: pText}
 	// P's leaves with braced bodies, by position: they cannot nest.
 	var leaves []int
 	for i, f := range p.fns {
@@ -122,7 +123,7 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pT
 	// change in a body or a run of members is as local as any other.
 	local := conditional && !cUnbalancedBranches(cBlankMacroLines(t, lang.Name() == "cpp"))
 	if p.clean || (!conditional || local) && awayFromErrors(p, hunks) {
-		if v, how := deriveLocal(ctx, lang, path, wrap, p, pText, leaves, lm, hunks, t, tl, np, nt); v != nil {
+		if v, how := deriveLocal(ctx, lang, path, wrap, p, pv, leaves, lm, hunks, t, tl, np, nt); v != nil {
 			if !p.clean {
 				v.clean = false
 				v.errs = make([][2]int32, len(p.errs))
@@ -140,7 +141,7 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pT
 	if conditional {
 		return parseSpans(ctx, lang, path, t), derivedParsed
 	}
-	if v := deriveSkeleton(ctx, lang, path, p, pText, leaves, lm, hunks, t, tl, pChanged, p.errorZones()); v != nil {
+	if v := deriveSkeleton(ctx, lang, path, p, pv, leaves, lm, hunks, t, tl, pChanged, p.errorZones()); v != nil {
 		return v, derivedSkeleton
 	}
 	return parseSpans(ctx, lang, path, t), derivedParsed
@@ -460,7 +461,7 @@ func qualifier(name string) (class, own, sig string) {
 // deriveLocal derives T when every hunk lies inside a leaf function's body
 // or in a run of members between definitions: it parses only those bodies
 // and runs (each wrapped where the language reads it), and moves the rest.
-func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string, p *versionSpans, pText []byte, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, np, nt int) (*versionSpans, derivation) {
+func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, np, nt int) (*versionSpans, derivation) {
 	if len(hunks) == 0 {
 		return nil, derivedParsed
 	}
@@ -545,7 +546,6 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 	}
 	v := &versionSpans{clean: true, fns: make([]fnSpan, 0, len(p.fns)), containers: p.containers}
 	nextFns := 0 // the next region with definitions whose functions are not placed yet
-	var pl lineIndex
 	for i, f := range p.fns {
 		for ; nextFns < len(merged) && int(f.start) > merged[nextFns].pb; nextFns++ {
 			v.fns = append(v.fns, merged[nextFns].fns...)
@@ -568,17 +568,8 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 				return nil, derivedParsed
 			}
 			g.open, g.close = mb.open, mb.close
-			if e, ok := affected[i]; ok {
-				body := t[mb.ob : mb.cb+1]
-				if lang.Name() == "java" {
-					if pl == nil {
-						pl = newLineIndex(pText)
-					}
-					body = changedRun(pText, pl.offset(f.open), pl.offset(f.close), t, mb, e[0], e[1])
-				}
-				if !bodyDefinesNothing(ctx, lang, path, wrap, body) {
-					return nil, derivedParsed
-				}
+			if e, ok := affected[i]; ok && !changedBodyDefinesNothing(ctx, lang, path, wrap, pv, &f, t, mb, e[0], e[1]) {
+				return nil, derivedParsed
 			}
 		}
 		v.fns = append(v.fns, g)
@@ -791,10 +782,40 @@ func bodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2
 
 // deriveSkeleton reads T's skeleton (skeletonOf) and puts back what it left
 // out; nil when the reading does not bear out the skeleton.
-func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionSpans, pText []byte, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32) *versionSpans {
-	v, methodsBack := readSkeleton(ctx, lang, path, p, pText, leaves, lm, hunks, t, tl, pChanged, zones, lang.Name() == "java")
+// changedBodyDefinesNothing is bodyDefinesNothing for the body of P's leaf f,
+// changed at T's lines [ta, tb] and placed in T by mb. In Java only the run
+// of statements around the changes is read (spanruns.go).
+func changedBodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2]string, pv *textLines, f *fnSpan, t []byte, mb movedBody, ta, tb int) bool {
+	body := t[mb.ob : mb.cb+1]
+	if lang.Name() == "java" {
+		body = changedRun(pv.text, pv.offset(f.open), pv.offset(f.close), t, mb, ta, tb)
+	}
+	return bodyDefinesNothing(ctx, lang, path, wrap, body)
+}
+
+// textLines is a text with its line index, made when first asked for.
+type textLines struct {
+	text  []byte
+	lines lineIndex
+}
+
+func (x *textLines) offset(pt point) int {
+	if x.lines == nil {
+		x.lines = newLineIndex(x.text)
+	}
+	return x.lines.offset(pt)
+}
+
+func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32) *versionSpans {
+	if lang.Name() == "rust" && len(rustProposeItemMacros(t)) > 0 {
+		// Whether an item macro is read in place depends on the whole
+		// tree around it (rust_itemmacros.go), bodies included: the
+		// skeleton's tree can bear out a macro that T's does not.
+		return nil
+	}
+	v, methodsBack := readSkeleton(ctx, lang, path, p, pv, leaves, lm, hunks, t, tl, pChanged, zones, lang.Name() == "java")
 	if v == nil && !methodsBack { // a method left out shares its name with one read (an overload added)
-		v, _ = readSkeleton(ctx, lang, path, p, pText, leaves, lm, hunks, t, tl, pChanged, zones, false)
+		v, _ = readSkeleton(ctx, lang, path, p, pv, leaves, lm, hunks, t, tl, pChanged, zones, false)
 	}
 	return v
 }
@@ -803,14 +824,8 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 // back what it left out; v is nil when the reading does not bear out the
 // skeleton, and methodsBack false when what failed was putting methods
 // back.
-func readSkeleton(ctx context.Context, lang Language, path string, p *versionSpans, pText []byte, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32, methods bool) (v *versionSpans, methodsBack bool) {
-	if lang.Name() == "rust" && len(rustProposeItemMacros(t)) > 0 {
-		// Whether an item macro is read in place depends on the whole
-		// tree around it (rust_itemmacros.go), bodies included: the
-		// skeleton's tree can bear out a macro that T's does not.
-		return nil, true
-	}
-	sk := skeletonOf(ctx, lang, path, p, pText, leaves, lm, hunks, t, tl, pChanged, zones, methods)
+func readSkeleton(ctx context.Context, lang Language, path string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32, methods bool) (v *versionSpans, methodsBack bool) {
+	sk := skeletonOf(ctx, lang, path, p, pv, leaves, lm, hunks, t, tl, pChanged, zones, methods)
 	if sk == nil {
 		return nil, true
 	}
@@ -911,7 +926,7 @@ type skeleton struct {
 // bodies, unchanged bodies holding definitions (Java), changed leaf bodies
 // whose changed statements read clean and define nothing (Java, P clean),
 // and unchanged members that define nothing; nil when nothing is left out.
-func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans, pText []byte, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32, methods bool) *skeleton {
+func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32, methods bool) *skeleton {
 	changedIn := func(a, b int) bool { // a changed P line in [a, b]
 		k := sort.SearchInts(pChanged, a)
 		if k < len(pChanged) && pChanged[k] <= b {
@@ -1030,7 +1045,6 @@ func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans
 	// changedLeaf places the body of P's leaf f in T when its braces' lines
 	// did not change and the run of statements around the changes inside
 	// it reads clean and defines nothing (Java; spanruns.go).
-	var pl lineIndex
 	changedLeaf := func(f *fnSpan) (movedBody, bool) {
 		a, b := int(f.open.row)+1, int(f.close.row)+1
 		if lang.Name() != "java" || len(zones) != 0 || changedIn(a, a) || changedIn(b, b) {
@@ -1049,11 +1063,7 @@ func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans
 		if ta == 0 || !ok {
 			return mb, false
 		}
-		if pl == nil {
-			pl = newLineIndex(pText)
-		}
-		run := changedRun(pText, pl.offset(f.open), pl.offset(f.close), t, mb, ta, tb)
-		return mb, bodyDefinesNothing(ctx, lang, path, bodyWrappers["java"], run)
+		return mb, changedBodyDefinesNothing(ctx, lang, path, bodyWrappers["java"], pv, f, t, mb, ta, tb)
 	}
 	for _, i := range leaves {
 		if inOpaque[i] || inGone[i] {
@@ -1129,19 +1139,14 @@ func (v *versionSpans) putBack(p *versionSpans, opaque []opaqueBody, lm lineMap)
 			return false
 		}
 		fns[len(fns)-1].leaf = false
-		shift := o.mb.open.row - pf.open.row
 		for _, g := range p.fns[o.i+1 : o.end] {
 			rest, ok := strings.CutPrefix(g.name, pf.name+".")
 			if !ok {
 				return false // cannot happen: they are named inside it
 			}
 			g.name = f.name + "." + rest // as the skeleton names it (an overload added)
-			if g.start, g.end, ok = lm.span(g.start, g.end); !ok {
+			if g, ok = g.moved(lm); !ok {
 				return false // cannot happen: the body's lines are unchanged
-			}
-			if g.open.row >= 0 {
-				g.open.row += shift
-				g.close.row += shift
 			}
 			fns = append(fns, g)
 		}
@@ -1159,38 +1164,52 @@ func (v *versionSpans) putBack(p *versionSpans, opaque []opaqueBody, lm lineMap)
 // must be the one that names it in P, and no function of that class in
 // the skeleton may have its own name (an overload added).
 func (v *versionSpans) putBackMethods(p *versionSpans, gone []int, lm lineMap, res *FileResult) bool {
-	type key struct{ class, own string }
-	in := make(map[key]bool, len(v.fns))
+	in := make(map[[2]string]bool, len(v.fns))
 	for _, f := range v.fns {
-		class, own, _ := qualifier(f.name)
-		in[key{class, own}] = true
+		in[methodKey(f.name)] = true
 	}
 	moved := make([]fnSpan, 0, len(gone))
 	for _, i := range gone {
-		g := p.fns[i]
-		class, own, _ := qualifier(g.name)
-		s, e, ok := lm.span(g.start, g.end)
-		if !ok || in[key{class, own}] {
+		g, ok := p.fns[i].moved(lm)
+		key := methodKey(g.name)
+		if !ok || in[key] {
 			return false
 		}
 		around := ""
 		for _, d := range res.Defs { // the innermost class around it
-			if d.Kind == KindClass && d.StartLine < int(s) && int(e) < d.EndLine {
+			if d.Kind == KindClass && d.StartLine < int(g.start) && int(g.end) < d.EndLine {
 				around = d.Name
 			}
 		}
-		if around != class {
+		if around != key[0] {
 			return false
 		}
-		if g.open.row >= 0 {
-			g.open.row += s - g.start
-			g.close.row += s - g.start
-		}
-		g.start, g.end = s, e
 		moved = append(moved, g)
 	}
 	v.fns = mergeByStart(v.fns, moved, func(f fnSpan) int32 { return f.start })
 	return true
+}
+
+// moved is f, none of whose lines changed, placed in T by lm: its lines and
+// its body's rows move alike.
+func (f fnSpan) moved(lm lineMap) (fnSpan, bool) {
+	s, e, ok := lm.span(f.start, f.end)
+	if !ok {
+		return f, false
+	}
+	if f.open.row >= 0 {
+		f.open.row += s - f.start
+		f.close.row += s - f.start
+	}
+	f.start, f.end = s, e
+	return f, true
+}
+
+// methodKey is a function's class and its own name, without the signature
+// of an overload: "A.B.m(int)" is {"A.B", "m"}.
+func methodKey(name string) [2]string {
+	class, own, _ := qualifier(name)
+	return [2]string{class, own}
 }
 
 // mergeByStart merges add into in, both in file order: each of add goes
@@ -1270,8 +1289,7 @@ func (v *versionSpans) blankable(methods bool) (ms []member, after, fn []int) {
 	if methods {
 		names = make(map[[2]string]int, len(v.fns))
 		for _, f := range v.fns {
-			class, own, _ := qualifier(f.name)
-			names[[2]string{class, own}]++
+			names[methodKey(f.name)]++
 		}
 	}
 	last := make([]int, len(v.containers)) // per container, its last member's first line
@@ -1289,7 +1307,7 @@ func (v *versionSpans) blankable(methods bool) (ms []member, after, fn []int) {
 			if i = v.leafMethod(m); i < 0 {
 				continue
 			}
-			if class, own, _ := qualifier(v.fns[i].name); names[[2]string{class, own}] != 1 {
+			if names[methodKey(v.fns[i].name)] != 1 {
 				continue
 			}
 		}

@@ -46,12 +46,11 @@ func derivePython(ctx context.Context, lang Language, path string, p *versionSpa
 	tl := newLineIndex(t)
 	v := &versionSpans{clean: true, fns: make([]fnSpan, 0, len(p.fns))}
 	for i, f := range p.fns {
-		s, e, ok := lm.span(f.start, f.end)
-		if !ok || affected[i] && !pyReadsAlone(ctx, lang, path, t, tl, int(s), int(e), f.name) {
+		g, ok := f.moved(lm) // the def and last lines did not change
+		if !ok || affected[i] && !pyReadsAlone(ctx, lang, path, t, tl, int(g.start), int(g.end), f.name) {
 			return nil
 		}
-		f.start, f.end = s, e
-		v.fns = append(v.fns, f)
+		v.fns = append(v.fns, g)
 	}
 	return v
 }
