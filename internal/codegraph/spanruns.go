@@ -21,20 +21,22 @@ package codegraph
 // P's, so A and B are whole statements there, and T's, so nothing in R
 // continues into B. The body's braces are boundaries too.
 
-// bodyBoundaries lexes the interior of a Java body, src[ob+1:cb] (ob and cb
-// the offsets of its braces), and returns for each line of the body (0 is
-// the line of the `{`) whether a boundary follows its last token (ends) and
-// whether one precedes its first token (starts). ok is false when the
-// body's brackets do not pair.
-func bodyBoundaries(src []byte, ob, cb int) (ends, starts []bool, ok bool) {
-	type token struct {
-		line  int
-		end   bool // `;` or `}`, and at depth 0 after it
-		start bool // begins a statement at depth 0
-	}
-	var toks []token
-	line, depth := 0, 0
-	add := func(tk token) { toks = append(toks, tk) }
+// javaToken is a token of a Java body's interior: its offset, its line
+// (0 is the line of the body's `{`), and its kind: 'w' a word (an
+// identifier or keyword, src[off:end]), '"' a string, text block or
+// character literal, or else the punctuation byte itself.
+type javaToken struct {
+	off, end, line int
+	kind           byte
+}
+
+// javaBodyTokens lexes the interior of a Java body, src[ob+1:cb] (ob and
+// cb the offsets of its braces), skipping comments; lines is the number of
+// the body's last line. ok is false when a comment, string or text block
+// does not end inside it.
+func javaBodyTokens(src []byte, ob, cb int) (toks []javaToken, lines int, ok bool) {
+	toks = make([]javaToken, 0, (cb-ob)/4+16) // Java averages more than four bytes a token
+	line := 0
 	for i := ob + 1; i < cb; {
 		c := src[i]
 		switch {
@@ -56,19 +58,19 @@ func bodyBoundaries(src []byte, ob, cb int) (ends, starts []bool, ok bool) {
 				i++
 			}
 			if i >= cb {
-				return nil, nil, false
+				return nil, 0, false
 			}
 			i += 2
 		case c == '"' || c == '\'':
+			tk := javaToken{off: i, line: line, kind: '"'}
 			quote := []byte{c}
 			if c == '"' && i+2 < cb && src[i+1] == '"' && src[i+2] == '"' {
 				quote = []byte(`"""`)
 			}
-			add(token{line: line})
 			i += len(quote)
 			for {
 				if i >= cb {
-					return nil, nil, false
+					return nil, 0, false
 				}
 				if src[i] == '\\' {
 					i += 2
@@ -83,49 +85,135 @@ func bodyBoundaries(src []byte, ob, cb int) (ends, starts []bool, ok bool) {
 				}
 				i++
 			}
+			tk.end = i
+			toks = append(toks, tk)
 		case wordByte(c):
 			j := i
 			for j < cb && (wordByte(src[j]) || src[j] >= '0' && src[j] <= '9') {
 				j++
 			}
-			switch string(src[i:j]) {
-			case "else", "catch", "finally", "while", "instanceof":
-				add(token{line: line})
-			default:
-				add(token{line: line, start: depth == 0})
-			}
+			toks = append(toks, javaToken{off: i, end: j, line: line, kind: 'w'})
 			i = j
-		case c == '@':
-			add(token{line: line, start: depth == 0})
+		default: // punctuation; numbers are words' digits or punctuation
+			toks = append(toks, javaToken{off: i, end: i + 1, line: line, kind: c})
 			i++
-		case c == '(' || c == '[' || c == '{':
-			add(token{line: line, start: c == '{' && depth == 0})
+		}
+	}
+	return toks, line, true
+}
+
+// bodyBoundaries returns, for each line of a run of a Java body's tokens,
+// toks (the interior of a block whose `{` is on line base, and whose `}` on
+// line last), whether a boundary follows its last token (ends) and whether
+// one precedes its first token (starts), indexed from base. ok is false
+// when the run's brackets do not pair.
+func bodyBoundaries(src []byte, toks []javaToken, base, last int) (ends, starts []bool, ok bool) {
+	ends, starts = make([]bool, last-base+1), make([]bool, last-base+1)
+	depth := 0
+	prevEnd, prevLine := false, -1 // the previous token's: `;` or `}` at depth 0 after it, and its line
+	for _, tk := range toks {
+		start, end := false, false
+		switch tk.kind {
+		case 'w':
+			switch string(src[tk.off:tk.end]) {
+			case "else", "catch", "finally", "while", "instanceof":
+			default:
+				start = depth == 0
+			}
+		case '@':
+			start = depth == 0
+		case '(', '[', '{':
+			start = tk.kind == '{' && depth == 0
 			depth++
-			i++
-		case c == ')' || c == ']' || c == '}':
+		case ')', ']', '}':
 			if depth--; depth < 0 {
 				return nil, nil, false
 			}
-			add(token{line: line, end: c == '}' && depth == 0})
-			i++
-		case c == ';':
-			add(token{line: line, end: depth == 0})
-			i++
-		default: // numbers, operators and other punctuation
-			add(token{line: line})
-			i++
+			end = tk.kind == '}' && depth == 0
+		case ';':
+			end = depth == 0
 		}
+		if prevEnd && start && prevLine < tk.line {
+			ends[prevLine-base], starts[tk.line-base] = true, true
+		}
+		prevEnd, prevLine = end, tk.line
 	}
 	if depth != 0 {
 		return nil, nil, false
 	}
-	ends, starts = make([]bool, line+1), make([]bool, line+1)
-	for k := 0; k+1 < len(toks); k++ {
-		if a, b := toks[k], toks[k+1]; a.line < b.line && a.end && b.start {
-			ends[a.line], starts[b.line] = true, true
+	return ends, starts, true
+}
+
+// javaBlock is a pair of braces inside a Java body that is a block: the
+// indices of its braces among the body's tokens.
+type javaBlock struct {
+	open, close int
+}
+
+// bodyBlocks returns the blocks among a Java body's tokens, in the order
+// their braces close; ok is false when its brackets do not pair. A `{`
+// opens a block where the tokens before it say so whatever follows: after
+// `->` (a lambda's or a switch rule's body), and, directly in a block,
+// after the `)` of `if`, `for`, `while`, `catch`, `synchronized` or `try
+// (…)`, after `else`, `try`, `finally` or `do`, and where a statement
+// begins (after `;`, `{`, `}` or a label's `:`). Braces after `=`, `]`, `,`
+// or `(` are array initializers or annotation values; after a word or
+// another `)`, a class's body (`new T() {`, `record R(…) {`) or a
+// switch's: none of them holds statements.
+func bodyBlocks(src []byte, toks []javaToken) (blocks []javaBlock, ok bool) {
+	type open struct {
+		tok   int
+		block bool // a `{` that opens a block
+		head  bool // a `(` after if, for, while, …
+	}
+	stack := []open{{tok: -1, block: true}} // the body
+	afterHead := false                      // the last `)` closed the head of a statement with a block
+	for k, tk := range toks {
+		prev := byte(0)
+		var word string
+		if k > 0 {
+			prev = toks[k-1].kind
+			if prev == 'w' {
+				word = string(src[toks[k-1].off:toks[k-1].end])
+			}
+		}
+		top := stack[len(stack)-1]
+		switch tk.kind {
+		case '(', '[':
+			head := false
+			switch word {
+			case "if", "for", "while", "catch", "synchronized", "try":
+				head = tk.kind == '('
+			}
+			stack = append(stack, open{tok: k, head: head})
+		case '{':
+			var block bool
+			switch {
+			case prev == '>' && k > 1 && toks[k-2].kind == '-' && toks[k-2].end == toks[k-1].off:
+				block = true
+			case !top.block:
+			case prev == ')':
+				block = afterHead
+			case prev == 'w':
+				block = word == "else" || word == "try" || word == "finally" || word == "do"
+			case prev == ';' || prev == '{' || prev == '}' || prev == ':':
+				block = true
+			}
+			stack = append(stack, open{tok: k, block: block})
+		case ')', ']', '}':
+			if len(stack) == 1 || (tk.kind == '}') != (toks[top.tok].kind == '{') {
+				return nil, false
+			}
+			stack = stack[:len(stack)-1]
+			if tk.kind == ')' {
+				afterHead = top.head
+			}
+			if top.block {
+				blocks = append(blocks, javaBlock{open: top.tok, close: k})
+			}
 		}
 	}
-	return ends, starts, true
+	return blocks, len(stack) == 1
 }
 
 // wordByte reports whether c can begin a Java word (an identifier or
@@ -137,41 +225,103 @@ func wordByte(c byte) bool {
 // changedRun returns the text of T's body (braces at mb.ob and mb.cb, P's at
 // pOb and pCb) that holds its changes, T's lines [ta, tb] (1-based; tb <
 // ta when lines were only removed), as a body: `{`, the run of statements
-// around the changes, `}`. The lines before ta and after tb are the same in
-// both versions. It returns the whole body when no boundary narrows it.
+// around the changes, `}`. The run lies in the innermost block around the
+// changes whose braces are on unchanged lines (innerBlock). The lines
+// before ta and after tb are the same in both versions. It returns the
+// whole body when nothing narrows it.
 func changedRun(pText []byte, pOb, pCb int, t []byte, mb movedBody, ta, tb int) []byte {
 	whole := t[mb.ob : mb.cb+1]
-	pEnds, pStarts, ok := bodyBoundaries(pText, pOb, pCb)
+	tToks, tLast, ok := javaBodyTokens(t, mb.ob, mb.cb)
 	if !ok {
 		return whole
 	}
-	tEnds, tStarts, ok := bodyBoundaries(t, mb.ob, mb.cb)
+	pToks, pLast, ok := javaBodyTokens(pText, pOb, pCb)
 	if !ok {
 		return whole
 	}
-	// Body lines: T's line ta is body line ta-1-open; P's lines before the
-	// changes are T's, and those after them end where T's do.
 	open := int(mb.open.row)
 	first, last := ta-1-open, tb-1-open // the changed body lines of T
-	tail := len(pStarts) - len(tStarts) // P's body line of T's body line k after the changes: k + tail
-	from, to := mb.ob+1, mb.cb
+	// The body, or the block inside it: T's braces, the lines of its
+	// braces and its tokens, in T and in P.
+	ob, cb := mb.ob, mb.cb
+	base, tEnd, pEnd := 0, tLast, pLast
+	if tb, pb, ok := innerBlock(pText, pToks, pOb, pCb, t, tToks, mb.ob, mb.cb, first, last); ok {
+		ob, cb = tToks[tb.open].off, tToks[tb.close].off
+		base, tEnd, pEnd = tToks[tb.open].line, tToks[tb.close].line, pToks[pb.close].line
+		tToks, pToks = tToks[tb.open+1:tb.close], pToks[pb.open+1:pb.close]
+	}
+	pEnds, pStarts, ok := bodyBoundaries(pText, pToks, base, pEnd)
+	if !ok {
+		return whole
+	}
+	tEnds, tStarts, ok := bodyBoundaries(t, tToks, base, tEnd)
+	if !ok {
+		return whole
+	}
+	// P's lines before the changes are T's, and those after them end
+	// where T's do.
+	first, last = first-base, last-base
+	tail := len(pStarts) - len(tStarts) // P's line of T's line k after the changes: k + tail
+	from, to := ob+1, cb
 	for k := first - 1; k >= 0; k-- {
 		if tEnds[k] && pEnds[k] {
-			from = lineStart(t, mb.ob, k+1)
+			from = lineStart(t, ob, k+1)
 			break
 		}
 	}
 	for k := last + 1; k < len(tStarts); k++ {
 		if k+tail >= 0 && k+tail < len(pStarts) && tStarts[k] && pStarts[k+tail] {
-			to = lineStart(t, mb.ob, k)
+			to = lineStart(t, ob, k)
 			break
 		}
 	}
-	if from == mb.ob+1 && to == mb.cb {
-		return whole
+	if from == ob+1 && to == cb {
+		return t[ob : cb+1]
 	}
 	run := make([]byte, 0, to-from+2)
 	return append(append(append(run, '{'), t[from:to]...), '}')
+}
+
+// innerBlock finds the innermost block among T's body tokens that holds
+// its changed lines, [first, last] counted from the body's `{` line, with
+// its braces on unchanged lines, and the same block among P's; ok is false
+// where none qualifies. pOb, pCb, ob and cb are the offsets of the bodies'
+// braces. A block's text is its statements: if P's block
+// read clean and T's block's statements read clean alone, T's block reads
+// clean where P's stood, for all around it is P's text.
+func innerBlock(pText []byte, pToks []javaToken, pOb, pCb int, t []byte, tToks []javaToken, ob, cb int, first, last int) (tb, pb javaBlock, ok bool) {
+	tBlocks, ok := bodyBlocks(t, tToks)
+	if !ok {
+		return tb, pb, false
+	}
+	found := false
+	for _, b := range tBlocks { // inner blocks close first
+		if tToks[b.open].line < first && tToks[b.close].line > last {
+			tb, found = b, true
+			break
+		}
+	}
+	if !found {
+		return tb, pb, false
+	}
+	// Before the changes the texts agree from the body's `{`, and after
+	// them up to its `}`: P's block has as many tokens before it and
+	// after it as T's, at the same distances from the body's braces.
+	pb = javaBlock{open: tb.open, close: len(pToks) - (len(tToks) - tb.close)}
+	if pb.close <= pb.open || pb.close >= len(pToks) ||
+		pToks[pb.open].off-pOb != tToks[tb.open].off-ob || pCb-pToks[pb.close].off != cb-tToks[tb.close].off {
+		return tb, pb, false
+	}
+	pBlocks, ok := bodyBlocks(pText, pToks)
+	if !ok {
+		return tb, pb, false
+	}
+	for _, b := range pBlocks {
+		if b == pb {
+			return tb, pb, true
+		}
+	}
+	return tb, pb, false
 }
 
 // lineStart is the offset of body line k (0: the line of the `{` at ob).

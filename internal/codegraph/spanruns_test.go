@@ -30,7 +30,25 @@ func TestChangedRun(t *testing.T) {
 		{"first statement", "    a();\n    b();\n", "    A();\n    b();\n", 3, 3,
 			"{\n    A();\n}"},
 		{"inside a lambda", "    a();\n    run(() -> {\n      b();\n    });\n    c();\n", "    a();\n    run(() -> {\n      B();\n    });\n    c();\n", 5, 5,
-			"{    run(() -> {\n      B();\n    });\n}"},
+			"{\n      B();\n    }"},
+		{"inside an if", "    if (x) {\n      a();\n      b();\n      c();\n    }\n", "    if (x) {\n      a();\n      B();\n      c();\n    }\n", 5, 5,
+			"{      B();\n}"},
+		{"inside an else in a loop", "    for (;;) {\n      if (x) a();\n      else {\n        b();\n      }\n    }\n", "    for (;;) {\n      if (x) a();\n      else {\n        B();\n      }\n    }\n", 6, 6,
+			"{\n        B();\n      }"},
+		{"a block's brace line changed", "    if (x) {\n      a();\n    }\n    b();\n", "    if (y) {\n      a();\n    }\n    b();\n", 3, 3,
+			"{\n    if (y) {\n      a();\n    }\n}"},
+		{"a switch is no block", "    switch (x) {\n    case 1:\n      a();\n      b();\n    }\n", "    switch (x) {\n    case 1:\n      a();\n      B();\n    }\n", 6, 6,
+			"{\n    switch (x) {\n    case 1:\n      a();\n      B();\n    }\n  }"},
+		{"in a switch's case block", "    switch (x) {\n    case 1: {\n      a();\n    }\n    }\n    c();\n", "    switch (x) {\n    case 1: {\n      A();\n    }\n    }\n    c();\n", 5, 5,
+			"{\n    switch (x) {\n    case 1: {\n      A();\n    }\n    }\n}"},
+		{"an array initializer is no block", "    int[] a = {\n      1,\n      2\n    };\n    b();\n", "    int[] a = {\n      1,\n      3\n    };\n    b();\n", 5, 5,
+			"{\n    int[] a = {\n      1,\n      3\n    };\n}"},
+		{"a block in an array initializer", "    Runnable[] a = {\n      () -> {\n        b();\n      }\n    };\n", "    Runnable[] a = {\n      () -> {\n        B();\n      }\n    };\n", 5, 5,
+			"{\n        B();\n      }"},
+		{"a bare block after a brace", "    int[] a = {\n      {\n        b();\n      }\n    };\n", "    int[] a = {\n      {\n        B();\n      }\n    };\n", 5, 5,
+			"{\n    int[] a = {\n      {\n        B();\n      }\n    };\n  }"},
+		{"a local class's body is no block", "    a();\n    new Thread() {\n      int n;\n    };\n", "    a();\n    new Thread() {\n      int m;\n    };\n", 5, 5,
+			"{    new Thread() {\n      int m;\n    };\n  }"},
 		{"statements removed", "    a();\n    b();\n    c();\n    d();\n", "    a();\n    d();\n", 4, 3,
 			"{}"},
 		{"unbalanced", "    a();\n    b();\n", "    a(;\n    b();\n", 3, 3,
@@ -57,6 +75,8 @@ func TestDeriveByChangedRun(t *testing.T) {
 	ifElse := "    int y = 1;\n    if (x > 0)\n      y = 2;\n    else {\n      y = 3;\n    }\n    return y;\n"
 	doWhile := "    int y = 1;\n    do\n      y++;\n    while (y < x);\n    return y;\n"
 	call := "    int y = 1;\n    y = Math.max(y,\n      x);\n    return y;\n"
+	nested := "    int y = 1;\n    if (x > 1) {\n      if (x > 2)\n        y = 2;\n      else {\n        y = 3;\n      }\n      y++;\n    }\n    return y;\n"
+	array := "    int[] a = {\n      1\n    };\n    return a[x];\n"
 	for _, tc := range []struct {
 		name    string
 		p, t    string
@@ -69,6 +89,9 @@ func TestDeriveByChangedRun(t *testing.T) {
 		{"if replaced, else left", ifElse, strings.Replace(ifElse, "if (x > 0)", "y++;", 1), []int{4}, []int{4}, derivedParsed},
 		{"while replaced, do left", doWhile, strings.Replace(doWhile, "while (y < x);", "y--;", 1), []int{6}, []int{6}, derivedParsed},
 		{"call cut short", call, strings.Replace(call, "Math.max(y,", "Math.abs(y);", 1), []int{4}, []int{4}, derivedParsed},
+		{"statement in a block changed", nested, strings.Replace(nested, "y++", "y--", 1), []int{10}, []int{10}, derivedBodies},
+		{"if in a block replaced, else left", nested, strings.Replace(nested, "if (x > 2)", "y++;", 1), []int{5}, []int{5}, derivedParsed},
+		{"array element made a statement", array, strings.Replace(array, "      1\n", "      a();\n", 1), []int{4}, []int{4}, derivedParsed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			checkDerive(t, "A.java", []byte(head+tc.p+tail), []byte(head+tc.t+tail), tc.deleted, tc.added, tc.how)
