@@ -466,7 +466,7 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 		return nil, derivedParsed
 	}
 	inP := func(i int) (int, int) { return int(p.fns[i].open.row) + 1, int(p.fns[i].close.row) + 1 }
-	affected := map[int][2]int{} // leaf → T's first and last changed lines in it
+	affected := map[int][]lineHunk{} // leaf → the hunks inside its body
 	var regions []region
 	for _, h := range hunks {
 		// The leaf whose braces' lines hold the hunk's anchors: leaves
@@ -474,11 +474,7 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 		k := sort.Search(len(leaves), func(k int) bool { a, _ := inP(leaves[k]); return a > h.pa-1 }) - 1
 		if k >= 0 {
 			if a, b := inP(leaves[k]); h.pa-1 >= a && h.pb+1 <= b {
-				e, ok := affected[leaves[k]]
-				if !ok {
-					e[0] = h.ta
-				}
-				affected[leaves[k]] = [2]int{e[0], h.tb}
+				affected[leaves[k]] = append(affected[leaves[k]], h)
 				continue
 			}
 		}
@@ -568,7 +564,7 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 				return nil, derivedParsed
 			}
 			g.open, g.close = mb.open, mb.close
-			if e, ok := affected[i]; ok && !changedBodyDefinesNothing(ctx, lang, path, wrap, pv, &f, t, mb, e[0], e[1]) {
+			if hs, ok := affected[i]; ok && !changedBodyDefinesNothing(ctx, lang, path, wrap, pv, &f, t, mb, hs) {
 				return nil, derivedParsed
 			}
 		}
@@ -783,12 +779,14 @@ func bodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2
 // deriveSkeleton reads T's skeleton (skeletonOf) and puts back what it left
 // out; nil when the reading does not bear out the skeleton.
 // changedBodyDefinesNothing is bodyDefinesNothing for the body of P's leaf f,
-// changed at T's lines [ta, tb] and placed in T by mb. In Java only the run
-// of statements around the changes is read (spanruns.go).
-func changedBodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2]string, pv *textLines, f *fnSpan, t []byte, mb movedBody, ta, tb int) bool {
+// changed by hunks (in order, all inside it) and placed in T by mb. In Java
+// only the runs of statements around the changes are read (spanruns.go).
+func changedBodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2]string, pv *textLines, f *fnSpan, t []byte, mb movedBody, hunks []lineHunk) bool {
 	body := t[mb.ob : mb.cb+1]
 	if lang.Name() == "java" {
-		body = changedRun(pv.text, pv.offset(f.open), pv.offset(f.close), t, mb, ta, tb)
+		if body = changedRuns(pv.text, pv.offset(f.open), pv.offset(f.close), t, mb, hunks); body == nil {
+			return false
+		}
 	}
 	return bodyDefinesNothing(ctx, lang, path, wrap, body)
 }
@@ -1050,20 +1048,17 @@ func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans
 		if lang.Name() != "java" || len(zones) != 0 || changedIn(a, a) || changedIn(b, b) {
 			return movedBody{}, false
 		}
-		ta, tb := 0, 0
+		var inside []lineHunk
 		for _, h := range hunks {
 			if h.pa-1 >= a && h.pb+1 <= b {
-				if ta == 0 {
-					ta = h.ta
-				}
-				tb = h.tb
+				inside = append(inside, h)
 			}
 		}
 		mb, ok := place(f, lm, t, tl)
-		if ta == 0 || !ok {
+		if len(inside) == 0 || !ok {
 			return mb, false
 		}
-		return mb, changedBodyDefinesNothing(ctx, lang, path, bodyWrappers["java"], pv, f, t, mb, ta, tb)
+		return mb, changedBodyDefinesNothing(ctx, lang, path, bodyWrappers["java"], pv, f, t, mb, inside)
 	}
 	for _, i := range leaves {
 		if inOpaque[i] || inGone[i] {

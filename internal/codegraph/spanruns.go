@@ -20,6 +20,13 @@ package codegraph
 // `while` of a `do`, `instanceof`). Both versions must have the boundary:
 // P's, so A and B are whole statements there, and T's, so nothing in R
 // continues into B. The body's braces are boundaries too.
+//
+// The same holds inside any block: where every change lies in one block
+// whose braces' lines did not change (an if's, a loop's, a lambda's), the
+// runs are found among that block's statements. And where changes are
+// apart, with whole statements between them in both versions (A + R1 + M
+// + R2 + B), only R1 and R2 are read, one after the other: M is not
+// continued by either, nor continues them.
 
 // javaToken is a token of a Java body's interior: its offset, its line
 // (0 is the line of the body's `{`), and its kind: 'w' a word (an
@@ -222,14 +229,16 @@ func wordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '$' || c >= 0x80
 }
 
-// changedRun returns the text of T's body (braces at mb.ob and mb.cb, P's at
-// pOb and pCb) that holds its changes, T's lines [ta, tb] (1-based; tb <
-// ta when lines were only removed), as a body: `{`, the run of statements
-// around the changes, `}`. The run lies in the innermost block around the
-// changes whose braces are on unchanged lines (innerBlock). The lines
-// before ta and after tb are the same in both versions. It returns the
-// whole body when nothing narrows it.
-func changedRun(pText []byte, pOb, pCb int, t []byte, mb movedBody, ta, tb int) []byte {
+// changedRuns returns the text of T's body (braces at mb.ob and mb.cb, P's
+// at pOb and pCb) that holds its changes, hunks (in order, all inside the
+// body), as a body: `{`, the runs of statements around the hunks one after
+// another, `}`. The runs lie in the innermost block around the changes
+// whose braces are on unchanged lines (innerBlock). Each run is whole
+// statements in both versions, so the unchanged statements between two
+// runs cannot join them: if the runs read clean together, each does, and
+// so does the body. It returns the whole body when nothing narrows it,
+// and nil when T's brackets do not pair (the body cannot read clean).
+func changedRuns(pText []byte, pOb, pCb int, t []byte, mb movedBody, hunks []lineHunk) []byte {
 	whole := t[mb.ob : mb.cb+1]
 	tToks, tLast, ok := javaBodyTokens(t, mb.ob, mb.cb)
 	if !ok {
@@ -239,8 +248,13 @@ func changedRun(pText []byte, pOb, pCb int, t []byte, mb movedBody, ta, tb int) 
 	if !ok {
 		return whole
 	}
-	open := int(mb.open.row)
-	first, last := ta-1-open, tb-1-open // the changed body lines of T
+	// Lines of the body from here on: 0 is the line of its `{`. Before the
+	// first hunk T's and P's lines are the same; between hunks and after
+	// the last, P's line is T's plus the lines the hunks before it added
+	// or removed.
+	open := int(mb.open.row) + 1 // T's line of the body's `{`
+	shift0 := hunks[0].pa - hunks[0].ta
+	first, last := hunks[0].ta-open, hunks[len(hunks)-1].tb-open
 	// The body, or the block inside it: T's braces, the lines of its
 	// braces and its tokens, in T and in P.
 	ob, cb := mb.ob, mb.cb
@@ -249,6 +263,8 @@ func changedRun(pText []byte, pOb, pCb int, t []byte, mb movedBody, ta, tb int) 
 		ob, cb = tToks[tb.open].off, tToks[tb.close].off
 		base, tEnd, pEnd = tToks[tb.open].line, tToks[tb.close].line, pToks[pb.close].line
 		tToks, pToks = tToks[tb.open+1:tb.close], pToks[pb.open+1:pb.close]
+	} else if _, ok := bodyBlocks(t, tToks); !ok {
+		return nil
 	}
 	pEnds, pStarts, ok := bodyBoundaries(pText, pToks, base, pEnd)
 	if !ok {
@@ -256,30 +272,51 @@ func changedRun(pText []byte, pOb, pCb int, t []byte, mb movedBody, ta, tb int) 
 	}
 	tEnds, tStarts, ok := bodyBoundaries(t, tToks, base, tEnd)
 	if !ok {
-		return whole
+		return nil
 	}
-	// P's lines before the changes are T's, and those after them end
-	// where T's do.
-	first, last = first-base, last-base
-	tail := len(pStarts) - len(tStarts) // P's line of T's line k after the changes: k + tail
-	from, to := ob+1, cb
-	for k := first - 1; k >= 0; k-- {
-		if tEnds[k] && pEnds[k] {
-			from = lineStart(t, ob, k+1)
-			break
+	type span struct{ from, to int } // offsets in t
+	var runs []span
+	for i, h := range hunks {
+		f, l := h.ta-open-base, h.tb-open-base              // the hunk's lines in the block
+		before, after := h.pa-h.ta-shift0, h.pb-h.tb-shift0 // P's line of T's line k: k + before above the hunk, k + after below it
+		prevEnd := 0                                        // the block's line where the runs before may reach
+		if i > 0 {
+			prevEnd = hunks[i-1].tb - open - base
 		}
-	}
-	for k := last + 1; k < len(tStarts); k++ {
-		if k+tail >= 0 && k+tail < len(pStarts) && tStarts[k] && pStarts[k+tail] {
-			to = lineStart(t, ob, k)
-			break
+		nextStart := len(tStarts) // where the next hunk begins
+		if i+1 < len(hunks) {
+			nextStart = hunks[i+1].ta - open - base
 		}
+		from, to := ob+1, cb
+		for k := f - 1; k >= 0 && k > prevEnd; k-- {
+			if k+before >= 0 && k+before < len(pEnds) && tEnds[k] && pEnds[k+before] {
+				from = lineStart(t, ob, k+1)
+				break
+			}
+		}
+		for k := l + 1; k < len(tStarts) && k < nextStart; k++ {
+			if k+after >= 0 && k+after < len(pStarts) && tStarts[k] && pStarts[k+after] {
+				to = lineStart(t, ob, k)
+				break
+			}
+		}
+		if i+1 < len(hunks) && to == cb {
+			to = lineStart(t, ob, max(nextStart, 0)) // up to the next hunk: the runs join
+		}
+		if n := len(runs); n > 0 && from <= runs[n-1].to {
+			runs[n-1].to = max(runs[n-1].to, to) // no boundary between: one run
+			continue
+		}
+		runs = append(runs, span{from, to})
 	}
-	if from == ob+1 && to == cb {
+	if len(runs) == 1 && runs[0].from == ob+1 && runs[0].to == cb {
 		return t[ob : cb+1]
 	}
-	run := make([]byte, 0, to-from+2)
-	return append(append(append(run, '{'), t[from:to]...), '}')
+	body := []byte{'{'}
+	for _, r := range runs {
+		body = append(body, t[r.from:r.to]...)
+	}
+	return append(body, '}')
 }
 
 // innerBlock finds the innermost block among T's body tokens that holds

@@ -14,52 +14,66 @@ func TestChangedRun(t *testing.T) {
 	const head = "class A {\n  void f() {\n" // the body's first line is line 3
 	for _, tc := range []struct {
 		name, p, t string
-		ta, tb     int // T's changed lines
+		ta, tb     int        // T's changed lines, one hunk
+		hunks      []lineHunk // or these
 		want       string
 	}{
-		{"one statement", "    a();\n    b();\n    c();\n", "    a();\n    B();\n    c();\n", 4, 4,
+		{"one statement", "    a();\n    b();\n    c();\n", "    a();\n    B();\n    c();\n", 4, 4, nil,
 			"{    B();\n}"},
-		{"statement over lines", "    a();\n    b(1,\n      2);\n    c();\n", "    a();\n    b(1,\n      3);\n    c();\n", 5, 5,
+		{"statement over lines", "    a();\n    b(1,\n      2);\n    c();\n", "    a();\n    b(1,\n      3);\n    c();\n", 5, 5, nil,
 			"{    b(1,\n      3);\n}"},
-		{"else on its own line", "    if (x)\n      a();\n    else\n      b();\n    c();\n", "    if (x)\n      A();\n    else\n      b();\n    c();\n", 4, 4,
+		{"else on its own line", "    if (x)\n      a();\n    else\n      b();\n    c();\n", "    if (x)\n      A();\n    else\n      b();\n    c();\n", 4, 4, nil,
 			"{\n    if (x)\n      A();\n    else\n      b();\n}"},
-		{"braces in strings and comments", "    a(\"}\"); // ;\n    /* } ; */ b();\n    c('{');\n    d();\n", "    a(\"}\"); // ;\n    /* } ; */ B();\n    c('{');\n    d();\n", 4, 4,
+		{"braces in strings and comments", "    a(\"}\"); // ;\n    /* } ; */ b();\n    c('{');\n    d();\n", "    a(\"}\"); // ;\n    /* } ; */ B();\n    c('{');\n    d();\n", 4, 4, nil,
 			"{    /* } ; */ B();\n}"},
-		{"text block", "    String s = \"\"\"\n      { ;\n      \"\"\";\n    b();\n    c();\n", "    String s = \"\"\"\n      { ;\n      \"\"\";\n    B();\n    c();\n", 6, 6,
+		{"text block", "    String s = \"\"\"\n      { ;\n      \"\"\";\n    b();\n    c();\n", "    String s = \"\"\"\n      { ;\n      \"\"\";\n    B();\n    c();\n", 6, 6, nil,
 			"{    B();\n}"},
-		{"first statement", "    a();\n    b();\n", "    A();\n    b();\n", 3, 3,
+		{"first statement", "    a();\n    b();\n", "    A();\n    b();\n", 3, 3, nil,
 			"{\n    A();\n}"},
-		{"inside a lambda", "    a();\n    run(() -> {\n      b();\n    });\n    c();\n", "    a();\n    run(() -> {\n      B();\n    });\n    c();\n", 5, 5,
+		{"inside a lambda", "    a();\n    run(() -> {\n      b();\n    });\n    c();\n", "    a();\n    run(() -> {\n      B();\n    });\n    c();\n", 5, 5, nil,
 			"{\n      B();\n    }"},
-		{"inside an if", "    if (x) {\n      a();\n      b();\n      c();\n    }\n", "    if (x) {\n      a();\n      B();\n      c();\n    }\n", 5, 5,
+		{"inside an if", "    if (x) {\n      a();\n      b();\n      c();\n    }\n", "    if (x) {\n      a();\n      B();\n      c();\n    }\n", 5, 5, nil,
 			"{      B();\n}"},
-		{"inside an else in a loop", "    for (;;) {\n      if (x) a();\n      else {\n        b();\n      }\n    }\n", "    for (;;) {\n      if (x) a();\n      else {\n        B();\n      }\n    }\n", 6, 6,
+		{"inside an else in a loop", "    for (;;) {\n      if (x) a();\n      else {\n        b();\n      }\n    }\n", "    for (;;) {\n      if (x) a();\n      else {\n        B();\n      }\n    }\n", 6, 6, nil,
 			"{\n        B();\n      }"},
-		{"a block's brace line changed", "    if (x) {\n      a();\n    }\n    b();\n", "    if (y) {\n      a();\n    }\n    b();\n", 3, 3,
+		{"a block's brace line changed", "    if (x) {\n      a();\n    }\n    b();\n", "    if (y) {\n      a();\n    }\n    b();\n", 3, 3, nil,
 			"{\n    if (y) {\n      a();\n    }\n}"},
-		{"a switch is no block", "    switch (x) {\n    case 1:\n      a();\n      b();\n    }\n", "    switch (x) {\n    case 1:\n      a();\n      B();\n    }\n", 6, 6,
+		{"a switch is no block", "    switch (x) {\n    case 1:\n      a();\n      b();\n    }\n", "    switch (x) {\n    case 1:\n      a();\n      B();\n    }\n", 6, 6, nil,
 			"{\n    switch (x) {\n    case 1:\n      a();\n      B();\n    }\n  }"},
-		{"in a switch's case block", "    switch (x) {\n    case 1: {\n      a();\n    }\n    }\n    c();\n", "    switch (x) {\n    case 1: {\n      A();\n    }\n    }\n    c();\n", 5, 5,
+		{"in a switch's case block", "    switch (x) {\n    case 1: {\n      a();\n    }\n    }\n    c();\n", "    switch (x) {\n    case 1: {\n      A();\n    }\n    }\n    c();\n", 5, 5, nil,
 			"{\n    switch (x) {\n    case 1: {\n      A();\n    }\n    }\n}"},
-		{"an array initializer is no block", "    int[] a = {\n      1,\n      2\n    };\n    b();\n", "    int[] a = {\n      1,\n      3\n    };\n    b();\n", 5, 5,
+		{"an array initializer is no block", "    int[] a = {\n      1,\n      2\n    };\n    b();\n", "    int[] a = {\n      1,\n      3\n    };\n    b();\n", 5, 5, nil,
 			"{\n    int[] a = {\n      1,\n      3\n    };\n}"},
-		{"a block in an array initializer", "    Runnable[] a = {\n      () -> {\n        b();\n      }\n    };\n", "    Runnable[] a = {\n      () -> {\n        B();\n      }\n    };\n", 5, 5,
+		{"a block in an array initializer", "    Runnable[] a = {\n      () -> {\n        b();\n      }\n    };\n", "    Runnable[] a = {\n      () -> {\n        B();\n      }\n    };\n", 5, 5, nil,
 			"{\n        B();\n      }"},
-		{"a bare block after a brace", "    int[] a = {\n      {\n        b();\n      }\n    };\n", "    int[] a = {\n      {\n        B();\n      }\n    };\n", 5, 5,
+		{"a bare block after a brace", "    int[] a = {\n      {\n        b();\n      }\n    };\n", "    int[] a = {\n      {\n        B();\n      }\n    };\n", 5, 5, nil,
 			"{\n    int[] a = {\n      {\n        B();\n      }\n    };\n  }"},
-		{"a local class's body is no block", "    a();\n    new Thread() {\n      int n;\n    };\n", "    a();\n    new Thread() {\n      int m;\n    };\n", 5, 5,
+		{"a local class's body is no block", "    a();\n    new Thread() {\n      int n;\n    };\n", "    a();\n    new Thread() {\n      int m;\n    };\n", 5, 5, nil,
 			"{    new Thread() {\n      int m;\n    };\n  }"},
-		{"statements removed", "    a();\n    b();\n    c();\n    d();\n", "    a();\n    d();\n", 4, 3,
+		{"statements removed", "    a();\n    b();\n    c();\n    d();\n", "    a();\n    d();\n", 4, 3, nil,
 			"{}"},
-		{"unbalanced", "    a();\n    b();\n", "    a(;\n    b();\n", 3, 3,
-			"{\n    a(;\n    b();\n  }"},
+		{"unbalanced", "    a();\n    b();\n", "    a(;\n    b();\n", 3, 3, nil,
+			""},
+		{"two runs", "    a();\n    b();\n    c();\n    d();\n    e();\n", "    a();\n    B();\n    c();\n    D();\n    e();\n", 0, 0,
+			[]lineHunk{{4, 4, 4, 4}, {6, 6, 6, 6}}, "{    B();\n    D();\n}"},
+		{"two runs, lines added and removed", "    a();\n    b();\n    c();\n    d();\n    e();\n", "    a();\n    b();\n    b2();\n    c();\n    e();\n", 0, 0,
+			[]lineHunk{{5, 4, 5, 5}, {6, 6, 7, 6}}, "{    b2();\n}"},
+		{"runs joined by a statement over lines", "    a();\n    b(1,\n      2);\n    c();\n", "    a();\n    b(3,\n      4);\n    c();\n", 0, 0,
+			[]lineHunk{{4, 4, 4, 4}, {5, 5, 5, 5}}, "{    b(3,\n      4);\n}"},
+		{"runs in two blocks", "    if (x) {\n      a();\n    }\n    b();\n    if (y) {\n      c();\n    }\n", "    if (x) {\n      A();\n    }\n    b();\n    if (y) {\n      C();\n    }\n", 0, 0,
+			[]lineHunk{{4, 4, 4, 4}, {8, 8, 8, 8}}, "{\n    if (x) {\n      A();\n    }\n    if (y) {\n      C();\n    }\n  }"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, tt := head+tc.p+"  }\n}\n", head+tc.t+"  }\n}\n"
 			pOb, pCb := strings.Index(p, "f() {")+4, strings.LastIndex(p, "  }\n}")+2
 			tOb, tCb := strings.Index(tt, "f() {")+4, strings.LastIndex(tt, "  }\n}")+2
 			mb := movedBody{open: point{1, 11}, ob: tOb, cb: tCb}
-			if got := string(changedRun([]byte(p), pOb, pCb, []byte(tt), mb, tc.ta, tc.tb)); got != tc.want {
+			hunks := tc.hunks
+			if hunks == nil {
+				moreP := strings.Count(p, "\n") - strings.Count(tt, "\n")
+				hunks = []lineHunk{{pa: tc.ta, pb: tc.tb + moreP, ta: tc.ta, tb: tc.tb}}
+			}
+			if got := string(changedRuns([]byte(p), pOb, pCb, []byte(tt), mb, hunks)); got != tc.want {
 				t.Errorf("run %q, want %q", got, tc.want)
 			}
 		})
@@ -91,6 +105,8 @@ func TestDeriveByChangedRun(t *testing.T) {
 		{"call cut short", call, strings.Replace(call, "Math.max(y,", "Math.abs(y);", 1), []int{4}, []int{4}, derivedParsed},
 		{"statement in a block changed", nested, strings.Replace(nested, "y++", "y--", 1), []int{10}, []int{10}, derivedBodies},
 		{"if in a block replaced, else left", nested, strings.Replace(nested, "if (x > 2)", "y++;", 1), []int{5}, []int{5}, derivedParsed},
+		{"two statements changed", ifElse, strings.Replace(strings.Replace(ifElse, "y = 1", "y = 2", 1), "return y", "return -y", 1), []int{3, 9}, []int{3, 9}, derivedBodies},
+		{"if replaced, else left, and another change", ifElse, strings.Replace(strings.Replace(ifElse, "if (x > 0)", "y++;", 1), "return y", "return -y", 1), []int{4, 9}, []int{4, 9}, derivedParsed},
 		{"array element made a statement", array, strings.Replace(array, "      1\n", "      a();\n", 1), []int{4}, []int{4}, derivedParsed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
