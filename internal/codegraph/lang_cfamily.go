@@ -73,8 +73,10 @@ import (
 //     with closers appended; the reading that finds the most functions is
 //     used (the file as written on a tie). Once the reading with every
 //     branch kept finds more than the file as written, the other readings
-//     of the file as written are not made. ErrorNodes counts the file as
-//     written.
+//     of the file as written are not made; a reading with only first
+//     branches that is the same text (no #else or #elif) is not made
+//     either. Closers appended to a reading are read as an edit of that
+//     reading's tree. ErrorNodes counts the file as written.
 type cFamilyLang struct {
 	name string
 	exts []string
@@ -114,6 +116,9 @@ func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res 
 		if cUnbalancedBranches(parsed) {
 			for _, firstOnly := range []bool{false, true} {
 				if alt := cBlankConditionals(parsed, firstOnly); alt != nil {
+					if firstOnly && everyBranch >= 0 && bytes.Equal(alt, alts[everyBranch]) {
+						continue // no #else or #elif: the same reading
+					}
 					if !firstOnly {
 						everyBranch = len(alts)
 					}
@@ -144,31 +149,54 @@ func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res 
 		// branches read both ways, the readings left out never found more
 		// (docs/benchmarks.md), and they were a third of jq's build.
 		written, settled, reads := len(alts), false, 1
+		var ahead []*FileResult // by index in alts: readings made ahead of their turn
 		for i := 0; i < len(alts); i++ {
 			if settled && i < written {
 				continue
 			}
 			alt := alts[i]
-			reads++
-			// Each reading changes a few lines of the file, or appends
-			// to it: tree-sitter reuses the rest of the first reading.
-			err := reparseTree(ctx, l.lang(), path, alt, root, func(r *fnode) error {
-				got := l.walk(r, alt)
-				if len(alt) > len(parsed) {
-					cClamp(got, parsed)
-				} else if c := closed(r, alt); c != nil && len(alts) < 6 {
-					alts = append(alts, c)
+			var got *FileResult
+			if i < len(ahead) {
+				got = ahead[i]
+			}
+			if got == nil {
+				reads++
+				// Each reading changes a few lines of the file, or
+				// appends to it: tree-sitter reuses the rest of the first
+				// reading.
+				err := reparseTree(ctx, l.lang(), path, alt, root, func(r *fnode) error {
+					got = l.walk(r, alt)
+					if len(alt) > len(parsed) {
+						cClamp(got, parsed)
+						return nil
+					}
+					c := closed(r, alt)
+					if c == nil || len(alts) >= 6 {
+						return nil
+					}
+					// Closers appended to this reading are read now, as
+					// an edit of its tree (only the end changes), and
+					// weighed in their turn, after the readings before
+					// them.
+					reads++
+					return reparseTree(ctx, l.lang(), path, c, r, func(rc *fnode) error {
+						closedRes := l.walk(rc, c)
+						cClamp(closedRes, parsed)
+						alts = append(alts, c)
+						ahead = append(ahead, make([]*FileResult, len(alts)-len(ahead))...)
+						ahead[len(alts)-1] = closedRes
+						return nil
+					})
+				})
+				if err != nil {
+					return err
 				}
-				if cFuncs(got) > cFuncs(res) {
-					res = got
-					res.ErrorNodes = errs
-					res.reread = true
-					settled = settled || i == everyBranch
-				}
-				return nil
-			})
-			if err != nil {
-				return err
+			}
+			if cFuncs(got) > cFuncs(res) {
+				res = got
+				res.ErrorNodes = errs
+				res.reread = true
+				settled = settled || i == everyBranch
 			}
 		}
 		res.reads = reads

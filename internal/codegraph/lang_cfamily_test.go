@@ -191,6 +191,7 @@ func TestCReadings(t *testing.T) {
 		{"clean", "int f(void) { return 0; }\n", []string{"function f"}, 1},
 		{"every branch wins", unbalanced, []string{"function dump", "function after"}, 2},
 		{"every branch wins, cut short", unbalanced + "void cut(int y) {\n    if (y) {\n        after(\n", []string{"function dump", "function after", "function cut"}, 3},
+		{"no other branch", "#ifdef __cplusplus\nextern \"C\" {\n#endif\nint f(void) { return 0; }\n#ifdef __cplusplus\n}\n#endif\n", []string{"function f"}, 2},
 		{"cut short only", "int f(void) { return 0; }\nvoid cut(int y) {\n    if (y) {\n        f(\n", []string{"function f", "function cut"}, 2},
 	} {
 		r := cfExtract(t, "a.c", tc.src)
