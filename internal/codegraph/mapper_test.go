@@ -467,6 +467,26 @@ func TestDeriveRunsWithMethods(t *testing.T) {
 	}
 }
 
+// TestDeriveRunsLeaveOutBodies: a run of Java members is read with the
+// bodies of its methods left out where their lines did not change (a
+// signature over several lines changed above its body's line): the
+// methods keep their lines, their braces' places and their names.
+func TestDeriveRunsLeaveOutBodies(t *testing.T) {
+	p := "class A {\n  int f(int x,\n        int y) {\n    return x + y;\n  }\n\n  int h(int x,\n        int y) { return x; }\n}\n"
+	for _, tc := range []struct {
+		name, t        string
+		deleted, added []int
+	}{
+		{"a body over lines", strings.Replace(p, "int f(int x,", "long f(int x,", 1), []int{2}, []int{2}},
+		{"a body on one line", strings.Replace(p, "int h(int x,", "long h(int x,", 1), []int{7}, []int{7}},
+		{"a parameter added", strings.Replace(p, "  int f(int x,\n", "  int f(int w,\n        int x,\n", 1), []int{2}, []int{2, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkDerive(t, "A.java", []byte(p), []byte(tc.t), tc.deleted, tc.added, derivedMembers)
+		})
+	}
+}
+
 // TestDeriveHeaderGuardAdded: an include guard added around a header makes
 // its comments and declarations children of the #ifndef, not members of the
 // file, so a skeleton that left them out cannot put them back.

@@ -526,7 +526,7 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 	owner := map[classMethod]int{} // the run defining each name of a class
 	for k := range merged {
 		r := &merged[k]
-		if !regionMembers(ctx, lang, path, p, r, t, tl) {
+		if !regionMembers(ctx, lang, path, p, r, t, tl, lm) {
 			return nil, derivedParsed
 		}
 		// Two runs of one class defining one name: an overload, whose
@@ -623,8 +623,9 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 // container's kind: it must read without syntax errors and define or
 // declare nothing or, with r.defs, only leaf methods directly in the
 // wrapper, which are named as in r's class. It sets r's members and
-// functions, placed in T.
-func regionMembers(ctx context.Context, lang Language, path string, p *versionSpans, r *region, t []byte, tl lineIndex) bool {
+// functions, placed in T. In Java, the bodies of the run's methods whose
+// lines did not change are left out of the reading (bodiesLeftOut).
+func regionMembers(ctx context.Context, lang Language, path string, p *versionSpans, r *region, t []byte, tl lineIndex, lm lineMap) bool {
 	c := p.containers[r.in]
 	for _, o := range p.containers[1:] { // no container inside the run
 		if int(o.open) >= r.pa && int(o.open) <= r.pb {
@@ -653,7 +654,11 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 	if r.tb < len(tl) {
 		to = tl[r.tb]
 	}
-	v, res := readSpans(ctx, lang, path, wrapped(prefix, t[from:to], suffix))
+	text := t[from:to]
+	if lang.Name() == "java" && p.clean && r.defs {
+		text = bodiesLeftOut(p, r, lm, t, tl, from, to)
+	}
+	v, res := readSpans(ctx, lang, path, wrapped(prefix, text, suffix))
 	if v == nil || res.ErrorNodes != 0 || len(res.declAt) != 0 || len(v.fns) != 0 && !r.defs {
 		return false
 	}
@@ -705,6 +710,55 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 		r.fns = append(r.fns, f)
 	}
 	return true
+}
+
+// bodiesLeftOut is T's text [from, to) of region r with the bodies of P's
+// leaf methods in r whose lines did not change left out, as skeletons
+// leave them out: their newlines kept and their `}` at its column. A leaf
+// body of a clean P defines nothing, so it cannot change a name, a member
+// or a syntax error.
+func bodiesLeftOut(p *versionSpans, r *region, lm lineMap, t []byte, tl lineIndex, from, to int) []byte {
+	var out []byte
+	at := from
+	for i := range p.fns {
+		f := &p.fns[i]
+		if !f.leaf || f.open.row < 0 || int(f.start) < r.pa || int(f.end) > r.pb {
+			continue
+		}
+		a, b := int(f.open.row)+1, int(f.close.row)+1
+		same := lm.at(b)-lm.at(a) == b-a
+		for l := a; l <= b && same; l++ {
+			same = lm.at(l) != 0
+		}
+		if !same {
+			continue
+		}
+		mb, ok := place(f, lm, t, tl)
+		if !ok || mb.ob < at || mb.cb >= to {
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, to-from)
+		}
+		out = append(out, t[at:mb.ob+1]...)
+		pad := int(mb.close.col)
+		for _, c := range t[mb.ob+1 : mb.cb] {
+			if c == '\n' {
+				out = append(out, '\n')
+			}
+		}
+		if mb.close.row == mb.open.row {
+			pad = mb.cb - mb.ob - 1
+		}
+		for ; pad > 0; pad-- {
+			out = append(out, ' ')
+		}
+		at = mb.cb
+	}
+	if out == nil {
+		return t[from:to]
+	}
+	return append(out, t[at:to]...)
 }
 
 // classOf is the class that the functions directly in r's container belong
