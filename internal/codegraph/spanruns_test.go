@@ -1,6 +1,7 @@
 package codegraph
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -113,4 +114,75 @@ func TestDeriveByChangedRun(t *testing.T) {
 			checkDerive(t, "A.java", []byte(head+tc.p+tail), []byte(head+tc.t+tail), tc.deleted, tc.added, tc.how)
 		})
 	}
+}
+
+// FuzzDeriveJava: a Java file with lines replaced is derived from the file
+// before as a whole parse reads it, whatever the lines (runs in blocks, runs
+// apart, brackets that do not pair), and deriving never panics.
+func FuzzDeriveJava(f *testing.F) {
+	base := "class A {\n  int f(int x) {\n    int y = 1;\n    if (x > 1) {\n      y = 2;\n    } else {\n      y = 3;\n    }\n    run(() -> {\n      g(y);\n    });\n    return y;\n  }\n\n  int g(int z,\n        int w) {\n    return z;\n  }\n}\n"
+	f.Add(base, 4, 1, "      y = 4;\n", 9, 1, "      g(-y);\n")
+	f.Add(base, 2, 1, "    y++;\n", 10, 1, "    return -y;\n")
+	f.Add(base, 4, 1, "      y = {;\n", 0, 0, "")
+	f.Add(base, 14, 1, "  long g(int z,\n", 0, 0, "")
+	f.Add(base, 3, 1, "    int[] a = {\n", 5, 1, "    } else new Object() {\n")
+	f.Fuzz(func(t *testing.T, p string, at1, n1 int, with1 string, at2, n2 int, with2 string) {
+		if !strings.HasSuffix(p, "\n") {
+			p += "\n" // a line appended after a last line without one would join it
+		}
+		pLines := strings.SplitAfter(p, "\n")
+		if len(pLines) > 200 || len(with1)+len(with2) > 400 {
+			return
+		}
+		// Two edits, the second below the first: P's lines [at, at+n)
+		// become with's lines.
+		if at1 < 0 || n1 < 0 || at2 < at1+n1 || n2 < 0 || at2+n2 > len(pLines) {
+			return
+		}
+		var tt strings.Builder
+		var deleted, added []int
+		tLine := 1
+		edit := func(from, to int, with string) {
+			for k := from; k < to; k++ {
+				deleted = append(deleted, k+1)
+			}
+			for _, l := range strings.SplitAfter(with, "\n") {
+				if l != "" {
+					if !strings.HasSuffix(l, "\n") {
+						l += "\n"
+					}
+					tt.WriteString(l)
+					added = append(added, tLine)
+					tLine++
+				}
+			}
+		}
+		keep := func(from, to int) {
+			for _, l := range pLines[from:to] {
+				tt.WriteString(l)
+				if l != "" {
+					tLine++
+				}
+			}
+		}
+		keep(0, at1)
+		edit(at1, at1+n1, with1)
+		keep(at1+n1, at2)
+		edit(at2, at2+n2, with2)
+		keep(at2+n2, len(pLines))
+		if len(deleted) == 0 && len(added) == 0 {
+			return
+		}
+		ctx := context.Background()
+		lang := LanguageFor("A.java")
+		pv := parseSpans(ctx, lang, "A.java", []byte(p))
+		if !pv.derivable() {
+			return // the mapper parses T whole
+		}
+		tb := []byte(tt.String())
+		got, _ := derive(ctx, lang, "A.java", pv, []byte(p), tb, deleted, added)
+		if d := parseSpans(ctx, lang, "A.java", tb).diff(got); d != "" {
+			t.Errorf("differs from a whole parse: %s\nP:\n%s\nT:\n%s", d, p, tb)
+		}
+	})
 }
