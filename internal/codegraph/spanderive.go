@@ -718,47 +718,79 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 // body of a clean P defines nothing, so it cannot change a name, a member
 // or a syntax error.
 func bodiesLeftOut(p *versionSpans, r *region, lm lineMap, t []byte, tl lineIndex, from, to int) []byte {
-	var out []byte
-	at := from
+	var cuts []cut
 	for i := range p.fns {
 		f := &p.fns[i]
 		if !f.leaf || f.open.row < 0 || int(f.start) < r.pa || int(f.end) > r.pb {
 			continue
 		}
-		a, b := int(f.open.row)+1, int(f.close.row)+1
-		same := lm.at(b)-lm.at(a) == b-a
-		for l := a; l <= b && same; l++ {
+		same := true // no line of the body changed
+		for l := int(f.open.row) + 1; l <= int(f.close.row)+1 && same; l++ {
 			same = lm.at(l) != 0
 		}
 		if !same {
 			continue
 		}
-		mb, ok := place(f, lm, t, tl)
-		if !ok || mb.ob < at || mb.cb >= to {
-			continue
+		if mb, ok := placeUnchanged(f, lm, t, tl); ok && mb.ob >= from && mb.cb < to {
+			cuts = append(cuts, bodyCut(mb))
 		}
-		if out == nil {
-			out = make([]byte, 0, to-from)
-		}
-		out = append(out, t[at:mb.ob+1]...)
-		pad := int(mb.close.col)
-		for _, c := range t[mb.ob+1 : mb.cb] {
-			if c == '\n' {
-				out = append(out, '\n')
-			}
-		}
-		if mb.close.row == mb.open.row {
-			pad = mb.cb - mb.ob - 1
-		}
-		for ; pad > 0; pad-- {
-			out = append(out, ' ')
-		}
-		at = mb.cb
 	}
-	if out == nil {
+	if len(cuts) == 0 {
 		return t[from:to]
 	}
-	return append(out, t[at:to]...)
+	if text := leaveOutCuts(t, from, to, cuts); text != nil { // P lists functions in file order
+		return text
+	}
+	return t[from:to] // cannot happen: leaves do not nest
+}
+
+// cut is text left out of a reading: t[from:to] becomes its newlines, then
+// pad spaces.
+type cut struct {
+	from, to int
+	pad      int
+}
+
+// bodyCut leaves out a body's inside, keeping its `}` at its column.
+func bodyCut(mb movedBody) cut {
+	pad := int(mb.close.col)
+	if mb.close.row == mb.open.row {
+		pad = mb.cb - mb.ob - 1
+	}
+	return cut{mb.ob + 1, mb.cb, pad}
+}
+
+// leaveOutCuts is t[from:to] with cuts (in order, inside it) left out; nil
+// when two cuts overlap.
+func leaveOutCuts(t []byte, from, to int, cuts []cut) []byte {
+	text := make([]byte, 0, to-from)
+	at := from
+	for _, c := range cuts {
+		if c.from < at {
+			return nil
+		}
+		text = append(text, t[at:c.from]...)
+		for _, b := range t[c.from:c.to] {
+			if b == '\n' {
+				text = append(text, '\n')
+			}
+		}
+		for k := 0; k < c.pad; k++ {
+			text = append(text, ' ')
+		}
+		at = c.to
+	}
+	return append(text, t[at:to]...)
+}
+
+// placeUnchanged places P's body of f in T, where no line was inserted
+// inside it; the caller has checked that none of its lines changed.
+func placeUnchanged(f *fnSpan, lm lineMap, t []byte, tl lineIndex) (movedBody, bool) {
+	mb, ok := place(f, lm, t, tl)
+	if !ok || mb.close.row-mb.open.row != f.close.row-f.open.row {
+		return mb, false // lines inserted inside
+	}
+	return mb, true
 }
 
 // classOf is the class that the functions directly in r's container belong
@@ -830,8 +862,6 @@ func bodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2
 	return fns == 1
 }
 
-// deriveSkeleton reads T's skeleton (skeletonOf) and puts back what it left
-// out; nil when the reading does not bear out the skeleton.
 // changedBodyDefinesNothing is bodyDefinesNothing for the body of P's leaf f,
 // changed by hunks (in order, all inside it) and placed in T by mb. In Java
 // only the runs of statements around the changes are read (spanruns.go).
@@ -858,6 +888,8 @@ func (x *textLines) offset(pt point) int {
 	return x.lines.offset(pt)
 }
 
+// deriveSkeleton reads T's skeleton (skeletonOf) and puts back what it left
+// out; nil when the reading does not bear out the skeleton.
 func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32) *versionSpans {
 	if lang.Name() == "rust" && len(rustProposeItemMacros(t)) > 0 {
 		// Whether an item macro is read in place depends on the whole
@@ -991,11 +1023,6 @@ func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans
 		}
 		return false
 	}
-	// What is left out: t[from:to] becomes its newlines, then pad spaces.
-	type cut struct {
-		from, to int
-		pad      int
-	}
 	var cuts []cut
 	var blank []movedBody
 	// unchanged places the body of P's function f in T, if no line of it
@@ -1004,19 +1031,9 @@ func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans
 		if changedIn(int(f.open.row)+1, int(f.close.row)+1) {
 			return movedBody{}, false
 		}
-		mb, ok := place(f, lm, t, tl)
-		if !ok || mb.close.row-mb.open.row != f.close.row-f.open.row {
-			return mb, false // lines inserted inside
-		}
-		return mb, true
+		return placeUnchanged(f, lm, t, tl)
 	}
-	leaveOut := func(mb movedBody) {
-		pad := int(mb.close.col)
-		if mb.close.row == mb.open.row {
-			pad = mb.cb - mb.ob - 1
-		}
-		cuts = append(cuts, cut{mb.ob + 1, mb.cb, pad})
-	}
+	leaveOut := func(mb movedBody) { cuts = append(cuts, bodyCut(mb)) }
 	// Unchanged members that define nothing and have their lines to
 	// themselves: they cannot change a name, so they are left out whole.
 	// A member is left out only where nothing changed from the member
@@ -1131,24 +1148,11 @@ func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans
 		return nil
 	}
 	sort.Slice(cuts, func(a, b int) bool { return cuts[a].from < cuts[b].from })
-	text := make([]byte, 0, len(t))
-	at := 0
-	for _, c := range cuts {
-		if c.from < at {
-			return nil // cannot happen: leaves lie inside definitions
-		}
-		text = append(text, t[at:c.from]...)
-		for _, b := range t[c.from:c.to] {
-			if b == '\n' {
-				text = append(text, '\n')
-			}
-		}
-		for k := 0; k < c.pad; k++ {
-			text = append(text, ' ')
-		}
-		at = c.to
+	text := leaveOutCuts(t, 0, len(t), cuts)
+	if text == nil {
+		return nil // cannot happen: leaves lie inside definitions
 	}
-	return &skeleton{text: append(text, t[at:]...), blank: blank, opaque: opaque, gone: gone, goneOpen: goneOpen, goneFns: goneFns}
+	return &skeleton{text: text, blank: blank, opaque: opaque, gone: gone, goneOpen: goneOpen, goneFns: goneFns}
 }
 
 // opaqueBody is the body of P's function fns[i] left out of a skeleton
