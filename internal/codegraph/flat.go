@@ -16,7 +16,6 @@ typedef uint16_t TSSymbol;
 typedef uint16_t TSFieldId;
 typedef struct { uint32_t row; uint32_t column; } TSPoint;
 typedef struct { uint32_t context[4]; const void *id; const TSTree *tree; } TSNode;
-typedef struct { const void *tree; const void *id; uint32_t context[3]; } TSTreeCursor;
 
 typedef struct {
 	uint32_t start_byte, old_end_byte, new_end_byte;
@@ -33,13 +32,7 @@ void ts_parser_set_timeout_micros(TSParser *, uint64_t);
 void ts_tree_delete(TSTree *);
 TSNode ts_tree_root_node(const TSTree *);
 uint32_t ts_node_descendant_count(TSNode);
-TSTreeCursor ts_tree_cursor_new(TSNode);
-void ts_tree_cursor_delete(TSTreeCursor *);
-TSNode ts_tree_cursor_current_node(const TSTreeCursor *);
-TSFieldId ts_tree_cursor_current_field_id(const TSTreeCursor *);
-bool ts_tree_cursor_goto_first_child(TSTreeCursor *);
-bool ts_tree_cursor_goto_next_sibling(TSTreeCursor *);
-bool ts_tree_cursor_goto_parent(TSTreeCursor *);
+const TSLanguage *ts_tree_language(const TSTree *);
 TSSymbol ts_node_symbol(TSNode);
 bool ts_node_is_missing(TSNode);
 bool ts_node_has_error(TSNode);
@@ -98,56 +91,216 @@ static int64_t flat_count(const TSTree *tree) {
 	return ts_node_descendant_count(ts_tree_root_node(tree));
 }
 
-// flat_fill writes every node of the tree in preorder into a (room for cap
-// nodes) and returns how many it wrote, or -1 when they do not fit. named
-// (nsym of them) marks the grammar's named symbols: ts_node_symbol gives
-// the public symbol, which tree-sitter maps within one kind (named or
-// anonymous), and a node is named as its symbol is; ERROR is named too.
+// flat_fill reads tree-sitter's trees directly rather than through its
+// public cursor, which costs four times as much: a cursor rebuilds its
+// place among the siblings at every step and looks a node's field up
+// through its ancestors. The fl_ types mirror the layout of the pinned
+// runtime's internal headers (subtree.h and length.h, and parser.h's
+// TSLanguage up to its alias sequences, which is the grammar ABI of
+// versions 13 and 14, all the runtime loads); TestFlatTreeMatchesBindings
+// checks the walk against the bindings' own nodes in every language.
+typedef struct { uint32_t bytes; TSPoint extent; } fl_length;
+typedef struct {
+	bool is_inline : 1; bool visible : 1; bool named : 1; bool extra : 1;
+	bool has_changes : 1; bool is_missing : 1; bool is_keyword : 1;
+	uint8_t symbol;
+	uint16_t parse_state;
+	uint8_t padding_columns;
+	uint8_t padding_rows : 4;
+	uint8_t lookahead_bytes : 4;
+	uint8_t padding_bytes;
+	uint8_t size_bytes;
+} fl_inline;
+typedef struct {
+	volatile uint32_t ref_count;
+	fl_length padding, size;
+	uint32_t lookahead_bytes, error_cost, child_count;
+	TSSymbol symbol;
+	uint16_t parse_state;
+	bool visible : 1; bool named : 1; bool extra : 1; bool fragile_left : 1; bool fragile_right : 1;
+	bool has_changes : 1; bool has_external_tokens : 1; bool has_external_scanner_state_change : 1;
+	bool depends_on_column : 1; bool is_missing : 1; bool is_keyword : 1;
+	union {
+		struct {
+			uint32_t visible_child_count, named_child_count, visible_descendant_count;
+			int32_t dynamic_precedence;
+			uint16_t repeat_depth, production_id;
+			struct { TSSymbol symbol; uint16_t parse_state; } first_leaf;
+		};
+		struct { union { char *long_data; char short_data[24]; }; uint32_t length; } external_scanner_state;
+		int32_t lookahead_char;
+	};
+} fl_heap;
+typedef union { fl_inline data; const fl_heap *ptr; } fl_subtree;
+typedef struct { TSFieldId field_id; uint8_t child_index; bool inherited; } fl_field_entry;
+typedef struct { uint16_t index; uint16_t length; } fl_field_slice;
+typedef struct {
+	uint32_t version, symbol_count, alias_count, token_count, external_token_count,
+		state_count, large_state_count, production_id_count, field_count;
+	uint16_t max_alias_sequence_length;
+	const uint16_t *parse_table, *small_parse_table;
+	const uint32_t *small_parse_table_map;
+	const void *parse_actions;
+	const char * const *symbol_names, * const *field_names;
+	const fl_field_slice *field_map_slices;
+	const fl_field_entry *field_map_entries;
+	const void *symbol_metadata;
+	const TSSymbol *public_symbol_map;
+	const uint16_t *alias_map;
+	const TSSymbol *alias_sequences;
+} fl_language;
+
+#define FL_GET(s, f) ((s).data.is_inline ? (s).data.f : (s).ptr->f)
+
+static inline fl_length fl_add(fl_length a, fl_length b) {
+	fl_length r;
+	r.bytes = a.bytes + b.bytes;
+	if (b.extent.row > 0) { r.extent.row = a.extent.row + b.extent.row; r.extent.column = b.extent.column; }
+	else { r.extent.row = a.extent.row; r.extent.column = a.extent.column + b.extent.column; }
+	return r;
+}
+static inline fl_length fl_padding(fl_subtree s) {
+	if (s.data.is_inline) { fl_length r = {s.data.padding_bytes, {s.data.padding_rows, s.data.padding_columns}}; return r; }
+	return s.ptr->padding;
+}
+static inline fl_length fl_size(fl_subtree s) {
+	if (s.data.is_inline) { fl_length r = {s.data.size_bytes, {0, s.data.size_bytes}}; return r; }
+	return s.ptr->size;
+}
+static inline uint32_t fl_child_count(fl_subtree s) { return s.data.is_inline ? 0 : s.ptr->child_count; }
+
+// A subtree whose children are being written: hidden ones (tree-sitter's
+// repetitions and hidden rules) are walked through, their children written
+// under the nearest visible ancestor.
+typedef struct {
+	const fl_subtree *kids;
+	uint32_t next, count, sci; // next child, its structural index
+	fl_length pos;             // next child's start
+	int32_t vparent;           // the nearest visible ancestor's index
+	int32_t owner;             // frame of vparent, whose last is its last child written
+	int32_t last;
+	uint16_t inh;              // a hidden subtree's own field, which its children get when they have none
+	const TSSymbol *aliases;
+	const fl_field_entry *fields, *fields_end;
+} fl_frame;
+
+static inline void fl_frame_init(fl_frame *f, const fl_language *L, fl_subtree s, fl_length pos, int32_t vparent, int32_t owner, uint16_t inh) {
+	f->count = s.ptr->child_count;
+	f->kids = (const fl_subtree *)s.ptr - f->count;
+	f->next = 0; f->sci = 0; f->pos = pos;
+	f->vparent = vparent; f->owner = owner; f->last = -1; f->inh = inh;
+	uint16_t prod = s.ptr->production_id;
+	f->aliases = prod ? &L->alias_sequences[prod * L->max_alias_sequence_length] : NULL;
+	f->fields = f->fields_end = NULL;
+	if (L->field_count > 0) {
+		fl_field_slice sl = L->field_map_slices[prod];
+		f->fields = &L->field_map_entries[sl.index];
+		f->fields_end = f->fields + sl.length;
+	}
+}
+
+// fl_grow doubles a frame stack of *cap frames, or frees it and returns
+// NULL when there is no memory for that.
+static fl_frame *fl_grow(fl_frame *st, int32_t *cap) {
+	fl_frame *g = realloc(st, 2 * (size_t)*cap * sizeof(fl_frame));
+	if (!g) { free(st); return NULL; }
+	*cap *= 2;
+	return g;
+}
+
+// flat_fill writes every visible node of the tree in preorder into a (room
+// for cap nodes), as tree-sitter's cursor visits them, and returns how many
+// it wrote, or -1 when they do not fit. Hidden subtrees (repetitions,
+// hidden rules) are walked through: their children go under the nearest
+// visible ancestor, and take the hidden subtree's field when they have
+// none of their own. named (nsym of them) marks the grammar's named public
+// symbols; ERROR is named too.
 static int64_t flat_fill(const TSTree *tree, flat_node *a, int64_t cap, const uint8_t *named, uint32_t nsym) {
-	int64_t cnt = 0, scap = 64, depth = 0;
-	int32_t *stack = malloc(2 * scap * sizeof(int32_t)); // open ancestors, then the last child seen of each
-	TSTreeCursor c = ts_tree_cursor_new(ts_tree_root_node(tree));
-	for (;;) {
-		if (cnt == cap) { cnt = -1; break; }
-		TSNode node = ts_tree_cursor_current_node(&c);
-		flat_node *f = &a[cnt];
-		f->start_byte = ts_node_start_byte(node);
-		f->end_byte = ts_node_end_byte(node);
-		f->start_row = ts_node_start_point(node).row;
-		f->end_row = ts_node_end_point(node).row;
-		TSSymbol sym = ts_node_symbol(node);
+	const fl_language *L = (const fl_language *)ts_tree_language(tree);
+	if (cap < 1) return -1;
+	TSNode root = ts_tree_root_node(tree);
+	{
+		flat_node *f = &a[0];
+		f->start_byte = ts_node_start_byte(root);
+		f->end_byte = ts_node_end_byte(root);
+		f->start_row = ts_node_start_point(root).row;
+		f->end_row = ts_node_end_point(root).row;
+		TSSymbol sym = ts_node_symbol(root);
 		f->symbol = sym;
-		f->field = ts_tree_cursor_current_field_id(&c);
-		bool err = sym == (TSSymbol)-1; // ts_builtin_sym_error
+		f->field = 0;
+		bool err = sym == (TSSymbol)-1;
 		bool isnamed = err || (sym < nsym && named[sym]);
-		f->flags = (isnamed ? FLAT_NAMED : 0) | (ts_node_is_missing(node) ? FLAT_MISSING : 0) |
-			(err ? FLAT_ERROR : 0) | (ts_node_has_error(node) ? FLAT_HAS_ERROR : 0);
-		f->first_child = -1; f->next_sibling = -1; f->child_count = 0;
-		f->parent = depth > 0 ? stack[depth-1] : -1;
-		if (depth > 0) {
-			int32_t par = stack[depth-1], *last = &stack[scap+depth-1];
-			if (*last >= 0) a[*last].next_sibling = (int32_t)cnt; else a[par].first_child = (int32_t)cnt;
-			*last = (int32_t)cnt;
-			a[par].child_count++;
-		}
-		int32_t self = (int32_t)cnt++;
-		if (ts_tree_cursor_goto_first_child(&c)) {
-			if (depth == scap) {
-				stack = realloc(stack, 4 * scap * sizeof(int32_t));
-				memmove(stack + 2*scap, stack + scap, scap * sizeof(int32_t));
-				scap *= 2;
+		f->flags = (isnamed ? FLAT_NAMED : 0) | (ts_node_is_missing(root) ? FLAT_MISSING : 0) |
+			(err ? FLAT_ERROR : 0) | (ts_node_has_error(root) ? FLAT_HAS_ERROR : 0);
+		f->parent = -1; f->first_child = -1; f->next_sibling = -1; f->child_count = 0;
+	}
+	int64_t cnt = 1;
+	fl_subtree rs = *(const fl_subtree *)root.id;
+	if (fl_child_count(rs) == 0) return cnt;
+	int32_t scap = 64, depth = 0;
+	fl_frame *st = malloc(scap * sizeof(fl_frame));
+	if (!st) return -1;
+	fl_length rpos = {ts_node_start_byte(root), ts_node_start_point(root)};
+	fl_frame_init(&st[depth++], L, rs, rpos, 0, 0, 0);
+	while (depth > 0) {
+		fl_frame *fr = &st[depth-1];
+		if (fr->next == fr->count) { depth--; continue; }
+		fl_subtree ch = fr->kids[fr->next];
+		fl_length pos = fr->pos, size = fl_size(ch);
+		fr->next++;
+		fr->pos = fl_add(pos, size);
+		if (fr->next < fr->count) fr->pos = fl_add(fr->pos, fl_padding(fr->kids[fr->next]));
+		bool extra = FL_GET(ch, extra);
+		TSSymbol alias = 0;
+		uint16_t field = 0;
+		if (!extra) {
+			uint32_t sci = fr->sci++;
+			if (fr->aliases) alias = fr->aliases[sci];
+			for (const fl_field_entry *e = fr->fields; e < fr->fields_end; e++) {
+				if (!e->inherited && e->child_index == sci) { field = e->field_id; break; }
 			}
-			stack[depth] = self; stack[scap+depth] = -1; depth++;
+			if (!field) field = fr->inh;
+		}
+		uint32_t nkids = fl_child_count(ch);
+		if (!(FL_GET(ch, visible) || alias)) {
+			if (nkids) {
+				if (depth == scap && !(st = fl_grow(st, &scap))) return -1;
+				fr = &st[depth-1];
+				fl_frame_init(&st[depth], L, ch, pos, fr->vparent, fr->owner, field);
+				depth++;
+			}
 			continue;
 		}
-		while (!ts_tree_cursor_goto_next_sibling(&c)) {
-			if (!ts_tree_cursor_goto_parent(&c)) goto done;
-			depth--;
+		if (cnt == cap) { free(st); return -1; }
+		flat_node *f = &a[cnt];
+		f->start_byte = pos.bytes;
+		f->end_byte = pos.bytes + size.bytes;
+		f->start_row = pos.extent.row;
+		f->end_row = pos.extent.row + size.extent.row;
+		TSSymbol sym = alias ? alias : FL_GET(ch, symbol);
+		if (sym != (TSSymbol)-1) sym = L->public_symbol_map[sym];
+		f->symbol = sym;
+		f->field = field;
+		bool err = sym == (TSSymbol)-1;
+		bool missing = FL_GET(ch, is_missing);
+		bool haserr = missing || (!ch.data.is_inline && ch.ptr->error_cost > 0);
+		bool isnamed = err || (sym < nsym && named[sym]);
+		f->flags = (isnamed ? FLAT_NAMED : 0) | (missing ? FLAT_MISSING : 0) | (err ? FLAT_ERROR : 0) | (haserr ? FLAT_HAS_ERROR : 0);
+		f->first_child = -1; f->next_sibling = -1; f->child_count = 0;
+		int32_t par = fr->vparent;
+		f->parent = par;
+		fl_frame *own = &st[fr->owner];
+		if (own->last >= 0) a[own->last].next_sibling = (int32_t)cnt; else a[par].first_child = (int32_t)cnt;
+		own->last = (int32_t)cnt;
+		a[par].child_count++;
+		int32_t self = (int32_t)cnt++;
+		if (nkids) {
+			if (depth == scap && !(st = fl_grow(st, &scap))) return -1;
+			fl_frame_init(&st[depth], L, ch, pos, self, depth, 0);
+			depth++;
 		}
 	}
-done:
-	ts_tree_cursor_delete(&c);
-	free(stack);
+	free(st);
 	return cnt;
 }
 */

@@ -1,8 +1,12 @@
 package codegraph
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,52 +16,137 @@ import (
 	"github.com/smacker/go-tree-sitter/python"
 )
 
-// TestFlatTreeMatchesBindings: the flattened tree has the nodes, types,
-// spans, fields and nesting the official bindings report.
+// TestFlatTreeMatchesBindings: the flattened tree (flat_fill, which reads
+// tree-sitter's subtrees directly) has the nodes, types, spans, fields,
+// flags and nesting the official bindings report, in every language: for
+// the extractors' test files as written, cut short at several points (so
+// that error recovery leaves ERROR and MISSING nodes) and with invalid
+// UTF-8 put in.
 func TestFlatTreeMatchesBindings(t *testing.T) {
-	src := []byte("import os\n\nclass A(B):\n    @dec\n    def f(self, x):\n        return os.path.join(x, 'y')\n\ndef g(:\n")
-	ft, err := parseFlat(context.Background(), python.GetLanguage(), "x.py", src)
-	if err != nil {
-		t.Fatal(err)
+	type input struct {
+		path string
+		src  []byte
 	}
-	i := 0
-	var visit func(n *sitter.Node, field string, parent int32)
-	visit = func(n *sitter.Node, field string, parent int32) {
-		if i >= len(ft.nodes) {
-			t.Fatalf("flat tree has fewer nodes than the bindings")
+	inputs := []input{{"x.py", []byte("import os\n\nclass A(B):\n    @dec\n    def f(self, x):\n        return os.path.join(x, 'y')\n\ndef g(:\n")}}
+	err := filepath.WalkDir("testdata/extract", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || LanguageFor(path) == nil {
+			return err
 		}
-		f := ft.nodes[i]
-		self := int32(i)
-		i++
-		if got := ft.node(self).Type(); got != n.Type() {
-			t.Errorf("node %d: type %q, bindings say %q", self, got, n.Type())
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
 		}
-		if f.startByte != n.StartByte() || f.endByte != n.EndByte() || f.startRow != n.StartPoint().Row || f.endRow != n.EndPoint().Row {
-			t.Errorf("node %d (%s): span differs", self, n.Type())
+		inputs = append(inputs, input{path, src})
+		for _, cut := range []int{len(src) / 3, len(src) / 2, len(src) * 4 / 5} {
+			inputs = append(inputs, input{fmt.Sprintf("%s cut at %d", path, cut), src[:cut]})
 		}
-		if (f.flags&2 != 0) != n.IsMissing() || (f.flags&4 != 0) != (n.Type() == "ERROR") {
-			t.Errorf("node %d (%s): missing %v error %v, bindings say %v %v", self, n.Type(), f.flags&2 != 0, f.flags&4 != 0, n.IsMissing(), n.Type() == "ERROR")
-		}
-		if ft.names.fields[f.field] != field || f.parent != parent || (f.flags&1 != 0) != n.IsNamed() || (f.flags&8 != 0) != n.HasError() {
-			t.Errorf("node %d (%s): field %q parent %d named %v, want %q %d %v", self, n.Type(), ft.names.fields[f.field], f.parent, f.flags&1 != 0, field, parent, n.IsNamed())
-		}
-		if int(f.childCount) != int(n.ChildCount()) {
-			t.Errorf("node %d (%s): %d children, want %d", self, n.Type(), f.childCount, n.ChildCount())
-		}
-		for c := 0; c < int(n.ChildCount()); c++ {
-			visit(n.Child(c), n.FieldNameForChild(c), self)
-		}
-	}
-	err = parse(context.Background(), python.GetLanguage(), "x.py", src, func(root *sitter.Node) error {
-		visit(root, "", -1)
+		bad := bytes.Clone(src)
+		bad[len(bad)/2] = 0xff
+		inputs = append(inputs, input{path + " with invalid UTF-8", bad})
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i != len(ft.nodes) {
-		t.Errorf("flat tree has %d nodes, bindings %d", len(ft.nodes), i)
+	langs := map[string]int{}
+	for _, in := range inputs {
+		path, _, _ := strings.Cut(in.path, " ")
+		lang := LanguageFor(path)
+		if IsHeader(path) && strings.Contains(path, "/cpp/") {
+			lang = byName["cpp"]
+		}
+		langs[lang.Name()]++
+		if err := matchBindings(grammar(path, lang), in.src); err != nil {
+			t.Errorf("%s: %v", in.path, err)
+		}
 	}
+	for _, l := range []string{"python", "java", "javascript", "typescript", "go", "rust", "c", "cpp"} {
+		if langs[l] == 0 {
+			t.Errorf("no %s input was checked", l)
+		}
+	}
+}
+
+// FuzzFlatTree: the flattened tree matches the bindings for any text in
+// any language.
+//
+//	go test ./internal/codegraph -run '^$' -fuzz FuzzFlatTree -fuzztime 60s
+func FuzzFlatTree(f *testing.F) {
+	names := []string{"x.py", "X.java", "x.js", "x.ts", "x.tsx", "x.go", "x.rs", "x.c", "x.cpp"}
+	for i, s := range []string{"def f(:\n  g(", "class A { void f() { g(); }", "f(`${a`", "let x: A<B = 1;", "<A>{x}</", "func f() { go g(", "impl A { fn f(&self) { m!{ x } }", "#if X\nint f(void) {\n#endif\n", "namespace a { class B : C { void f(); }"} {
+		f.Add(uint8(i), []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, which uint8, src []byte) {
+		path := names[int(which)%len(names)]
+		if err := matchBindings(grammar(path, LanguageFor(path)), src); err != nil {
+			t.Errorf("%s %q: %v", path, src, err)
+		}
+	})
+}
+
+// matchBindings compares the flattened tree of src with a walk of the same
+// text by the bindings' tree cursor, node by node. The cursor is the
+// reference for fields: Node.FieldNameForChild names some children the
+// cursor does not (an ERROR or a comment among a node's children).
+func matchBindings(lang *sitter.Language, src []byte) error {
+	ft, err := parseFlat(context.Background(), lang, "x", src)
+	if err != nil {
+		return err
+	}
+	defer ft.release()
+	i := 0
+	var visit func(c *sitter.TreeCursor, parent int32) error
+	visit = func(c *sitter.TreeCursor, parent int32) error {
+		n, field := c.CurrentNode(), c.CurrentFieldName()
+		if i >= len(ft.nodes) {
+			return fmt.Errorf("the flat tree has fewer nodes than the bindings")
+		}
+		f := ft.nodes[i]
+		self := int32(i)
+		i++
+		if got := ft.node(self).Type(); got != n.Type() {
+			return fmt.Errorf("node %d: type %q, the bindings say %q", self, got, n.Type())
+		}
+		if f.startByte != n.StartByte() || f.endByte != n.EndByte() || f.startRow != n.StartPoint().Row || f.endRow != n.EndPoint().Row {
+			return fmt.Errorf("node %d (%s): span [%d,%d) rows %d-%d, the bindings say [%d,%d) rows %d-%d", self, n.Type(),
+				f.startByte, f.endByte, f.startRow, f.endRow, n.StartByte(), n.EndByte(), n.StartPoint().Row, n.EndPoint().Row)
+		}
+		if (f.flags&2 != 0) != n.IsMissing() || (f.flags&4 != 0) != (n.Type() == "ERROR") {
+			return fmt.Errorf("node %d (%s): missing %v error %v, the bindings say %v %v", self, n.Type(), f.flags&2 != 0, f.flags&4 != 0, n.IsMissing(), n.Type() == "ERROR")
+		}
+		if ft.names.fields[f.field] != field || f.parent != parent || (f.flags&1 != 0) != n.IsNamed() || (f.flags&8 != 0) != n.HasError() {
+			return fmt.Errorf("node %d (%s): field %q parent %d named %v has error %v, want %q %d %v %v", self, n.Type(), ft.names.fields[f.field], f.parent,
+				f.flags&1 != 0, f.flags&8 != 0, field, parent, n.IsNamed(), n.HasError())
+		}
+		if int(f.childCount) != int(n.ChildCount()) {
+			return fmt.Errorf("node %d (%s): %d children, the bindings say %d", self, n.Type(), f.childCount, n.ChildCount())
+		}
+		if !c.GoToFirstChild() {
+			return nil
+		}
+		for {
+			if err := visit(c, self); err != nil {
+				return err
+			}
+			if !c.GoToNextSibling() {
+				break
+			}
+		}
+		c.GoToParent()
+		return nil
+	}
+	err = parse(context.Background(), lang, "x", src, func(root *sitter.Node) error {
+		c := sitter.NewTreeCursor(root)
+		defer c.Close()
+		return visit(c, -1)
+	})
+	if err != nil {
+		return err
+	}
+	if i != len(ft.nodes) {
+		return fmt.Errorf("the flat tree has %d nodes, the bindings %d", len(ft.nodes), i)
+	}
+	return nil
 }
 
 // TestReparseMatchesParse: a tree read as an edit of another text's tree
