@@ -151,8 +151,8 @@ type parsed struct {
 	// signatures and "#n" suffixes dropped from every segment, and that
 	// name's last segment.
 	defID, defParent, defKey, defLast []string
-	// defNames is the set of the definitions' qualified names.
-	defNames map[string]bool
+	// defIndex is each definition's index by its qualified name.
+	defIndex map[string]int32
 	// pkgKey is packageKey's, made once.
 	pkgKey string
 	// scopesOf and scopesCache: the last definition scopes was asked
@@ -195,22 +195,23 @@ func (p *parsed) prepare() {
 	}
 }
 
-// names fills defNames, defID, defParent, defKey and defLast.
+// names fills defIndex, defID, defParent, defKey and defLast. A parent's
+// id is its own node's string, not another copy.
 func (p *parsed) names() {
 	defs := p.res.Defs
 	p.defID, p.defParent = make([]string, len(defs)), make([]string, len(defs))
 	p.defKey, p.defLast = make([]string, len(defs)), make([]string, len(defs))
-	names := make(map[string]bool, len(defs))
-	for _, d := range defs {
-		names[d.Name] = true
-	}
-	p.defNames = names
+	index := make(map[string]int32, len(defs))
 	for i, d := range defs {
+		index[d.Name] = int32(i)
 		p.defID[i] = EntityID(p.path, d.Name)
+	}
+	p.defIndex = index
+	for i, d := range defs {
 		p.defParent[i] = p.path
 		for _, q := range enclosing(d.Name)[1:] {
-			if names[q] {
-				p.defParent[i] = EntityID(p.path, q)
+			if j, ok := index[q]; ok {
+				p.defParent[i] = p.defID[j]
 				break
 			}
 		}
@@ -562,7 +563,12 @@ func EntityID(file, name string) string { return file + ":" + name }
 // splitQual splits a qualified name at dots outside brackets and parentheses
 // ("C.m(a.B)" → C, m(a.B); "A.[Symbol.iterator]" → A, [Symbol.iterator]).
 func splitQual(name string) []string {
-	parts := make([]string, 0, strings.Count(name, ".")+1)
+	return appendQual(make([]string, 0, strings.Count(name, ".")+1), name)
+}
+
+// appendQual appends name's parts (splitQual) to parts: with a caller's
+// array behind parts, splitting allocates nothing.
+func appendQual(parts []string, name string) []string {
 	depth, start := 0, 0
 	for i := 0; i < len(name); i++ {
 		switch name[i] {
@@ -583,8 +589,27 @@ func splitQual(name string) []string {
 // SimpleName is a qualified name's last segment without an overload
 // signature or a "#n" suffix: "A.B.f(int)#2" → "f".
 func SimpleName(q string) string {
-	parts := splitQual(q)
+	var buf [8]string
+	parts := appendQual(buf[:0], q)
 	return baseName(parts[len(parts)-1])
+}
+
+// firstQual is splitQual(name)[0].
+func firstQual(name string) string {
+	depth := 0
+	for i := 0; i < len(name); i++ {
+		switch name[i] {
+		case '(', '[', '<':
+			depth++
+		case ')', ']', '>':
+			depth--
+		case '.':
+			if depth == 0 {
+				return name[:i]
+			}
+		}
+	}
+	return name
 }
 
 // baseName strips an overload signature and a duplicate suffix: "m(int)#2" → "m".

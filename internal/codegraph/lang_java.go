@@ -614,6 +614,11 @@ func (x *javaExtractor) dotted(n *fnode) string {
 	case "identifier":
 		return textOf(n, x.src)
 	case "scoped_identifier":
+		if !n.HasError() && javaPlainDotted(x.src[n.StartByte():n.EndByte()]) {
+			// Identifiers and dots only: the text is the joined name, read
+			// in one copy instead of one per level of nesting.
+			return textOf(n, x.src)
+		}
 		var parts []string
 		for c := range n.NamedKids() {
 			if p := x.dotted(c); p != "" {
@@ -623,6 +628,27 @@ func (x *javaExtractor) dotted(n *fnode) string {
 		return strings.Join(parts, ".")
 	}
 	return ""
+}
+
+// javaPlainDotted reports whether b is dot-separated ASCII names with
+// nothing else in it (no blank, comment or empty name; tree-sitter's blanks
+// include Unicode ones, so other names take the slow way).
+func javaPlainDotted(b []byte) bool {
+	if len(b) == 0 || b[0] == '.' || b[len(b)-1] == '.' {
+		return false
+	}
+	for i, c := range b {
+		switch {
+		case c == '.':
+			if b[i-1] == '.' {
+				return false
+			}
+		case c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func (x *javaExtractor) importDecl(n *fnode) {

@@ -113,3 +113,31 @@ func FuzzJavaExtract(f *testing.F) {
 		checkSpans(t, src, res)
 	})
 }
+
+// TestJavaDotted: a qualified name reads the same by its text as by its
+// parts, whatever stands between them.
+func TestJavaDotted(t *testing.T) {
+	cases := []struct{ src, want string }{
+		{"import a.b.C;", "a.b.C"},
+		{"import a . b.C;", "a.b.C"},
+		{"import a./* x */b.C;", "a.b.C"},
+		{"import a.\n  b.C;", "a.b.C"},
+		{"import a.b$c.D_1;", "a.b$c.D_1"},
+		{"import a.b.;", "a.b"},
+		{"import ä.b.C;", "ä.b.C"},
+	}
+	for _, c := range cases {
+		res, err := javaLang{}.Extract(context.Background(), "A.java", []byte(c.src+"\nclass A {}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Imports) != 1 || res.Imports[0].Module != c.want {
+			t.Errorf("%q: imports %+v, want %q", c.src, res.Imports, c.want)
+		}
+	}
+	for _, b := range []string{"", ".a", "a.", "a..b", "a b", "a/b", "ä"} {
+		if javaPlainDotted([]byte(b)) {
+			t.Errorf("%q is taken for a plain dotted name", b)
+		}
+	}
+}

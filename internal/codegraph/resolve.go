@@ -20,7 +20,7 @@ type builder struct {
 	edges []Edge
 
 	byPath  map[string]*parsed
-	defs    map[string]map[string]bool     // file → qualified names
+	defs    map[string]map[string]int32    // file → qualified names (parsed.defIndex)
 	kinds   map[string]string              // entity id → kind
 	byBase  map[string]map[string][]string // file → qualified base name → ids (overloads)
 	pkgDefs map[string]map[string][]string // "go:<dir>" or "java:<package>" → qualified base name → ids
@@ -52,7 +52,7 @@ func newBuilder(g *Graph, files []*parsed) *builder {
 		defs += len(p.res.Defs)
 	}
 	return &builder{g: g, files: files, nodes: make(map[string]*Node, defs+2*len(files)),
-		byPath: map[string]*parsed{}, defs: map[string]map[string]bool{}, kinds: make(map[string]string, defs),
+		byPath: map[string]*parsed{}, defs: map[string]map[string]int32{}, kinds: make(map[string]string, defs),
 		byBase: map[string]map[string][]string{}, pkgDefs: map[string]map[string][]string{}, wild: map[string][]string{}, goDirs: map[string]string{}, simple: map[string][]string{}, classes: map[string][]string{},
 		pyModules: map[string][]string{}, javaFQN: map[string]string{}, javaPkg: map[string][]string{},
 		dirFiles: map[string][]string{}, bindings: map[string]map[string][]string{}, bases: map[string][]string{},
@@ -108,7 +108,7 @@ func (b *builder) buildNodes() {
 			}
 			child = d
 		}
-		b.defs[p.path] = p.defNames
+		b.defs[p.path] = p.defIndex
 		pk := p.pkgKey
 		for i, d := range p.res.Defs {
 			id := p.defID[i]
@@ -294,7 +294,7 @@ func (b *builder) resolve() {
 			}
 			ts := b.resolveName(p, in.Class, in.Base, true)
 			if len(ts) == 0 {
-				if b.externals[p.path][splitQual(in.Base)[0]] {
+				if b.externals[p.path][firstQual(in.Base)] {
 					st.ExternalBases++
 				} else {
 					st.Unresolved[EdgeInherits]++
@@ -346,7 +346,9 @@ func (b *builder) resolve() {
 				for _, c := range p.res.Calls {
 					if c.From != lastFrom {
 						lastFrom, from = c.From, p.path
-						if c.From != "" {
+						if i, ok := p.defIndex[c.From]; ok {
+							from = p.defID[i] // the node's own string
+						} else if c.From != "" {
 							from = EntityID(p.path, c.From)
 						}
 						known = b.nodes[from] != nil
@@ -355,21 +357,23 @@ func (b *builder) resolve() {
 					if !known {
 						continue
 					}
-					r, ok := memo[c.Callee]
-					if !ok {
+					r, seen := memo[c.Callee]
+					if !seen {
 						r.ts = b.resolveCall(p, c)
-						r.external = len(r.ts) == 0 && b.externals[p.path][splitQual(c.Callee)[0]]
+						r.external = len(r.ts) == 0 && b.externals[p.path][firstQual(c.Callee)]
 						memo[c.Callee] = r
 					}
-					ts := r.ts
-					if len(ts) == 0 {
+					if len(r.ts) == 0 {
 						if r.external {
 							sh.external++
 						} else {
 							sh.unresolved++
 						}
 					}
-					for _, t := range ts {
+					if seen {
+						continue // the caller's edges to these targets are there
+					}
+					for _, t := range r.ts {
 						if b.linkable(from, t) {
 							sh.edges = append(sh.edges, Edge{Src: from, Dst: t, Type: EdgeInvokes})
 						}
@@ -588,7 +592,8 @@ func (b *builder) jsFile(from, spec string) string {
 func enclosing(def string) []string {
 	// splitQual's parts are separated by single dots, so each prefix of
 	// parts joined is a prefix of def.
-	parts := splitQual(def)
+	var buf [8]string
+	parts := appendQual(buf[:0], def)
 	out := make([]string, len(parts))
 	end := len(def)
 	for k := len(parts) - 1; k >= 0; k-- {
@@ -626,7 +631,8 @@ var selfNames = map[string]bool{"self": true, "this": true, "cls": true, "Self":
 // the same file, imported names, the same package, then a repository-wide
 // unique name.
 func (b *builder) resolveCall(p *parsed, c Call) []string {
-	parts := splitQual(c.Callee)
+	var buf [8]string
+	parts := appendQual(buf[:0], c.Callee)
 	if len(parts) == 0 || parts[0] == "" {
 		return nil
 	}
@@ -656,7 +662,8 @@ func (b *builder) resolveCall(p *parsed, c Call) []string {
 
 // resolveName resolves a (possibly dotted) name used inside from.
 func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []string {
-	parts := splitQual(name)
+	var buf [8]string
+	parts := appendQual(buf[:0], name)
 	keep := func(ts []string) []string {
 		if !classesOnly {
 			return ts
@@ -885,8 +892,8 @@ func (b *builder) markExternal(file string, im Import) {
 			m[n] = true
 		}
 	default:
-		m[splitQual(im.Module)[0]] = true // python "os.path" binds os
-		m[path.Base(im.Module)] = true    // go "net/http" binds http
-		m[lastDot(im.Module)] = true      // java "java.util.List" binds List
+		m[firstQual(im.Module)] = true // python "os.path" binds os
+		m[path.Base(im.Module)] = true // go "net/http" binds http
+		m[lastDot(im.Module)] = true   // java "java.util.List" binds List
 	}
 }
