@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
+
+	tsrust "github.com/smacker/go-tree-sitter/rust"
 )
 
 func rustExtract(t *testing.T, src string) *FileResult {
@@ -197,4 +200,49 @@ func TestRustConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestRustNamedEntries: an item macro's inside that begins with a name and
+// one colon is not parsed as items, and every such inside would have
+// parsed with errors (what itemMacro needs to read it), so the graph is the
+// same without the parse.
+func TestRustNamedEntries(t *testing.T) {
+	tables := []string{
+		"\n    stable: {\n        fn a() {}\n    },\n    unstable: { fn b() {} }\n",
+		"byte_plus: (\"+1b\", SizeFilter::Min(1)),",
+		"// comment\n/* block /* nested */ */ empty: \"\" => Ok(x),",
+		"r: x",
+	}
+	for _, in := range tables {
+		if !rustNamedEntries([]byte(in)) {
+			t.Errorf("%q: not taken for a table", in)
+		}
+		err := parseTree(context.Background(), tsrust.GetLanguage(), "x.rs", []byte(in), func(root *fnode) error {
+			if errorsIn(root) == 0 {
+				t.Errorf("%q parses as items: itemMacro would read it", in)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, in := range []string{"fn a() {}", "a::b!(c);", "name :: x", "'a: loop {}", "#[cfg(x)] a: b", "1: 2", "", "/* open", "x", "r#type: u8"} {
+		if rustNamedEntries([]byte(in)) {
+			t.Errorf("%q is taken for a table", in)
+		}
+	}
+	// The macro's calls are read from its tokens, as before.
+	src := "fn f() {}\nmy_tests! {\n    first: f() => 1,\n}\n"
+	res, err := rustLang{}.Extract(context.Background(), "x.rs", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []string
+	for _, c := range res.Calls {
+		calls = append(calls, c.Callee)
+	}
+	if !slices.Contains(calls, "f") || !slices.Contains(calls, "my_tests") {
+		t.Errorf("calls %v, want my_tests and f", calls)
+	}
 }
