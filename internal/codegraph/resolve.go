@@ -52,6 +52,7 @@ func newBuilder(g *Graph, files []*parsed) *builder {
 		defs += len(p.res.Defs)
 	}
 	return &builder{g: g, files: files, nodes: make(map[string]*Node, defs+2*len(files)),
+		edges:  make([]Edge, 0, defs+2*len(files)), // contains edges, before the rest
 		byPath: map[string]*parsed{}, defs: map[string]map[string]int32{}, kinds: make(map[string]string, defs),
 		byBase: map[string]map[string][]string{}, pkgDefs: map[string]map[string][]string{}, wild: map[string][]string{}, goDirs: map[string]string{}, simple: map[string][]string{}, classes: map[string][]string{},
 		pyModules: map[string][]string{}, javaFQN: map[string]string{}, javaPkg: map[string][]string{},
@@ -383,6 +384,11 @@ func (b *builder) resolve() {
 		}(&shares[w])
 	}
 	wg.Wait()
+	n := 0
+	for _, sh := range shares {
+		n += len(sh.edges)
+	}
+	b.edges = slices.Grow(b.edges, n)
 	for _, sh := range shares {
 		b.edges = append(b.edges, sh.edges...)
 		st.ExternalCalls += sh.external
