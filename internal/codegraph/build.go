@@ -594,22 +594,10 @@ func SimpleName(q string) string {
 	return baseName(parts[len(parts)-1])
 }
 
-// firstQual is splitQual(name)[0].
+// firstQual is splitQual(name)[0], without allocating.
 func firstQual(name string) string {
-	depth := 0
-	for i := 0; i < len(name); i++ {
-		switch name[i] {
-		case '(', '[', '<':
-			depth++
-		case ')', ']', '>':
-			depth--
-		case '.':
-			if depth == 0 {
-				return name[:i]
-			}
-		}
-	}
-	return name
+	var buf [8]string
+	return appendQual(buf[:0], name)[0]
 }
 
 // baseName strips an overload signature and a duplicate suffix: "m(int)#2" → "m".
