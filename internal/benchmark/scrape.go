@@ -219,6 +219,12 @@ func WriteScrapeTable(w io.Writer, gitDir string, head gitrepo.Hash, runs []Scra
 			fmt.Fprintf(w, "%s: file versions remembered %d, parsed whole %d (%s), skeleton %d (%s), bodies only %d (%s), members only %d (%s)\n",
 				r.Tool, f.Cached, f.Parsed, f.ParseTime.Round(time.Millisecond), f.Skeleton, f.SkeletonTime.Round(time.Millisecond),
 				f.Bodies, f.BodiesTime.Round(time.Millisecond), f.Members, f.MembersTime.Round(time.Millisecond))
+			if f.Recovered > 0 {
+				fmt.Fprintf(w, "%s: %d derivations failed and were parsed whole instead\n", r.Tool, f.Recovered)
+				for _, m := range f.RecoveredFrom {
+					fmt.Fprintf(w, "  %s\n", m)
+				}
+			}
 			if strings.Contains(r.Tool, "verified") {
 				fmt.Fprintf(w, "%s: %d derived versions parsed again whole, %d differ\n", r.Tool, f.Verified, f.Mismatched)
 				for _, m := range f.Mismatches {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -44,10 +45,13 @@ type FunctionMapper struct {
 	// whole parses every version whole, as before derivation (tests).
 	whole bool
 
-	cached, parsed, skeleton, bodies, members, verified, mismatched atomic.Int64
-	spent                                                           [4]atomic.Int64 // ns per derivation kind
-	firstMismatches                                                 []string        // under mu
+	cached, parsed, skeleton, bodies, members, verified, mismatched, recovered atomic.Int64
+	spent                                                                      [4]atomic.Int64 // ns per derivation kind
+	firstMismatches, firstRecovered                                            []string        // under mu
 }
+
+// deriveVersion is derive; tests replace it to make a derivation fail.
+var deriveVersion = derive
 
 type spanKey struct {
 	path string
@@ -73,6 +77,11 @@ type MapperStats struct {
 	// whole parse, with Verify; Mismatches describes the first few.
 	Verified, Mismatched int64
 	Mismatches           []string
+	// Recovered counts derivations that panicked (a bug in deriving, not
+	// in the input) and were parsed whole instead, so that one file version
+	// costs a parse, not the scrape; RecoveredFrom describes the first few.
+	Recovered     int64
+	RecoveredFrom []string
 	// ParseTime, SkeletonTime, BodiesTime and MembersTime are the time
 	// spent finding versions each way (summed over goroutines; derivations
 	// that fell back to a whole parse count as parsed).
@@ -86,7 +95,8 @@ func (m *FunctionMapper) Stats() MapperStats {
 	return MapperStats{Cached: m.cached.Load(), Parsed: m.parsed.Load(), Skeleton: m.skeleton.Load(),
 		Bodies: m.bodies.Load(), Members: m.members.Load(), Verified: m.verified.Load(), Mismatched: m.mismatched.Load(),
 		Mismatches: append([]string(nil), m.firstMismatches...),
-		ParseTime:  time.Duration(m.spent[derivedParsed].Load()), SkeletonTime: time.Duration(m.spent[derivedSkeleton].Load()),
+		Recovered:  m.recovered.Load(), RecoveredFrom: append([]string(nil), m.firstRecovered...),
+		ParseTime: time.Duration(m.spent[derivedParsed].Load()), SkeletonTime: time.Duration(m.spent[derivedSkeleton].Load()),
 		BodiesTime: time.Duration(m.spent[derivedBodies].Load()), MembersTime: time.Duration(m.spent[derivedMembers].Load())}
 }
 
@@ -208,7 +218,7 @@ func (m *FunctionMapper) resolve(s, other *side) {
 	if reason, _ := skipContent(s.text, 1<<20); reason != "" {
 		s.v = &versionSpans{}
 	} else if other != nil && other.v != nil && other.v.derivable() && other.lang.Name() == s.lang.Name() && !m.whole {
-		s.v, how = derive(ctx, s.lang, s.path, other.v, other.text, s.text, other.changed, s.changed)
+		s.v, how = m.derive(ctx, s, other)
 		switch how {
 		case derivedBodies:
 			m.bodies.Add(1)
@@ -228,6 +238,26 @@ func (m *FunctionMapper) resolve(s, other *side) {
 		m.verify(ctx, s, how)
 	}
 	m.remember(s.path, s.blob, s.v)
+}
+
+// derive derives s's functions from other's. A derivation that panics is
+// a bug in deriving; the version is then parsed whole, and the panic
+// counted (MapperStats.Recovered) and logged.
+func (m *FunctionMapper) derive(ctx context.Context, s, other *side) (v *versionSpans, how derivation) {
+	defer func() {
+		if r := recover(); r != nil {
+			m.recovered.Add(1)
+			msg := fmt.Sprintf("%s@%s from %s@%s: %v", s.path, s.blob, other.path, other.blob, r)
+			slog.Warn("deriving a file version's functions failed; parsed whole", "version", msg)
+			m.mu.Lock()
+			if len(m.firstRecovered) < 10 {
+				m.firstRecovered = append(m.firstRecovered, msg)
+			}
+			m.mu.Unlock()
+			v, how = parseSpans(ctx, s.lang, s.path, s.text), derivedParsed
+		}
+	}()
+	return deriveVersion(ctx, s.lang, s.path, other.v, other.text, s.text, other.changed, s.changed)
 }
 
 func (m *FunctionMapper) verify(ctx context.Context, s *side, how derivation) {

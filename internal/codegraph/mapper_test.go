@@ -526,3 +526,32 @@ func TestDeriveSkeletonPutsMembersBack(t *testing.T) {
 		})
 	}
 }
+
+// TestMapperRecoversFromDerivePanic: a derivation that panics (a bug in
+// deriving) costs that file version a whole parse, not the scrape: the
+// change maps as a whole parse maps it, and the panic is counted.
+func TestMapperRecoversFromDerivePanic(t *testing.T) {
+	defer func(d func(context.Context, Language, string, *versionSpans, []byte, []byte, []int, []int) (*versionSpans, derivation)) {
+		deriveVersion = d
+	}(deriveVersion)
+	deriveVersion = func(context.Context, Language, string, *versionSpans, []byte, []byte, []int, []int) (*versionSpans, derivation) {
+		panic("derivation bug")
+	}
+	oldSrc := []byte("class A {\n  int f(int x) {\n    return x;\n  }\n\n  int g() {\n    return 1;\n  }\n}\n")
+	newSrc := []byte("class A {\n  int f(int x) {\n    return x + 1;\n  }\n\n  int g() {\n    return 1;\n  }\n}\n")
+	var oldBlob, newBlob gitrepo.Hash
+	oldBlob[0], newBlob[0] = 1, 2
+	m := NewFunctionMapper(0)
+	got := m.Map(&gitrepo.LineChanges{OldPath: "A.java", NewPath: "A.java", OldBlob: oldBlob, NewBlob: newBlob,
+		Old: oldSrc, New: newSrc, Deleted: []int{3}, Added: []int{3}})
+	if want := []string{"A.java:A.f"}; !slices.Equal(got, want) {
+		t.Errorf("charged %v, want %v", got, want)
+	}
+	s := m.Stats()
+	if s.Recovered != 1 || len(s.RecoveredFrom) != 1 || !strings.Contains(s.RecoveredFrom[0], "A.java") || !strings.Contains(s.RecoveredFrom[0], "derivation bug") {
+		t.Errorf("recovered %d %q, want 1 naming the file and the panic", s.Recovered, s.RecoveredFrom)
+	}
+	if s.Parsed != 2 || s.Skeleton+s.Bodies+s.Members != 0 {
+		t.Errorf("stats %+v: want both versions parsed whole", s)
+	}
+}
