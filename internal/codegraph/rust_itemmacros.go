@@ -544,6 +544,27 @@ descend:
 	return c, inside > 0
 }
 
+// rustReadAgain reads text as an edit of base's reading, and hands fn the
+// tree only when it has no syntax error: tree-sitter's error recovery can
+// read an edited text otherwise than the same text parsed whole (a fuzzed
+// `A!{#!(}`), so a tree with errors is not used (done is false, and the
+// caller parses text afresh). A tree without errors is the one a fresh
+// parse gives (checked over every .rs version of three histories).
+func rustReadAgain(ctx context.Context, path string, text []byte, base *fnode, fn func(*fnode) error) (done bool, err error) {
+	resetMembers(ctx)
+	err = reparseTree(ctx, tsrust.GetLanguage(), path, text, base, func(r *fnode) error {
+		if errorsIn(r) > 0 {
+			return nil
+		}
+		done = true
+		return fn(r)
+	})
+	if err == nil && !done {
+		resetMembers(ctx)
+	}
+	return done, err
+}
+
 // rustExtractUnwrapped extracts src read with the wrappers of item macros
 // ms blanked. Macros the tree does not bear out are restored and the text
 // read again; nil when that does not hold either, when the tree bears out
@@ -555,7 +576,13 @@ func rustExtractUnwrapped(ctx context.Context, path string, src []byte, ms []rus
 		regions, bad, ok := rustUnwrapped(root, ms)
 		switch {
 		case !ok || len(bad) == len(ms) || len(bad) > 0 && again:
-			return nil // the file is read as written
+			// The file is read as written: as an edit of this reading
+			// where that reads it without error, else afresh (Extract).
+			_, err := rustReadAgain(ctx, path, src, root, func(r *fnode) error {
+				res = rustWalkTree(ctx, path, src, r, nil, nil)
+				return nil
+			})
+			return err
 		case len(bad) > 0:
 			kept := make([]rustMacro, 0, len(ms)-len(bad))
 			for i, m := range ms {
@@ -565,13 +592,12 @@ func rustExtractUnwrapped(ctx context.Context, path string, src []byte, ms []rus
 				}
 				kept = append(kept, m)
 			}
-			// Afresh, not as an edit of this reading: tree-sitter's error
-			// recovery can read an edited text otherwise than the same
-			// text parsed whole (a fuzzed `A!{#!(}`).
-			resetMembers(ctx)
-			return parseTree(ctx, tsrust.GetLanguage(), path, rustBlankMacros(src, kept), func(r *fnode) error {
-				return read(r, kept, true)
-			})
+			text := rustBlankMacros(src, kept)
+			reread := func(r *fnode) error { return read(r, kept, true) }
+			if done, err := rustReadAgain(ctx, path, text, root, reread); done || err != nil {
+				return err
+			}
+			return parseTree(ctx, tsrust.GetLanguage(), path, text, reread)
 		}
 		res = rustWalkTree(ctx, path, src, root, ms, regions)
 		return nil
