@@ -149,16 +149,13 @@ func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res 
 		// branches read both ways, the readings left out never found more
 		// (docs/benchmarks.md), and they were a third of jq's build.
 		written, settled, reads := len(alts), false, 1
-		var ahead []*FileResult // by index in alts: readings made ahead of their turn
+		ahead := map[int]*FileResult{} // by index in alts: readings made ahead of their turn
 		for i := 0; i < len(alts); i++ {
 			if settled && i < written {
 				continue
 			}
 			alt := alts[i]
-			var got *FileResult
-			if i < len(ahead) {
-				got = ahead[i]
-			}
+			got := ahead[i]
 			if got == nil {
 				reads++
 				// Each reading changes a few lines of the file, or
@@ -183,7 +180,6 @@ func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res 
 						closedRes := l.walk(rc, c)
 						cClamp(closedRes, parsed)
 						alts = append(alts, c)
-						ahead = append(ahead, make([]*FileResult, len(alts)-len(ahead))...)
 						ahead[len(alts)-1] = closedRes
 						return nil
 					})

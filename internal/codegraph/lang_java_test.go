@@ -127,10 +127,7 @@ func TestJavaDotted(t *testing.T) {
 		{"import ä.b.C;", "ä.b.C"},
 	}
 	for _, c := range cases {
-		res, err := javaLang{}.Extract(context.Background(), "A.java", []byte(c.src+"\nclass A {}\n"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := extractJava(t, c.src+"\nclass A {}\n")
 		if len(res.Imports) != 1 || res.Imports[0].Module != c.want {
 			t.Errorf("%q: imports %+v, want %q", c.src, res.Imports, c.want)
 		}

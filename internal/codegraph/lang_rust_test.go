@@ -233,11 +233,7 @@ func TestRustNamedEntries(t *testing.T) {
 		}
 	}
 	// The macro's calls are read from its tokens, as before.
-	src := "fn f() {}\nmy_tests! {\n    first: f() => 1,\n}\n"
-	res, err := rustLang{}.Extract(context.Background(), "x.rs", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := rustExtract(t, "fn f() {}\nmy_tests! {\n    first: f() => 1,\n}\n")
 	var calls []string
 	for _, c := range res.Calls {
 		calls = append(calls, c.Callee)

@@ -257,14 +257,16 @@ func changedRuns(pText []byte, pOb, pCb int, t []byte, mb movedBody, hunks []lin
 	first, last := hunks[0].ta-open, hunks[len(hunks)-1].tb-open
 	// The body, or the block inside it: T's braces, the lines of its
 	// braces and its tokens, in T and in P.
+	tBlocks, ok := bodyBlocks(t, tToks)
+	if !ok {
+		return nil
+	}
 	ob, cb := mb.ob, mb.cb
 	base, tEnd, pEnd := 0, tLast, pLast
-	if tb, pb, ok := innerBlock(pText, pToks, pOb, pCb, t, tToks, mb.ob, mb.cb, first, last); ok {
+	if tb, pb, ok := innerBlock(pText, pToks, pOb, pCb, tToks, tBlocks, mb.ob, mb.cb, first, last); ok {
 		ob, cb = tToks[tb.open].off, tToks[tb.close].off
 		base, tEnd, pEnd = tToks[tb.open].line, tToks[tb.close].line, pToks[pb.close].line
 		tToks, pToks = tToks[tb.open+1:tb.close], pToks[pb.open+1:pb.close]
-	} else if _, ok := bodyBlocks(t, tToks); !ok {
-		return nil
 	}
 	pEnds, pStarts, ok := bodyBoundaries(pText, pToks, base, pEnd)
 	if !ok {
@@ -319,18 +321,15 @@ func changedRuns(pText []byte, pOb, pCb int, t []byte, mb movedBody, hunks []lin
 	return append(body, '}')
 }
 
-// innerBlock finds the innermost block among T's body tokens that holds
-// its changed lines, [first, last] counted from the body's `{` line, with
-// its braces on unchanged lines, and the same block among P's; ok is false
-// where none qualifies. pOb, pCb, ob and cb are the offsets of the bodies'
-// braces. A block's text is its statements: if P's block
-// read clean and T's block's statements read clean alone, T's block reads
-// clean where P's stood, for all around it is P's text.
-func innerBlock(pText []byte, pToks []javaToken, pOb, pCb int, t []byte, tToks []javaToken, ob, cb int, first, last int) (tb, pb javaBlock, ok bool) {
-	tBlocks, ok := bodyBlocks(t, tToks)
-	if !ok {
-		return tb, pb, false
-	}
+// innerBlock finds the innermost block among T's body tokens (tToks, whose
+// blocks are tBlocks) that holds its changed lines, [first, last] counted
+// from the body's `{` line, with its braces on unchanged lines, and the
+// same block among P's; ok is false where none qualifies. pOb, pCb, ob and
+// cb are the offsets of the bodies' braces. A block's text is its
+// statements: if P's block read clean and T's block's statements read
+// clean alone, T's block reads clean where P's stood, for all around it is
+// P's text.
+func innerBlock(pText []byte, pToks []javaToken, pOb, pCb int, tToks []javaToken, tBlocks []javaBlock, ob, cb int, first, last int) (tb, pb javaBlock, ok bool) {
 	found := false
 	for _, b := range tBlocks { // inner blocks close first
 		if tToks[b.open].line < first && tToks[b.close].line > last {
