@@ -28,7 +28,8 @@ type FunctionMapper struct {
 	// that needs one waits for it instead of parsing it a second time (the
 	// next commit's old version is often this commit's new one, and the
 	// two commits are diffed side by side).
-	pending map[spanKey]chan struct{}
+	pending map[spanKey]*pendingVersion
+	expects int64 // Expect calls so far
 	// Exclude names the directories whose files map to no functions, as
 	// the graph leaves them out (Options.Exclude); default DefaultExclude.
 	// Set it before the first Map.
@@ -106,7 +107,7 @@ func NewFunctionMapper(size int) *FunctionMapper {
 	if size <= 0 {
 		size = 20000
 	}
-	m := &FunctionMapper{cache: map[spanKey]*versionSpans{}, pending: map[spanKey]chan struct{}{}, max: size}
+	m := &FunctionMapper{cache: map[spanKey]*versionSpans{}, pending: map[spanKey]*pendingVersion{}, max: size}
 	m.excluded = sync.OnceValue(func() map[string]bool {
 		if m.Exclude == nil {
 			return excludeSet(DefaultExclude)
@@ -131,11 +132,60 @@ func (m *FunctionMapper) language(path string) Language {
 	return LanguageFor(path)
 }
 
+// pendingVersion is a version some goroutine is finding: by (a Map with)
+// an expectation, or by a Map without one when by is nil.
+type pendingVersion struct {
+	done chan struct{}
+	by   *expectation
+}
+
+// expectation is one commit's claim on the versions it will find
+// (Expect). Commits expect in their order, so seq orders them.
+type expectation struct {
+	seq  int64
+	keys []spanKey // claimed, maybe released since
+}
+
+// Expect claims, for one commit (gitrepo.DiffOptions.Expect), the versions
+// in vs that are neither remembered nor being found: its Map calls find
+// them, and the Map calls of later commits wait for them rather than
+// finding them too. Called in commit order.
+func (m *FunctionMapper) Expect(vs []gitrepo.Version) (any, func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.expects++
+	e := &expectation{seq: m.expects}
+	for _, v := range vs {
+		k := spanKey{v.Path, v.Blob}
+		if m.cache[k] != nil || m.pending[k] != nil || m.language(v.Path) == nil {
+			continue
+		}
+		m.pending[k] = &pendingVersion{done: make(chan struct{}), by: e}
+		e.keys = append(e.keys, k)
+	}
+	return e, func() { m.release(e, e.keys) }
+}
+
+// release ends e's claims on keys (a nil e: the claims of a Map without
+// an expectation).
+func (m *FunctionMapper) release(e *expectation, keys []spanKey) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range keys {
+		if p := m.pending[k]; p != nil && p.by == e {
+			delete(m.pending, k)
+			close(p.done)
+		}
+	}
+}
+
 // claim finds the sides remembered, waiting for any that another goroutine
 // is finding, and marks the others as being found by the caller until it
-// calls the returned release. A goroutine waits only while it has claimed
-// nothing, so no two wait for each other.
-func (m *FunctionMapper) claim(sides ...*side) (release func()) {
+// calls the returned release. Without an expectation (e nil) a goroutine
+// waits only while it has claimed nothing; with one, it waits only for
+// versions an earlier commit claimed, and finds a version a later commit
+// claimed itself, so no two wait for each other either way.
+func (m *FunctionMapper) claim(e *expectation, sides ...*side) (release func()) {
 	unknown := func(s *side) bool { return s.lang != nil && s.text != nil && s.v == nil }
 	m.mu.Lock()
 	for {
@@ -148,8 +198,8 @@ func (m *FunctionMapper) claim(sides ...*side) (release func()) {
 			if v := m.cache[k]; v != nil {
 				s.v = v
 				m.cached.Add(1)
-			} else if ch := m.pending[k]; ch != nil {
-				busy = ch
+			} else if p := m.pending[k]; p != nil && (e == nil || p.by == nil || p.by.seq < e.seq) {
+				busy = p.done
 			}
 		}
 		if busy == nil {
@@ -159,26 +209,22 @@ func (m *FunctionMapper) claim(sides ...*side) (release func()) {
 		<-busy
 		m.mu.Lock()
 	}
-	done := make(chan struct{})
 	var mine []spanKey
 	for _, s := range sides {
-		if unknown(s) {
-			k := spanKey{s.path, s.blob}
-			if m.pending[k] == nil {
-				m.pending[k] = done
-				mine = append(mine, k)
-			}
+		if !unknown(s) {
+			continue
+		}
+		k := spanKey{s.path, s.blob}
+		switch p := m.pending[k]; {
+		case p == nil:
+			m.pending[k] = &pendingVersion{done: make(chan struct{}), by: e}
+			mine = append(mine, k)
+		case e != nil && p.by == e: // claimed by the commit's Expect
+			mine = append(mine, k)
 		}
 	}
 	m.mu.Unlock()
-	return func() {
-		m.mu.Lock()
-		for _, k := range mine {
-			delete(m.pending, k)
-		}
-		m.mu.Unlock()
-		close(done)
-	}
+	return func() { m.release(e, mine) }
 }
 
 func (m *FunctionMapper) remember(path string, blob gitrepo.Hash, v *versionSpans) {
@@ -280,7 +326,8 @@ func (m *FunctionMapper) verify(ctx context.Context, s *side, how derivation) {
 func (m *FunctionMapper) Map(lc *gitrepo.LineChanges) []string {
 	old := &side{lang: m.language(lc.OldPath), path: lc.OldPath, blob: lc.OldBlob, text: lc.Old, changed: lc.Deleted}
 	nw := &side{lang: m.language(lc.NewPath), path: lc.NewPath, blob: lc.NewBlob, text: lc.New, changed: lc.Added}
-	defer m.claim(old, nw)()
+	e, _ := lc.Claim.(*expectation)
+	defer m.claim(e, old, nw)()
 	// The side already known (or, with neither, the old one) is found
 	// first, so the other can be derived from it.
 	if old.v == nil && nw.v != nil {

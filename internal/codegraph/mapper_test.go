@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
@@ -378,10 +379,7 @@ func TestDeriveSkeletonLeavesOutMethods(t *testing.T) {
 // change with the function it edits.
 func TestMapperFindsEachVersionOnce(t *testing.T) {
 	const n = 40
-	versions := make([][]byte, n+1)
-	for i := range versions {
-		versions[i] = []byte(fmt.Sprintf("class A {\n  int f(int x) {\n    return x + %d;\n  }\n\n  int g() {\n    return 1;\n  }\n}\n", i))
-	}
+	changes := javaChain(n)
 	m := NewFunctionMapper(0)
 	got := make([][]string, n)
 	var wg sync.WaitGroup
@@ -389,10 +387,7 @@ func TestMapperFindsEachVersionOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var oldBlob, newBlob gitrepo.Hash
-			oldBlob[0], newBlob[0] = byte(i), byte(i+1)
-			got[i] = m.Map(&gitrepo.LineChanges{OldPath: "A.java", NewPath: "A.java", OldBlob: oldBlob, NewBlob: newBlob,
-				Old: versions[i], New: versions[i+1], Deleted: []int{3}, Added: []int{3}})
+			got[i] = m.Map(changes[i])
 		}()
 	}
 	wg.Wait()
@@ -405,6 +400,120 @@ func TestMapperFindsEachVersionOnce(t *testing.T) {
 			t.Errorf("change %d charged %v, want %v", i, g, want)
 		}
 	}
+}
+
+// TestMapperExpectsInCommitOrder: a chain of changes whose versions were
+// expected in order is mapped from goroutines started last change first;
+// each change waits for the version the change before it finds, so only
+// the first version is parsed whole and every other one is derived.
+func TestMapperExpectsInCommitOrder(t *testing.T) {
+	const n = 40
+	m := NewFunctionMapper(0)
+	changes := javaChain(n)
+	claims := make([]any, n)
+	releases := make([]func(), n)
+	for i, lc := range changes {
+		claims[i], releases[i] = m.Expect([]gitrepo.Version{{Path: lc.OldPath, Blob: lc.OldBlob}, {Path: lc.NewPath, Blob: lc.NewBlob}})
+	}
+	got := make([][]string, n)
+	var wg sync.WaitGroup
+	for i := n - 1; i >= 0; i-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer releases[i]()
+			lc := *changes[i]
+			lc.Claim = claims[i]
+			got[i] = m.Map(&lc)
+		}()
+	}
+	waitOrFail(t, &wg, "the changes wait for each other")
+	s := m.Stats()
+	if s.Parsed != 1 || s.Parsed+s.Skeleton+s.Bodies+s.Members != n+1 || s.Cached != n-1 {
+		t.Errorf("parsed %d versions whole, found %d and remembered %d; want 1, %d and %d: %+v", s.Parsed, s.Parsed+s.Skeleton+s.Bodies+s.Members, s.Cached, n+1, n-1, s)
+	}
+	for i, g := range got {
+		if want := []string{"A.java:A.f"}; !slices.Equal(g, want) {
+			t.Errorf("change %d charged %v, want %v", i, g, want)
+		}
+	}
+}
+
+// TestMapperExpectReleasedUnfound: a version an earlier commit expected
+// but never mapped (its Functions call did not come) is found by the next
+// commit that needs it once the claim is released; and a version a later
+// commit expected is found, not waited for.
+func TestMapperExpectReleasedUnfound(t *testing.T) {
+	changes := javaChain(2)
+	m := NewFunctionMapper(0)
+	_, release0 := m.Expect([]gitrepo.Version{{Path: "A.java", Blob: changes[0].OldBlob}, {Path: "A.java", Blob: changes[0].NewBlob}})
+	claim1, release1 := m.Expect([]gitrepo.Version{{Path: "A.java", Blob: changes[1].OldBlob}, {Path: "A.java", Blob: changes[1].NewBlob}})
+	done := make(chan []string)
+	go func() {
+		lc := *changes[1]
+		lc.Claim = claim1
+		done <- m.Map(&lc)
+	}()
+	select {
+	case got := <-done:
+		t.Fatalf("change 1 mapped (%v) before change 0's claim on its old version was released", got)
+	case <-time.After(50 * time.Millisecond):
+	}
+	release0()
+	if got := <-done; !slices.Equal(got, []string{"A.java:A.f"}) {
+		t.Errorf("change 1 charged %v, want [A.java:A.f]", got)
+	}
+	defer release1()
+
+	// Change 0 mapped late, under a claim made before change 1's, does not
+	// wait for versions change 1 still holds.
+	m = NewFunctionMapper(0)
+	claim0, release0 := m.Expect(nil)
+	defer release0()
+	_, release1 = m.Expect([]gitrepo.Version{{Path: "A.java", Blob: changes[0].NewBlob}})
+	defer release1()
+	go func() {
+		lc := *changes[0]
+		lc.Claim = claim0
+		done <- m.Map(&lc)
+	}()
+	select {
+	case got := <-done:
+		if !slices.Equal(got, []string{"A.java:A.f"}) {
+			t.Errorf("change 0 charged %v, want [A.java:A.f]", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("change 0 waits for a version a later commit claimed")
+	}
+}
+
+// waitOrFail waits for wg, failing the test after a while with what.
+func waitOrFail(t *testing.T, wg *sync.WaitGroup, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal(what)
+	}
+}
+
+// javaChain is n changes of A.java, each one's new version the next one's
+// old version, each editing f.
+func javaChain(n int) []*gitrepo.LineChanges {
+	versions := make([][]byte, n+1)
+	for i := range versions {
+		versions[i] = []byte(fmt.Sprintf("class A {\n  int f(int x) {\n    return x + %d;\n  }\n\n  int g() {\n    return 1;\n  }\n}\n", i))
+	}
+	out := make([]*gitrepo.LineChanges, n)
+	for i := range out {
+		var oldBlob, newBlob gitrepo.Hash
+		oldBlob[0], newBlob[0] = byte(i), byte(i+1)
+		out[i] = &gitrepo.LineChanges{OldPath: "A.java", NewPath: "A.java", OldBlob: oldBlob, NewBlob: newBlob,
+			Old: versions[i], New: versions[i+1], Deleted: []int{3}, Added: []int{3}}
+	}
+	return out
 }
 
 // TestMapperSkipsExcluded: files the graph leaves out (vendored

@@ -124,7 +124,7 @@ func Scrape(ctx context.Context, cfg Config) (*Result, error) {
 		if m.Headers, err = codegraph.HeaderLanguageAt(ctx, cfg.GitDir, cfg.Diff.Backend, head); err != nil {
 			return nil, fmt.Errorf("scrape %s: %w", cfg.Repo, err)
 		}
-		cfg.Diff.Functions = m.Map
+		cfg.Diff.Functions, cfg.Diff.Expect = m.Map, m.Expect
 	}
 	var exclude []gitrepo.Hash
 	ids := NewFileIDs()

@@ -31,6 +31,21 @@ type DiffOptions struct {
 	// Functions, if set, names the functions a file change touches (filled
 	// into FileDiff.ChangedFunctions). It is called from several goroutines.
 	Functions func(*LineChanges) []string
+	// Expect, if set with Functions, is called once for each commit, in
+	// the order of the commits whichever goroutine diffs them, with the
+	// file versions its changes hold (both sides, submodules left out),
+	// before any of the commit's Functions calls. Those calls get its claim
+	// as LineChanges.Claim; release is called once they are done. It lets
+	// Functions wait for a version that an earlier commit is finding
+	// instead of finding it again, as two goroutines diffing neighbouring
+	// commits otherwise would.
+	Expect func(versions []Version) (claim any, release func())
+}
+
+// Version is one version of a file: its path and content id.
+type Version struct {
+	Path string
+	Blob Hash
 }
 
 // LineChanges describes one text file change line by line, for mapping
@@ -44,6 +59,9 @@ type LineChanges struct {
 	// InsertedAfter are old positions k where lines were inserted between old
 	// line k and k+1 without replacing anything.
 	InsertedAfter []int
+	// Claim is what DiffOptions.Expect returned for the commit; nil
+	// without Expect.
+	Claim any
 }
 
 func (o *DiffOptions) defaults() {
@@ -117,6 +135,7 @@ func DiffCommits(ctx context.Context, gitDir string, commits []Hash, opts DiffOp
 		// linear history, read in the same round trip as h.
 		prev Hash
 		ch   chan result
+		turn expectTurn
 	}
 	jobs := make(chan job)
 	queue := make(chan chan result, 16*opts.Workers)
@@ -134,7 +153,7 @@ func DiffCommits(ctx context.Context, gitDir string, commits []Hash, opts DiffOp
 			defer src.Close()
 			cd := newCommitDiffer(src, opts)
 			for j := range jobs {
-				d, err := cd.diffCommit(j.h, j.prev)
+				d, err := cd.diffCommit(ctx, j.h, j.prev, j.turn)
 				j.ch <- result{d, err}
 			}
 		}()
@@ -147,10 +166,18 @@ func DiffCommits(ctx context.Context, gitDir string, commits []Hash, opts DiffOp
 	}
 	go func() {
 		defer close(queue)
+		// Each commit's Expect waits for the one before it.
+		after := make(chan struct{})
+		close(after)
 		for i, h := range commits {
 			var prev Hash
 			if i > 0 {
 				prev = commits[i-1]
+			}
+			var turn expectTurn
+			if opts.Expect != nil && opts.Functions != nil {
+				turn = expectTurn{after: after, done: make(chan struct{})}
+				after = turn.done
 			}
 			ch := make(chan result, 1)
 			select {
@@ -159,7 +186,7 @@ func DiffCommits(ctx context.Context, gitDir string, commits []Hash, opts DiffOp
 				return
 			}
 			select {
-			case jobs <- job{h, prev, ch}:
+			case jobs <- job{h, prev, ch, turn}:
 			case <-ctx.Done():
 				return
 			}
@@ -199,6 +226,8 @@ type commitDiffer struct {
 	bufA  []byte
 	bufB  []byte
 	cbuf  []byte
+	// claim is the commit's DiffOptions.Expect claim, for its Functions calls.
+	claim any
 }
 
 func newCommitDiffer(src objectSource, opts DiffOptions) *commitDiffer {
@@ -227,9 +256,46 @@ func (c *commitDiffer) parseCommit(h Hash, data []byte) (*rawCommit, error) {
 	return rc, nil
 }
 
+// expectTurn orders the commits' Expect calls: a commit's call waits for
+// after and closes done (also when it fails first); zero without Expect.
+type expectTurn struct {
+	after <-chan struct{}
+	done  chan struct{}
+}
+
+// expect calls opts.Expect with the versions changes hold once the commit
+// before has.
+func (c *commitDiffer) expect(ctx context.Context, turn expectTurn, changes []change) (claim any, release func(), err error) {
+	select {
+	case <-turn.after:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	vs := make([]Version, 0, 2*len(changes))
+	for _, ch := range changes {
+		if ch.oldHash == ch.newHash || ch.oldMode&0o170000 == modeGitlink || ch.newMode&0o170000 == modeGitlink {
+			continue // diffFile maps no functions for these
+		}
+		if ch.oldHash != ZeroHash {
+			vs = append(vs, Version{string(ch.oldPath), ch.oldHash})
+		}
+		if ch.newHash != ZeroHash {
+			vs = append(vs, Version{string(ch.newPath), ch.newHash})
+		}
+	}
+	claim, release = c.opts.Expect(vs)
+	return claim, release, nil
+}
+
 // diffCommit diffs commit h against its first parent; guess, when not zero,
-// is read with h in case it is that parent.
-func (c *commitDiffer) diffCommit(h, guess Hash) (*CommitDiff, error) {
+// is read with h in case it is that parent. turn orders its Expect call.
+func (c *commitDiffer) diffCommit(ctx context.Context, h, guess Hash, turn expectTurn) (*CommitDiff, error) {
+	turned := turn.done == nil
+	defer func() {
+		if !turned { // failed before its turn: the next commit's goes on
+			close(turn.done)
+		}
+	}()
 	rc, guessed, err := c.commits(h, guess)
 	if err != nil {
 		return nil, err
@@ -264,6 +330,19 @@ func (c *commitDiffer) diffCommit(h, guess Hash) (*CommitDiff, error) {
 		return nil, err
 	}
 	sort.Slice(changes, func(i, j int) bool { return string(changes[i].path()) < string(changes[j].path()) })
+	if !turned {
+		claim, release, err := c.expect(ctx, turn, changes)
+		close(turn.done)
+		turned = true
+		if err != nil {
+			return nil, err
+		}
+		if release != nil {
+			defer release()
+		}
+		c.claim = claim
+		defer func() { c.claim = nil }()
+	}
 	cd := &CommitDiff{ID: h, Parents: rc.Parents, Author: rc.Author, Committer: rc.Committer, Encoding: rc.Encoding, Message: rc.Message}
 	cd.Files = make([]FileDiff, 0, len(changes))
 	// The blobs are read in one batch, in the order diffFile takes them.
@@ -384,6 +463,7 @@ func (c *commitDiffer) diffFile(ch *change, blobs *batch) (FileDiff, error) {
 		lc := c.d.lineChanges()
 		lc.OldPath, lc.NewPath, lc.Old, lc.New = string(ch.oldPath), string(ch.newPath), a, b
 		lc.OldBlob, lc.NewBlob = ch.oldHash, ch.newHash
+		lc.Claim = c.claim
 		fd.ChangedFunctions = c.opts.Functions(&lc)
 	}
 	return fd, nil

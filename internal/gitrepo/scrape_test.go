@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
@@ -285,4 +287,112 @@ func TestBigBlobCountsMatchGit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExpectInCommitOrder: with several workers, Expect is called once per
+// commit in the order of the commits, with both sides of each content
+// change, before the commit's Functions calls, which get its claim; release
+// follows them.
+func TestExpectInCommitOrder(t *testing.T) {
+	r := buildHistory(t)
+	gitDir := filepath.Join(r.Dir, ".git")
+	head, _ := parseHex([]byte(r.Head()))
+	commits, err := ListCommits(context.Background(), gitDir, BackendCatFile, head, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type claim struct {
+		n        int // the claim's place in the order of Expect calls
+		versions []Version
+		mapped   []string // the changes Functions mapped, "old new"
+		released bool
+	}
+	var mu sync.Mutex
+	var claims []*claim
+	opts := DiffOptions{Backend: BackendCatFile, Workers: 4,
+		Expect: func(vs []Version) (any, func()) {
+			mu.Lock()
+			defer mu.Unlock()
+			c := &claim{n: len(claims), versions: vs}
+			claims = append(claims, c)
+			return c, func() {
+				mu.Lock()
+				defer mu.Unlock()
+				c.released = true
+			}
+		},
+		Functions: func(lc *LineChanges) []string {
+			mu.Lock()
+			defer mu.Unlock()
+			c, ok := lc.Claim.(*claim)
+			switch {
+			case !ok:
+				t.Errorf("Functions(%s → %s) got claim %v", lc.OldPath, lc.NewPath, lc.Claim)
+			case c.released:
+				t.Errorf("Functions(%s → %s) after its commit's release", lc.OldPath, lc.NewPath)
+			default:
+				c.mapped = append(c.mapped, versionName(lc.OldPath, lc.OldBlob)+" "+versionName(lc.NewPath, lc.NewBlob))
+			}
+			return nil
+		}}
+	n := 0
+	err = DiffCommits(context.Background(), gitDir, commits, opts, func(cd *CommitDiff) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if n >= len(claims) {
+			t.Fatalf("commit %d emitted with %d Expect calls", n, len(claims))
+		}
+		// The n-th Expect call was for the n-th commit.
+		c := claims[n]
+		n++
+		if !c.released {
+			t.Errorf("commit %s emitted before its claim was released", cd.ID)
+		}
+		var want, expected []string
+		for _, f := range cd.Files {
+			if f.OldBlob == f.NewBlob {
+				continue
+			}
+			var sides []string
+			for _, s := range []struct {
+				path []byte
+				blob Hash
+			}{{f.OldPath, f.OldBlob}, {f.NewPath, f.NewBlob}} {
+				side := versionName(string(s.path), s.blob)
+				if side != "" {
+					expected = append(expected, side)
+				}
+				sides = append(sides, side)
+			}
+			if !f.Binary {
+				want = append(want, strings.Join(sides, " "))
+			}
+		}
+		var got []string
+		for _, v := range c.versions {
+			got = append(got, versionName(v.Path, v.Blob))
+		}
+		if !slices.Equal(got, expected) {
+			t.Errorf("commit %s: Expect got %v, want %v", cd.ID, got, expected)
+		}
+		if !slices.Equal(c.mapped, want) {
+			t.Errorf("commit %s: Functions mapped %v under its claim, want %v", cd.ID, c.mapped, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(commits) || len(claims) != len(commits) {
+		t.Errorf("%d commits emitted, %d Expect calls, want %d", n, len(claims), len(commits))
+	}
+}
+
+// versionName names a side of a change in TestExpectInCommitOrder; "" for
+// none.
+func versionName(path string, blob Hash) string {
+	if blob == ZeroHash {
+		return ""
+	}
+	return path + "@" + blob.String()[:7]
 }
