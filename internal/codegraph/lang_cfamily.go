@@ -67,7 +67,8 @@ import (
 //     contains; `namespace` written there still qualifies. `MACRO(name) {…}`
 //     at file level is a function named by the argument (jemalloc's
 //     TEST_BEGIN). Names that are keywords (`MACRO(x)\nif (…) {`) are not
-//     functions; casts are not calls.
+//     functions; casts are not calls. In C, a macro used as a qualifier
+//     before a declaration's type (`redisAtomic int x;`) is blanked too.
 //   - A file with syntax errors is also read with its conditional directives
 //     blanked, with only each first #if branch kept, and (when cut short)
 //     with closers appended; the reading that finds the most functions is
@@ -387,7 +388,8 @@ func cBlankConditionals(src []byte, firstOnly bool) []byte {
 // cBlankMacroLines returns src with every line that holds only an upper-case
 // identifier (FMT_BEGIN_NAMESPACE) blanked, or src itself when there is none.
 // Such a line is a macro expanding to declarations or braces; left in, it
-// reads as the type of the next declaration.
+// reads as the type of the next declaration. In C it also blanks a macro
+// qualifier before a declaration's type (cQualifierMacro).
 func cBlankMacroLines(src []byte, cpp bool) []byte {
 	var out []byte
 	blank := func(from, to int) {
@@ -420,6 +422,12 @@ func cBlankMacroLines(src []byte, cpp bool) []byte {
 		}
 		if cMacroName(src[a:b]) {
 			blank(a, b)
+		}
+		if !cpp {
+			if x, y := cQualifierMacro(src[a:b]); y > x {
+				// redisAtomic int x; — a macro qualifier before a type.
+				blank(a+x, a+y)
+			}
 		}
 		for len(classAt) > 0 && classAt[0] < start {
 			classAt = classAt[1:]
@@ -517,6 +525,78 @@ var cClassMacro = regexp.MustCompile(`\b(?:class|struct|union)[ \t]+([A-Z][A-Z0-
 // cMacroName: an identifier of upper-case letters, digits and underscores
 // with at least one underscore and one letter (FMT_BEGIN_NAMESPACE, not
 // BEGIN or X).
+// cQualifierMacro finds, in a line of C with its leading and trailing blanks
+// trimmed, a macro used as a qualifier before a one-line declaration, as in
+// `redisAtomic int x;` or `static redisAtomic size_t n = 0;`: storage-class
+// keywords, then an identifier X that is no keyword or built-in type, then
+// at least two words (a type and the declared name, with `*` allowed between
+// them) and one of `;`, `=`, `[`, `,` or `:`. No C declaration has two
+// words after a type, so X cannot be one; tree-sitter takes it for the
+// type and fails on the rest. It returns X's bounds in line, or 0, 0.
+func cQualifierMacro(line []byte) (from, to int) {
+	if len(line) == 0 || !cIdentStart(line[0]) {
+		return 0, 0 // the common case: nothing to look at
+	}
+	i := 0
+	word := func() (int, int) {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '*') {
+			i++
+		}
+		s := i
+		if i < len(line) && cIdentStart(line[i]) {
+			for i < len(line) && (cIdentStart(line[i]) || line[i] >= '0' && line[i] <= '9') {
+				i++
+			}
+		}
+		return s, i
+	}
+	x, y := word()
+	for cStorageClass[string(line[x:y])] {
+		x, y = word()
+	}
+	if y == x || cKeywordOrType[string(line[x:y])] || y == len(line) || line[y] != ' ' && line[y] != '\t' {
+		return 0, 0
+	}
+	words := 0
+	for {
+		s, e := word()
+		if e == s {
+			break
+		}
+		words++
+	}
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	if words < 2 || i == len(line) || !strings.ContainsRune(";=[,:", rune(line[i])) {
+		return 0, 0
+	}
+	return x, y
+}
+
+func cIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// cStorageClass are the keywords cQualifierMacro steps over before a
+// qualifier macro.
+var cStorageClass = map[string]bool{"static": true, "extern": true, "register": true, "const": true,
+	"volatile": true, "_Thread_local": true, "__thread": true}
+
+// cKeywordOrType are C's keywords and the types tree-sitter's C grammar
+// reads as built in: a word cQualifierMacro never takes for a macro.
+var cKeywordOrType = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`auto break case char const continue default do double else enum extern
+		float for goto if inline int long register restrict return short signed sizeof static struct switch
+		typedef union unsigned void volatile while _Alignas _Alignof _Atomic _Bool _Complex _Generic
+		_Imaginary _Noreturn _Static_assert _Thread_local __thread __inline __inline__ __restrict __restrict__
+		__volatile__ __asm__ asm __attribute__ __extension__ typeof __typeof__ bool size_t ssize_t ptrdiff_t
+		intptr_t uintptr_t charptr_t nullptr_t max_align_t int8_t int16_t int32_t int64_t uint8_t uint16_t
+		uint32_t uint64_t char8_t char16_t char32_t`) {
+		m[w] = true
+	}
+	return m
+}()
+
 func cMacroName(s []byte) bool {
 	if len(s) < 3 || s[0] >= '0' && s[0] <= '9' {
 		return false

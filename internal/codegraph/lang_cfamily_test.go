@@ -177,6 +177,55 @@ func TestCUnbalancedBranches(t *testing.T) {
 	}
 }
 
+// TestCQualifierMacro: which lines of C hold a macro used as a qualifier
+// before a declaration's type, and where.
+func TestCQualifierMacro(t *testing.T) {
+	for _, tc := range []struct {
+		line, want string // want: the macro, "" for none
+	}{
+		{"redisAtomic int x;", "redisAtomic"},
+		{"redisAtomic uint64_t next_client_id; /* Next client unique ID. */", "redisAtomic"},
+		{"static redisAtomic size_t lazyfree_objects = 0;", "redisAtomic"},
+		{"redisAtomic unsigned int lruclock;", "redisAtomic"},
+		{"redisAtomic size_t stat_clients_type_memory[CLIENT_TYPE_COUNT];", "redisAtomic"},
+		{"MY_ATTR char *name, *value;", "MY_ATTR"},
+		{"unsigned_flags int x : 3;", "unsigned_flags"},
+		{"int x;", ""},                        // one type, one name
+		{"robj *o;", ""},                      // the same with a pointer
+		{"unsigned long long x;", ""},         // keywords
+		{"static const char *s = \"a\";", ""}, // storage classes and a type
+		{"int REDIS_UNUSED x;", ""},           // the type first: left as it is
+		{"size_t MY_ATTR n;", ""},             // a built-in type first
+		{"return a b;", ""},                   // a keyword
+		{"foo(bar baz);", ""},                 // a call
+		{"x = y + z;", ""},                    // an assignment
+		{"again: x y;", ""},                   // a label
+		{"* the comment says this;", ""},      // a comment line
+		{"static inline int f(int x);", ""},   // a prototype
+		{"redisAtomic int", ""},               // no end
+		{"", ""},
+	} {
+		from, to := cQualifierMacro([]byte(tc.line))
+		if got := tc.line[from:to]; got != tc.want {
+			t.Errorf("cQualifierMacro(%q) = %q, want %q", tc.line, got, tc.want)
+		}
+	}
+	// Blanked in C only, keeping every byte's place.
+	src := []byte("struct s {\n    redisAtomic int x;\n};\n")
+	if got, want := string(cBlankMacroLines(src, false)), "struct s {\n                int x;\n};\n"; got != want {
+		t.Errorf("cBlankMacroLines(C) = %q, want %q", got, want)
+	}
+	if got := cBlankMacroLines(src, true); string(got) != string(src) {
+		t.Errorf("cBlankMacroLines(C++) = %q, want it unchanged", got)
+	}
+	// The struct reads without a syntax error, which would make a file
+	// with unpaired branches be read again (redis's server.h).
+	r := cfExtract(t, "server.h", "struct server {\n    redisAtomic int clients;\n    redisAtomic uint64_t next_id;\n};\nint f(void) { return 0; }\n")
+	if got := cfDefNames(r); r.ErrorNodes != 0 || strings.Join(got, "|") != "class server|function f" {
+		t.Errorf("struct with qualifier macros: %d error nodes, defs %q; want none and [class server, function f]", r.ErrorNodes, got)
+	}
+}
+
 // TestCReadings checks which readings of a C file with syntax errors are
 // parsed: once the reading keeping every branch finds more functions than
 // the file as written, the others of the file as written are not made.
