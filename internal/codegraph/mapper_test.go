@@ -460,8 +460,13 @@ func TestMapperExpectReleasedUnfound(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	release0()
-	if got := <-done; !slices.Equal(got, []string{"A.java:A.f"}) {
-		t.Errorf("change 1 charged %v, want [A.java:A.f]", got)
+	select {
+	case got := <-done:
+		if !slices.Equal(got, []string{"A.java:A.f"}) {
+			t.Errorf("change 1 charged %v, want [A.java:A.f]", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("change 1 still waits after change 0 released its claims")
 	}
 	defer release1()
 
