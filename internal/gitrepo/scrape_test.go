@@ -184,6 +184,49 @@ func TestListCommitsIncremental(t *testing.T) {
 	}
 }
 
+// TestRevListMatchesWalker: with git as the backend, ListCommits and
+// Parents ask `git rev-list` and order its answer themselves; they must give
+// what the walker gives reading each commit (go-git), with and without
+// excluded history, across merges of two branches.
+func TestRevListMatchesWalker(t *testing.T) {
+	r := buildHistory(t)
+	gitDir := filepath.Join(r.Dir, ".git")
+	mid, _ := parseHex([]byte(r.Head()))
+	// A second merge whose side branch forked before mid.
+	r.Git("checkout", "-q", "-b", "late", "HEAD~3")
+	r.Write(map[string]string{"late.txt": "late\n"})
+	r.Commit("late work")
+	r.Git("checkout", "-q", "main")
+	r.Write(map[string]string{"main.txt": "m\n"})
+	r.Commit("more main work")
+	r.Tick()
+	r.Git("merge", "-q", "--no-ff", "-m", "merge late", "late")
+	head, _ := parseHex([]byte(r.Head()))
+	ctx := context.Background()
+	for _, exclude := range [][]Hash{nil, {mid}, {head}} {
+		var lists [2][]Hash
+		var parents [2]map[Hash][]Hash
+		for i, b := range []Backend{BackendCatFile, BackendGoGit} {
+			var err error
+			if lists[i], err = ListCommits(ctx, gitDir, b, head, exclude); err != nil {
+				t.Fatal(err)
+			}
+			if parents[i], err = Parents(ctx, gitDir, b, head, exclude); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !slices.Equal(lists[0], lists[1]) {
+			t.Errorf("exclude %v: rev-list lists %v, the walker %v", exclude, lists[0], lists[1])
+		}
+		if fmt.Sprint(parents[0]) != fmt.Sprint(parents[1]) || len(parents[0]) != len(lists[0]) {
+			t.Errorf("exclude %v: rev-list's parents %v, the walker's %v (%d commits listed)", exclude, parents[0], parents[1], len(lists[0]))
+		}
+	}
+	if got, _ := ListCommits(ctx, gitDir, BackendCatFile, head, []Hash{mid}); len(got) != 3 {
+		t.Errorf("after mid: %d commits, want the 3 new ones", len(got))
+	}
+}
+
 func TestCorruptObjectIsAnError(t *testing.T) {
 	r := buildHistory(t)
 	gitDir := filepath.Join(r.Dir, ".git")

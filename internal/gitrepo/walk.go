@@ -1,11 +1,13 @@
 package gitrepo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -17,6 +19,13 @@ import (
 // list, so the result is deterministic). Shallow boundaries (parents that are
 // absent from the object store) end the walk quietly.
 func ListCommits(ctx context.Context, gitDir string, backend Backend, head Hash, exclude []Hash) ([]Hash, error) {
+	if ps, ok, err := revListParents(ctx, gitDir, backend, head, exclude); !ok {
+		// go-git: walk below.
+	} else if err != nil {
+		return nil, err
+	} else {
+		return postOrder(ctx, head, ps)
+	}
 	w, err := newWalker(ctx, gitDir, backend)
 	if err != nil {
 		return nil, err
@@ -38,18 +47,134 @@ func ListCommits(ctx context.Context, gitDir string, backend Backend, head Hash,
 	return order, nil
 }
 
-// Parents returns the parents of every commit reachable from head (all of
-// them, in order; none for a root or a shallow boundary).
-func Parents(ctx context.Context, gitDir string, backend Backend, head Hash) (map[Hash][]Hash, error) {
+// Parents returns the parents of every commit reachable from head and not
+// from any of exclude (all of them, in order; none for a root or a shallow
+// boundary).
+func Parents(ctx context.Context, gitDir string, backend Backend, head Hash, exclude []Hash) (map[Hash][]Hash, error) {
+	if ps, ok, err := revListParents(ctx, gitDir, backend, head, exclude); ok {
+		return ps, err
+	}
 	w, err := newWalker(ctx, gitDir, backend)
 	if err != nil {
 		return nil, err
 	}
 	defer w.src.Close()
-	if err := w.reach(ctx, head, make(map[Hash]bool), nil); err != nil {
+	seen := make(map[Hash]bool)
+	for _, x := range exclude {
+		if x == ZeroHash {
+			continue
+		}
+		if err := w.reach(ctx, x, seen, nil); err != nil {
+			return nil, fmt.Errorf("walk excluded history from %s: %w", x, err)
+		}
+	}
+	var order []Hash
+	if err := w.reach(ctx, head, seen, &order); err != nil {
 		return nil, fmt.Errorf("walk history from %s: %w", head, err)
 	}
-	return w.parents, nil
+	ps := make(map[Hash][]Hash, len(order))
+	for _, h := range order {
+		ps[h] = w.parents[h]
+	}
+	return ps, nil
+}
+
+// revListParents has git list the commits reachable from head and not from
+// exclude, with their parents (`git rev-list --parents`): git stops at the
+// excluded history instead of reading all of it, as the walker must. ok is
+// false where git is not the object backend (go-git: the walker reads the
+// commits instead).
+func revListParents(ctx context.Context, gitDir string, backend Backend, head Hash, exclude []Hash) (ps map[Hash][]Hash, ok bool, err error) {
+	bin := gitBinary()
+	if backend == BackendGoGit || bin == "" {
+		return nil, false, nil
+	}
+	if err := checkGitDir(gitDir); err != nil {
+		return nil, true, err
+	}
+	args := []string{"--git-dir", gitDir, "rev-list", "--parents", head.String()}
+	var not []string
+	for _, x := range exclude {
+		if x != ZeroHash {
+			not = append(not, x.String())
+		}
+	}
+	if len(not) > 0 {
+		args = append(append(args, "--not"), not...)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(cmd.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, true, ctx.Err()
+		}
+		return nil, true, fmt.Errorf("walk history from %s: git rev-list: %w: %s", head, err, strings.TrimSpace(stderr.String()))
+	}
+	ps = make(map[Hash][]Hash, bytes.Count(out, []byte{'\n'}))
+	for len(out) > 0 {
+		line := out
+		if i := bytes.IndexByte(out, '\n'); i >= 0 {
+			line, out = out[:i], out[i+1:]
+		} else {
+			out = nil
+		}
+		fields := bytes.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		var hs []Hash
+		for _, f := range fields {
+			h, ok := parseHex(f)
+			if !ok {
+				return nil, true, fmt.Errorf("walk history from %s: git rev-list printed %q", head, line)
+			}
+			hs = append(hs, h)
+		}
+		var parents []Hash
+		if len(hs) > 1 {
+			parents = hs[1:]
+		}
+		ps[hs[0]] = parents
+	}
+	return ps, true, nil
+}
+
+// postOrder lists the commits of ps reachable from head through ps, parents
+// first, in the walker's order (reach): depth first, each commit's parents in
+// their order. Commits not in ps are excluded history.
+func postOrder(ctx context.Context, head Hash, ps map[Hash][]Hash) ([]Hash, error) {
+	if _, ok := ps[head]; !ok {
+		return nil, nil
+	}
+	type frame struct {
+		h    Hash
+		next int
+	}
+	order := make([]Hash, 0, len(ps))
+	seen := map[Hash]bool{head: true}
+	stack := []frame{{h: head}}
+	for n := 0; len(stack) > 0; n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		top := &stack[len(stack)-1]
+		if parents := ps[top.h]; top.next < len(parents) {
+			p := parents[top.next]
+			top.next++
+			if _, ok := ps[p]; !ok || seen[p] {
+				continue
+			}
+			seen[p] = true
+			stack = append(stack, frame{h: p})
+			continue
+		}
+		order = append(order, top.h)
+		stack = stack[:len(stack)-1]
+	}
+	return order, nil
 }
 
 // newWalker opens the object store of gitDir for a walk; the caller

@@ -41,7 +41,24 @@ func Build(ctx context.Context, c BuildConfig) (*schema.MemoryInfo, error) {
 	if !ok {
 		return nil, fmt.Errorf("memory of %s: head %q is not a commit id", c.Repo, c.Head)
 	}
-	ps, err := gitrepo.Parents(ctx, c.GitDir, c.Backend, h)
+	var old *Table
+	var err error
+	if current {
+		// A damaged or missing one, or one of an older layout, is rebuilt
+		// from the parts below.
+		if old, err = Read(ctx, c.Bucket, *prev.Memory); err != nil && ctx.Err() != nil {
+			return nil, err
+		}
+	}
+	// The parents of the commits to add: with the published memory kept,
+	// only those of the commits since its head.
+	var since []gitrepo.Hash
+	if old != nil {
+		if ph, ok := gitrepo.ParseHash(prev.Head); ok {
+			since = []gitrepo.Hash{ph}
+		}
+	}
+	ps, err := gitrepo.Parents(ctx, c.GitDir, c.Backend, h, since)
 	if err != nil {
 		return nil, fmt.Errorf("memory of %s: %w", c.Repo, err)
 	}
@@ -57,14 +74,6 @@ func Build(ctx context.Context, c BuildConfig) (*schema.MemoryInfo, error) {
 	add := func(r *schema.CommitFile) error { rows.Add(r); return nil }
 	var all []Commit
 	var renames []Rename
-	var old *Table
-	if current {
-		// A damaged or missing one, or one of an older layout, is rebuilt
-		// from the parts below.
-		if old, err = Read(ctx, c.Bucket, *prev.Memory); err != nil && ctx.Err() != nil {
-			return nil, err
-		}
-	}
 	if old != nil {
 		all, renames = old.Commits(), old.Renames()
 	} else if prev != nil {
