@@ -1,19 +1,23 @@
 package benchmark
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/locus-dev/locus/internal/embed"
@@ -55,6 +59,19 @@ type ReindexPass struct {
 	DocsReused        int `json:"bm25_docs_reused"`
 	// EmbedSeconds is the wall time during which the embedder was working.
 	EmbedSeconds float64 `json:"embed_seconds"`
+	// Steps are the repository workflow's activities, in the order they
+	// were scheduled, each from scheduled to closed; the rest of Seconds
+	// is orchestration (workflow tasks, the fleet workflow, the child's
+	// start and end).
+	Steps []ReindexStep `json:"steps"`
+}
+
+// ReindexStep is one activity of a pass: scheduled Start seconds after
+// the first activity was, closed Seconds later.
+type ReindexStep struct {
+	Activity string  `json:"activity"`
+	Start    float64 `json:"start"`
+	Seconds  float64 `json:"seconds"`
 }
 
 // ReindexResult compares re-indexing after new commits with a full index.
@@ -123,6 +140,9 @@ func Reindex(ctx context.Context, o ReindexOptions) (*ReindexResult, error) {
 		p.Functions, p.FunctionsEmbedded, p.VectorsUpserted, p.VectorsDeleted = si.Functions, si.Embedded, si.Upserted, si.Deleted
 		p.DocsTokenized, p.DocsReused = si.Functions-si.SparseReused, si.SparseReused
 		p.NewCommits = newCommits(ctx, e, label)
+		if p.Steps, err = activitySteps(ctx, e.c, workflows.RepoWorkflowID(string(name))); err != nil {
+			return err
+		}
 		res.Passes = append(res.Passes, p)
 		return nil
 	}
@@ -194,6 +214,52 @@ func indexAt(ctx context.Context, c client.Client, id string, name schema.RepoNa
 	return nil
 }
 
+// activitySteps reads the activities of the latest run of workflow id
+// from its history: each one's time from scheduled to closed (completed,
+// failed, timed out or canceled), in the order they were scheduled.
+func activitySteps(ctx context.Context, c client.Client, id string) ([]ReindexStep, error) {
+	type open struct {
+		step int
+		at   time.Time
+	}
+	var steps []ReindexStep
+	var first time.Time
+	scheduled := map[int64]open{}
+	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return nil, fmt.Errorf("bench: history of %s: %w", id, err)
+		}
+		at := ev.GetEventTime().AsTime()
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			if first.IsZero() {
+				first = at
+			}
+			scheduled[ev.GetEventId()] = open{len(steps), at}
+			steps = append(steps, ReindexStep{Activity: a.GetActivityType().GetName(), Start: at.Sub(first).Seconds()})
+			continue
+		}
+		var from int64
+		switch {
+		case ev.GetActivityTaskCompletedEventAttributes() != nil:
+			from = ev.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()
+		case ev.GetActivityTaskFailedEventAttributes() != nil:
+			from = ev.GetActivityTaskFailedEventAttributes().GetScheduledEventId()
+		case ev.GetActivityTaskTimedOutEventAttributes() != nil:
+			from = ev.GetActivityTaskTimedOutEventAttributes().GetScheduledEventId()
+		case ev.GetActivityTaskCanceledEventAttributes() != nil:
+			from = ev.GetActivityTaskCanceledEventAttributes().GetScheduledEventId()
+		default:
+			continue
+		}
+		if o, ok := scheduled[from]; ok {
+			steps[o.step].Seconds = at.Sub(o.at).Seconds()
+		}
+	}
+	return steps, nil
+}
+
 // newCommits is what the fleet run of pass label scraped.
 func newCommits(ctx context.Context, e *env, label string) int {
 	var res workflows.FleetResult
@@ -227,8 +293,49 @@ func WriteReindexTable(w io.Writer, r *ReindexResult) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, p := range r.Passes {
+		fmt.Fprintf(w, "%s: %s\n", p.Name, stepSummary(p))
+	}
 	_, err := fmt.Fprintf(w, "re-index / full index at head: %.3f\n", r.Ratio)
 	return err
+}
+
+// stepSummary sums a pass's activities by type, in the order each type
+// first ran (several at once, such as embedding batches, overlap), and
+// the time outside every activity: orchestration.
+func stepSummary(p ReindexPass) string {
+	var b strings.Builder
+	sums, counts := map[string]float64{}, map[string]int{}
+	var types []string
+	for _, st := range p.Steps {
+		if counts[st.Activity] == 0 {
+			types = append(types, st.Activity)
+		}
+		counts[st.Activity]++
+		sums[st.Activity] += st.Seconds
+	}
+	for i, typ := range types {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %.2f", typ, sums[typ])
+		if counts[typ] > 1 {
+			fmt.Fprintf(&b, " (%d, summed)", counts[typ])
+		}
+	}
+	// The union of the activities' spans.
+	spans := slices.Clone(p.Steps)
+	slices.SortFunc(spans, func(a, b ReindexStep) int { return cmp.Compare(a.Start, b.Start) })
+	covered, end := 0.0, math.Inf(-1)
+	for _, st := range spans {
+		from, to := max(st.Start, end), st.Start+st.Seconds
+		if to > from {
+			covered += to - from
+		}
+		end = max(end, to)
+	}
+	fmt.Fprintf(&b, "; outside activities %.2f s", p.Seconds-covered)
+	return "activities (s): " + b.String()
 }
 
 func short(h string) string { return h[:min(12, len(h))] }

@@ -46,8 +46,24 @@ func TestReindex(t *testing.T) {
 	if full.FunctionsEmbedded != full.Functions || full.VectorsUpserted != full.Functions || full.DocsReused != 0 {
 		t.Errorf("full index work: %+v", full)
 	}
+	// Each pass lists the repository workflow's activities, in order.
+	for _, p := range r.Passes {
+		var names []string
+		for _, st := range p.Steps {
+			if len(names) == 0 || names[len(names)-1] != st.Activity {
+				names = append(names, st.Activity)
+			}
+			if st.Seconds <= 0 || st.Start < 0 {
+				t.Errorf("%s: step %+v", p.Name, st)
+			}
+		}
+		if got := strings.Join(names, " "); got != "Sync ScrapeCommits BuildGraph PlanEmbed EmbedBatch FinishIndex PublishManifest" {
+			t.Errorf("%s: activities %s", p.Name, got)
+		}
+	}
 	var out bytes.Buffer
-	if err := WriteReindexTable(&out, r); err != nil || !strings.Contains(out.String(), "re-index / full index at head") {
+	if err := WriteReindexTable(&out, r); err != nil || !strings.Contains(out.String(), "re-index / full index at head") ||
+		!strings.Contains(out.String(), "re-index (head): activities (s): Sync ") {
 		t.Errorf("table: %v\n%s", err, out.String())
 	}
 	if _, err := Reindex(ctx, ReindexOptions{GitDir: gitDir, Head: head, Back: 10}); err == nil || !strings.Contains(err.Error(), "10 commits before") {

@@ -51,19 +51,26 @@ func pendingPrefix(repo schema.RepoName, model, commit string) string {
 	return repo.Prefix() + "embeddings/" + schema.SafeKeySegment(model) + "-pending/" + commit + "/"
 }
 
-// PlanEmbed finds the functions whose documents the cache has no vector for
-// and stores them as batches of at most batchSize; it returns the batch keys.
+// PlanEmbed finds the functions whose documents neither the vector store
+// nor the cache has a vector for and stores them as batches of at most
+// batchSize; it returns the batch keys.
 // Each batch is then embedded by its own retried activity.
 func PlanEmbed(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo, batchSize int) ([]string, error) {
 	d.defaults()
 	if batchSize <= 0 {
 		batchSize = 256
 	}
-	_, items, err := functionItems(ctx, d, repo, info)
+	fns, items, err := functionItems(ctx, d, repo, info)
 	if err != nil {
 		return nil, fmt.Errorf("plan embeddings of %s: %w", repo, err)
 	}
-	missing, err := embed.Missing(ctx, d.Embedder.Dim(), &embed.Cache{Bucket: d.Bucket, Repo: repo, Model: d.Embedder.Name()}, items)
+	// Functions the vector store holds as they are need no vector (as
+	// FinishIndex's IndexRepo).
+	stored, err := d.Vectors.IDs(ctx, string(repo))
+	if err != nil {
+		return nil, fmt.Errorf("plan embeddings of %s: %w", repo, err)
+	}
+	missing, err := embed.Missing(ctx, d.Embedder.Dim(), &embed.Cache{Bucket: d.Bucket, Repo: repo, Model: d.Embedder.Name()}, unstored(fns, items, stored))
 	if err != nil {
 		return nil, err
 	}

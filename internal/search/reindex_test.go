@@ -181,8 +181,23 @@ def shout(text):
 			}
 
 			// Nothing changed: nothing written but the BM25 file, all reused.
+			// The vector store holds every function as it is, so none needs
+			// a vector: with the embedding cache gone, nothing is planned,
+			// looked up or embedded again.
+			objs, err := b.List(ctx, repo.Prefix()+"embeddings/")
+			if err != nil || len(objs) == 0 {
+				t.Fatalf("embedding cache: %v %v", objs, err)
+			}
+			for _, o := range objs {
+				if err := b.Delete(ctx, o.Key); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if keys, err := PlanEmbed(ctx, d, repo, info2, 0); err != nil || len(keys) != 0 {
+				t.Fatalf("unchanged re-index planned batches %v (%v), want none", keys, err)
+			}
 			again, err := IndexRepo(ctx, d, repo, info2)
-			if err != nil || again.Upserted != 0 || again.Deleted != 0 || again.SparseReused != again.Functions {
+			if err != nil || again.Upserted != 0 || again.Deleted != 0 || again.SparseReused != again.Functions || again.Embedded != 0 {
 				t.Fatalf("unchanged re-index: %+v %v", again, err)
 			}
 

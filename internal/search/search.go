@@ -122,17 +122,18 @@ type IndexResult struct {
 func IndexRepo(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) (*IndexResult, error) {
 	d.defaults()
 	key := SparseKey(repo, info.Commit)
-	ef, err := embedFunctions(ctx, d, repo, info, key, "index "+string(repo), previousSparse(ctx, d.Bucket, repo))
-	if err != nil {
-		return nil, err
-	}
-	fns, items, vecs, res := ef.fns, ef.items, ef.vecs, ef.res
 	// The vector store keeps each node's document hash (code, path and
-	// summary): an equal one means an equal vector, already stored.
+	// summary): an equal one means an equal vector, already stored, so
+	// only the other functions' vectors are looked up or embedded.
 	have, err := d.Vectors.IDs(ctx, string(repo))
 	if err != nil {
 		return nil, fmt.Errorf("index %s: %w", repo, err)
 	}
+	ef, err := embedFunctions(ctx, d, repo, info, key, "index "+string(repo), previousSparse(ctx, d.Bucket, repo), have)
+	if err != nil {
+		return nil, err
+	}
+	fns, items, vecs, res := ef.fns, ef.items, ef.vecs, ef.res
 	var recs []vectors.Record
 	keep := map[string]bool{}
 	for i, n := range fns {
@@ -211,7 +212,7 @@ type embeddedFunctions struct {
 // embedFunctions reads the functions of info, adds their documents to a
 // BM25 builder and embeds what the cache does not hold; what prefixes errors.
 // Documents of base whose hash is unchanged are taken over, not tokenized.
-func embedFunctions(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo, sparseKey, what string, base *sparseBase) (*embeddedFunctions, error) {
+func embedFunctions(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo, sparseKey, what string, base *sparseBase, stored map[string]string) (*embeddedFunctions, error) {
 	fns, items, err := functionItems(ctx, d, repo, info)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -241,12 +242,28 @@ func embedFunctions(ctx context.Context, d Deps, repo schema.RepoName, info sche
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}
-	vecs, embedded, err := embed.EmbedCached(ctx, d.Embedder, &embed.Cache{Bucket: d.Bucket, Repo: repo, Model: d.Embedder.Name()}, items)
+	vecs, embedded, err := embed.EmbedCached(ctx, d.Embedder, &embed.Cache{Bucket: d.Bucket, Repo: repo, Model: d.Embedder.Name()}, unstored(fns, items, stored))
 	if err != nil {
 		return nil, fmt.Errorf("%s: embed: %w", what, err)
 	}
 	return &embeddedFunctions{fns: fns, items: items, vecs: vecs, bm: bm, hashes: hashes,
 		res: &IndexResult{Functions: len(fns), Embedded: embedded, Model: d.Embedder.Name(), SparseKey: sparseKey, SparseReused: reused}}, nil
+}
+
+// unstored are the items of fns whose documents a vector store holding
+// stored (node id → document hash) does not hold as they are: all of them
+// when stored is nil.
+func unstored(fns []codegraph.Node, items []embed.Item, stored map[string]string) []embed.Item {
+	if stored == nil {
+		return items
+	}
+	var out []embed.Item
+	for i, n := range fns {
+		if stored[n.ID] != items[i].Hash {
+			out = append(out, items[i])
+		}
+	}
+	return out
 }
 
 // writeSparse builds the BM25 index and writes it under res.SparseKey, and

@@ -79,7 +79,7 @@ func PublishSnapshot(ctx context.Context, b *blob.Bucket, m *schema.SnapshotMani
 // and dense queries of the snapshot read the cache (see snapshotVectors).
 func IndexSnapshot(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) (*IndexResult, error) {
 	d.defaults()
-	ef, err := embedFunctions(ctx, d, repo, info, SnapshotSparseKey(repo, info.Commit), fmt.Sprintf("index snapshot %s@%s", repo, info.Commit), nil)
+	ef, err := embedFunctions(ctx, d, repo, info, SnapshotSparseKey(repo, info.Commit), fmt.Sprintf("index snapshot %s@%s", repo, info.Commit), nil, nil)
 	if err != nil {
 		return nil, err
 	}
