@@ -260,7 +260,9 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 					cancel()
 				}
 				var enc []byte
-				if err == nil && kept != nil {
+				if reused && kept != nil {
+					enc = opts.Reuse.Files[key] // as kept: no need to encode it again
+				} else if err == nil && kept != nil {
 					var buf bytes.Buffer
 					if err = gob.NewEncoder(&buf).Encode(res); err != nil {
 						err = fmt.Errorf("keep the extraction: %w", err)

@@ -14,6 +14,34 @@ import (
 // (content key, document) to embed, in the same order. With a Summarizer,
 // each document ends with its function's stored summary, when it has one.
 func functionItems(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) ([]codegraph.Node, []embed.Item, error) {
+	if d.Summarizer != nil { // summaries may change under one graph
+		return readFunctionItems(ctx, d, repo, info)
+	}
+	k := graphKey{bucket: d.Bucket, nodes: info.NodesKey, edges: info.EdgesKey, nodesSHA256: info.NodesSHA256, edgesSHA2: info.EdgesSHA256}
+	fi, err := functionDocs.get(ctx, k, func() (*graphFunctions, error) {
+		fns, items, err := readFunctionItems(ctx, d, repo, info)
+		return &graphFunctions{fns, items}, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return fi.fns, fi.items, nil
+}
+
+// functionDocs shares a published graph's functions and documents between
+// the activities of one index that a process runs (PlanEmbed, then
+// FinishIndex): the graph is read and the documents made once. Callers
+// must not change what they get.
+var functionDocs = &onceLRU[graphKey, *graphFunctions]{size: 2}
+
+type graphFunctions struct {
+	fns   []codegraph.Node
+	items []embed.Item
+}
+
+// readFunctionItems reads the graph info describes and makes its functions'
+// documents.
+func readFunctionItems(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) ([]codegraph.Node, []embed.Item, error) {
 	g, err := codegraph.Read(ctx, d.Bucket, info)
 	if err != nil {
 		return nil, nil, err
