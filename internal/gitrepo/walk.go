@@ -17,7 +17,9 @@ import (
 // ListCommits returns every commit reachable from head and not reachable from
 // any of exclude, parents before children (ties keep the order of the parent
 // list, so the result is deterministic). Shallow boundaries (parents that are
-// absent from the object store) end the walk quietly.
+// absent from the object store) end the walk quietly. With git as the
+// backend, `git rev-list` finds the commits, stopping at the excluded history
+// instead of reading all of it; the order is the walker's all the same.
 func ListCommits(ctx context.Context, gitDir string, backend Backend, head Hash, exclude []Hash) ([]Hash, error) {
 	if ps, ok, err := revListParents(ctx, gitDir, backend, head, exclude); !ok {
 		// go-git: walk below.
