@@ -33,6 +33,12 @@ func ListCommits(ctx context.Context, gitDir string, backend Backend, head Hash,
 		return nil, err
 	}
 	defer w.src.Close()
+	return w.since(ctx, head, exclude)
+}
+
+// since walks the commits reachable from head and not from exclude, in
+// ListCommits' order.
+func (w *walker) since(ctx context.Context, head Hash, exclude []Hash) ([]Hash, error) {
 	seen := make(map[Hash]bool)
 	for _, x := range exclude {
 		if x == ZeroHash {
@@ -61,18 +67,9 @@ func Parents(ctx context.Context, gitDir string, backend Backend, head Hash, exc
 		return nil, err
 	}
 	defer w.src.Close()
-	seen := make(map[Hash]bool)
-	for _, x := range exclude {
-		if x == ZeroHash {
-			continue
-		}
-		if err := w.reach(ctx, x, seen, nil); err != nil {
-			return nil, fmt.Errorf("walk excluded history from %s: %w", x, err)
-		}
-	}
-	var order []Hash
-	if err := w.reach(ctx, head, seen, &order); err != nil {
-		return nil, fmt.Errorf("walk history from %s: %w", head, err)
+	order, err := w.since(ctx, head, exclude)
+	if err != nil {
+		return nil, err
 	}
 	ps := make(map[Hash][]Hash, len(order))
 	for _, h := range order {
