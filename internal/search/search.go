@@ -100,7 +100,7 @@ func Document(n codegraph.Node, classes map[string]bool) string {
 // IndexResult says what IndexRepo did.
 type IndexResult struct {
 	Functions int    `json:"functions"`
-	Embedded  int    `json:"embedded"` // not found in the embedding cache
+	Embedded  int    `json:"embedded"` // neither in the vector store as they are nor in the embedding cache
 	Upserted  int    `json:"upserted"` // vectors written: new or changed documents
 	Deleted   int    `json:"deleted"`  // vectors of functions that vanished
 	Model     string `json:"model"`
