@@ -35,9 +35,13 @@ type graphKey struct {
 // graph wait for a single decode.
 var graphs = &onceLRU[graphKey, *loadedGraph]{size: graphCacheSize}
 
-// ResetGraphCache forgets every decoded graph, so that the next query reads
+// ResetGraphCache forgets every decoded graph and the function documents
+// made from graphs (functionDocs), so that the next query or index reads
 // and decodes its graph again (benchmarks measure both).
-func ResetGraphCache() { graphs.reset() }
+func ResetGraphCache() {
+	graphs.reset()
+	functionDocs.reset()
+}
 
 // SetGraphCache turns the decoded-graph cache on or off (off: every Retrieve
 // and SelectNeighbors decodes the graph anew, as locus did before the cache)
