@@ -226,8 +226,6 @@ type commitDiffer struct {
 	bufA  []byte
 	bufB  []byte
 	cbuf  []byte
-	// claim is the commit's DiffOptions.Expect claim, for its Functions calls.
-	claim any
 }
 
 func newCommitDiffer(src objectSource, opts DiffOptions) *commitDiffer {
@@ -330,8 +328,11 @@ func (c *commitDiffer) diffCommit(ctx context.Context, h, guess Hash, turn expec
 		return nil, err
 	}
 	sort.Slice(changes, func(i, j int) bool { return string(changes[i].path()) < string(changes[j].path()) })
+	var claim any // the commit's DiffOptions.Expect claim, for its Functions calls
 	if !turned {
-		claim, release, err := c.expect(ctx, turn, changes)
+		var release func()
+		var err error
+		claim, release, err = c.expect(ctx, turn, changes)
 		close(turn.done)
 		turned = true
 		if err != nil {
@@ -340,8 +341,6 @@ func (c *commitDiffer) diffCommit(ctx context.Context, h, guess Hash, turn expec
 		if release != nil {
 			defer release()
 		}
-		c.claim = claim
-		defer func() { c.claim = nil }()
 	}
 	cd := &CommitDiff{ID: h, Parents: rc.Parents, Author: rc.Author, Committer: rc.Committer, Encoding: rc.Encoding, Message: rc.Message}
 	cd.Files = make([]FileDiff, 0, len(changes))
@@ -366,7 +365,7 @@ func (c *commitDiffer) diffCommit(ctx context.Context, h, guess Hash, turn expec
 	blobs := &batch{src: c.src, hs: hs}
 	defer blobs.Close()
 	for i := range changes {
-		fd, err := c.diffFile(&changes[i], blobs)
+		fd, err := c.diffFile(&changes[i], blobs, claim)
 		if err != nil {
 			return nil, fmt.Errorf("commit %s: file %q: %w", h, changes[i].path(), err)
 		}
@@ -420,7 +419,8 @@ func (c *commitDiffer) blob(h Hash, mode uint32, blobs *batch, buf *[]byte) ([]b
 	return data, len(data) > c.opts.MaxBlobBytes, nil
 }
 
-func (c *commitDiffer) diffFile(ch *change, blobs *batch) (FileDiff, error) {
+// diffFile diffs one change; claim goes to its Functions call.
+func (c *commitDiffer) diffFile(ch *change, blobs *batch, claim any) (FileDiff, error) {
 	fd := FileDiff{Status: ch.status, OldPath: ch.oldPath, NewPath: ch.newPath,
 		OldBlob: ch.oldHash, NewBlob: ch.newHash, OldMode: ch.oldMode, NewMode: ch.newMode}
 	if ch.oldHash == ch.newHash {
@@ -463,7 +463,7 @@ func (c *commitDiffer) diffFile(ch *change, blobs *batch) (FileDiff, error) {
 		lc := c.d.lineChanges()
 		lc.OldPath, lc.NewPath, lc.Old, lc.New = string(ch.oldPath), string(ch.newPath), a, b
 		lc.OldBlob, lc.NewBlob = ch.oldHash, ch.newHash
-		lc.Claim = c.claim
+		lc.Claim = claim
 		fd.ChangedFunctions = c.opts.Functions(&lc)
 	}
 	return fd, nil

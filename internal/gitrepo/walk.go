@@ -21,11 +21,10 @@ import (
 // backend, `git rev-list` finds the commits, stopping at the excluded history
 // instead of reading all of it; the order is the walker's all the same.
 func ListCommits(ctx context.Context, gitDir string, backend Backend, head Hash, exclude []Hash) ([]Hash, error) {
-	if ps, ok, err := revListParents(ctx, gitDir, backend, head, exclude); !ok {
-		// go-git: walk below.
-	} else if err != nil {
-		return nil, err
-	} else {
+	if ps, ok, err := revListParents(ctx, gitDir, backend, head, exclude); ok {
+		if err != nil {
+			return nil, err
+		}
 		return postOrder(ctx, head, ps)
 	}
 	w, err := newWalker(ctx, gitDir, backend)
