@@ -53,10 +53,14 @@ func SetGraphCache(on bool) {
 	graphs.reset()
 }
 
+// keyOf names the graph info describes in b.
+func keyOf(b *blob.Bucket, info schema.GraphInfo) graphKey {
+	return graphKey{bucket: b, nodes: info.NodesKey, edges: info.EdgesKey, nodesSHA256: info.NodesSHA256, edgesSHA2: info.EdgesSHA256}
+}
+
 // getGraph returns the graph info describes, decoded once per process.
 func getGraph(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*loadedGraph, error) {
-	k := graphKey{bucket: b, nodes: info.NodesKey, edges: info.EdgesKey, nodesSHA256: info.NodesSHA256, edgesSHA2: info.EdgesSHA256}
-	return graphs.get(ctx, k, func() (*loadedGraph, error) { return loadGraph(ctx, b, info) })
+	return graphs.get(ctx, keyOf(b, info), func() (*loadedGraph, error) { return loadGraph(ctx, b, info) })
 }
 
 func loadGraph(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*loadedGraph, error) {

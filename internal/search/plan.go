@@ -17,8 +17,7 @@ func functionItems(ctx context.Context, d Deps, repo schema.RepoName, info schem
 	if d.Summarizer != nil { // summaries may change under one graph
 		return readFunctionItems(ctx, d, repo, info)
 	}
-	k := graphKey{bucket: d.Bucket, nodes: info.NodesKey, edges: info.EdgesKey, nodesSHA256: info.NodesSHA256, edgesSHA2: info.EdgesSHA256}
-	fi, err := functionDocs.get(ctx, k, func() (*graphFunctions, error) {
+	fi, err := functionDocs.get(ctx, keyOf(d.Bucket, info), func() (*graphFunctions, error) {
 		fns, items, err := readFunctionItems(ctx, d, repo, info)
 		return &graphFunctions{fns, items}, err
 	})
