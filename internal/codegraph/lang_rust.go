@@ -231,19 +231,11 @@ func rustSkipTrivia(b []byte, i int) int {
 				i++
 			}
 		case b[i] == '/' && i+1 < len(b) && b[i+1] == '*':
-			depth := 0
-			for i < len(b) {
-				if b[i] == '/' && i+1 < len(b) && b[i+1] == '*' {
-					depth, i = depth+1, i+2
-				} else if b[i] == '*' && i+1 < len(b) && b[i+1] == '/' {
-					depth, i = depth-1, i+2
-					if depth == 0 {
-						break
-					}
-				} else {
-					i++
-				}
+			end, _ := rustBlockCommentEnd(b, i)
+			if end < 0 {
+				return len(b)
 			}
+			i = end
 		default:
 			return i
 		}

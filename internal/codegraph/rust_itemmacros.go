@@ -78,27 +78,12 @@ func rustProposeItemMacros(src []byte) []rustMacro {
 			}
 			continue
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			depth := 0
-			for i < len(src) {
-				if src[i] == '/' && i+1 < len(src) && src[i+1] == '*' {
-					depth++
-					i += 2
-				} else if src[i] == '*' && i+1 < len(src) && src[i+1] == '/' {
-					depth--
-					i += 2
-					if depth == 0 {
-						break
-					}
-				} else {
-					if src[i] == '\n' {
-						line++
-					}
-					i++
-				}
-			}
-			if depth != 0 {
+			end, nl := rustBlockCommentEnd(src, i)
+			if end < 0 {
 				return nil
 			}
+			line += nl
+			i = end
 			continue
 		}
 		// Any other token: a candidate needs exactly name, "!", "{".
@@ -400,6 +385,32 @@ func rustCharEnd(src []byte, i int) int {
 		return i + 2 + size
 	}
 	return 0
+}
+
+// rustBlockCommentEnd is the end of the block comment (nested, as Rust's
+// are) starting at src[i], and the newlines in it; -1 when it is not
+// closed.
+func rustBlockCommentEnd(src []byte, i int) (end, newlines int) {
+	depth := 0
+	for i < len(src) {
+		switch {
+		case src[i] == '/' && i+1 < len(src) && src[i+1] == '*':
+			depth++
+			i += 2
+		case src[i] == '*' && i+1 < len(src) && src[i+1] == '/':
+			depth--
+			i += 2
+			if depth == 0 {
+				return i, newlines
+			}
+		default:
+			if src[i] == '\n' {
+				newlines++
+			}
+			i++
+		}
+	}
+	return -1, newlines
 }
 
 // rustBracketEnd is the index just past the "]" closing the "[" at k, and
