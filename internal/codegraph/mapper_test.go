@@ -448,25 +448,15 @@ func TestMapperExpectReleasedUnfound(t *testing.T) {
 	m := NewFunctionMapper(0)
 	_, release0 := m.Expect([]gitrepo.Version{{Path: "A.java", Blob: changes[0].OldBlob}, {Path: "A.java", Blob: changes[0].NewBlob}})
 	claim1, release1 := m.Expect([]gitrepo.Version{{Path: "A.java", Blob: changes[1].OldBlob}, {Path: "A.java", Blob: changes[1].NewBlob}})
-	done := make(chan []string)
-	go func() {
-		lc := *changes[1]
-		lc.Claim = claim1
-		done <- m.Map(&lc)
-	}()
+	done := mapLater(m, changes[1], claim1)
 	select {
 	case got := <-done:
 		t.Fatalf("change 1 mapped (%v) before change 0's claim on its old version was released", got)
 	case <-time.After(50 * time.Millisecond):
 	}
 	release0()
-	select {
-	case got := <-done:
-		if !slices.Equal(got, []string{"A.java:A.f"}) {
-			t.Errorf("change 1 charged %v, want [A.java:A.f]", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("change 1 still waits after change 0 released its claims")
+	if got := mappedOrFail(t, done, "change 1 still waits after change 0 released its claims"); !slices.Equal(got, []string{"A.java:A.f"}) {
+		t.Errorf("change 1 charged %v, want [A.java:A.f]", got)
 	}
 	defer release1()
 
@@ -477,18 +467,34 @@ func TestMapperExpectReleasedUnfound(t *testing.T) {
 	defer release0()
 	_, release1 = m.Expect([]gitrepo.Version{{Path: "A.java", Blob: changes[0].NewBlob}})
 	defer release1()
+	done = mapLater(m, changes[0], claim0)
+	if got := mappedOrFail(t, done, "change 0 waits for a version a later commit claimed"); !slices.Equal(got, []string{"A.java:A.f"}) {
+		t.Errorf("change 0 charged %v, want [A.java:A.f]", got)
+	}
+}
+
+// mapLater maps change lc under claim in a goroutine and sends what it
+// charged.
+func mapLater(m *FunctionMapper, lc *gitrepo.LineChanges, claim any) <-chan []string {
+	done := make(chan []string, 1)
 	go func() {
-		lc := *changes[0]
-		lc.Claim = claim0
-		done <- m.Map(&lc)
+		c := *lc
+		c.Claim = claim
+		done <- m.Map(&c)
 	}()
+	return done
+}
+
+// mappedOrFail receives from done, failing the test after a while with
+// what.
+func mappedOrFail(t *testing.T, done <-chan []string, what string) []string {
+	t.Helper()
 	select {
 	case got := <-done:
-		if !slices.Equal(got, []string{"A.java:A.f"}) {
-			t.Errorf("change 0 charged %v, want [A.java:A.f]", got)
-		}
+		return got
 	case <-time.After(10 * time.Second):
-		t.Fatal("change 0 waits for a version a later commit claimed")
+		t.Fatal(what)
+		return nil
 	}
 }
 
