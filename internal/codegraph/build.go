@@ -16,6 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/locus-dev/locus/internal/gitrepo"
 )
 
 // File is one entry of the snapshot to build from.
@@ -25,6 +27,10 @@ type File struct {
 	Regular bool
 	// Read returns the content. Builders call it from one goroutine.
 	Read func() ([]byte, error)
+	// snap and blob: where GitFiles' Read reads from, so that Build can
+	// tell the snapshot what it will read (readAhead).
+	snap *gitrepo.Snapshot
+	blob gitrepo.Hash
 }
 
 // DefaultExclude lists the directories whose files are neither parsed into
@@ -140,6 +146,8 @@ type parsed struct {
 	text string
 	src  []byte
 	res  *FileResult
+	// key is the extraction's key (extractKey), where Build made one.
+	key string
 	// What buildNodes needs from the source alone, computed by the
 	// extraction workers (prepare): the file node's line count, code and
 	// hash, and each definition's code and hash.
@@ -272,7 +280,7 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 				var p parsed
 				if err == nil {
 					p = j.p
-					p.res = res
+					p.res, p.key = res, key
 					p.prepare()
 				}
 				mu.Lock()
@@ -298,13 +306,30 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 		}()
 	}
 	hdr := headerLanguage(files, excluded)
-	for _, f := range files {
+	// Which files are read is known from their paths: the snapshot is told
+	// first, so that it looks them up ahead of the reads.
+	type entry struct {
+		name, skip string
+		lang       Language
+		supported  bool
+	}
+	entries := make([]entry, len(files))
+	var toRead []File
+	for i, f := range files {
 		name, supported := detectLanguage(f.Path)
 		lang := LanguageFor(f.Path)
 		if supported && IsHeader(f.Path) {
 			name, lang = hdr.Name(), hdr
 		}
-		if reason := skipPath(f, excluded, name, supported); reason != "" {
+		entries[i] = entry{name, skipPath(f, excluded, name, supported), lang, supported}
+		if entries[i].skip == "" {
+			toRead = append(toRead, f)
+		}
+	}
+	readAhead(toRead)
+	for i, f := range files {
+		name, lang, supported := entries[i].name, entries[i].lang, entries[i].supported
+		if reason := entries[i].skip; reason != "" {
 			if reason != "-" {
 				g.Stats.Skipped = append(g.Stats.Skipped, Skipped{f.Path, reason})
 			}
@@ -367,12 +392,13 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 	b.rankNodes()
 	b.resolve()
 	b.finish()
+	g.codeHashed = true // prepare hashed each node's code
 	if kept != nil {
 		// Only the files the graph holds (not another language's, with
 		// PrimaryLanguageOnly).
-		in := map[string]bool{}
+		in := make(map[string]bool, len(all))
 		for _, p := range all {
-			in[extractKey(p.path, p.lang.Name(), p.src)] = true
+			in[p.key] = true
 		}
 		for k := range kept {
 			if !in[k] {

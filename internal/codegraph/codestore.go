@@ -61,12 +61,12 @@ const (
 
 // codeRows is the content of nodes to store, in node order, and how many
 // nodes it covers. A node's code goes to the store when its content hash is
-// the hash of its code (always, for graphs the builder made); any other node
-// keeps its code inline.
-func codeRows(nodes []Node) (rows []schema.CodeRow, stored int) {
+// the hash of its code (always, for graphs the builder made: with hashed,
+// that is taken as known); any other node keeps its code inline.
+func codeRows(nodes []Node, hashed bool) (rows []schema.CodeRow, stored int) {
 	seen := map[string]bool{}
 	for _, n := range nodes {
-		if !storable(n) {
+		if !inStore(n, hashed) {
 			continue
 		}
 		stored++
@@ -80,11 +80,19 @@ func codeRows(nodes []Node) (rows []schema.CodeRow, stored int) {
 
 func storable(n Node) bool { return n.ContentHash != "" && contentHash(n.Code) == n.ContentHash }
 
+// inStore reports whether n's code goes to the store (codeRows).
+func inStore(n Node, hashed bool) bool {
+	if hashed {
+		return n.ContentHash != ""
+	}
+	return storable(n)
+}
+
 // storeCode puts the code of nodes into repo's code store, writing only
 // content no intact segment holds, and returns the nodes with that code
 // cleared, the segments that hold it and how many nodes read from them.
-func storeCode(ctx context.Context, b *blob.Bucket, repo schema.RepoName, nodes []Node) ([]Node, []schema.CodeSegment, int, error) {
-	rows, stored := codeRows(nodes)
+func storeCode(ctx context.Context, b *blob.Bucket, repo schema.RepoName, nodes []Node, hashed bool) ([]Node, []schema.CodeSegment, int, error) {
+	rows, stored := codeRows(nodes, hashed)
 	if stored == 0 {
 		return nodes, nil, 0, nil
 	}
@@ -120,7 +128,7 @@ func storeCode(ctx context.Context, b *blob.Bucket, repo schema.RepoName, nodes 
 	out := make([]Node, len(nodes))
 	copy(out, nodes)
 	for i := range out {
-		if storable(out[i]) {
+		if inStore(out[i], hashed) {
 			out[i].Code = ""
 		}
 	}

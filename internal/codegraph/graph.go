@@ -62,4 +62,8 @@ type Graph struct {
 	Stats Stats
 	// Extracts are the files' extraction results, with Options.KeepExtracts.
 	Extracts *Extracts
+	// codeHashed is set by Build, whose nodes' content hashes are the
+	// hashes of their code: Write then stores the code without hashing it
+	// again (codeRows).
+	codeHashed bool
 }

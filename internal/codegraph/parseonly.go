@@ -73,11 +73,15 @@ func ParseOnly(ctx context.Context, files []File, opts Options) (nfiles int, nby
 		}()
 	}
 	hdr := headerLanguage(files, excluded) // as Build
+	var parsable []File
 	for _, f := range files {
 		name, ok := detectLanguage(f.Path)
-		if !ok || skipPath(f, excluded, name, ok) != "" {
-			continue
+		if ok && skipPath(f, excluded, name, ok) == "" {
+			parsable = append(parsable, f)
 		}
+	}
+	readAhead(parsable) // as Build
+	for _, f := range parsable {
 		data, rerr := f.Read()
 		if rerr != nil {
 			close(jobs)

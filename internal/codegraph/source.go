@@ -17,9 +17,25 @@ func GitFiles(snap *gitrepo.Snapshot) []File {
 		f := f
 		out = append(out, File{Path: string(f.Path), Regular: f.IsRegular(), Read: func() ([]byte, error) {
 			return snap.ReadBlob(f.Blob)
-		}})
+		}, snap: snap, blob: f.Blob})
 	}
 	return out
+}
+
+// readAhead tells the snapshot behind files (GitFiles') that they will be
+// read in this order.
+func readAhead(files []File) {
+	if len(files) == 0 || files[0].snap == nil {
+		return
+	}
+	hs := make([]gitrepo.Hash, 0, len(files))
+	for _, f := range files {
+		if f.snap != files[0].snap {
+			return // not one snapshot's
+		}
+		hs = append(hs, f.blob)
+	}
+	files[0].snap.ReadAhead(hs)
 }
 
 // BuildCommit builds the graph of one commit of the repository at gitDir.

@@ -38,7 +38,11 @@ func WriteAt(ctx context.Context, b *blob.Bucket, repo schema.RepoName, prefix, 
 		ReportKey: prefix + "report.json", Nodes: len(g.Nodes), Edges: len(g.Edges), Files: g.Stats.Files,
 		Languages: g.Stats.FilesByLang, Unresolved: g.Stats.Unresolved, CodeBytes: g.Stats.CodeBytes}
 	info.Warning = LanguageWarning(&info)
-	nodes, segs, stored, err := storeCode(ctx, b, repo, validNodes(g.Nodes))
+	valid := validNodes(g.Nodes)
+	// Build's hashes are of its nodes' code, as long as validNodes left
+	// that code as it was (it always does: Build's code is valid UTF-8).
+	hashed := g.codeHashed && (len(valid) == 0 || &valid[0] == &g.Nodes[0])
+	nodes, segs, stored, err := storeCode(ctx, b, repo, valid, hashed)
 	if err != nil {
 		return info, fmt.Errorf("graph of %s@%s: %w", repo, commit, err)
 	}
@@ -212,7 +216,7 @@ func WriteExtracts(ctx context.Context, b *blob.Bucket, info *schema.GraphInfo, 
 		return nil
 	}
 	var buf bytes.Buffer
-	zw, err := kzstd.NewWriter(&buf)
+	zw, err := kzstd.NewWriter(&buf, kzstd.WithEncoderLevel(kzstd.SpeedFastest))
 	if err != nil {
 		return err
 	}

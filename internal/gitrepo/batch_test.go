@@ -3,6 +3,7 @@ package gitrepo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,6 +76,76 @@ func TestBatchStaysInStep(t *testing.T) {
 				}
 			}
 			bt.Close()
+		})
+	}
+}
+
+// TestSnapshotReadAhead: blobs read in the order ReadAhead was told come
+// back right; a read out of that order, a missing blob on the list and
+// Close with reads still asked for leave the snapshot answering correctly.
+func TestSnapshotReadAhead(t *testing.T) {
+	r := gitfixture.New(t)
+	files := map[string]string{}
+	for i := range 2*maxRequest + 3 {
+		files[fmt.Sprintf("f%04d.txt", i)] = fmt.Sprintf("file %d\n", i)
+	}
+	r.Write(files)
+	r.Commit("many files")
+	gitDir := filepath.Join(r.Dir, ".git")
+	head, ok := ParseHash(strings.TrimSpace(r.Git("rev-parse", "HEAD")))
+	if !ok {
+		t.Fatal("rev-parse HEAD")
+	}
+	missing, _ := ParseHash("0123456789abcdef0123456789abcdef01234567")
+	for _, backend := range []Backend{BackendCatFile, BackendGoGit} {
+		t.Run(string(backend), func(t *testing.T) {
+			snap, err := OpenSnapshot(context.Background(), gitDir, backend, head)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer snap.Close()
+			tf := snap.Files()
+			if len(tf) != len(files) {
+				t.Fatalf("%d files, want %d", len(tf), len(files))
+			}
+			want := func(i int) string { return files[string(tf[i].Path)] }
+			plan := make([]Hash, len(tf))
+			for i, f := range tf {
+				plan[i] = f.Blob
+			}
+			snap.ReadAhead(plan)
+			for i := range tf {
+				if got, err := snap.ReadBlob(tf[i].Blob); err != nil || string(got) != want(i) {
+					t.Fatalf("file %d in order: %q, %v", i, got, err)
+				}
+			}
+			// Out of order halfway: the rest of the list is dropped.
+			snap.ReadAhead(plan)
+			for _, i := range []int{0, 1, 7, 2, maxRequest + 1, len(tf) - 1} {
+				if got, err := snap.ReadBlob(tf[i].Blob); err != nil || string(got) != want(i) {
+					t.Fatalf("file %d out of order: %q, %v", i, got, err)
+				}
+			}
+			// A missing blob on the list is named; the next reads are right.
+			snap.ReadAhead([]Hash{tf[0].Blob, missing, tf[1].Blob, tf[2].Blob})
+			if got, err := snap.ReadBlob(tf[0].Blob); err != nil || string(got) != want(0) {
+				t.Fatalf("before the missing blob: %q, %v", got, err)
+			}
+			if _, err := snap.ReadBlob(missing); !errors.Is(err, plumbing.ErrObjectNotFound) {
+				t.Fatalf("missing blob: %v", err)
+			}
+			if got, err := snap.ReadBlob(tf[2].Blob); err != nil || string(got) != want(2) {
+				t.Fatalf("after the missing blob: %q, %v", got, err)
+			}
+			// Asked for and never read: a new list starts in step.
+			snap.ReadAhead(plan)
+			if _, err := snap.ReadBlob(tf[0].Blob); err != nil {
+				t.Fatal(err)
+			}
+			snap.ReadAhead(plan[3:])
+			if got, err := snap.ReadBlob(tf[3].Blob); err != nil || string(got) != want(3) {
+				t.Fatalf("after a list left unread: %q, %v", got, err)
+			}
 		})
 	}
 }

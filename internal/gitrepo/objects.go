@@ -50,9 +50,11 @@ type objectSource interface {
 // answers, or both processes would wait on each other.
 const maxRequest = 256
 
-// batch reads objects hs in order through a source's request/next,
-// asking for at most maxRequest at a time. Close takes what was asked for
-// and not read, so the source stays in step after an early return.
+// batch reads objects hs in order through a source's request/next, with
+// at most maxRequest asked for and not yet read: once half of those are
+// read, it asks for more, so that the source finds the next objects while
+// the caller works on these. Close takes what was asked for and not read,
+// so the source stays in step after an early return.
 type batch struct {
 	src       objectSource
 	hs        []Hash
@@ -60,8 +62,8 @@ type batch struct {
 }
 
 func (b *batch) next(want plumbing.ObjectType, buf []byte) ([]byte, error) {
-	if b.got == b.sent {
-		n := min(maxRequest, len(b.hs)-b.sent)
+	if b.sent-b.got <= maxRequest/2 && b.sent < len(b.hs) {
+		n := min(maxRequest-(b.sent-b.got), len(b.hs)-b.sent)
 		if err := b.src.request(b.hs[b.sent : b.sent+n]); err != nil {
 			return nil, err
 		}

@@ -23,6 +23,7 @@ type Snapshot struct {
 	src   objectSource
 	files []TreeFile
 	buf   []byte
+	ahead *batch // ReadAhead's list, until it is read or dropped
 }
 
 // OpenSnapshot lists the tree of commit in gitDir.
@@ -57,8 +58,39 @@ func OpenSnapshot(ctx context.Context, gitDir string, backend Backend, commit Ha
 // Files lists every entry of the tree (files, symlinks, submodules) in path order.
 func (s *Snapshot) Files() []TreeFile { return s.files }
 
+// ReadAhead tells the snapshot which blobs ReadBlob will be asked for
+// next, in order: the object reader then looks them up ahead of the calls
+// (git cat-file answers a list of them while the caller works). A call
+// for another blob drops what is left of the list and reads as before.
+func (s *Snapshot) ReadAhead(hs []Hash) {
+	s.dropAhead()
+	if len(hs) > 0 {
+		s.ahead = &batch{src: s.src, hs: hs}
+	}
+}
+
+// dropAhead takes what the read-ahead list asked for and was not read.
+func (s *Snapshot) dropAhead() {
+	if s.ahead != nil {
+		s.ahead.Close()
+		s.ahead = nil
+	}
+}
+
 // ReadBlob returns a blob's content; the slice is valid until the next call.
 func (s *Snapshot) ReadBlob(h Hash) ([]byte, error) {
+	if b := s.ahead; b != nil {
+		if b.got < len(b.hs) && b.hs[b.got] == h {
+			data, err := b.next(plumbing.BlobObject, s.buf)
+			if err != nil {
+				s.dropAhead() // the source is back in step for the next call
+				return nil, err
+			}
+			s.buf = data
+			return data, nil
+		}
+		s.dropAhead()
+	}
 	data, err := s.src.read(h, plumbing.BlobObject, s.buf)
 	if err != nil {
 		return nil, err
@@ -68,4 +100,7 @@ func (s *Snapshot) ReadBlob(h Hash) ([]byte, error) {
 }
 
 // Close releases the object reader.
-func (s *Snapshot) Close() error { return s.src.Close() }
+func (s *Snapshot) Close() error {
+	s.dropAhead()
+	return s.src.Close()
+}
