@@ -3,6 +3,7 @@
 package gitrepo
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -307,29 +308,96 @@ func dropCloneOfOtherURL(dir, u string) error {
 	return nil
 }
 
-// goGitFetch is go-git's fetch; tests replace it to make go-git fail.
-var goGitFetch = fetch
+// goGitFetch and cliFetchFn are go-git's fetch and the git CLI's; tests
+// replace them to make one fail.
+var (
+	goGitFetch = fetch
+	cliFetchFn = cliFetch
+)
 
-// fetchInto fetches every ref and the remote HEAD into the clone at dir.
-// When go-git fails and the git CLI is installed, the CLI fetches instead and
-// a warning says why. go-git cannot fetch a remote whose HEAD is detached (a
-// CI checkout; it fails with "reference not found"), and rejects some packs
-// that git accepts ("possible repository corruption on the remote side").
+// fetchInto fetches every branch and tag and the remote HEAD into the clone
+// at dir. Where the git CLI is installed it fetches first:
+//   - it asks the remote for the refs it fetches only (protocol v2), where
+//     go-git reads every ref the remote advertises, thousands of
+//     pull-request refs on hosting services (7,351 refs for grpc-go: a sync
+//     with nothing new took 0.21 s with go-git, 0.02 s with git);
+//   - go-git's prune rewrites packed-refs leaving the peeled line ("^…") of
+//     a tag it removes, which git then refuses to read ("unexpected line");
+//   - go-git cannot fetch a remote whose HEAD is detached (a CI checkout)
+//     and rejects some packs that git accepts.
+//
+// When the CLI fails, go-git fetches, and its error (typed: a repository
+// that does not exist, refused credentials, an empty remote, a refused
+// connection) is the one returned, naming the CLI's. Without the CLI,
+// go-git fetches alone.
 func fetchInto(ctx context.Context, repo *git.Repository, dir, u, ref string, auth transport.AuthMethod, progress io.Writer) error {
-	err := goGitFetch(ctx, repo, u, ref, auth, progress)
-	if err == nil || errors.Is(err, errRemoteEmpty) || ctx.Err() != nil || !cliMayHelp(err) {
+	if gitBinary() == "" {
+		err := goGitFetch(ctx, repo, u, ref, auth, progress)
+		if err != nil && !errors.Is(err, errRemoteEmpty) && ctx.Err() == nil && cliMayHelp(err) {
+			if strings.Contains(err.Error(), plumbing.ErrReferenceNotFound.Error()) {
+				return fmt.Errorf("%w; the remote's HEAD is detached, which go-git cannot fetch; install git or give a branch", err)
+			}
+			return fmt.Errorf("%w (installing git lets locus fetch with the git CLI)", err)
+		}
 		return err
 	}
-	if gitBinary() == "" {
-		if strings.Contains(err.Error(), plumbing.ErrReferenceNotFound.Error()) {
-			return fmt.Errorf("%w; the remote's HEAD is detached, which go-git cannot fetch; install git or give a branch", err)
+	if err := repairPackedRefs(dir); err != nil {
+		return err
+	}
+	cerr := cliFetchFn(ctx, dir, u, ref, auth)
+	if cerr == nil || ctx.Err() != nil {
+		return cerr
+	}
+	slog.Debug("git fetch failed; fetching with go-git", "url", redact(u), "dir", dir, "git_error", Message(cerr))
+	err := goGitFetch(ctx, repo, u, ref, auth, progress)
+	if err != nil && !errors.Is(err, errRemoteEmpty) {
+		return fmt.Errorf("%w (go-git fetched after git fetch failed: %s)", err, Message(cerr))
+	}
+	return err
+}
+
+// repairPackedRefs drops from the clone's packed-refs the peeled lines
+// ("^<id>") that follow no ref, which go-git's prune leaves behind when it
+// removes a tag (clones made by earlier versions have them): git refuses
+// to read the file otherwise. The file is replaced atomically.
+func repairPackedRefs(dir string) error {
+	name := filepath.Join(dir, "packed-refs")
+	data, err := os.ReadFile(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("clone %s: read packed-refs: %w", dir, err)
+	}
+	var out []byte
+	peelable, dropped := false, 0
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		switch {
+		case len(line) == 0:
+			continue
+		case line[0] == '^':
+			if !peelable {
+				dropped++
+				continue
+			}
+			peelable = false
+		default:
+			peelable = line[0] != '#'
 		}
-		return fmt.Errorf("%w (installing git lets locus retry with the git CLI)", err)
+		out = append(out, line...)
 	}
-	slog.Warn("go-git could not fetch; falling back to the git CLI", "url", redact(u), "dir", dir, "go_git_error", Message(err))
-	if cerr := cliFetch(ctx, dir, u, ref, auth); cerr != nil {
-		return fmt.Errorf("%w (the git CLI was tried because go-git failed: %s)", cerr, Message(err))
+	if dropped == 0 {
+		return nil
 	}
+	tmp := name + ".locus-repair"
+	if err := os.WriteFile(tmp, out, 0o644); err != nil {
+		return fmt.Errorf("clone %s: repair packed-refs: %w", dir, err)
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("clone %s: repair packed-refs: %w", dir, err)
+	}
+	slog.Warn("dropped peeled lines that followed no ref from the clone's packed-refs", "dir", dir, "lines", dropped)
 	return nil
 }
 

@@ -26,7 +26,26 @@ func syncTo(t *testing.T, dir, url, ref string) (SyncResult, error) {
 	return Sync(context.Background(), SyncOptions{Dir: dir, URL: url, Ref: ref})
 }
 
-func TestSyncCloneAndFetch(t *testing.T) {
+// bothFetchers runs test with the git CLI fetching (when installed) and
+// with go-git alone, as on a machine without git.
+func bothFetchers(t *testing.T, test func(t *testing.T)) {
+	t.Run("git CLI", func(t *testing.T) {
+		if gitBinary() == "" {
+			t.Skip("git is not installed")
+		}
+		test(t)
+	})
+	t.Run("go-git alone", func(t *testing.T) {
+		saved := gitBinary
+		gitBinary = func() string { return "" }
+		t.Cleanup(func() { gitBinary = saved })
+		test(t)
+	})
+}
+
+func TestSyncCloneAndFetch(t *testing.T) { bothFetchers(t, testSyncCloneAndFetch) }
+
+func testSyncCloneAndFetch(t *testing.T) {
 	r := gitfixture.New(t)
 	r.Write(map[string]string{"a.txt": "a\n"})
 	first := r.Commit("one")
@@ -92,7 +111,9 @@ func TestSyncBareAndDetached(t *testing.T) {
 	}
 }
 
-func TestSyncEmptyRepository(t *testing.T) {
+func TestSyncEmptyRepository(t *testing.T) { bothFetchers(t, testSyncEmptyRepository) }
+
+func testSyncEmptyRepository(t *testing.T) {
 	r := gitfixture.New(t)
 	clone := filepath.Join(t.TempDir(), "e.git")
 	res, err := syncTo(t, clone, r.Dir, "")
@@ -187,52 +208,127 @@ func TestSyncShallowSource(t *testing.T) {
 	}
 }
 
-// TestSyncFallsBackToGitCLI makes go-git fail the way it does on some real
-// remotes and checks that the git CLI fetches instead, for a first clone and
-// for a later fetch, but not when the repository does not exist.
-func TestSyncFallsBackToGitCLI(t *testing.T) {
+// TestSyncFetchesWithGitCLIFirst: with git installed, the CLI clones and
+// fetches and go-git is not asked; when the CLI fails, go-git fetches and
+// its typed error is the one returned, naming the CLI's.
+func TestSyncFetchesWithGitCLIFirst(t *testing.T) {
 	if gitBinary() == "" {
 		t.Skip("git is not installed")
 	}
 	r := gitfixture.New(t)
 	r.Write(map[string]string{"a.txt": "a\n"})
 	r.Commit("one")
-	var calls atomic.Int32
-	failWith := func(err error) {
-		goGitFetch = func(context.Context, *git.Repository, string, string, transport.AuthMethod, io.Writer) error {
-			calls.Add(1)
-			return err
-		}
+	var goGitCalls, cliCalls atomic.Int32
+	goGitFetch = func(ctx context.Context, repo *git.Repository, u, ref string, auth transport.AuthMethod, progress io.Writer) error {
+		goGitCalls.Add(1)
+		return fetch(ctx, repo, u, ref, auth, progress)
 	}
-	t.Cleanup(func() { goGitFetch = fetch })
-	failWith(errors.New("unexpected EOF: possible repository corruption on the remote side"))
+	cliFetchFn = func(ctx context.Context, dir, u, ref string, auth transport.AuthMethod) error {
+		cliCalls.Add(1)
+		return cliFetch(ctx, dir, u, ref, auth)
+	}
+	t.Cleanup(func() { goGitFetch, cliFetchFn = fetch, cliFetch })
 
 	clone := filepath.Join(t.TempDir(), "c.git")
 	res, err := syncTo(t, clone, r.Dir, "")
 	if err != nil || res.Head.String() != r.Head() {
-		t.Fatalf("clone with go-git failing: %+v %v, want head %s", res, err, r.Head())
+		t.Fatalf("clone: %+v %v, want head %s", res, err, r.Head())
 	}
 	r.Write(map[string]string{"a.txt": "b\n"})
 	r.Commit("two")
 	r.Git("tag", "v2")
 	if res, err = syncTo(t, clone, r.Dir, "v2"); err != nil || res.Head.String() != r.Head() {
-		t.Fatalf("fetch with go-git failing: %+v %v, want head %s", res, err, r.Head())
+		t.Fatalf("fetch: %+v %v, want head %s", res, err, r.Head())
 	}
-	if calls.Load() != 2 {
-		t.Errorf("go-git tried %d times, want 2", calls.Load())
+	if goGitCalls.Load() != 0 || cliCalls.Load() != 2 {
+		t.Errorf("git fetched %d times and go-git %d, want 2 and 0", cliCalls.Load(), goGitCalls.Load())
 	}
 
-	// The CLI cannot help when the repository does not exist: no fallback,
-	// and the error stays go-git's.
-	failWith(fmt.Errorf("fetch x: %w", transport.ErrRepositoryNotFound))
-	if _, err := syncTo(t, filepath.Join(t.TempDir(), "d.git"), r.Dir, ""); !errors.Is(err, transport.ErrRepositoryNotFound) || strings.Contains(err.Error(), "git CLI") {
-		t.Errorf("missing repository: err = %v, want go-git's error without a CLI attempt", err)
+	// The CLI failing: go-git fetches.
+	cliFetchFn = func(context.Context, string, string, string, transport.AuthMethod) error {
+		return errors.New("git fetch: exit status 128: fatal: something git-specific")
 	}
-	// When the CLI fails too, the error names the input and says both tried.
-	failWith(errors.New("go-git broke"))
+	r.Write(map[string]string{"a.txt": "c\n"})
+	r.Commit("three")
+	if res, err = syncTo(t, clone, r.Dir, ""); err != nil || res.Head.String() != r.Head() {
+		t.Fatalf("fetch with the CLI failing: %+v %v, want head %s", res, err, r.Head())
+	}
+	if goGitCalls.Load() != 1 {
+		t.Errorf("go-git fetched %d times after the CLI failed, want 1", goGitCalls.Load())
+	}
+	// Both failing: go-git's typed error, naming the CLI's failure.
+	goGitFetch = func(context.Context, *git.Repository, string, string, transport.AuthMethod, io.Writer) error {
+		return fmt.Errorf("fetch x: %w", transport.ErrRepositoryNotFound)
+	}
+	_, err = syncTo(t, filepath.Join(t.TempDir(), "d.git"), r.Dir, "")
+	if !errors.Is(err, transport.ErrRepositoryNotFound) || !strings.Contains(err.Error(), "something git-specific") {
+		t.Errorf("both failing: err = %v, want go-git's error naming the CLI's", err)
+	}
+	// Unreachable: go-git's error too, retryable and naming the URL.
+	goGitFetch, cliFetchFn = fetch, cliFetch
 	_, err = syncTo(t, filepath.Join(t.TempDir(), "e.git"), "http://127.0.0.1:1/nothing.git", "")
-	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1/nothing.git") || !strings.Contains(err.Error(), "go-git broke") || errors.Is(err, ErrPermanent) {
-		t.Errorf("both failing: err = %v, want a retryable error naming the URL and go-git's failure", err)
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1/nothing.git") || !strings.Contains(err.Error(), "connection refused") || errors.Is(err, ErrPermanent) {
+		t.Errorf("unreachable: err = %v, want a retryable error naming the URL and the refused connection", err)
+	}
+}
+
+// TestSyncRepairsPackedRefs: go-git's prune of a tag that git packed
+// leaves the tag's peeled line in packed-refs, and git then refuses every
+// command that reads refs. The next sync drops such lines and fetches.
+func TestSyncRepairsPackedRefs(t *testing.T) {
+	if gitBinary() == "" {
+		t.Skip("git is not installed")
+	}
+	r := gitfixture.New(t)
+	r.Write(map[string]string{"a.txt": "a\n"})
+	r.Commit("one")
+	r.Git("tag", "-a", "-m", "annotated", "v1")
+	r.Git("tag", "-a", "-m", "annotated", "v0")
+	clone := filepath.Join(t.TempDir(), "c.git")
+	if _, err := syncTo(t, clone, r.Dir, ""); err != nil {
+		t.Fatal(err)
+	}
+	refs := func() (string, error) {
+		out, err := exec.Command("git", "--git-dir", clone, "for-each-ref").CombinedOutput()
+		return string(out), err
+	}
+	if out, err := refs(); err != nil || !strings.Contains(out, "refs/tags/v1") {
+		t.Fatalf("after the clone: %v %s", err, out)
+	}
+	packed, _ := os.ReadFile(filepath.Join(clone, "packed-refs"))
+	if !strings.Contains(string(packed), "\n^") {
+		t.Fatalf("the clone's packed-refs has no peeled line to test with:\n%s", packed)
+	}
+	// go-git fetches (the CLI failing) after a packed tag went away.
+	r.Git("tag", "-d", "v1")
+	cliFetchFn = func(context.Context, string, string, string, transport.AuthMethod) error {
+		return errors.New("git fetch: exit status 128: fatal: made to fail")
+	}
+	t.Cleanup(func() { cliFetchFn = cliFetch })
+	if _, err := syncTo(t, clone, r.Dir, ""); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := refs(); err == nil {
+		t.Logf("go-git left packed-refs readable this time (%s); the repair is still checked below", strings.TrimSpace(out))
+	}
+	// Whatever go-git left, a peeled line without its ref is dropped.
+	bad := "# pack-refs with: peeled fully-peeled sorted \n^" + r.Head() + "\n" + string(packed[strings.Index(string(packed), "\n")+1:])
+	if err := os.WriteFile(filepath.Join(clone, "packed-refs"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := refs(); err == nil {
+		t.Fatal("git read a packed-refs with a peeled line that follows no ref; the test needs it refused")
+	}
+	cliFetchFn = cliFetch
+	r.Write(map[string]string{"a.txt": "b\n"})
+	r.Commit("two")
+	res, err := syncTo(t, clone, r.Dir, "")
+	if err != nil || res.Head.String() != r.Head() {
+		t.Fatalf("sync after the damage: %+v %v, want head %s", res, err, r.Head())
+	}
+	out, err := refs()
+	if err != nil || !strings.Contains(out, "refs/tags/v0") || strings.Contains(out, "refs/tags/v1") {
+		t.Fatalf("refs after the repair: %v\n%s", err, out)
 	}
 }
 
