@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/parquet-go/parquet-go"
@@ -43,13 +44,24 @@ func shardOf(hash string) string {
 	return hash[:1]
 }
 
-// readShard merges every part of a shard. Parts are append-only and named by
-// their content, so parallel writers never overwrite each other.
-func (c *Cache) readShard(ctx context.Context, shard string) (map[string][]float32, error) {
-	return c.readUnder(ctx, c.prefix(shard))
+// readShard merges the vectors of want (content hashes) that the parts of a
+// shard hold. Parts are append-only and named by their content, so parallel
+// writers never overwrite each other; a hash in two parts takes the later's.
+func (c *Cache) readShard(ctx context.Context, shard string, want map[string]bool) (map[string][]float32, error) {
+	objs, err := c.Bucket.List(ctx, c.prefix(shard))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]float32{}
+	for _, o := range objs {
+		if err := c.readPart(ctx, o.Key, want, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
-// readUnder merges every part under prefix.
+// readUnder merges every vector of every part under prefix.
 func (c *Cache) readUnder(ctx context.Context, prefix string) (map[string][]float32, error) {
 	objs, err := c.Bucket.List(ctx, prefix)
 	if err != nil {
@@ -57,14 +69,19 @@ func (c *Cache) readUnder(ctx context.Context, prefix string) (map[string][]floa
 	}
 	out := map[string][]float32{}
 	for _, o := range objs {
-		if err := c.readPart(ctx, o.Key, out); err != nil {
+		if err := c.readPart(ctx, o.Key, nil, out); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func (c *Cache) readPart(ctx context.Context, key string, out map[string][]float32) error {
+// readPart adds to out the vectors of part key: all of them when want is
+// nil, else those whose hashes want holds. A part holds every function of
+// a repository that falls in its shard, and a re-index wants the few that
+// changed: the hashes are read first, and only the rows wanted are decoded
+// (all of them when most are; BenchmarkCacheReadWanted).
+func (c *Cache) readPart(ctx context.Context, key string, want map[string]bool, out map[string][]float32) error {
 	ra, err := c.Bucket.OpenReaderAt(ctx, key)
 	if errors.Is(err, blob.ErrNotFound) {
 		return nil
@@ -73,14 +90,107 @@ func (c *Cache) readPart(ctx context.Context, key string, out map[string][]float
 		return err
 	}
 	defer ra.Close()
-	rows, err := parquet.Read[cacheRow](ra, ra.Size())
+	f, err := parquet.OpenFile(ra, ra.Size())
 	if err != nil {
 		return fmt.Errorf("embedding cache %s: %w", key, err)
 	}
-	for _, r := range rows {
-		out[r.ContentHash] = r.Vector
+	var rows []int64 // wanted, ascending
+	if want != nil {
+		if rows, err = wantedRows(f, want); err != nil {
+			return fmt.Errorf("embedding cache %s: %w", key, err)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+	}
+	r := parquet.NewGenericReader[cacheRow](f)
+	defer r.Close()
+	if want == nil || int64(len(rows))*4 > f.NumRows() {
+		buf := make([]cacheRow, 256)
+		for {
+			n, err := r.Read(buf)
+			for _, row := range buf[:n] {
+				if want == nil || want[row.ContentHash] {
+					out[row.ContentHash] = row.Vector
+				}
+			}
+			clear(buf[:n]) // the next Read must not write into these vectors
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("embedding cache %s: %w", key, err)
+			}
+		}
+	}
+	buf := make([]cacheRow, 1)
+	for _, i := range rows {
+		if err := r.SeekToRow(i); err != nil {
+			return fmt.Errorf("embedding cache %s: row %d: %w", key, i, err)
+		}
+		if n, err := r.Read(buf); n != 1 {
+			return fmt.Errorf("embedding cache %s: row %d: %v", key, i, err)
+		}
+		if !want[buf[0].ContentHash] {
+			return fmt.Errorf("embedding cache %s: row %d holds %q, not a hash its column listed: %w", key, i, buf[0].ContentHash, blob.ErrCorrupt)
+		}
+		out[buf[0].ContentHash] = buf[0].Vector
+		buf[0] = cacheRow{} // the next Read must not append to this vector
 	}
 	return nil
+}
+
+// wantedRows lists the rows of f whose content hash want holds, reading
+// the hash column alone.
+func wantedRows(f *parquet.File, want map[string]bool) ([]int64, error) {
+	col, ok := f.Schema().Lookup("content_hash")
+	if !ok {
+		return nil, errors.New("no content_hash column")
+	}
+	var rows []int64
+	var base int64
+	vals := make([]parquet.Value, 512)
+	for _, rg := range f.RowGroups() {
+		pages := rg.ColumnChunks()[col.ColumnIndex].Pages()
+		row := base
+		for {
+			p, err := pages.ReadPage()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				pages.Close()
+				return nil, err
+			}
+			vr := p.Values()
+			for {
+				n, err := vr.ReadValues(vals)
+				for _, v := range vals[:n] {
+					if want[string(v.ByteArray())] {
+						rows = append(rows, row)
+					}
+					row++
+				}
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					parquet.Release(p)
+					pages.Close()
+					return nil, err
+				}
+			}
+			parquet.Release(p)
+		}
+		if err := pages.Close(); err != nil {
+			return nil, err
+		}
+		if row != base+rg.NumRows() {
+			return nil, fmt.Errorf("%d hashes in a row group of %d rows: %w", row-base, rg.NumRows(), blob.ErrCorrupt)
+		}
+		base += rg.NumRows()
+	}
+	return rows, nil
 }
 
 // writePart adds the vectors of m to a shard as one new part.
@@ -168,7 +278,7 @@ func EmbedCached(ctx context.Context, e Embedder, c *Cache, items []Item) (map[s
 	}
 	sort.Strings(shards)
 	for _, s := range shards {
-		cached, err := c.readShard(ctx, s)
+		cached, err := c.readShard(ctx, s, hashesOf(byShard[s]))
 		if err != nil {
 			return nil, 0, err
 		}
@@ -223,7 +333,7 @@ func Missing(ctx context.Context, dim int, c *Cache, items []Item) ([]Item, erro
 	var out []Item
 	seen := map[string]bool{}
 	for _, s := range shards {
-		cached, err := c.readShard(ctx, s)
+		cached, err := c.readShard(ctx, s, hashesOf(byShard[s]))
 		if err != nil {
 			return nil, err
 		}
@@ -235,4 +345,13 @@ func Missing(ctx context.Context, dim int, c *Cache, items []Item) ([]Item, erro
 		}
 	}
 	return out, nil
+}
+
+// hashesOf is the set of items' hashes.
+func hashesOf(items []Item) map[string]bool {
+	set := make(map[string]bool, len(items))
+	for _, it := range items {
+		set[it.Hash] = true
+	}
+	return set
 }

@@ -3,6 +3,7 @@ package embed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -79,4 +80,113 @@ func (fixedDim) Name() string { return "m" }
 func (f fixedDim) Dim() int   { return f.d }
 func (fixedDim) Embed(context.Context, []string) ([][]float32, error) {
 	return nil, errors.New("embedded a cached text")
+}
+
+// TestCacheReadsWhatIsWanted: a shard read for a few hashes returns their
+// vectors as stored, from parts holding many, read row by row or whole;
+// hashes the cache lacks are missing, not zero.
+func TestCacheReadsWhatIsWanted(t *testing.T) {
+	ctx := context.Background()
+	c := &Cache{Bucket: blobtest.Bucket(t), Repo: "acme/w", Model: "m"}
+	const dim = 8
+	vec := func(h string) []float32 {
+		v := make([]float32, dim)
+		for i := range v {
+			v[i] = float32(len(h)*31+int(h[len(h)-1])*7+i) / 3
+		}
+		return v
+	}
+	m := map[string][]float32{}
+	for i := range 3000 {
+		h := fmt.Sprintf("a%05d", i) // all in shard "a"
+		m[h] = vec(h)
+	}
+	if err := c.Put(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	// A second part, sharing a hash with the first (two writers that
+	// embedded one function at once).
+	if err := c.Put(ctx, map[string][]float32{"a00007": vec("a00007"), "a99999": vec("a99999")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		want []string
+	}{
+		{"a few", []string{"a00000", "a00001", "a01500", "a02999", "a99999", "a77777"}},
+		{"most", func() []string {
+			var hs []string
+			for i := range 2500 {
+				hs = append(hs, fmt.Sprintf("a%05d", i))
+			}
+			return hs
+		}()},
+		{"one in both parts", []string{"a00007"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := map[string]bool{}
+			for _, h := range tc.want {
+				set[h] = true
+			}
+			got, err := c.readShard(ctx, "a", set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range tc.want {
+				v, ok := got[h]
+				switch {
+				case h == "a77777":
+					if ok {
+						t.Errorf("%s: a vector for a hash never stored", h)
+					}
+				case !ok || fmt.Sprint(v) != fmt.Sprint(vec(h)):
+					t.Errorf("%s = %v, want %v", h, v, vec(h))
+				}
+			}
+			if len(got) > len(tc.want) {
+				t.Errorf("%d vectors for %d hashes wanted", len(got), len(tc.want))
+			}
+		})
+	}
+	if all, err := c.All(ctx, dim); err != nil || len(all) != 3001 || fmt.Sprint(all["a02998"]) != fmt.Sprint(vec("a02998")) {
+		t.Errorf("All: %d vectors, %v", len(all), err)
+	}
+}
+
+// BenchmarkCacheReadWanted reads 80 of 20,000 vectors of 256 dimensions
+// from one part, as a re-index does, against reading the whole part.
+func BenchmarkCacheReadWanted(b *testing.B) {
+	ctx := context.Background()
+	c := &Cache{Bucket: blobtest.Bucket(b), Repo: "acme/w", Model: "m"}
+	m := map[string][]float32{}
+	var hashes []string
+	for i := range 20000 {
+		h := fmt.Sprintf("a%063x", i*7919)
+		v := make([]float32, 256)
+		for k := range v {
+			v[k] = float32(i*k%97) / 97
+		}
+		m[h] = v
+		hashes = append(hashes, h)
+	}
+	if err := c.Put(ctx, m); err != nil {
+		b.Fatal(err)
+	}
+	want := map[string]bool{}
+	for i := 0; i < len(hashes); i += len(hashes) / 80 {
+		want[hashes[i]] = true
+	}
+	for _, bc := range []struct {
+		name string
+		want map[string]bool
+	}{{"whole part", nil}, {"80 wanted", want}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for range b.N {
+				got, err := c.readShard(ctx, "a", bc.want)
+				if err != nil || len(got) < len(want) {
+					b.Fatalf("%d vectors, %v", len(got), err)
+				}
+			}
+		})
+	}
 }
