@@ -348,9 +348,11 @@ func fetchInto(ctx context.Context, repo *git.Repository, dir, u, ref string, au
 	if cerr == nil || ctx.Err() != nil {
 		return cerr
 	}
-	slog.Debug("git fetch failed; fetching with go-git", "url", redact(u), "dir", dir, "git_error", Message(cerr))
 	err := goGitFetch(ctx, repo, u, ref, auth, progress)
-	if err != nil && !errors.Is(err, errRemoteEmpty) {
+	switch {
+	case err == nil:
+		slog.Warn("git fetch failed; go-git fetched instead", "url", redact(u), "dir", dir, "git_error", Message(cerr))
+	case !errors.Is(err, errRemoteEmpty): // git fails on an empty remote, go-git says what it is
 		return fmt.Errorf("%w (go-git fetched after git fetch failed: %s)", err, Message(cerr))
 	}
 	return err
