@@ -3,6 +3,7 @@ package codegraph
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	tsrust "github.com/smacker/go-tree-sitter/rust"
@@ -63,7 +64,10 @@ import (
 //     segment imports the module itself (`use foo as bar;` → "foo" as bar).
 //     `extern crate x as y;` → "x" as y. Module paths are the segments
 //     joined with "::" (whitespace and comments dropped, a leading `::`
-//     kept: `use ::std::mem;` → "::std" [mem]).
+//     kept: `use ::std::mem;` → "::std" [mem]). In an inline module they
+//     are made relative to the file's module: in `mod tests { … }`,
+//     `use super::*;` → "self" [*], `use self::a::b;` → "self::tests::a"
+//     [b], `mod m;` → "self::tests::m".
 type rustLang struct{}
 
 func init() { register(rustLang{}) }
@@ -128,6 +132,9 @@ type rustWalker struct {
 	// order, their calls not yet made; regions their insides.
 	pending []rustMacro
 	regions []rustRegion
+	// mods are the inline modules (`mod m { … }`) around the walk, outermost
+	// first: `self` and `super` in their paths are relative to them.
+	mods []string
 }
 
 // rustItemPosition reports whether macro invocation n, with token tree tt,
@@ -276,6 +283,7 @@ func (w *rustWalker) walk(c *fcursor, prefix, from string) {
 	if n == nil {
 		return
 	}
+	inline := "" // the name of an inline module n is
 	for len(w.pending) > 0 && int(n.StartByte()) > w.pending[0].start {
 		// A blanked item macro's call, made where the invocation stood.
 		m := w.pending[0]
@@ -311,11 +319,12 @@ func (w *rustWalker) walk(c *fcursor, prefix, from string) {
 			break
 		}
 		if n.ChildByFieldName("body") == nil {
-			w.res.Imports = append(w.res.Imports, Import{Module: "self::" + name, Line: rustLine(n)})
+			w.res.Imports = append(w.res.Imports, Import{Module: w.fileRelative("self::" + name), Line: rustLine(n)})
 			return
 		}
 		prefix = w.def(rustQualify(prefix, name), KindClass, n)
 		from = prefix
+		inline = name
 	case "impl_item":
 		ty := rustTypeName(n.ChildByFieldName("type"), w.src)
 		if ty != "" {
@@ -368,6 +377,9 @@ func (w *rustWalker) walk(c *fcursor, prefix, from string) {
 		w.errorNode(n, prefix, from)
 		return
 	}
+	if inline != "" {
+		w.mods = append(w.mods, inline)
+	}
 	if c.GoToFirstChild() {
 		for {
 			w.walk(c, prefix, from)
@@ -377,6 +389,38 @@ func (w *rustWalker) walk(c *fcursor, prefix, from string) {
 		}
 		c.GoToParent()
 	}
+	if inline != "" {
+		w.mods = w.mods[:len(w.mods)-1]
+	}
+}
+
+// fileRelative rewrites a use path written in inline modules (w.mods) so
+// that `self` and `super` are relative to the file's module, which the
+// resolver knows: in `mod tests { use super::*; }` super is the file
+// (`self`), `self::x` is `self::tests::x`, and each `super` past the
+// inline modules leaves the file's module as it would at its top level.
+func (w *rustWalker) fileRelative(mod string) string {
+	if len(w.mods) == 0 {
+		return mod
+	}
+	segs := strings.Split(mod, "::")
+	up := 0
+	switch segs[0] {
+	case "self":
+		segs = segs[1:]
+	case "super":
+		for up < len(segs) && segs[up] == "super" {
+			up++
+		}
+		segs = segs[up:]
+	default:
+		return mod
+	}
+	if up > len(w.mods) {
+		return strings.Join(append(slices.Repeat([]string{"super"}, up-len(w.mods)), segs...), "::")
+	}
+	out := append([]string{"self"}, w.mods[:len(w.mods)-up]...)
+	return strings.Join(append(out, segs...), "::")
 }
 
 // errorNode walks what error recovery left flat. A function cut short (a
@@ -769,9 +813,10 @@ func (w *rustWalker) use(n *fnode) {
 			if m == "" {
 				m = name
 			}
-			out = append(out, Import{Module: m, Alias: local, Line: line})
+			out = append(out, Import{Module: w.fileRelative(m), Alias: local, Line: line})
 			return
 		}
+		mod = w.fileRelative(mod)
 		i, ok := idx[mod]
 		if !ok {
 			i = len(out)

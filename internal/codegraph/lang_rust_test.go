@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sort"
 	"sync"
 	"testing"
 
@@ -240,5 +241,56 @@ func TestRustNamedEntries(t *testing.T) {
 	}
 	if !slices.Contains(calls, "f") || !slices.Contains(calls, "my_tests") {
 		t.Errorf("calls %v, want my_tests and f", calls)
+	}
+}
+
+// TestRustInlineModulePaths: in an inline module, `super` is the module
+// around it and `self` the inline module itself, so `use super::*` in a
+// file's `mod tests` opens the file, not its parent, and a `mod x;` there
+// is the file's subdirectory's.
+func TestRustInlineModulePaths(t *testing.T) {
+	for src, want := range map[string][]Import{
+		"mod tests {\n use super::*;\n}":               {{Module: "self", Names: []string{"*"}, Line: 2}},
+		"mod tests {\n use super::super::x;\n}":        {{Module: "super", Names: []string{"x"}, Line: 2}},
+		"mod a {\n mod b {\n  use super::f;\n }\n}":    {{Module: "self::a", Names: []string{"f"}, Line: 3}},
+		"mod a {\n mod b {\n  use self::c::g;\n }\n}":  {{Module: "self::a::b::c", Names: []string{"g"}, Line: 3}},
+		"mod tests {\n use crate::x::y;\n}":            {{Module: "crate::x", Names: []string{"y"}, Line: 2}},
+		"mod tests {\n mod helpers;\n}":                {{Module: "self::tests::helpers", Line: 2}},
+		"mod tests {\n use super::{self as up, f};\n}": {{Module: "self", Alias: "up", Line: 2}, {Module: "self", Names: []string{"f"}, Line: 2}},
+		"use super::*;\nmod tests {}":                  {{Module: "super", Names: []string{"*"}, Line: 1}},
+	} {
+		if got := rustExtract(t, src).Imports; !reflect.DeepEqual(got, want) {
+			t.Errorf("%q:\n got %+v\nwant %+v", src, got, want)
+		}
+	}
+
+	// Resolved: the tests of cli/flags.rs call `version`, which the file
+	// imports from core; cli/mod.rs, flags.rs's parent, defines a
+	// `version` too, which `use super::*` in the tests must not bring in.
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"src/lib.rs":       "pub mod cli;\npub mod core;\n",
+		"src/core.rs":      "pub fn version() -> u32 { 1 }\n",
+		"src/cli/mod.rs":   "pub mod flags;\npub fn version() -> u32 { 2 }\n",
+		"src/cli/flags.rs": "use crate::core::version;\npub fn parse() -> u32 { 0 }\n#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    fn t() { parse(); version(); }\n}\n",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := buildDir(t, dir, Options{})
+	var got []string
+	for _, e := range g.Edges {
+		if e.Type == EdgeInvokes && e.Src == "src/cli/flags.rs:tests.t" {
+			got = append(got, e.Dst)
+		}
+	}
+	sort.Strings(got)
+	if want := []string{"src/cli/flags.rs:parse", "src/core.rs:version"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("tests.t calls %v, want %v", got, want)
 	}
 }

@@ -191,7 +191,7 @@ func (b *builder) resolveRustImport(p *parsed, im Import) (targets []string, ext
 			}
 		}
 		b.bind(p.path, local, ts...)
-		return ts, false
+		return notIn(p.path, ts), false
 	}
 	for i, n := range im.Names {
 		if n == "*" {
@@ -221,7 +221,24 @@ func (b *builder) resolveRustImport(p *parsed, im Import) (targets []string, ext
 	if len(targets) == 0 {
 		targets = []string{f}
 	}
-	return targets, false
+	return notIn(p.path, targets), false
+}
+
+// notIn drops from targets the entities of file, which an inline module
+// imports from the file around it (`use super::f` in `mod tests`): they
+// are bound, but the file contains them and does not import them. The file
+// itself stands for them when nothing else is left.
+func notIn(file string, targets []string) []string {
+	var out []string
+	for _, t := range targets {
+		if fileOf(t) != file || !strings.Contains(t, ":") {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return []string{file}
+	}
+	return out
 }
 
 // cInclude resolves an #include path to a parsed C/C++ file: next to the
