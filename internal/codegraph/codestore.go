@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"path"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/parquetcol"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -284,35 +284,9 @@ func segmentHashes(key string, data []byte) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("code segment %s: not readable Parquet (%v): %w", key, err, blob.ErrCorrupt)
 	}
-	col, ok := f.Schema().Lookup("hash")
-	if !ok {
-		return nil, fmt.Errorf("code segment %s: no hash column: %w", key, blob.ErrCorrupt)
-	}
 	hashes := make([]string, 0, f.NumRows())
-	for _, rg := range f.RowGroups() {
-		pages := rg.ColumnChunks()[col.ColumnIndex].Pages()
-		for {
-			p, err := pages.ReadPage()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				pages.Close()
-				return nil, fmt.Errorf("code segment %s: %v: %w", key, err, blob.ErrCorrupt)
-			}
-			vals := make([]parquet.Value, p.NumValues())
-			n, err := p.Values().ReadValues(vals)
-			if err != nil && !errors.Is(err, io.EOF) {
-				parquet.Release(p)
-				pages.Close()
-				return nil, fmt.Errorf("code segment %s: %v: %w", key, err, blob.ErrCorrupt)
-			}
-			for _, v := range vals[:n] {
-				hashes = append(hashes, string(v.ByteArray()))
-			}
-			parquet.Release(p)
-		}
-		pages.Close()
+	if err := parquetcol.Bytes(f, "hash", func(_ int64, v []byte) { hashes = append(hashes, string(v)) }); err != nil {
+		return nil, fmt.Errorf("code segment %s: %v: %w", key, err, blob.ErrCorrupt)
 	}
 	if int64(len(hashes)) != f.NumRows() {
 		return nil, fmt.Errorf("code segment %s: %d hashes in %d rows: %w", key, len(hashes), f.NumRows(), blob.ErrCorrupt)

@@ -267,21 +267,12 @@ func TestRustInlineModulePaths(t *testing.T) {
 	// Resolved: the tests of cli/flags.rs call `version`, which the file
 	// imports from core; cli/mod.rs, flags.rs's parent, defines a
 	// `version` too, which `use super::*` in the tests must not bring in.
-	dir := t.TempDir()
-	for name, src := range map[string]string{
+	dir := writeTree(t, map[string]string{
 		"src/lib.rs":       "pub mod cli;\npub mod core;\n",
 		"src/core.rs":      "pub fn version() -> u32 { 1 }\n",
 		"src/cli/mod.rs":   "pub mod flags;\npub fn version() -> u32 { 2 }\n",
 		"src/cli/flags.rs": "use crate::core::version;\npub fn parse() -> u32 { 0 }\n#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    fn t() { parse(); version(); }\n}\n",
-	} {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	g := buildDir(t, dir, Options{})
 	var got []string
 	for _, e := range g.Edges {

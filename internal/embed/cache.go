@@ -13,6 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/parquetcol"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -46,30 +47,22 @@ func shardOf(hash string) string {
 
 // readShard merges the vectors of want (content hashes) that the parts of a
 // shard hold. Parts are append-only and named by their content, so parallel
-// writers never overwrite each other; a hash in two parts takes the later's.
+// writers never overwrite each other; a hash in two parts (two writers that
+// embedded it at once) takes the last listed part's vector.
 func (c *Cache) readShard(ctx context.Context, shard string, want map[string]bool) (map[string][]float32, error) {
-	objs, err := c.Bucket.List(ctx, c.prefix(shard))
-	if err != nil {
-		return nil, err
-	}
-	out := map[string][]float32{}
-	for _, o := range objs {
-		if err := c.readPart(ctx, o.Key, want, out); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return c.readUnder(ctx, c.prefix(shard), want)
 }
 
-// readUnder merges every vector of every part under prefix.
-func (c *Cache) readUnder(ctx context.Context, prefix string) (map[string][]float32, error) {
+// readUnder merges the vectors of want (all of them when nil) that the
+// parts under prefix hold.
+func (c *Cache) readUnder(ctx context.Context, prefix string, want map[string]bool) (map[string][]float32, error) {
 	objs, err := c.Bucket.List(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string][]float32{}
 	for _, o := range objs {
-		if err := c.readPart(ctx, o.Key, nil, out); err != nil {
+		if err := c.readPart(ctx, o.Key, want, out); err != nil {
 			return nil, err
 		}
 	}
@@ -143,54 +136,13 @@ func (c *Cache) readPart(ctx context.Context, key string, want map[string]bool, 
 // wantedRows lists the rows of f whose content hash want holds, reading
 // the hash column alone.
 func wantedRows(f *parquet.File, want map[string]bool) ([]int64, error) {
-	col, ok := f.Schema().Lookup("content_hash")
-	if !ok {
-		return nil, errors.New("no content_hash column")
-	}
 	var rows []int64
-	var base int64
-	vals := make([]parquet.Value, 512)
-	for _, rg := range f.RowGroups() {
-		pages := rg.ColumnChunks()[col.ColumnIndex].Pages()
-		row := base
-		for {
-			p, err := pages.ReadPage()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				pages.Close()
-				return nil, err
-			}
-			vr := p.Values()
-			for {
-				n, err := vr.ReadValues(vals)
-				for _, v := range vals[:n] {
-					if want[string(v.ByteArray())] {
-						rows = append(rows, row)
-					}
-					row++
-				}
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					parquet.Release(p)
-					pages.Close()
-					return nil, err
-				}
-			}
-			parquet.Release(p)
+	err := parquetcol.Bytes(f, "content_hash", func(row int64, v []byte) {
+		if want[string(v)] {
+			rows = append(rows, row)
 		}
-		if err := pages.Close(); err != nil {
-			return nil, err
-		}
-		if row != base+rg.NumRows() {
-			return nil, fmt.Errorf("%d hashes in a row group of %d rows: %w", row-base, rg.NumRows(), blob.ErrCorrupt)
-		}
-		base += rg.NumRows()
-	}
-	return rows, nil
+	})
+	return rows, err
 }
 
 // writePart adds the vectors of m to a shard as one new part.
@@ -222,7 +174,7 @@ func (c *Cache) writePart(ctx context.Context, shard string, m map[string][]floa
 // caller that embeds many overlapping sets (a miner's anchors) and keeps
 // them in memory, storing what it added with Put.
 func (c *Cache) All(ctx context.Context, dim int) (map[string][]float32, error) {
-	out, err := c.readUnder(ctx, c.root())
+	out, err := c.readUnder(ctx, c.root(), nil)
 	if err != nil {
 		return nil, err
 	}
