@@ -344,7 +344,7 @@ func fetchInto(ctx context.Context, repo *git.Repository, dir, u, ref string, au
 	if err := repairPackedRefs(dir); err != nil {
 		return err
 	}
-	cerr := cliFetchFn(ctx, dir, u, ref, auth)
+	cerr := cliFetchFn(ctx, dir, u, ref, auth, progress)
 	if cerr == nil || ctx.Err() != nil {
 		return cerr
 	}
@@ -417,9 +417,13 @@ func cliMayHelp(err error) bool {
 
 // cliFetch runs `git fetch` into the bare clone at dir with the refspecs go-git
 // would have used. A token for http(s) travels as an extra header set through
-// the environment, never on the command line.
-func cliFetch(ctx context.Context, dir, u, ref string, auth transport.AuthMethod) error {
+// the environment, never on the command line. git's progress goes to
+// progress when it is not nil, as go-git's does.
+func cliFetch(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, progress io.Writer) error {
 	args := []string{"--git-dir", dir, "fetch", "--quiet", "--force", "--prune", "--tags", u}
+	if progress != nil {
+		args[3] = "--progress" // in place of --quiet: git prints progress only when asked, its stderr being no terminal
+	}
 	for _, s := range refSpecs(ref) {
 		args = append(args, s.String())
 	}
@@ -429,11 +433,31 @@ func cliFetch(ctx context.Context, dir, u, ref string, auth transport.AuthMethod
 		cred := base64.StdEncoding.EncodeToString([]byte(ba.Username + ":" + ba.Password))
 		cmd.Env = append(cmd.Env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0=Authorization: Basic "+cred)
 	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return classify(fmt.Errorf("fetch %s: git fetch: %v: %s", redact(u), err, strings.TrimSpace(string(out))))
+	var out tailBuffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	if progress != nil {
+		cmd.Stderr = io.MultiWriter(&out, progress)
+	}
+	if err := cmd.Run(); err != nil {
+		return classify(fmt.Errorf("fetch %s: git fetch: %v: %s", redact(u), err, strings.TrimSpace(out.String())))
 	}
 	return nil
 }
+
+// tailBuffer keeps the last 8 KiB written to it: what git says when it
+// fails, without a long fetch's progress lines piling up.
+type tailBuffer struct{ b []byte }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if over := len(t.b) - 8<<10; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return string(t.b) }
 
 // redact drops credentials embedded in a URL before it is logged.
 func redact(u string) string {

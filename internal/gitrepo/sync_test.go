@@ -1,6 +1,7 @@
 package gitrepo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -223,9 +224,9 @@ func TestSyncFetchesWithGitCLIFirst(t *testing.T) {
 		goGitCalls.Add(1)
 		return fetch(ctx, repo, u, ref, auth, progress)
 	}
-	cliFetchFn = func(ctx context.Context, dir, u, ref string, auth transport.AuthMethod) error {
+	cliFetchFn = func(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, progress io.Writer) error {
 		cliCalls.Add(1)
-		return cliFetch(ctx, dir, u, ref, auth)
+		return cliFetch(ctx, dir, u, ref, auth, progress)
 	}
 	t.Cleanup(func() { goGitFetch, cliFetchFn = fetch, cliFetch })
 
@@ -237,15 +238,20 @@ func TestSyncFetchesWithGitCLIFirst(t *testing.T) {
 	r.Write(map[string]string{"a.txt": "b\n"})
 	r.Commit("two")
 	r.Git("tag", "v2")
-	if res, err = syncTo(t, clone, r.Dir, "v2"); err != nil || res.Head.String() != r.Head() {
+	// git's progress reaches the caller's writer, as go-git's does.
+	var progress bytes.Buffer
+	if res, err = Sync(context.Background(), SyncOptions{Dir: clone, URL: r.Dir, Ref: "v2", Progress: &progress}); err != nil || res.Head.String() != r.Head() {
 		t.Fatalf("fetch: %+v %v, want head %s", res, err, r.Head())
+	}
+	if !strings.Contains(progress.String(), "objects") {
+		t.Errorf("no progress from git fetch: %q", progress.String())
 	}
 	if goGitCalls.Load() != 0 || cliCalls.Load() != 2 {
 		t.Errorf("git fetched %d times and go-git %d, want 2 and 0", cliCalls.Load(), goGitCalls.Load())
 	}
 
 	// The CLI failing: go-git fetches.
-	cliFetchFn = func(context.Context, string, string, string, transport.AuthMethod) error {
+	cliFetchFn = func(context.Context, string, string, string, transport.AuthMethod, io.Writer) error {
 		return errors.New("git fetch: exit status 128: fatal: something git-specific")
 	}
 	r.Write(map[string]string{"a.txt": "c\n"})
@@ -301,7 +307,7 @@ func TestSyncRepairsPackedRefs(t *testing.T) {
 	}
 	// go-git fetches (the CLI failing) after a packed tag went away.
 	r.Git("tag", "-d", "v1")
-	cliFetchFn = func(context.Context, string, string, string, transport.AuthMethod) error {
+	cliFetchFn = func(context.Context, string, string, string, transport.AuthMethod, io.Writer) error {
 		return errors.New("git fetch: exit status 128: fatal: made to fail")
 	}
 	t.Cleanup(func() { cliFetchFn = cliFetch })
