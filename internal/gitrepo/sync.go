@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -440,9 +441,24 @@ func cliFetch(ctx context.Context, dir, u, ref string, auth transport.AuthMethod
 		cmd.Stderr = io.MultiWriter(&out, progress)
 	}
 	if err := cmd.Run(); err != nil {
-		return classify(fmt.Errorf("fetch %s: git fetch: %v: %s", redact(u), err, strings.TrimSpace(out.String())))
+		return classify(fmt.Errorf("fetch %s: git fetch: %v: %s", redact(u), err, withoutProgress(out.String())))
 	}
 	return nil
+}
+
+// gitProgress matches the lines of git's progress meter.
+var gitProgress = regexp.MustCompile(`^(remote: )?(Enumerating|Counting|Compressing|Receiving|Resolving|Unpacking|Total) `)
+
+// withoutProgress is what git printed, less its progress meter (updated
+// in place with carriage returns): what it says when it fails.
+func withoutProgress(out string) string {
+	var keep []string
+	for _, line := range strings.FieldsFunc(out, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if line = strings.TrimSpace(line); line != "" && !gitProgress.MatchString(line) {
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 // tailBuffer keeps the last 8 KiB written to it: what git says when it

@@ -466,3 +466,17 @@ func TestSyncLocalSourceMissingABlob(t *testing.T) {
 		t.Fatalf("fetch after the local clone: %+v %v, want %s", res, err, third)
 	}
 }
+
+// TestWithoutProgress: a failed fetch's message keeps what git said, not
+// its progress meter.
+func TestWithoutProgress(t *testing.T) {
+	for in, want := range map[string]string{
+		"fatal: repository 'x' not found\n": "fatal: repository 'x' not found",
+		"remote: Enumerating objects: 5, done.\nremote: Counting objects:  20% (1/5)\rremote: Counting objects: 100% (5/5), done.\nReceiving objects:  40% (2/5)\rerror: RPC failed\nfatal: early EOF\n": "error: RPC failed\nfatal: early EOF",
+		"": "",
+	} {
+		if got := withoutProgress(in); got != want {
+			t.Errorf("withoutProgress(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
