@@ -347,11 +347,8 @@ func (a *Git) BuildGraph(ctx context.Context, in schema.BuildGraphInput) (schema
 	if err != nil {
 		return schema.GraphInfo{}, permanent(fmt.Errorf("build graph %s@%s: %w", in.Repo, in.Head, err))
 	}
-	info, err := codegraph.Write(ctx, a.Bucket, in.Repo, in.Head, g)
+	info, err := codegraph.Write(ctx, a.Bucket, in.Repo, in.Head, g) // with its kept extractions
 	if err != nil {
-		return schema.GraphInfo{}, err
-	}
-	if err := codegraph.WriteExtracts(ctx, a.Bucket, &info, g); err != nil {
 		return schema.GraphInfo{}, err
 	}
 	info.Parsed, info.Reused = g.Stats.Files-g.Stats.Reused, g.Stats.Reused

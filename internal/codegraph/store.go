@@ -11,20 +11,21 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"unicode/utf8"
 
 	kzstd "github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/schema"
 )
 
 // Write stores the graph of commit as nodes.parquet, edges.parquet and
-// report.json under the repository's graph prefix, and the code of its
-// nodes in the repository's code store (see codestore.go). Each object is
+// report.json under the repository's graph prefix, the extractions it kept
+// (Options.KeepExtracts) beside them, and the code of its nodes in the
+// repository's code store (see codestore.go). Each object is
 // replaced atomically (code segments, named by content, are never
 // replaced by other content); the manifest, written later, makes them visible.
 func Write(ctx context.Context, b *blob.Bucket, repo schema.RepoName, commit string, g *Graph) (schema.GraphInfo, error) {
@@ -38,21 +39,30 @@ func WriteAt(ctx context.Context, b *blob.Bucket, repo schema.RepoName, prefix, 
 		ReportKey: prefix + "report.json", Nodes: len(g.Nodes), Edges: len(g.Edges), Files: g.Stats.Files,
 		Languages: g.Stats.FilesByLang, Unresolved: g.Stats.Unresolved, CodeBytes: g.Stats.CodeBytes}
 	info.Warning = LanguageWarning(&info)
-	valid := validNodes(g.Nodes)
-	// Build's hashes are of its nodes' code, as long as validNodes left
-	// that code as it was (it always does: Build's code is valid UTF-8).
-	hashed := g.codeHashed && (len(valid) == 0 || &valid[0] == &g.Nodes[0])
-	nodes, segs, stored, err := storeCode(ctx, b, repo, valid, hashed)
+	// The edges, and the extractions the build kept, are written beside
+	// the code and the nodes, which need it.
+	var beside errgroup.Group
+	beside.Go(func() (err error) {
+		info.EdgesBytes, info.EdgesSHA256, err = writeParquet(ctx, b, info.EdgesKey, validEdges(g.Edges))
+		return err
+	})
+	if g.Extracts != nil {
+		beside.Go(func() (err error) {
+			key := prefix + "extracts.gob.zst"
+			if info.ExtractsBytes, info.ExtractsSHA256, err = writeExtracts(ctx, b, key, g.Extracts); err == nil {
+				info.ExtractsKey = key
+			}
+			return err
+		})
+	}
+	nodesBytes, nodesSHA, segs, stored, err := writeNodes(ctx, b, repo, info.NodesKey, g)
+	if berr := beside.Wait(); err == nil && berr != nil {
+		return info, berr
+	}
 	if err != nil {
 		return info, fmt.Errorf("graph of %s@%s: %w", repo, commit, err)
 	}
-	info.Code, info.CodeNodes = segs, stored
-	if info.NodesBytes, info.NodesSHA256, err = writeParquet(ctx, b, info.NodesKey, nodes); err != nil {
-		return info, err
-	}
-	if info.EdgesBytes, info.EdgesSHA256, err = writeParquet(ctx, b, info.EdgesKey, validEdges(g.Edges)); err != nil {
-		return info, err
-	}
+	info.NodesBytes, info.NodesSHA256, info.Code, info.CodeNodes = nodesBytes, nodesSHA, segs, stored
 	rep, err := json.MarshalIndent(g.Stats, "", "  ")
 	if err != nil {
 		return info, err
@@ -61,6 +71,21 @@ func WriteAt(ctx context.Context, b *blob.Bucket, repo schema.RepoName, prefix, 
 		return info, err
 	}
 	return info, nil
+}
+
+// writeNodes puts g's code in the repository's code store and its nodes,
+// their code cleared where the store holds it, at key.
+func writeNodes(ctx context.Context, b *blob.Bucket, repo schema.RepoName, key string, g *Graph) (size int64, sum string, segs []schema.CodeSegment, stored int, err error) {
+	valid := validNodes(g.Nodes)
+	// Build's hashes are of its nodes' code, as long as validNodes left
+	// that code as it was (it always does: Build's code is valid UTF-8).
+	hashed := g.codeHashed && (len(valid) == 0 || &valid[0] == &g.Nodes[0])
+	nodes, segs, stored, err := storeCode(ctx, b, repo, valid, hashed)
+	if err != nil {
+		return 0, "", nil, 0, err
+	}
+	size, sum, err = writeParquet(ctx, b, key, nodes)
+	return size, sum, segs, stored, err
 }
 
 // validNodes returns nodes with ids, paths and names made valid UTF-8 (the
@@ -209,31 +234,26 @@ func readRows[T any](f *parquet.File) ([]T, error) {
 	}
 }
 
-// WriteExtracts keeps g's extraction results next to its tables (zstd
-// compressed gob) and records where in info.
-func WriteExtracts(ctx context.Context, b *blob.Bucket, info *schema.GraphInfo, g *Graph) error {
-	if g.Extracts == nil {
-		return nil
-	}
+// writeExtracts keeps extractions at key (zstd-compressed gob) and returns
+// the object's size and hex SHA-256.
+func writeExtracts(ctx context.Context, b *blob.Bucket, key string, e *Extracts) (int64, string, error) {
 	var buf bytes.Buffer
 	zw, err := kzstd.NewWriter(&buf, kzstd.WithEncoderLevel(kzstd.SpeedFastest))
 	if err != nil {
-		return err
+		return 0, "", err
 	}
-	if err := gob.NewEncoder(zw).Encode(g.Extracts); err != nil {
+	if err := gob.NewEncoder(zw).Encode(e); err != nil {
 		zw.Close()
-		return fmt.Errorf("keep extractions: %w", err)
+		return 0, "", fmt.Errorf("keep extractions: %w", err)
 	}
 	if err := zw.Close(); err != nil {
-		return err
+		return 0, "", err
 	}
-	key := strings.TrimSuffix(info.NodesKey, "nodes.parquet") + "extracts.gob.zst"
 	if err := b.WriteAll(ctx, key, buf.Bytes()); err != nil {
-		return fmt.Errorf("keep extractions: %w", err)
+		return 0, "", fmt.Errorf("keep extractions: %w", err)
 	}
 	sum := sha256.Sum256(buf.Bytes())
-	info.ExtractsKey, info.ExtractsBytes, info.ExtractsSHA256 = key, int64(buf.Len()), hex.EncodeToString(sum[:])
-	return nil
+	return int64(buf.Len()), hex.EncodeToString(sum[:]), nil
 }
 
 // ReadExtracts reads the extraction results a graph kept (nil when it kept

@@ -101,3 +101,38 @@ func TestDamagedGraphIsCorrupt(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteKeepsExtracts: a graph built with KeepExtracts is written with
+// them, and they read back as kept; one built without them has none.
+func TestWriteKeepsExtracts(t *testing.T) {
+	ctx := context.Background()
+	files := []File{{Path: "pkg/a.py", Regular: true, Read: func() ([]byte, error) { return []byte("def f():\n    return g()\n\n\ndef g():\n    return 1\n"), nil }}}
+	b, err := blob.OpenFile(t.TempDir(), fileblob.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, keep := range []bool{true, false} {
+		g, err := Build(ctx, files, Options{KeepExtracts: keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := Write(ctx, b, "acme/widgets", strings.Repeat("d", 40), g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !keep {
+			if info.ExtractsKey != "" {
+				t.Errorf("extractions written for a graph that kept none: %s", info.ExtractsKey)
+			}
+			continue
+		}
+		if info.ExtractsKey != info.NodesKey[:len(info.NodesKey)-len("nodes.parquet")]+"extracts.gob.zst" || info.ExtractsBytes == 0 || len(info.ExtractsSHA256) != 64 {
+			t.Fatalf("info %+v: want the extractions beside the tables, with size and SHA-256", info)
+		}
+		back, err := ReadExtracts(ctx, b, info)
+		if err != nil || !reflect.DeepEqual(back, g.Extracts) {
+			t.Fatalf("extractions read back: %v (equal: %v)", err, reflect.DeepEqual(back, g.Extracts))
+		}
+	}
+}
