@@ -522,9 +522,6 @@ var cCtorMacros = regexp.MustCompile(`^[ \t]*(?:(?:constexpr|inline|explicit|sta
 
 var cClassMacro = regexp.MustCompile(`\b(?:class|struct|union)[ \t]+([A-Z][A-Z0-9_]*)[ \t]+[A-Za-z_]\w*[ \t]*(?:final[ \t]*)?[:{]`)
 
-// cMacroName: an identifier of upper-case letters, digits and underscores
-// with at least one underscore and one letter (FMT_BEGIN_NAMESPACE, not
-// BEGIN or X).
 // cQualifierMacro finds, in a line of C with its leading and trailing blanks
 // trimmed, a macro used as a qualifier before a one-line declaration, as in
 // `redisAtomic int x;` or `static redisAtomic size_t n = 0;`: storage-class
@@ -597,6 +594,9 @@ var cKeywordOrType = func() map[string]bool {
 	return m
 }()
 
+// cMacroName: an identifier of upper-case letters, digits and underscores
+// with at least one underscore and one letter (FMT_BEGIN_NAMESPACE, not
+// BEGIN or X).
 func cMacroName(s []byte) bool {
 	if len(s) < 3 || s[0] >= '0' && s[0] <= '9' {
 		return false
