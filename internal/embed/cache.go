@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/parquet-go/parquet-go"
@@ -199,12 +201,7 @@ func (c *Cache) Put(ctx context.Context, m map[string][]float32) error {
 		}
 		byShard[s][h] = v
 	}
-	shards := make([]string, 0, len(byShard))
-	for s := range byShard {
-		shards = append(shards, s)
-	}
-	sort.Strings(shards)
-	for _, s := range shards {
+	for _, s := range slices.Sorted(maps.Keys(byShard)) {
 		if err := c.writePart(ctx, s, byShard[s]); err != nil {
 			return err
 		}
@@ -221,25 +218,12 @@ type Item struct {
 // EmbedCached returns a vector for every item, embedding only hashes the
 // cache does not have and storing those. It reports how many were embedded.
 func EmbedCached(ctx context.Context, e Embedder, c *Cache, items []Item) (map[string][]float32, int, error) {
-	byShard := map[string][]Item{}
-	for _, it := range items {
-		byShard[shardOf(it.Hash)] = append(byShard[shardOf(it.Hash)], it)
-	}
 	out := make(map[string][]float32, len(items))
 	embedded := 0
-	shards := make([]string, 0, len(byShard))
-	for s := range byShard {
-		shards = append(shards, s)
-	}
-	sort.Strings(shards)
-	for _, s := range shards {
-		cached, err := c.readShard(ctx, s, hashesOf(byShard[s]))
-		if err != nil {
-			return nil, 0, err
-		}
+	err := c.eachShard(ctx, items, func(s string, items []Item, cached map[string][]float32) error {
 		var missing []Item
 		seen := map[string]bool{}
-		for _, it := range byShard[s] {
+		for _, it := range items {
 			if v, ok := cached[it.Hash]; ok && len(v) == e.Dim() {
 				out[it.Hash] = v
 			} else if !seen[it.Hash] {
@@ -248,7 +232,7 @@ func EmbedCached(ctx context.Context, e Embedder, c *Cache, items []Item) (map[s
 			}
 		}
 		if len(missing) == 0 {
-			continue
+			return nil
 		}
 		texts := make([]string, len(missing))
 		for i, it := range missing {
@@ -256,50 +240,58 @@ func EmbedCached(ctx context.Context, e Embedder, c *Cache, items []Item) (map[s
 		}
 		vecs, err := e.Embed(ctx, texts)
 		if err != nil {
-			return nil, 0, err
+			return err
 		}
+		fresh := make(map[string][]float32, len(missing))
 		for i, it := range missing {
-			cached[it.Hash] = vecs[i]
 			out[it.Hash] = vecs[i]
+			fresh[it.Hash] = vecs[i]
 		}
 		embedded += len(missing)
-		fresh := make(map[string][]float32, len(missing))
-		for _, it := range missing {
-			fresh[it.Hash] = cached[it.Hash]
-		}
-		if err := c.writePart(ctx, s, fresh); err != nil {
-			return nil, 0, err
-		}
+		return c.writePart(ctx, s, fresh)
+	})
+	if err != nil {
+		return nil, 0, err
 	}
 	return out, embedded, nil
 }
 
 // Missing returns the items (deduplicated by hash) the cache has no vector for.
 func Missing(ctx context.Context, dim int, c *Cache, items []Item) ([]Item, error) {
-	byShard := map[string][]Item{}
-	for _, it := range items {
-		byShard[shardOf(it.Hash)] = append(byShard[shardOf(it.Hash)], it)
-	}
-	shards := make([]string, 0, len(byShard))
-	for s := range byShard {
-		shards = append(shards, s)
-	}
-	sort.Strings(shards)
 	var out []Item
 	seen := map[string]bool{}
-	for _, s := range shards {
-		cached, err := c.readShard(ctx, s, hashesOf(byShard[s]))
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range byShard[s] {
+	err := c.eachShard(ctx, items, func(_ string, items []Item, cached map[string][]float32) error {
+		for _, it := range items {
 			if v, ok := cached[it.Hash]; (!ok || len(v) != dim) && !seen[it.Hash] {
 				seen[it.Hash] = true
 				out = append(out, it)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// eachShard groups items by the shard of their hash and hands fn, shard
+// by shard in order, the shard's items and the vectors it holds for them.
+func (c *Cache) eachShard(ctx context.Context, items []Item, fn func(shard string, items []Item, cached map[string][]float32) error) error {
+	byShard := map[string][]Item{}
+	for _, it := range items {
+		byShard[shardOf(it.Hash)] = append(byShard[shardOf(it.Hash)], it)
+	}
+	for _, s := range slices.Sorted(maps.Keys(byShard)) {
+		cached, err := c.readShard(ctx, s, hashesOf(byShard[s]))
+		if err != nil {
+			return err
+		}
+		if err := fn(s, byShard[s], cached); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // hashesOf is the set of items' hashes.
