@@ -23,19 +23,25 @@ import (
 	"github.com/locus-dev/locus/workflows"
 )
 
-// scheduledRuns waits until schedule name has started n runs that have all
-// finished, and returns each run's fleet summary, oldest first. Schedule
-// state on a Temporal server is eventually consistent: it polls.
-func scheduledRuns(ctx context.Context, t *testing.T, c client.Client, b *blob.Bucket, name string, n int) []schema.FleetSummary {
+// scheduledRuns waits until schedule name has started n runs, and returns
+// the fleet summaries of its runs from..n (counted from 1, in the order
+// they started), each once finished. Schedule state on a Temporal server is
+// eventually consistent: it polls. A schedule lists only its latest runs
+// (Temporal keeps ten), so runs are counted by the actions it took.
+func scheduledRuns(ctx context.Context, t *testing.T, c client.Client, b *blob.Bucket, name string, from, n int) []schema.FleetSummary {
 	t.Helper()
 	for {
 		v, err := jobs.DescribeSchedule(ctx, c, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(v.Runs) >= n {
+		older := v.Actions - len(v.Runs) // runs started before the listed ones
+		if v.Actions >= n {
+			if from-1 < older {
+				t.Fatalf("schedule %s: run %d is no longer listed (%d started, the latest %d listed)", name, from, v.Actions, len(v.Runs))
+			}
 			var out []schema.FleetSummary
-			for _, r := range v.Runs[:n] {
+			for _, r := range v.Runs[from-1-older : n-older] {
 				var res workflows.FleetResult
 				if err := c.GetWorkflow(ctx, r.WorkflowID, "").Get(ctx, &res); err != nil {
 					t.Fatalf("scheduled run %s: %v", r.WorkflowID, err)
@@ -50,7 +56,7 @@ func scheduledRuns(ctx context.Context, t *testing.T, c client.Client, b *blob.B
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("schedule %s: %d runs started before the deadline, want %d: %+v", name, len(v.Runs), n, v)
+			t.Fatalf("schedule %s: %d runs started before the deadline, want %d: %+v", name, v.Actions, n, v)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -83,7 +89,7 @@ func TestScheduleReindexes(t *testing.T) {
 	if err := jobs.CreateSchedule(ctx, c, name, jobs.ScheduleSpec{Every: time.Hour}, workflows.ScheduledIndexInput{ReposFile: file}); err == nil || !strings.Contains(err.Error(), "exists already") {
 		t.Errorf("a second schedule of the same name: %v", err)
 	}
-	runs := scheduledRuns(ctx, t, c, b, name, 2)
+	runs := scheduledRuns(ctx, t, c, b, name, 1, 2)
 	if *update {
 		v, err := jobs.DescribeSchedule(ctx, c, name)
 		if err != nil {
@@ -132,7 +138,7 @@ func TestScheduleReindexes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := len(v.Runs)
+	before := v.Actions
 	r.Write(map[string]string{"lib.py": "def helper(n):\n    return n * 3\n"})
 	r.Commit("triple it")
 	missing := filepath.Join(dir, "gone")
@@ -140,13 +146,13 @@ func TestScheduleReindexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(3 * time.Second) // more than the interval: nothing runs
-	if v, err = jobs.DescribeSchedule(ctx, c, name); err != nil || len(v.Runs) != before {
-		t.Fatalf("paused schedule ran: %d runs, %d before; %v", len(v.Runs), before, err)
+	if v, err = jobs.DescribeSchedule(ctx, c, name); err != nil || v.Actions != before {
+		t.Fatalf("paused schedule ran: %d runs, %d before; %v", v.Actions, before, err)
 	}
 	if err := jobs.ActOnSchedule(ctx, c, name, jobs.ScheduleTrigger, ""); err != nil {
 		t.Fatal(err)
 	}
-	runs = scheduledRuns(ctx, t, c, b, name, before+1)
+	runs = scheduledRuns(ctx, t, c, b, name, before+1, before+1)
 	last := runs[len(runs)-1]
 	byRepo := map[schema.RepoName]schema.RepoResult{}
 	for _, rr := range last.Results {
@@ -173,7 +179,7 @@ func TestScheduleReindexes(t *testing.T) {
 	if err := jobs.ActOnSchedule(ctx, c, name, jobs.ScheduleTrigger, ""); err != nil {
 		t.Fatal(err)
 	}
-	runs = scheduledRuns(ctx, t, c, b, name, before+2)
+	runs = scheduledRuns(ctx, t, c, b, name, before+2, before+2)
 	if rs := runs[len(runs)-1].Results; len(rs) != 2 {
 		t.Fatalf("run after the damage: %+v", rs)
 	}
@@ -187,8 +193,8 @@ func TestScheduleReindexes(t *testing.T) {
 	if err := jobs.BackfillSchedule(ctx, c, name, pausedAt, pausedAt.Add(6*time.Second), ""); err != nil {
 		t.Fatal(err)
 	}
-	runs = scheduledRuns(ctx, t, c, b, name, before+3)
-	for _, run := range runs[before+2:] {
+	runs = scheduledRuns(ctx, t, c, b, name, before+3, before+3)
+	for _, run := range runs {
 		byRepo := map[schema.RepoName]schema.RepoResult{}
 		for _, rr := range run.Results {
 			byRepo[rr.Repo] = rr
@@ -198,8 +204,8 @@ func TestScheduleReindexes(t *testing.T) {
 		}
 	}
 	time.Sleep(3 * time.Second)
-	if v, err = jobs.DescribeSchedule(ctx, c, name); err != nil || len(v.Runs) > before+4 {
-		t.Errorf("a backfill of 3 due times with buffer-one: %d runs after %d; %v", len(v.Runs), before+2, err)
+	if v, err = jobs.DescribeSchedule(ctx, c, name); err != nil || v.Actions > before+4 {
+		t.Errorf("a backfill of 3 due times with buffer-one: %d runs after %d; %v", v.Actions, before+2, err)
 	}
 	if err := jobs.BackfillSchedule(ctx, c, "never", pausedAt, pausedAt.Add(time.Second), ""); !errors.Is(err, jobs.ErrNoSchedule) {
 		t.Errorf("backfilling a schedule that does not exist: %v", err)
@@ -272,9 +278,9 @@ func TestSchedulesShareARepository(t *testing.T) {
 	if err := jobs.ActOnSchedule(ctx, c, "second", jobs.ScheduleTrigger, ""); err != nil {
 		t.Fatal(err)
 	}
-	second := scheduledRuns(ctx, t, c, b, "second", 1)[0]
+	second := scheduledRuns(ctx, t, c, b, "second", 1, 1)[0]
 	close(g.release)
-	first := scheduledRuns(ctx, t, c, b, "first", 1)[0]
+	first := scheduledRuns(ctx, t, c, b, "first", 1, 1)[0]
 	if rs := first.Results; len(rs) != 1 || !rs[0].OK || rs[0].NewCommits != 1 {
 		t.Errorf("first: %+v", rs)
 	}
