@@ -21,6 +21,7 @@ import (
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/devserver"
 	"github.com/locus-dev/locus/internal/embed"
+	"github.com/locus-dev/locus/internal/gcstart"
 	"github.com/locus-dev/locus/internal/metrics"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/vectors/milvus"
@@ -50,7 +51,13 @@ Run "locus COMMAND -h" for the flags of a command. Every flag can also be set
 with an environment variable LOCUS_<FLAG> (dashes become underscores).
 `
 
+// startHeap is the heap a locus process grows to before its collections
+// are paced by GOGC (gcstart): short commands, and bench's fresh child
+// processes, then do not collect over and over while their heaps are small.
+const startHeap = 64 << 20
+
 func main() {
+	gcstart.Raise(startHeap)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:])
 	stop()
