@@ -416,6 +416,30 @@ func cliMayHelp(err error) bool {
 	return true
 }
 
+// isSSHURL reports whether git reaches u over ssh: an ssh:// (or
+// git+ssh://, ssh+git://) URL, or scp's form `[user@]host:path`.
+func isSSHURL(u string) bool {
+	if scheme, _, ok := strings.Cut(u, "://"); ok {
+		return scheme == "ssh" || scheme == "git+ssh" || scheme == "ssh+git"
+	}
+	colon := strings.IndexByte(u, ':')
+	return colon > 0 && !strings.ContainsRune(u[:colon], '/')
+}
+
+// userChoseSSH reports whether the user set the command git reaches ssh
+// remotes with (GIT_SSH_COMMAND, GIT_SSH, or core.sshCommand in any of
+// git's configuration files); cliFetch then leaves it alone. Otherwise it
+// runs ssh in batch mode: nobody answers a prompt for a host key to trust
+// or a key's passphrase in a worker, and a prompt would hold the activity
+// until it timed out, where go-git fails at once.
+func userChoseSSH(dir string) bool {
+	if os.Getenv("GIT_SSH_COMMAND") != "" || os.Getenv("GIT_SSH") != "" {
+		return true
+	}
+	out, err := exec.Command(gitBinary(), "--git-dir", dir, "config", "--get", "core.sshCommand").Output()
+	return err == nil && strings.TrimSpace(string(out)) != ""
+}
+
 // cliFetch runs `git fetch` into the bare clone at dir with the refspecs go-git
 // would have used. A token for http(s) travels as an extra header set through
 // the environment, never on the command line. git's progress goes to
@@ -430,6 +454,9 @@ func cliFetch(ctx context.Context, dir, u, ref string, auth transport.AuthMethod
 	}
 	cmd := exec.CommandContext(ctx, gitBinary(), args...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	if isSSHURL(u) && !userChoseSSH(dir) {
+		cmd.Env = append(cmd.Env, "GIT_SSH_COMMAND=ssh -o BatchMode=yes")
+	}
 	if ba, ok := auth.(*http.BasicAuth); ok && (strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) {
 		cred := base64.StdEncoding.EncodeToString([]byte(ba.Username + ":" + ba.Password))
 		cmd.Env = append(cmd.Env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0=Authorization: Basic "+cred)

@@ -480,3 +480,70 @@ func TestWithoutProgress(t *testing.T) {
 		}
 	}
 }
+
+func TestIsSSHURL(t *testing.T) {
+	for u, want := range map[string]bool{
+		"ssh://host/r.git": true, "git+ssh://host/r": true, "git@github.com:o/r.git": true, "host:path/r": true,
+		"https://host/r.git": false, "file:///srv/r.git": false, "/srv/r.git": false, "./dir:x/r": false, "r.git": false,
+	} {
+		if got := isSSHURL(u); got != want {
+			t.Errorf("isSSHURL(%q) = %v, want %v", u, got, want)
+		}
+	}
+}
+
+// TestCLIFetchSSHBatchMode: git's ssh runs in batch mode (no prompt for a
+// host key or a passphrase) unless the user chose the ssh command. A fake
+// ssh on PATH records what git runs it with.
+func TestCLIFetchSSHBatchMode(t *testing.T) {
+	if gitBinary() == "" {
+		t.Skip("git is not installed")
+	}
+	bin := t.TempDir()
+	log := filepath.Join(bin, "ssh.log")
+	script := "#!/bin/sh\necho \"$@\" >> " + log + "\nexit 255\n"
+	if err := os.WriteFile(filepath.Join(bin, "ssh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_SSH_COMMAND", "")
+	t.Setenv("GIT_SSH", "")
+	os.Unsetenv("GIT_SSH_COMMAND")
+	os.Unsetenv("GIT_SSH")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, env, config, want, not string
+	}{
+		{name: "default", want: "BatchMode=yes"},
+		{name: "GIT_SSH_COMMAND", env: "ssh -o ConnectTimeout=7", want: "ConnectTimeout=7", not: "BatchMode"},
+		{name: "core.sshCommand", config: "ssh -o ConnectTimeout=9", want: "ConnectTimeout=9", not: "BatchMode"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(log)
+			dir := filepath.Join(t.TempDir(), "c.git")
+			if out, err := exec.Command("git", "init", "--quiet", "--bare", dir).CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v: %s", err, out)
+			}
+			if tc.config != "" {
+				if out, err := exec.Command("git", "--git-dir", dir, "config", "core.sshCommand", tc.config).CombinedOutput(); err != nil {
+					t.Fatalf("git config: %v: %s", err, out)
+				}
+			}
+			if tc.env != "" {
+				t.Setenv("GIT_SSH_COMMAND", tc.env)
+			}
+			if err := cliFetch(ctx, dir, "ssh://git.example.invalid/r.git", "", nil, nil); err == nil {
+				t.Fatal("fetch over a failing ssh succeeded")
+			}
+			args, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatalf("git never ran ssh: %v", err)
+			}
+			if !strings.Contains(string(args), tc.want) || tc.not != "" && strings.Contains(string(args), tc.not) {
+				t.Errorf("ssh ran with %q, want %q in it and not %q", args, tc.want, tc.not)
+			}
+		})
+	}
+}
