@@ -50,7 +50,7 @@ func runBenchScrape(ctx context.Context, args []string) error {
 	ref := fs.String("ref", "", "ref to scrape up to; default HEAD")
 	backends := fs.String("backends", "cat-file,go-git", "object backends to time, comma-separated")
 	child := fs.String("child", "", "internal: run one measured scrape described by this JSON and print JSON")
-	workers := fs.Int("workers", 0, "goroutines diffing commits; default GOMAXPROCS")
+	workers := fs.Int("workers", 0, "goroutines diffing commits; default 2 × GOMAXPROCS")
 	functions := fs.String("functions", "on", "changed-functions mapping: on, off, or both (times each backend with and without it)")
 	out := fs.String("out", "", "directory for the Parquet output; default a temporary directory, removed afterwards")
 	verify := fs.Bool("verify-functions", false, "also parse whole every file version whose functions were derived from the other version of its change, and report how many differ (slower)")
@@ -87,7 +87,7 @@ func runBenchHistory(ctx context.Context, args []string) error {
 	repo := fs.String("repo", "", "git directory or working copy (read in place)")
 	ref := fs.String("ref", "", "commit to check up to; default HEAD")
 	base := fs.String("base", "", "leave out the commits reachable from this commit (git log BASE..REF)")
-	workers := fs.Int("workers", 0, "goroutines diffing commits; default GOMAXPROCS")
+	workers := fs.Int("workers", 0, "goroutines diffing commits; default 2 × GOMAXPROCS")
 	diffs := fs.Bool("diffs", true, "also compare each stored diff with git log -p's hunks")
 	renameLimit := fs.Int("rename-limit", 0, "inexact rename detection limit, given to locus and to git as diff.renameLimit; default 1000")
 	if err := parse(fs, args); err != nil {

@@ -43,7 +43,7 @@ type ScrapeOptions struct {
 	// Functions lists changed-functions modes to time with each backend:
 	// "on" maps changed functions, "off" skips it.
 	Functions []string
-	Workers   int // goroutines diffing commits; 0: GOMAXPROCS
+	Workers   int // goroutines diffing commits; 0: 2 × GOMAXPROCS
 	// Verify parses every derived file version whole as well
 	// (commits.Config.VerifyFunctions): slower, but it counts mismatches.
 	Verify bool

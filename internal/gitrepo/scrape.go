@@ -26,7 +26,10 @@ type DiffOptions struct {
 	// times the files added (after exact and same-name renames) is at most
 	// RenameLimit²; default 1000 (git's diff.renameLimit).
 	RenameLimit int
-	// Workers diffing commits in parallel; default GOMAXPROCS.
+	// Workers diffing commits in parallel; default 2 × GOMAXPROCS: a
+	// worker waits for git's object reads and for file versions another
+	// worker is mapping, and twice the cores keeps them busy
+	// (docs/benchmarks.md).
 	Workers int
 	// Functions, if set, names the functions a file change touches (filled
 	// into FileDiff.ChangedFunctions). It is called from several goroutines.
@@ -78,7 +81,7 @@ func (o *DiffOptions) defaults() {
 		o.RenameLimit = 1000
 	}
 	if o.Workers <= 0 {
-		o.Workers = runtime.GOMAXPROCS(0)
+		o.Workers = 2 * runtime.GOMAXPROCS(0)
 	}
 }
 
