@@ -59,10 +59,11 @@ import (
 //     come from "", in a class body from the class.
 //   - Macro-heavy code: a line holding only an upper-case macro name
 //     (`FMT_BEGIN_NAMESPACE`, `FMT_END_NAMESPACE`), an upper-case macro
-//     between `class` and the class name (`class FMT_API error`) and, in C++,
-//     upper-case macros before a constructor-like name (`FMT_CONSTEXPR
-//     typed_node(…)`) are blanked before parsing (same bytes and lines
-//     otherwise). A function_definition that declares no function (a macro
+//     between `class` and the class name (`class FMT_API error`), an
+//     upper-case macro that begins a line and opens a block (`FMT_TRY {`)
+//     and, in C++, upper-case macros before a constructor-like name
+//     (`FMT_CONSTEXPR typed_node(…)`) are blanked before parsing (same bytes
+//     and lines otherwise). A function_definition that declares no function (a macro
 //     mistaken for a type before `namespace x {`) is walked as what it
 //     contains; `namespace` written there still qualifies. `MACRO(name) {…}`
 //     at file level is a function named by the argument (jemalloc's
@@ -422,6 +423,11 @@ func cBlankMacroLines(src []byte, cpp bool) []byte {
 		}
 		if cMacroName(src[a:b]) {
 			blank(a, b)
+		} else if k := cMacroBlock(src[a:b]); k > 0 {
+			// FMT_TRY { … }: a macro opening a block statement reads as a
+			// type with a broken initializer, and the function around it
+			// ends there; blanked, the block is a compound statement.
+			blank(a, a+k)
 		}
 		if !cpp {
 			if x, y := cQualifierMacro(src[a:b]); y > x {
@@ -593,6 +599,22 @@ var cKeywordOrType = func() map[string]bool {
 	}
 	return m
 }()
+
+// cMacroBlock is the length of the upper-case macro name (cMacroName)
+// that line begins with when a block's `{` follows it, 0 otherwise.
+func cMacroBlock(line []byte) int {
+	k := 0
+	for k < len(line) && (line[k] == '_' || line[k] >= 'A' && line[k] <= 'Z' || line[k] >= '0' && line[k] <= '9') {
+		k++
+	}
+	if !cMacroName(line[:k]) {
+		return 0
+	}
+	if rest := bytes.TrimLeft(line[k:], " \t"); len(rest) == 0 || rest[0] != '{' {
+		return 0
+	}
+	return k
+}
 
 // cMacroName: an identifier of upper-case letters, digits and underscores
 // with at least one underscore and one letter (FMT_BEGIN_NAMESPACE, not

@@ -28,3 +28,17 @@ void Fallible() {
     recover();
   }
 }
+
+// The same with FMT_CATCH on its own line, in a class in a namespace: the
+// class and the namespace go on after it.
+namespace detail {
+class Buffer {
+ public:
+  ~Buffer() {
+    FMT_TRY { flush(); }
+    FMT_CATCH(...) {}
+  }
+  void flush() { write(); }
+};
+void after() { drain(); }
+}  // namespace detail
