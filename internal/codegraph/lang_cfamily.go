@@ -69,7 +69,10 @@ import (
 //     at file level is a function named by the argument (jemalloc's
 //     TEST_BEGIN). Names that are keywords (`MACRO(x)\nif (…) {`) are not
 //     functions; casts are not calls. In C, a macro used as a qualifier
-//     before a declaration's type (`redisAtomic int x;`) is blanked too.
+//     before a declaration's type (`redisAtomic int x;`), an upper-case
+//     export macro before one (`REDISMODULE_API void *(*f)(size_t)`) and
+//     upper-case attribute macros between a declarator's parameters and its
+//     `;` (`… REDISMODULE_ATTR;`) are blanked too.
 //   - A file with syntax errors is also read with its conditional directives
 //     blanked, with only each first #if branch kept, and (when cut short)
 //     with closers appended; the reading that finds the most functions is
@@ -430,6 +433,19 @@ func cBlankMacroLines(src []byte, cpp bool) []byte {
 			blank(a, a+k)
 		}
 		if !cpp {
+			// In C only: C++'s own rules (below) already read fmt's
+			// macros, and these would take FMT_CONSTEXPR and the like
+			// out of places where its grammar reads them.
+			if x, y := cMacroQualifier(src[a:b]); y > x {
+				// REDISMODULE_API void *(*f)(size_t); — an export macro
+				// before a declaration's type.
+				blank(a+x, a+y)
+			}
+			if x, y := cTrailingAttributes(src[a:b]); y > x {
+				// int f(int) REDISMODULE_ATTR_PRINTF(1,2); — attribute
+				// macros after a declarator.
+				blank(a+x, a+y)
+			}
 			if x, y := cQualifierMacro(src[a:b]); y > x {
 				// redisAtomic int x; — a macro qualifier before a type.
 				blank(a+x, a+y)
@@ -599,6 +615,136 @@ var cKeywordOrType = func() map[string]bool {
 	}
 	return m
 }()
+
+// cMacroQualifier finds, in a line with its leading and trailing blanks
+// trimmed, an upper-case macro (cMacroName) used as a qualifier before a
+// declaration's type, as export macros are: `REDISMODULE_API void
+// *(*f)(size_t);`, `FOO_API RedisModuleCommand *(*g)(void);`, `static
+// FOO_INLINE int h(void) {`. After storage-class keywords comes X, then a
+// keyword or built-in type, or a word followed by another word or a `*`:
+// were X the type, the declaration could not go on so. It returns X's
+// bounds in line, or 0, 0 (also for preprocessor lines).
+func cMacroQualifier(line []byte) (from, to int) {
+	if len(line) == 0 || line[0] < 'A' || line[0] > 'z' {
+		return 0, 0 // the common case: nothing to look at
+	}
+	i := 0
+	word := func() (int, int) {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		s := i
+		if i < len(line) && cIdentStart(line[i]) {
+			for i < len(line) && (cIdentStart(line[i]) || line[i] >= '0' && line[i] <= '9') {
+				i++
+			}
+		}
+		return s, i
+	}
+	x, y := word()
+	for cStorageClass[string(line[x:y])] || string(line[x:y]) == "inline" {
+		x, y = word()
+	}
+	if !cMacroName(line[x:y]) || y == len(line) || line[y] != ' ' && line[y] != '\t' {
+		return 0, 0
+	}
+	ws, we := word()
+	if we == ws {
+		return 0, 0
+	}
+	if cKeywordOrType[string(line[ws:we])] {
+		return x, y
+	}
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	if i < len(line) && (line[i] == '*' || cIdentStart(line[i])) {
+		return x, y
+	}
+	return 0, 0
+}
+
+// cTrailingAttributes finds, in a line with its leading and trailing blanks
+// trimmed, the upper-case macros (cMacroName, each with or without an
+// argument list) between a declarator's closing parenthesis and the `;`
+// that ends the line: `int f(int) REDISMODULE_ATTR REDISMODULE_ATTR_PRINTF(3,4);`.
+// No C declaration has a word there. A line with `=` is left alone: a
+// call after a cast (`x = (T)MACRO(y);`) ends the same way. It returns
+// their bounds in line, or 0, 0.
+func cTrailingAttributes(line []byte) (from, to int) {
+	n := len(line)
+	if n < 2 || line[n-1] != ';' || line[0] == '#' || bytes.IndexByte(line, '=') >= 0 {
+		return 0, 0 // not a C declaration of a function (`x = (T)MACRO(y);`)
+	}
+	// wordBefore is the start of the identifier ending at k (k+1 when none).
+	wordBefore := func(k int) int {
+		for k >= 0 && (cIdentStart(line[k]) || line[k] >= '0' && line[k] <= '9') {
+			k--
+		}
+		return k + 1
+	}
+	k, end := n-2, -1
+	from = -1
+	for {
+		for k >= 0 && (line[k] == ' ' || line[k] == '\t') {
+			k--
+		}
+		if k < 0 {
+			return 0, 0
+		}
+		if end < 0 {
+			end = k + 1
+		}
+		if line[k] != ')' {
+			w := wordBefore(k)
+			if !cMacroName(line[w : k+1]) {
+				return 0, 0
+			}
+			from, k = w, w-1
+			continue
+		}
+		// An argument list: an attribute's, or the declarator's own.
+		depth := 0
+		open := k
+		for ; open >= 0; open-- {
+			switch line[open] {
+			case ')':
+				depth++
+			case '(':
+				depth--
+			case '"', '\'':
+				return 0, 0
+			}
+			if depth == 0 {
+				break
+			}
+		}
+		if open < 0 {
+			return 0, 0
+		}
+		k = open - 1
+		for k >= 0 && (line[k] == ' ' || line[k] == '\t') {
+			k--
+		}
+		if w := wordBefore(k); k >= 0 && cMacroName(line[w:k+1]) {
+			from, k = w, w-1
+			continue
+		}
+		// The declarator's parameter list follows its name, or the
+		// parenthesised declarator of a function pointer.
+		if from < 0 || k < 0 {
+			return 0, 0
+		}
+		if line[k] == ')' {
+			return from, end
+		}
+		// A name, and not `if (x) FOO(y);` or `return (x) FOO;`.
+		if w := wordBefore(k); w == k+1 || cKeywordOrType[string(line[w:k+1])] {
+			return 0, 0
+		}
+		return from, end
+	}
+}
 
 // cMacroBlock is the length of the upper-case macro name (cMacroName)
 // that line begins with when a block's `{` follows it, 0 otherwise.

@@ -297,3 +297,45 @@ func TestCMacroPrefilters(t *testing.T) {
 		t.Errorf("only %d matches: the lines no longer exercise the prefilters", matched)
 	}
 }
+
+func TestCExportAndAttributeMacros(t *testing.T) {
+	for _, tc := range []struct {
+		line, lead, trail string // the macros found, "" for none
+	}{
+		{"REDISMODULE_API void * (*RedisModule_Alloc)(size_t bytes) REDISMODULE_ATTR;", "REDISMODULE_API", "REDISMODULE_ATTR"},
+		{"REDISMODULE_API RedisModuleCommand *(*RedisModule_GetCommand)(RedisModuleCtx *ctx) REDISMODULE_ATTR;", "REDISMODULE_API", "REDISMODULE_ATTR"},
+		{"REDISMODULE_API void (*RedisModule_Log)(RedisModuleCtx *ctx, const char *fmt, ...) REDISMODULE_ATTR REDISMODULE_ATTR_PRINTF(2,3);",
+			"REDISMODULE_API", "REDISMODULE_ATTR REDISMODULE_ATTR_PRINTF(2,3)"},
+		{"static int RedisModule_Init(RedisModuleCtx *ctx, const char *name) REDISMODULE_ATTR_UNUSED;", "", "REDISMODULE_ATTR_UNUSED"},
+		{"REDIS_STATIC quicklistNode *_quicklistMergeNodes(quicklist *quicklist, quicklistNode *center);", "REDIS_STATIC", ""},
+		{"static FOO_INLINE int h(void) {", "FOO_INLINE", ""},
+		{"MY_API unsigned long x;", "MY_API", ""},
+		{"FOO_T name(int x);", "", ""}, // FOO_T may be the return type
+		{"FOO_T *p;", "", ""},          // or a pointer's type
+		{"int f(void);", "", ""},       // nothing to blank
+		{"int x = FOO_BAR;", "", ""},   // a value
+		{"long long mt = (long long)REDISMODULE_TYPE_SIGN(o->type->id);", "", ""}, // a call after a cast
+		{"if (x) FOO_BAR(y);", "", ""},                                            // a statement's body
+		{"return (x) FOO_BAR;", "", ""},                                           // a value
+		{"FOO_BAR(x) BAZ_QUX;", "", ""},                                           // no declarator before the macros
+		{"#define F(x) g(x) FOO_BAR;", "", ""},
+		{"", "", ""},
+	} {
+		a, b := cMacroQualifier([]byte(tc.line))
+		c, d := cTrailingAttributes([]byte(tc.line))
+		if got := tc.line[a:b]; got != tc.lead {
+			t.Errorf("cMacroQualifier(%q) = %q, want %q", tc.line, got, tc.lead)
+		}
+		if got := tc.line[c:d]; got != tc.trail {
+			t.Errorf("cTrailingAttributes(%q) = %q, want %q", tc.line, got, tc.trail)
+		}
+	}
+	// Blanked in C only: C++'s grammar reads FMT_CONSTEXPR and the like.
+	src := []byte("FOO_API void f(int x) FOO_ATTR;\n")
+	if got, want := string(cBlankMacroLines(src, false)), "        void f(int x)         ;\n"; got != want {
+		t.Errorf("C: %q, want %q", got, want)
+	}
+	if got := string(cBlankMacroLines(src, true)); got != string(src) {
+		t.Errorf("C++: %q, want it unchanged", got)
+	}
+}
