@@ -63,9 +63,9 @@ import (
 //     upper-case macro that begins a line and opens a block (`FMT_TRY {`)
 //     and, in C++, upper-case macros before a constructor-like name
 //     (`FMT_CONSTEXPR typed_node(…)`) are blanked before parsing (same bytes
-//     and lines otherwise). A function_definition that declares no function (a macro
-//     mistaken for a type before `namespace x {`) is walked as what it
-//     contains; `namespace` written there still qualifies. `MACRO(name) {…}`
+//     and lines otherwise). A function_definition that declares no function
+//     (a macro mistaken for a type before `namespace x {`) is walked as what
+//     it contains; `namespace` written there still qualifies. `MACRO(name) {…}`
 //     at file level is a function named by the argument (jemalloc's
 //     TEST_BEGIN). Names that are keywords (`MACRO(x)\nif (…) {`) are not
 //     functions; casts are not calls. In C, a macro used as a qualifier
@@ -557,18 +557,7 @@ func cQualifierMacro(line []byte) (from, to int) {
 		return 0, 0 // the common case: nothing to look at
 	}
 	i := 0
-	word := func() (int, int) {
-		for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '*') {
-			i++
-		}
-		s := i
-		if i < len(line) && cIdentStart(line[i]) {
-			for i < len(line) && (cIdentStart(line[i]) || line[i] >= '0' && line[i] <= '9') {
-				i++
-			}
-		}
-		return s, i
-	}
+	word := func() (int, int) { return cNextWord(line, &i, true) }
 	x, y := word()
 	for cStorageClass[string(line[x:y])] {
 		x, y = word()
@@ -629,18 +618,7 @@ func cMacroQualifier(line []byte) (from, to int) {
 		return 0, 0 // the common case: nothing to look at
 	}
 	i := 0
-	word := func() (int, int) {
-		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
-			i++
-		}
-		s := i
-		if i < len(line) && cIdentStart(line[i]) {
-			for i < len(line) && (cIdentStart(line[i]) || line[i] >= '0' && line[i] <= '9') {
-				i++
-			}
-		}
-		return s, i
-	}
+	word := func() (int, int) { return cNextWord(line, &i, false) }
 	x, y := word()
 	for cStorageClass[string(line[x:y])] || string(line[x:y]) == "inline" {
 		x, y = word()
@@ -744,6 +722,24 @@ func cTrailingAttributes(line []byte) (from, to int) {
 		}
 		return from, end
 	}
+}
+
+// cNextWord skips the blanks (and, with stars, the `*`s) from line[*i] on
+// and returns the bounds of the identifier there (empty when none), *i
+// moved past it.
+func cNextWord(line []byte, i *int, stars bool) (from, to int) {
+	k := *i
+	for k < len(line) && (line[k] == ' ' || line[k] == '\t' || stars && line[k] == '*') {
+		k++
+	}
+	from = k
+	if k < len(line) && cIdentStart(line[k]) {
+		for k < len(line) && (cIdentStart(line[k]) || line[k] >= '0' && line[k] <= '9') {
+			k++
+		}
+	}
+	*i = k
+	return from, k
 }
 
 // cMacroBlock is the length of the upper-case macro name (cMacroName)
