@@ -610,8 +610,8 @@ var cKeywordOrType = func() map[string]bool {
 // declaration's type, as export macros are: `REDISMODULE_API void
 // *(*f)(size_t);`, `FOO_API RedisModuleCommand *(*g)(void);`, `static
 // FOO_INLINE int h(void) {`. After storage-class keywords comes X, then a
-// keyword or built-in type, or a word followed by another word or a `*`:
-// were X the type, the declaration could not go on so. It returns X's
+// keyword or built-in type, or a word followed by another word, a `*` or
+// `(*`: were X the type, the declaration could not go on so. It returns X's
 // bounds in line, or 0, 0 (also for preprocessor lines).
 func cMacroQualifier(line []byte) (from, to int) {
 	if len(line) == 0 || line[0] < 'A' || line[0] > 'z' {
@@ -638,6 +638,14 @@ func cMacroQualifier(line []byte) (from, to int) {
 	}
 	if i < len(line) && (line[i] == '*' || cIdentStart(line[i])) {
 		return x, y
+	}
+	// A function pointer after the type: `X mstime_t (*f)(void)`. Were X
+	// the type, mstime_t would be a function whose parameters begin
+	// with `*`.
+	if i < len(line) && line[i] == '(' {
+		if rest := bytes.TrimLeft(line[i+1:], " \t"); len(rest) > 0 && rest[0] == '*' {
+			return x, y
+		}
 	}
 	return 0, 0
 }

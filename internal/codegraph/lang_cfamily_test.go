@@ -310,6 +310,7 @@ func TestCExportAndAttributeMacros(t *testing.T) {
 		{"REDIS_STATIC quicklistNode *_quicklistMergeNodes(quicklist *quicklist, quicklistNode *center);", "REDIS_STATIC", ""},
 		{"static FOO_INLINE int h(void) {", "FOO_INLINE", ""},
 		{"MY_API unsigned long x;", "MY_API", ""},
+		{"REDISMODULE_API mstime_t (*RedisModule_Milliseconds)(void) REDISMODULE_ATTR;", "REDISMODULE_API", "REDISMODULE_ATTR"},
 		{"FOO_T name(int x);", "", ""}, // FOO_T may be the return type
 		{"FOO_T *p;", "", ""},          // or a pointer's type
 		{"int f(void);", "", ""},       // nothing to blank
