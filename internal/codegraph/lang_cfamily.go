@@ -72,7 +72,8 @@ import (
 //     before a declaration's type (`redisAtomic int x;`), an upper-case
 //     export macro before one (`REDISMODULE_API void *(*f)(size_t)`) and
 //     upper-case attribute macros between a declarator's parameters and its
-//     `;` (`… REDISMODULE_ATTR;`) are blanked too.
+//     `;` (`… REDISMODULE_ATTR;`) are blanked too (cQualifierMacro,
+//     cTrailingAttributes).
 //   - A file with syntax errors is also read with its conditional directives
 //     blanked, with only each first #if branch kept, and (when cut short)
 //     with closers appended; the reading that finds the most functions is
@@ -436,18 +437,14 @@ func cBlankMacroLines(src []byte, cpp bool) []byte {
 			// In C only: C++'s own rules (below) already read fmt's
 			// macros, and these would take FMT_CONSTEXPR and the like
 			// out of places where its grammar reads them.
-			if x, y := cMacroQualifier(src[a:b]); y > x {
-				// REDISMODULE_API void *(*f)(size_t); — an export macro
-				// before a declaration's type.
+			if x, y := cQualifierMacro(src[a:b]); y > x {
+				// redisAtomic int x;, REDISMODULE_API void *(*f)(size_t);
+				// — a macro qualifier before a declaration's type.
 				blank(a+x, a+y)
 			}
 			if x, y := cTrailingAttributes(src[a:b]); y > x {
 				// int f(int) REDISMODULE_ATTR_PRINTF(1,2); — attribute
 				// macros after a declarator.
-				blank(a+x, a+y)
-			}
-			if x, y := cQualifierMacro(src[a:b]); y > x {
-				// redisAtomic int x; — a macro qualifier before a type.
 				blank(a+x, a+y)
 			}
 		}
@@ -545,29 +542,47 @@ var cCtorMacros = regexp.MustCompile(`^[ \t]*(?:(?:constexpr|inline|explicit|sta
 var cClassMacro = regexp.MustCompile(`\b(?:class|struct|union)[ \t]+([A-Z][A-Z0-9_]*)[ \t]+[A-Za-z_]\w*[ \t]*(?:final[ \t]*)?[:{]`)
 
 // cQualifierMacro finds, in a line of C with its leading and trailing blanks
-// trimmed, a macro used as a qualifier before a one-line declaration, as in
-// `redisAtomic int x;` or `static redisAtomic size_t n = 0;`: storage-class
-// keywords, then an identifier X that is no keyword or built-in type, then
-// at least two words (a type and the declared name, with `*` allowed between
-// them) and one of `;`, `=`, `[`, `,` or `:`. No C declaration has two
-// words after a type, so X cannot be one; tree-sitter takes it for the
-// type and fails on the rest. It returns X's bounds in line, or 0, 0.
+// trimmed, a macro used as a qualifier before a declaration's type. After
+// storage-class keywords (and `inline`) comes an identifier X that is no
+// keyword or built-in type, then either
+//   - at least two words (a type and the declared name, with `*` allowed
+//     between them) and one of `;`, `=`, `[`, `,` or `:`, as in
+//     `redisAtomic int x;` or `static redisAtomic size_t n = 0;` (with no
+//     `inline` before X): no C declaration has two words after a type; or,
+//     when X is an upper-case macro (cMacroName), as export macros are,
+//   - a keyword or built-in type, or a word followed by another word, a `*`
+//     or `(*`: `REDISMODULE_API void *(*f)(size_t);`, `FOO_API
+//     RedisModuleCommand *(*g)(void);`, `REDISMODULE_API mstime_t
+//     (*h)(void);`, `static FOO_INLINE int k(void) {`. Were X the type, the
+//     declaration could not go on so (mstime_t would be a function whose
+//     parameters begin with `*`).
+//
+// tree-sitter takes X for the type and fails on the rest. It returns X's
+// bounds in line, or 0, 0.
 func cQualifierMacro(line []byte) (from, to int) {
 	if len(line) == 0 || !cIdentStart(line[0]) {
 		return 0, 0 // the common case: nothing to look at
 	}
 	i := 0
-	word := func() (int, int) { return cNextWord(line, &i, true) }
-	x, y := word()
-	for cStorageClass[string(line[x:y])] {
-		x, y = word()
+	word := func(stars bool) (int, int) { return cNextWord(line, &i, stars) }
+	x, y := word(true)
+	inline := false
+	for cStorageClass[string(line[x:y])] || string(line[x:y]) == "inline" {
+		inline = inline || string(line[x:y]) == "inline"
+		x, y = word(true)
 	}
 	if y == x || cKeywordOrType[string(line[x:y])] || y == len(line) || line[y] != ' ' && line[y] != '\t' {
 		return 0, 0
 	}
+	if cMacroName(line[x:y]) && line[x-min(x, 1)] != '*' && cExportShape(line, y) {
+		return x, y
+	}
+	if inline {
+		return 0, 0
+	}
 	words := 0
 	for {
-		s, e := word()
+		s, e := word(true)
 		if e == s {
 			break
 		}
@@ -582,10 +597,34 @@ func cQualifierMacro(line []byte) (from, to int) {
 	return x, y
 }
 
+// cExportShape reports whether line goes on from i, after an upper-case
+// qualifier macro, with a keyword or built-in type, or with a word followed
+// by another word, a `*` or `(*` (cQualifierMacro).
+func cExportShape(line []byte, i int) bool {
+	ws, we := cNextWord(line, &i, false)
+	if we == ws {
+		return false
+	}
+	if cKeywordOrType[string(line[ws:we])] {
+		return true
+	}
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	if i < len(line) && (line[i] == '*' || cIdentStart(line[i])) {
+		return true
+	}
+	if i < len(line) && line[i] == '(' {
+		rest := bytes.TrimLeft(line[i+1:], " \t")
+		return len(rest) > 0 && rest[0] == '*'
+	}
+	return false
+}
+
 func cIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // cStorageClass are the keywords cQualifierMacro steps over before a
-// qualifier macro.
+// qualifier macro (with `inline`).
 var cStorageClass = map[string]bool{"static": true, "extern": true, "register": true, "const": true,
 	"volatile": true, "_Thread_local": true, "__thread": true}
 
@@ -604,51 +643,6 @@ var cKeywordOrType = func() map[string]bool {
 	}
 	return m
 }()
-
-// cMacroQualifier finds, in a line with its leading and trailing blanks
-// trimmed, an upper-case macro (cMacroName) used as a qualifier before a
-// declaration's type, as export macros are: `REDISMODULE_API void
-// *(*f)(size_t);`, `FOO_API RedisModuleCommand *(*g)(void);`, `static
-// FOO_INLINE int h(void) {`. After storage-class keywords comes X, then a
-// keyword or built-in type, or a word followed by another word, a `*` or
-// `(*`: were X the type, the declaration could not go on so. It returns X's
-// bounds in line, or 0, 0 (also for preprocessor lines).
-func cMacroQualifier(line []byte) (from, to int) {
-	if len(line) == 0 || line[0] < 'A' || line[0] > 'z' {
-		return 0, 0 // the common case: nothing to look at
-	}
-	i := 0
-	word := func() (int, int) { return cNextWord(line, &i, false) }
-	x, y := word()
-	for cStorageClass[string(line[x:y])] || string(line[x:y]) == "inline" {
-		x, y = word()
-	}
-	if !cMacroName(line[x:y]) || y == len(line) || line[y] != ' ' && line[y] != '\t' {
-		return 0, 0
-	}
-	ws, we := word()
-	if we == ws {
-		return 0, 0
-	}
-	if cKeywordOrType[string(line[ws:we])] {
-		return x, y
-	}
-	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
-		i++
-	}
-	if i < len(line) && (line[i] == '*' || cIdentStart(line[i])) {
-		return x, y
-	}
-	// A function pointer after the type: `X mstime_t (*f)(void)`. Were X
-	// the type, mstime_t would be a function whose parameters begin
-	// with `*`.
-	if i < len(line) && line[i] == '(' {
-		if rest := bytes.TrimLeft(line[i+1:], " \t"); len(rest) > 0 && rest[0] == '*' {
-			return x, y
-		}
-	}
-	return 0, 0
-}
 
 // cTrailingAttributes finds, in a line with its leading and trailing blanks
 // trimmed, the upper-case macros (cMacroName, each with or without an

@@ -322,10 +322,10 @@ func TestCExportAndAttributeMacros(t *testing.T) {
 		{"#define F(x) g(x) FOO_BAR;", "", ""},
 		{"", "", ""},
 	} {
-		a, b := cMacroQualifier([]byte(tc.line))
+		a, b := cQualifierMacro([]byte(tc.line))
 		c, d := cTrailingAttributes([]byte(tc.line))
 		if got := tc.line[a:b]; got != tc.lead {
-			t.Errorf("cMacroQualifier(%q) = %q, want %q", tc.line, got, tc.lead)
+			t.Errorf("cQualifierMacro(%q) = %q, want %q", tc.line, got, tc.lead)
 		}
 		if got := tc.line[c:d]; got != tc.trail {
 			t.Errorf("cTrailingAttributes(%q) = %q, want %q", tc.line, got, tc.trail)
