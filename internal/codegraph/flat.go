@@ -316,6 +316,7 @@ import (
 	"unsafe"
 
 	sitter "github.com/smacker/go-tree-sitter"
+	tsc "github.com/smacker/go-tree-sitter/c"
 )
 
 // flatTree is a whole syntax tree copied out of tree-sitter in one call:
@@ -398,8 +399,11 @@ type symbolNames struct {
 	fields  []string
 	fieldID map[string]uint16
 	// container marks the symbols whose children are a file's members
-	// (containerTypes).
+	// (containerTypes; in C also cContainerTypes).
 	container []bool
+	// record marks, in C, the specifiers whose field lists are containers
+	// where a member holds them (typedef struct {…} T;).
+	record []bool
 	// named is 1 for the named symbols (flat_fill).
 	named []uint8
 	// inSet[s.id][sym] is whether symbol sym's type is in typeSet s.
@@ -430,8 +434,11 @@ func namesOf(l *sitter.Language) *symbolNames {
 		}
 	}
 	n.container = make([]bool, len(n.symbols))
+	n.record = make([]bool, len(n.symbols))
+	isC := lp == languagePtr(tsc.GetLanguage())
 	for i, name := range n.symbols {
-		n.container[i] = containerTypes[name] != ""
+		n.container[i] = containerTypes[name] != "" || isC && cContainerTypes[name]
+		n.record[i] = isC && (name == "struct_specifier" || name == "union_specifier")
 	}
 	n.inSet = make([][]bool, len(typeSets))
 	for _, set := range typeSets {

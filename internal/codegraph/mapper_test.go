@@ -675,3 +675,58 @@ func TestMapperRecoversFromDerivePanic(t *testing.T) {
 		t.Errorf("stats %+v: want both versions parsed whole", s)
 	}
 }
+
+// TestDeriveCHeaderRuns: in a C header, a change to prototypes or to the
+// fields of a typedef'd struct, inside the include guard and inside
+// conditionals there, is read from its run of members alone (conditionals
+// at file level and typedef'd field lists hold members; a prototype names
+// nothing in C), and equals a whole parse; a prototype made a definition
+// is not read as a run.
+func TestDeriveCHeaderRuns(t *testing.T) {
+	head := "#ifndef A_H\n#define A_H\n\n#include <stddef.h>\n\n"
+	p := head + "typedef struct ctx {\n    int state[5];\n    size_t n;\n} CTX;\n\n" + // 6-9
+		"void Init(CTX *c);\nvoid Update(CTX *c, const unsigned char *data, int len);\n\n" + // 11-12
+		"#ifdef TEST\nint aTest(int argc, char **argv);\nstruct t {\n    int a;\n};\n#endif\n\n" + // 14-19
+		"static inline int f(int x) {\n    return x;\n}\n\n#define G(x) ((x)+1)\n\n#endif\n" // 21-23, 25, 27
+	lines := strings.SplitAfter(p, "\n")
+	edit := func(at int, del int, add ...string) string { // replace del lines from line at (1-based) with add
+		out := append([]string(nil), lines[:at-1]...)
+		out = append(out, add...)
+		return strings.Join(append(out, lines[at-1+del:]...), "")
+	}
+	for _, tc := range []struct {
+		name    string
+		t       string
+		deleted []int
+		added   []int
+		how     derivation
+	}{
+		{"prototype changed", edit(11, 1, "void Init(CTX *c, int flags);\n"), []int{11}, []int{11}, derivedMembers},
+		{"prototype added", edit(13, 0, "size_t Size(const CTX *c);\n"), nil, []int{13}, derivedMembers},
+		{"field added to a typedef'd struct", edit(9, 0, "    long total;\n"), nil, []int{9}, derivedMembers},
+		{"prototype changed in a conditional", edit(15, 1, "int aTest(int argc, char **argv, int flags);\n"), []int{15}, []int{15}, derivedMembers},
+		{"field changed in a conditional", edit(17, 1, "    long a;\n"), []int{17}, []int{17}, derivedMembers},
+		{"prototype made a definition", edit(11, 1, "void Init(CTX *c) { c->n = 0; }\n"), []int{11}, []int{11}, derivedSkeleton},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkDerive(t, "a.h", []byte(p), []byte(tc.t), tc.deleted, tc.added, tc.how)
+		})
+	}
+}
+
+// TestMapperRemembersWithinBudget: the versions remembered hold at most
+// the mapper's byte budget, the oldest forgotten first.
+func TestMapperRemembersWithinBudget(t *testing.T) {
+	m := NewFunctionMapper(0)
+	v := &versionSpans{fns: make([]fnSpan, 10), members: make([]member, 100)}
+	m.maxBytes = 3*v.size() + 1
+	for i := range 5 {
+		m.remember("a.c", gitrepo.Hash{byte(i)}, v)
+	}
+	if len(m.cache) != 3 || m.bytes != 3*v.size() {
+		t.Fatalf("remembered %d versions, %d bytes; want 3, %d", len(m.cache), m.bytes, 3*v.size())
+	}
+	if m.cache[spanKey{"a.c", gitrepo.Hash{1}}] != nil || m.cache[spanKey{"a.c", gitrepo.Hash{4}}] == nil {
+		t.Error("the oldest versions should be forgotten first")
+	}
+}

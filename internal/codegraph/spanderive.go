@@ -25,7 +25,9 @@ import (
 //     and nothing inside them is named.
 //   - Members: as Bodies, where the other hunks lie between definitions:
 //     in a run of whole members (imports, fields, comments; spanmembers.go)
-//     of one container, none of which holds a definition or declaration.
+//     of one container, none of which holds a definition or declaration
+//     (in C, none holds a definition: a prototype names nothing; C's
+//     conditionals at file level and typedef'd structs hold members too).
 //     The run's new text is parsed wrapped where such members are read (a
 //     class body, a namespace, the file); it must read without syntax
 //     errors and define and declare nothing, so no name changes either.
@@ -659,7 +661,7 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 		text = bodiesLeftOut(p, r, lm, t, tl, from, to)
 	}
 	v, res := readSpans(ctx, lang, path, wrapped(prefix, text, suffix))
-	if v == nil || res.ErrorNodes != 0 || len(res.declAt) != 0 || len(v.fns) != 0 && !r.defs {
+	if v == nil || res.ErrorNodes != 0 || len(res.declAt) != 0 && lang.Name() != "c" || len(v.fns) != 0 && !r.defs {
 		return false
 	}
 	for _, d := range res.Defs {

@@ -27,12 +27,24 @@ var containerTypes = map[string]string{
 	"declaration_list":       "", // by language: memberWrapper
 }
 
+// cContainerTypes are C's conditionals, whose children are members where
+// the conditional stands at file level (an include guard holding a whole
+// header): their members read as the file's own.
+var cContainerTypes = map[string]bool{"preproc_if": true, "preproc_ifdef": true, "preproc_else": true,
+	"preproc_elif": true, "preproc_elifdef": true}
+
+// fileLevel reports whether the members of a container of kind typ are
+// read as the file's own: the root, and C's conditionals there.
+func fileLevel(typ string) bool {
+	return typ == "root" || cContainerTypes[typ]
+}
+
 // memberWrapper is the text around a region of members of a container of
 // kind typ in lang: prefix, suffix, and the rows the prefix adds.
 func memberWrapper(lang, typ string) (prefix, suffix string, ok bool) {
 	w := containerTypes[typ]
 	switch {
-	case typ == "root" || w == "root":
+	case fileLevel(typ) || w == "root":
 		return "", "", true
 	case typ == "declaration_list" && lang == "rust":
 		w = "mod __L {\n\x00\n}"
@@ -63,7 +75,7 @@ type member struct {
 	// named: a syntax node, not a token such as a body's braces.
 	named bool
 	// def: it is or holds a definition or declaration, so replacing it can
-	// change names.
+	// change names (in C a definition: a prototype names nothing).
 	def bool
 }
 
@@ -119,18 +131,35 @@ func collectMembers(ctx context.Context, t *flatTree) {
 		s.members = append(s.members, member{start: int32(n.startRow) + 1, end: int32(n.endRow) + 1,
 			scol: column(t.src, int(n.startByte)), ecol: column(t.src, int(n.endByte)), in: in, named: n.flags&1 != 0})
 		s.bytes = append(s.bytes, [2]int{int(n.startByte), int(n.endByte)})
+		add := func(c int32) {
+			cn := &t.nodes[c]
+			index[c] = int32(len(s.containers))
+			s.containers = append(s.containers, container{open: int32(cn.startRow) + 1, close: int32(cn.endRow) + 1,
+				kind: t.names.symbols[cn.symbol]})
+		}
 		if isC(n.symbol) { // a member that is a container itself
-			index[int32(i)] = int32(len(s.containers))
-			s.containers = append(s.containers, container{open: int32(n.startRow) + 1, close: int32(n.endRow) + 1,
-				kind: t.names.symbols[n.symbol]})
+			// A C conditional holds the file's own members only where it
+			// stands among them: at file level or in such a conditional.
+			if !cContainerTypes[t.names.symbols[n.symbol]] || fileLevel(s.containers[in].kind) {
+				add(int32(i))
+			}
 		}
 		// Containers are children of members (a class's body): register
-		// those directly under this member.
+		// those directly under this member, and in C the field lists of
+		// the structs and unions it holds (typedef struct {…} T;).
 		for c := n.firstChild; c >= 0; c = t.nodes[c].nextSibling {
-			if cn := &t.nodes[c]; isC(cn.symbol) {
-				index[c] = int32(len(s.containers))
-				s.containers = append(s.containers, container{open: int32(cn.startRow) + 1, close: int32(cn.endRow) + 1,
-					kind: t.names.symbols[cn.symbol]})
+			cn := &t.nodes[c]
+			switch {
+			case int(cn.symbol) >= len(names): // ERROR
+			case isC(cn.symbol) && cContainerTypes[t.names.symbols[cn.symbol]]:
+			case isC(cn.symbol):
+				add(c)
+			case t.names.record[cn.symbol]:
+				for g := cn.firstChild; g >= 0; g = t.nodes[g].nextSibling {
+					if isC(t.nodes[g].symbol) {
+						add(g)
+					}
+				}
 			}
 		}
 	}
