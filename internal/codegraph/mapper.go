@@ -416,6 +416,9 @@ type versionSpans struct {
 	clean  bool
 	errs   [][2]int32
 	reread bool
+	// classes are the names of C's structs and unions in the file, without
+	// their numbers (cRunNames); nil in other languages.
+	classes []string
 }
 
 // size estimates the bytes v holds.
@@ -424,6 +427,9 @@ func (v *versionSpans) size() int {
 	n := int(unsafe.Sizeof(*v)) + len(v.fns)*fn + len(v.members)*mem + len(v.containers)*cont + len(v.errs)*err
 	for _, f := range v.fns {
 		n += len(f.name)
+	}
+	for _, c := range v.classes {
+		n += 16 + len(c)
 	}
 	return n
 }
@@ -440,6 +446,9 @@ func (v *versionSpans) diff(o *versionSpans) string {
 	}
 	if len(v.fns) != len(o.fns) {
 		return fmt.Sprintf("%d functions, derived %d", len(v.fns), len(o.fns))
+	}
+	if !slices.Equal(v.classes, o.classes) {
+		return fmt.Sprintf("structs %q, derived %q", v.classes, o.classes)
 	}
 	for i := range v.fns {
 		if v.fns[i] != o.fns[i] {
@@ -518,6 +527,13 @@ func spansOf(res *FileResult, lines lineIndex, sink *memberSink, declsName bool)
 		v.fns = append(v.fns, f)
 	}
 	v.setMembers(sink, memberStarts)
+	if !declsName { // C
+		for _, d := range res.Defs {
+			if d.Kind != KindFunction {
+				v.classes = append(v.classes, baseName(d.Name))
+			}
+		}
+	}
 	return v
 }
 

@@ -681,7 +681,7 @@ func TestMapperRecoversFromDerivePanic(t *testing.T) {
 // conditionals there, is read from its run of members alone (conditionals
 // at file level and typedef'd field lists hold members; a prototype names
 // nothing in C), and equals a whole parse; a prototype made a definition
-// is not read as a run.
+// is read as a run of members too (TestDeriveCFunctionRuns).
 func TestDeriveCHeaderRuns(t *testing.T) {
 	head := "#ifndef A_H\n#define A_H\n\n#include <stddef.h>\n\n"
 	p := head + "typedef struct ctx {\n    int state[5];\n    size_t n;\n} CTX;\n\n" + // 6-9
@@ -706,7 +706,7 @@ func TestDeriveCHeaderRuns(t *testing.T) {
 		{"field added to a typedef'd struct", edit(9, 0, "    long total;\n"), nil, []int{9}, derivedMembers},
 		{"prototype changed in a conditional", edit(15, 1, "int aTest(int argc, char **argv, int flags);\n"), []int{15}, []int{15}, derivedMembers},
 		{"field changed in a conditional", edit(17, 1, "    long a;\n"), []int{17}, []int{17}, derivedMembers},
-		{"prototype made a definition", edit(11, 1, "void Init(CTX *c) { c->n = 0; }\n"), []int{11}, []int{11}, derivedSkeleton},
+		{"prototype made a definition", edit(11, 1, "void Init(CTX *c) { c->n = 0; }\n"), []int{11}, []int{11}, derivedMembers},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			checkDerive(t, "a.h", []byte(p), []byte(tc.t), tc.deleted, tc.added, tc.how)
@@ -728,5 +728,71 @@ func TestMapperRemembersWithinBudget(t *testing.T) {
 	}
 	if m.cache[spanKey{"a.c", gitrepo.Hash{1}}] != nil || m.cache[spanKey{"a.c", gitrepo.Hash{4}}] == nil {
 		t.Error("the oldest versions should be forgotten first")
+	}
+}
+
+// TestDeriveCFunctionRuns: in C a run of members may hold leaf functions
+// (one added, removed, or with its signature changed), read alone with
+// their names, unless a name is defined twice in the file, by a function
+// or a struct, where the whole parse numbers it (f#2).
+func TestDeriveCFunctionRuns(t *testing.T) {
+	p := "#include <stdio.h>\n\nstruct point {\n    int x, y;\n};\n\n" + // 1-5
+		"static int f(int x) {\n    return x;\n}\n\n" + // 7-9
+		"#ifdef A\nint g(void) {\n    return 1;\n}\n#else\nint g(void) {\n    return 2;\n}\n#endif\n\n" + // 11-19
+		"int h(void) {\n    return f(1);\n}\n" // 21-23
+	lines := strings.SplitAfter(p, "\n")
+	edit := func(at int, del int, add ...string) string {
+		out := append([]string(nil), lines[:at-1]...)
+		out = append(out, add...)
+		return strings.Join(append(out, lines[at-1+del:]...), "")
+	}
+	added := func(from, n int) []int {
+		var a []int
+		for i := range n {
+			a = append(a, from+i)
+		}
+		return a
+	}
+	for _, tc := range []struct {
+		name    string
+		t       string
+		deleted []int
+		added   []int
+		how     derivation
+	}{
+		{"function added", edit(10, 0, "\n", "static long k(long y) {\n", "    return y * 2;\n", "}\n"), nil, added(10, 4), derivedMembers},
+		{"signature changed", edit(7, 1, "static int f(int x, int y) {\n"), []int{7}, []int{7}, derivedMembers},
+		{"function removed", edit(6, 4), []int{6, 7, 8, 9}, nil, derivedMembers},
+		{"function added with a struct's name", edit(10, 0, "\n", "int point(void) {\n", "    return 0;\n", "}\n"), nil, added(10, 4), derivedSkeleton},
+		{"function added with another's name", edit(10, 0, "\n", "int h(void) {\n", "    return 0;\n", "}\n"), nil, added(10, 4), derivedSkeleton},
+		{"numbered function changed", edit(16, 1, "int g(int a) {\n"), []int{16}, []int{16}, derivedSkeleton},
+		{"function made to hold a struct", edit(8, 1, "    struct s { int a; } v = {x};\n", "    return v.a;\n"), []int{8}, added(8, 2), derivedSkeleton},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkDerive(t, "a.c", []byte(p), []byte(tc.t), tc.deleted, tc.added, tc.how)
+		})
+	}
+}
+
+// TestDeriveCRunsInConditionals: runs in a header's conditionals that add a
+// function (its conditional then holds a definition), add a prototype at
+// the end of an #else branch (which ends at its last member), or add one
+// name in two branches (the second numbered f#2) equal a whole parse.
+func TestDeriveCRunsInConditionals(t *testing.T) {
+	p := "#ifndef A_H\n#define A_H\n\nvoid a(void);\n\n#ifdef X\nvoid b(void);\n\n#else\nvoid c(void);\n#endif\n\n#endif\n"
+	for _, tc := range []struct {
+		name    string
+		t       string
+		deleted []int
+		added   []int
+		how     derivation
+	}{
+		{"function added", "#ifndef A_H\n#define A_H\n\nvoid a(void);\nstatic inline int f(void) { return 1; }\n\n#ifdef X\nvoid b(void);\n\n#else\nvoid c(void);\n#endif\n\n#endif\n", nil, []int{5}, derivedMembers},
+		{"prototype added at the end of #else", "#ifndef A_H\n#define A_H\n\nvoid a(void);\n\n#ifdef X\nvoid b(void);\n\n#else\nvoid c(void);\nvoid d(void);\n#endif\n\n#endif\n", nil, []int{11}, derivedSkeleton},
+		{"one name in two branches", "#ifndef A_H\n#define A_H\n\nvoid a(void);\n\n#ifdef X\nvoid b(void);\nint g(void) { return 1; }\n#else\nint g(void) { return 2; }\nvoid c(void);\n#endif\n\n#endif\n", []int{8}, []int{8, 10}, derivedSkeleton},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkDerive(t, "a.h", []byte(p), []byte(tc.t), tc.deleted, tc.added, tc.how)
+		})
 	}
 }

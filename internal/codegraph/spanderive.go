@@ -3,6 +3,7 @@ package codegraph
 import (
 	"bytes"
 	"context"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -37,7 +38,9 @@ import (
 //     container's class as P names it. A method's name is its class's and
 //     its own, unless its class declares the name more than once; so no
 //     method in the run may share its name with one of the class outside
-//     the run, and none may hold a definition.
+//     the run, and none may hold a definition. In C the run may hold leaf
+//     functions too, named by their identifiers as read, where no name
+//     in the run is defined elsewhere in the file (cRunNames).
 //   - Skeleton: otherwise, T is parsed with the interior of each unchanged
 //     leaf body left out (its newlines kept, and spaces up to its `}`, so
 //     every other place keeps its line and column). Leaves hold no
@@ -384,7 +387,10 @@ type region struct {
 // (leaf methods directly in a class), read anew with their names: Java,
 // where a method's name is its class's and its own, or its signature when
 // the class declares its name more than once (NAMING.md).
-var defRuns = map[string]bool{"java": true}
+// And C, where a function is named by its identifier alone, numbered
+// (f#2) only where the file defines the name more than once, as a struct
+// or a function (cRunNames).
+var defRuns = map[string]bool{"java": true, "c": true}
 
 // gapRegion places the hunk on P's lines [pa, pb] between functions: in the innermost container
 // whose inside holds it, widened to the whole members it touches, none of
@@ -398,6 +404,13 @@ func (v *versionSpans) gapRegion(pa, pb int, defs bool) (region, bool) {
 	}
 	if in < 0 {
 		return region{}, false
+	}
+	for _, c := range v.containers {
+		if int(c.close) == pa-1 && ownEnd[c.kind] {
+			// Lines added there could be the container's own last members
+			// (a prototype added at the end of an #else branch).
+			return region{}, false
+		}
 	}
 	for grown := true; grown; {
 		grown = false
@@ -429,6 +442,46 @@ func (v *versionSpans) gapRegion(pa, pb int, defs bool) (region, bool) {
 	c := v.containers[in]
 	return r, pa-1 >= int(c.open) && pb+1 <= int(c.close)
 }
+
+// defsAround marks, in C version v, the members around runs that hold
+// definitions (conditionals) as holding one or not (member.def), as the runs now
+// do; false where that cannot be told: a run took out P's functions from a
+// member that may hold a struct too.
+func (v *versionSpans) defsAround(p *versionSpans, runs []region) bool {
+	for _, r := range runs {
+		had := false
+		for _, f := range p.fns {
+			had = had || int(f.start) >= r.pa && int(f.end) <= r.pb
+		}
+		if !r.defs || !had && len(r.fns) == 0 {
+			continue
+		}
+		for i := range v.members {
+			m := &v.members[i]
+			if int(m.start) >= r.ta || int(m.end) <= r.tb {
+				continue // not around the run
+			}
+			switch {
+			case len(r.fns) > 0:
+				m.def = true
+			case m.def:
+				in := false
+				for _, f := range v.fns {
+					in = in || f.start >= m.start && f.start <= m.end
+				}
+				if !in && len(p.classes) > 0 {
+					return false
+				}
+				m.def = in
+			}
+		}
+	}
+	return true
+}
+
+// ownEnd are C's containers with no closing token of their own: each ends
+// where its last member does.
+var ownEnd = map[string]bool{"preproc_else": true, "preproc_elif": true, "preproc_elifdef": true}
 
 // leafMethod is the index of the function that member m is, when it is a
 // leaf or has no body and holds no container; -1 otherwise.
@@ -536,13 +589,16 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 		for _, f := range r.fns {
 			_, own, _ := qualifier(f.name)
 			key := classMethod{r.in, own}
+			if lang.Name() == "c" { // one name space for the file
+				key.in = -1
+			}
 			if o, ok := owner[key]; ok && o != k {
 				return nil, derivedParsed
 			}
 			owner[key] = k
 		}
 	}
-	v := &versionSpans{clean: true, fns: make([]fnSpan, 0, len(p.fns)), containers: p.containers}
+	v := &versionSpans{clean: true, fns: make([]fnSpan, 0, len(p.fns)), containers: p.containers, classes: p.classes}
 	nextFns := 0 // the next region with definitions whose functions are not placed yet
 	for i, f := range p.fns {
 		for ; nextFns < len(merged) && int(f.start) > merged[nextFns].pb; nextFns++ {
@@ -618,6 +674,9 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 	if len(merged) == 0 {
 		return v, derivedBodies
 	}
+	if lang.Name() == "c" && !v.defsAround(p, merged) {
+		return nil, derivedParsed
+	}
 	return v, derivedMembers
 }
 
@@ -640,8 +699,9 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 		class, outside, ok = p.classOf(r)
 		return ok
 	}
+	isC := lang.Name() == "c"
 	for _, m := range p.members {
-		if int(m.in) == r.in && m.def && int(m.start) >= r.pa && int(m.end) <= r.pb && class == "" && !name() {
+		if !isC && int(m.in) == r.in && m.def && int(m.start) >= r.pa && int(m.end) <= r.pb && class == "" && !name() {
 			return false // a method removed or changed may have overloads outside
 		}
 	}
@@ -689,6 +749,22 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 		m.start, m.end, m.in = m.start+shift, m.end+shift, int32(r.in)
 		r.members = append(r.members, m)
 	}
+	if isC {
+		if !cRunNames(p, r, v.fns) {
+			return false
+		}
+		for _, f := range v.fns {
+			if !f.leaf && f.open.row >= 0 || f.start < first || f.end > last {
+				return false
+			}
+			f.start, f.end = f.start+shift, f.end+shift
+			if f.open.row >= 0 {
+				f.open.row, f.close.row = f.open.row+shift, f.close.row+shift
+			}
+			r.fns = append(r.fns, f)
+		}
+		return true
+	}
 	if len(v.fns) > 0 && class == "" && !name() {
 		return false
 	}
@@ -710,6 +786,39 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 			f.open.row, f.close.row = f.open.row+shift, f.close.row+shift
 		}
 		r.fns = append(r.fns, f)
+	}
+	return true
+}
+
+// cRunNames reports whether the names of C functions in run r read alone
+// are the names a whole parse gives: in C a function is named by its
+// identifier, and numbered (f#2) only where the file defines the name more
+// than once, as a function or a struct (NAMING.md). So every function of
+// P in the run must have a name no other function of P has, and every
+// function read in T's run (fns) a name that no function of P outside the
+// run and no struct of P has: then no name is numbered, on either side.
+func cRunNames(p *versionSpans, r *region, fns []fnSpan) bool {
+	outside := make(map[string]bool, len(p.fns))
+	for _, f := range p.fns {
+		if int(f.start) >= r.pa && int(f.end) <= r.pb {
+			continue
+		}
+		outside[baseName(f.name)] = true
+	}
+	seen := map[string]bool{}
+	for _, f := range p.fns {
+		if int(f.start) < r.pa || int(f.end) > r.pb {
+			continue
+		}
+		if b := baseName(f.name); b != f.name || outside[b] || seen[b] {
+			return false
+		}
+		seen[f.name] = true
+	}
+	for _, f := range fns {
+		if baseName(f.name) != f.name || outside[f.name] || slices.Contains(p.classes, f.name) {
+			return false
+		}
 	}
 	return true
 }
