@@ -478,10 +478,310 @@ func cBlankMacroLines(src []byte, cpp bool) []byte {
 		}
 		start = end + 1
 	}
+	if !cpp {
+		if out == nil {
+			out = src
+		}
+		if fixed := cStatementMacros(out); fixed != nil {
+			return fixed
+		}
+	}
 	if out == nil {
 		return src
 	}
 	return out
+}
+
+// cStatementMacros returns C source src with what tree-sitter cannot read
+// around macro calls mended, keeping every byte's line (nil when nothing
+// changed; NAMING.md):
+//   - the type given to va_arg is blanked: va_arg(ap, char*) → va_arg(ap);
+//   - a macro call opening a block on an indented line ends as a statement:
+//     run_with_period(100) { → run_with_period(100);{ (the blank before the
+//     brace becomes the semicolon), so the block is a compound statement;
+//     so does one before a call (run_with_period(100) f(); → …;f(););
+//   - an upper-case macro call alone on an indented line, between
+//     statements, gets a semicolon: the line moves left one column
+//     (GET_NUMERIC_TYPE(prev));
+//   - an upper-case macro call alone on a line at column 0 before a
+//     declaration is blanked: an attribute (REDIS_NO_SANITIZE("address"));
+//   - conditional directives among the elements of a list (each line of
+//     the #if block ends with a comma, as does the line before it) are
+//     blanked, every branch kept: tree-sitter reads no directive inside an
+//     initializer.
+func cStatementMacros(src []byte) []byte {
+	var out []byte
+	edit := func() []byte {
+		if out == nil {
+			out = append([]byte(nil), src...)
+		}
+		return out
+	}
+	lines := cLines(src)
+	trimmed := func(k int) []byte { // as mended so far
+		if out != nil {
+			return bytes.TrimSpace(out[lines[k][0]:lines[k][1]])
+		}
+		return bytes.TrimSpace(src[lines[k][0]:lines[k][1]])
+	}
+	// neighbour is the trimmed text of the nearest non-blank line from k
+	// in direction d, or nil.
+	neighbour := func(k, d int) []byte {
+		for k += d; k >= 0 && k < len(lines); k += d {
+			if t := trimmed(k); len(t) > 0 {
+				return t
+			}
+		}
+		return nil
+	}
+	for k := 0; k < len(lines); k++ {
+		a, b := lines[k][0], lines[k][1]
+		line := src[a:b]
+		for i := 0; ; {
+			j := bytes.Index(line[i:], []byte("va_arg("))
+			if j < 0 {
+				break
+			}
+			i += j + len("va_arg(")
+			if j := i - len("va_arg(") - 1; j >= 0 && cIdentByte(line[j]) {
+				continue
+			}
+			if comma, close := cArgEnds(line, i); comma > 0 && close > comma {
+				o := edit()
+				for x := a + comma; x < a+close; x++ {
+					o[x] = ' '
+				}
+			}
+		}
+		if out != nil {
+			line = out[a:b] // with va_arg's type blanked
+		}
+		t := bytes.TrimSpace(line)
+		lead := bytes.IndexFunc(line, func(r rune) bool { return r != ' ' && r != '\t' })
+		if len(t) == 0 || t[0] == '#' {
+			if k2 := cListConditional(src, lines, k, neighbour); k2 > k {
+				o := edit()
+				for _, d := range cDirectiveLines(src, lines, k, k2) {
+					for x := lines[d][0]; x < lines[d][1]; x++ {
+						o[x] = ' '
+					}
+				}
+				k = k2
+			}
+			continue
+		}
+		if len(t) > 2 && t[0] == '}' && (t[1] == ' ' || t[1] == '\t') {
+			// } config_set_special_field("x") { — a macro in an else-if
+			// chain: the same as a call opening a block.
+			lead += 2
+			t = t[2:]
+			if name, args := cCallShape(t); name == "" || cKeywordOrType[name] || cStatementWords[name] ||
+				!bytes.Equal(bytes.TrimSpace(t[args:]), []byte("{")) {
+				continue
+			}
+		}
+		name, args := cCallShape(t)
+		if name == "" || cKeywordOrType[name] || cStatementWords[name] {
+			continue
+		}
+		rest := bytes.TrimSpace(t[args:])
+		switch {
+		case lead > 0 && len(rest) == 1 && rest[0] == '{' && (t[len(t)-2] == ' ' || t[len(t)-2] == '\t'):
+			edit()[a+lead+len(t)-2] = ';'
+		case lead > 0 && args < len(t) && (t[args] == ' ' || t[args] == '\t') && cCallStatement(rest) && !strings.HasPrefix(name, "__"):
+			// run_with_period(1000) f(); — the same before a call.
+			edit()[a+lead+args] = ';'
+		case len(rest) != 0 || !cMacroName([]byte(name)):
+		case lead > 0:
+			prev, next := neighbour(k, -1), neighbour(k, 1)
+			if len(prev) == 0 || !bytes.ContainsAny(prev[len(prev)-1:], ";{}") || len(next) == 0 || !(cIdentByte(next[0]) || next[0] == '}') {
+				continue
+			}
+			o := edit()
+			copy(o[a+lead-1:], t)
+			o[a+lead-1+len(t)] = ';'
+		default: // column 0
+			next := neighbour(k, 1)
+			if len(next) == 0 || !cIdentByte(next[0]) || next[0] >= '0' && next[0] <= '9' {
+				continue
+			}
+			o := edit()
+			for x := a; x < b; x++ {
+				if o[x] != '\r' {
+					o[x] = ' '
+				}
+			}
+		}
+	}
+	return out
+}
+
+// cCallStatement reports whether t is a call ending a statement: f(x);.
+func cCallStatement(t []byte) bool {
+	name, after := cCallShape(t)
+	return name != "" && after == len(t)-1 && t[after] == ';' && !cKeywordOrType[name] && !cStatementWords[name]
+}
+
+// cStatementWords are C's keywords that take parentheses and may precede a
+// block, never macro calls.
+var cStatementWords = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "return": true,
+	"sizeof": true, "defined": true, "_Alignof": true, "alignof": true}
+
+// cLines are the [start, end) offsets of src's lines, newlines left out.
+func cLines(src []byte) [][2]int {
+	var ls [][2]int
+	for start := 0; start <= len(src); {
+		end := bytes.IndexByte(src[start:], '\n')
+		if end < 0 {
+			if start < len(src) {
+				ls = append(ls, [2]int{start, len(src)})
+			}
+			break
+		}
+		ls = append(ls, [2]int{start, start + end})
+		start += end + 1
+	}
+	return ls
+}
+
+func cIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// cCallShape reads t as an identifier and its parenthesized arguments: the
+// identifier and the offset after the closing parenthesis; "" when t does
+// not begin so (or the parentheses do not close in t, or hold a string or
+// character the count could misread).
+func cCallShape(t []byte) (name string, after int) {
+	i := 0
+	for i < len(t) && cIdentByte(t[i]) {
+		i++
+	}
+	if i == 0 || t[0] >= '0' && t[0] <= '9' || i == len(t) || t[i] != '(' {
+		return "", 0
+	}
+	depth := 0
+	for j := i; j < len(t); j++ {
+		switch t[j] {
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				return string(t[:i]), j + 1
+			}
+		case '\'', '/':
+			return "", 0
+		case '"':
+			e := bytes.IndexByte(t[j+1:], '"')
+			if e < 0 || bytes.IndexByte(t[j+1:j+1+e], '\\') >= 0 {
+				return "", 0
+			}
+			j += e + 1
+		}
+	}
+	return "", 0
+}
+
+// cArgEnds finds, in line from offset i (just inside a call's parenthesis),
+// the comma after the first argument and the closing parenthesis; 0, 0
+// when either is not on the line or the arguments hold a string.
+func cArgEnds(line []byte, i int) (comma, close int) {
+	depth := 0
+	for j := i; j < len(line); j++ {
+		switch line[j] {
+		case '(', '[':
+			depth++
+		case ']':
+			depth--
+		case ')':
+			if depth == 0 {
+				return comma, j
+			}
+			depth--
+		case ',':
+			if depth == 0 && comma == 0 {
+				comma = j
+			}
+		case '"', '\'':
+			return 0, 0
+		}
+	}
+	return 0, 0
+}
+
+// cListConditional reports, for a conditional directive on line k, the
+// line of its #endif when the conditional stands among a list's elements:
+// the line before it and every line inside it (directives aside) end with
+// a comma; k otherwise.
+func cListConditional(src []byte, lines [][2]int, k int, neighbour func(int, int) []byte) int {
+	t := bytes.TrimSpace(src[lines[k][0]:lines[k][1]])
+	if !cDirective(t, "if") {
+		return k
+	}
+	prev := k - 1
+	for ; prev >= 0; prev-- {
+		if p := cCode(src[lines[prev][0]:lines[prev][1]]); len(p) > 0 && p[0] != '#' {
+			if p[len(p)-1] != ',' {
+				return k
+			}
+			break
+		}
+	}
+	if prev < 0 {
+		return k
+	}
+	depth := 0
+	for j := k; j < len(lines); j++ {
+		l := cCode(src[lines[j][0]:lines[j][1]])
+		switch {
+		case len(l) == 0:
+		case l[0] == '#':
+			if l[len(l)-1] == '\\' {
+				return k // a directive going on to the next line
+			}
+			if cDirective(l, "if") {
+				depth++
+			} else if cDirective(l, "endif") {
+				if depth--; depth == 0 {
+					return j
+				}
+			}
+		case l[len(l)-1] != ',':
+			return k
+		}
+	}
+	return k
+}
+
+// cCode is line trimmed, without a comment closing it (x, /* y */ is x,).
+func cCode(line []byte) []byte {
+	t := bytes.TrimSpace(line)
+	if bytes.HasSuffix(t, []byte("*/")) {
+		if i := bytes.LastIndex(t, []byte("/*")); i > 0 {
+			t = bytes.TrimSpace(t[:i])
+		}
+	}
+	return t
+}
+
+// cDirective reports whether trimmed line t is a directive whose word
+// begins with kw (#if, #ifdef, #ifndef for "if"), spaces after # allowed.
+func cDirective(t []byte, kw string) bool {
+	if len(t) == 0 || t[0] != '#' {
+		return false
+	}
+	return bytes.HasPrefix(bytes.TrimLeft(t[1:], " \t"), []byte(kw))
+}
+
+// cDirectiveLines are the lines from k to end holding a directive.
+func cDirectiveLines(src []byte, lines [][2]int, k, end int) []int {
+	var ds []int
+	for j := k; j <= end; j++ {
+		if l := bytes.TrimSpace(src[lines[j][0]:lines[j][1]]); len(l) > 0 && l[0] == '#' {
+			ds = append(ds, j)
+		}
+	}
+	return ds
 }
 
 // cClassMacroCandidates are the offsets, in order, of each class, struct

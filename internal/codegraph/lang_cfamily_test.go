@@ -340,3 +340,45 @@ func TestCExportAndAttributeMacros(t *testing.T) {
 		t.Errorf("C++: %q, want it unchanged", got)
 	}
 }
+
+// TestCStatementMacros: what tree-sitter cannot read around C macro calls
+// is mended with every line kept, and nothing else is touched.
+func TestCStatementMacros(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"    char *s = va_arg(ap,char*);\n", "    char *s = va_arg(ap      );\n"},
+		{"    x = va_arg(ap, long long) + my_va_arg(a, b);\n", "    x = va_arg(ap           ) + my_va_arg(a, b);\n"},
+		{"    run_with_period(100) {\n        f();\n    }\n", "    run_with_period(100);{\n        f();\n    }\n"},
+		{"    run_with_period(1000) receiveChildInfo();\n", "    run_with_period(1000);receiveChildInfo();\n"},
+		{"    __attribute__((unused)) f(x);\n", ""},
+		{"    FOO(x) int y;\n", ""}, // a declaration: no call after
+		{"    if (x) {\n", ""},
+		{"    if(x) f();\n", ""},
+		{"    } config_set_special_field(\"save\") {\n", "    } config_set_special_field(\"save\");{\n"},
+		{"    } else if (x) {\n", ""},
+		{"    x = 1;\n    GET_A(x)\n    SET_B(y)\n\n    if (x) y++;\n", "    x = 1;\n   GET_A(x);\n   SET_B(y);\n\n    if (x) y++;\n"},
+		{"    while(x) {\n", ""},
+		{"int f(void) {\n", ""},
+		{"    x = 1;\n    GET_NUMERIC_TYPE(prev)\n    if (prev != x) return;\n", "    x = 1;\n   GET_NUMERIC_TYPE(prev);\n    if (prev != x) return;\n"},
+		{"    x = a +\n    GET_VALUE(prev)\n    + 1;\n", ""},   // inside an expression
+		{"    x = 1;\n    lower_case(prev)\n    y = 2;\n", ""}, // not a macro's name
+		{"#define F(x) \\\n    G(x)\n    int y;\n", ""},        // a macro's body
+		{"REDIS_NO_SANITIZE(\"bounds\")\nsize_t f(void) {\n", "                           \nsize_t f(void) {\n"},
+		{"FOO_BAR(x)\n{\n", ""},
+		{"static const char *help[] = {\n\"A\",\n#ifdef X\n\"B\",\n#else\n\"C\",\n#endif\n\"D\",\nNULL };\n",
+			"static const char *help[] = {\n\"A\",\n        \n\"B\",\n     \n\"C\",\n      \n\"D\",\nNULL };\n"},
+		{"int a = 1,\n#ifdef X\n    b = 2;\n#endif\n", ""}, // a line in it ends otherwise
+		{"int a[] = {1,\n\n#ifdef X\n    2, /* two */\n#endif\n3};\n", "int a[] = {1,\n\n        \n    2, /* two */\n      \n3};\n"},
+		{"void f(void);\n#ifdef X\nvoid g(void);\n#endif\n", ""},
+	} {
+		want := tc.want
+		if want == "" {
+			want = tc.src
+		}
+		if got := string(cBlankMacroLines([]byte(tc.src), false)); got != want {
+			t.Errorf("cBlankMacroLines(%q) =\n%q, want\n%q", tc.src, got, want)
+		}
+		if got := string(cBlankMacroLines([]byte(tc.src), true)); got != tc.src {
+			t.Errorf("C++: cBlankMacroLines(%q) = %q, want it unchanged", tc.src, got)
+		}
+	}
+}

@@ -1460,7 +1460,7 @@ func (v *versionSpans) blankable(methods bool) (ms []member, after, fn []int) {
 	for _, m := range v.members {
 		prev := max(last[m.in], 1)
 		last[m.in] = int(m.start)
-		if !m.named || v.containers[m.in].kind == "enum_body_declarations" {
+		if k := v.containers[m.in].kind; !m.named || k == "enum_body_declarations" || ownEnd[k] {
 			continue // (a container without braces ends where its members do)
 		}
 		i := -1

@@ -1,0 +1,51 @@
+/* Macro calls tree-sitter cannot read as written (cStatementMacros). */
+#include <stdarg.h>
+
+#define run_with_period(ms) if (every(ms))
+#define GET_VALUE(v) long long v = get()
+#define NO_SANITIZE(s) __attribute__((no_sanitize(s)))
+
+static const char *help[] = {
+    "GET",
+#ifdef WITH_MALLCTL
+    "MALLCTL",
+#endif
+    "SET",
+    NULL
+};
+
+int every(int ms) {
+    return ms > 0;
+}
+
+long long get(void) {
+    return 1;
+}
+
+void cron(void) {
+    run_with_period(100) {
+        every(1);
+    }
+    run_with_period(1000) get();
+}
+
+int check(long long x) {
+    x++;
+    GET_VALUE(prev)
+    if (prev != x) return 0;
+    return 1;
+}
+
+int sum(int n, ...) {
+    va_list ap;
+    va_start(ap, n);
+    long long a = va_arg(ap, long long);
+    char *s = va_arg(ap, char*);
+    va_end(ap);
+    return (int)a + (s != NULL);
+}
+
+NO_SANITIZE("bounds")
+int last(int *p) {
+    return p[0];
+}
