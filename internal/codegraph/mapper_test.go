@@ -777,9 +777,12 @@ func TestDeriveCFunctionRuns(t *testing.T) {
 // TestDeriveCRunsInConditionals: runs in a header's conditionals that add a
 // function (its conditional then holds a definition), add a prototype at
 // the end of an #else branch (which ends at its last member), or add one
-// name in two branches (the second numbered f#2) equal a whole parse.
+// name in two branches (the second numbered f#2) equal a whole parse; so
+// does a skeleton beside a conditional, whose first member it keeps (the
+// newline ending the #ifdef line would take in the blank lines left).
 func TestDeriveCRunsInConditionals(t *testing.T) {
 	p := "#ifndef A_H\n#define A_H\n\nvoid a(void);\n\n#ifdef X\nvoid b(void);\n\n#else\nvoid c(void);\n#endif\n\n#endif\n"
+	p2 := strings.Replace(p, "#ifdef X", "#if X > 1", 1)
 	for _, tc := range []struct {
 		name    string
 		t       string
@@ -789,10 +792,15 @@ func TestDeriveCRunsInConditionals(t *testing.T) {
 	}{
 		{"function added", "#ifndef A_H\n#define A_H\n\nvoid a(void);\nstatic inline int f(void) { return 1; }\n\n#ifdef X\nvoid b(void);\n\n#else\nvoid c(void);\n#endif\n\n#endif\n", nil, []int{5}, derivedMembers},
 		{"prototype added at the end of #else", "#ifndef A_H\n#define A_H\n\nvoid a(void);\n\n#ifdef X\nvoid b(void);\n\n#else\nvoid c(void);\nvoid d(void);\n#endif\n\n#endif\n", nil, []int{11}, derivedSkeleton},
+		{"skeleton beside a conditional", "#ifndef A_H\n#define A_H\n\nvoid a(void);\n\n#if X > 1\nvoid b(void);\n\n#else\nvoid c(void);\n#endif\nstatic int f(void) {\n    struct s { int q; } v = {1};\n    return v.q;\n}\n\n#endif\n", nil, []int{12, 13, 14, 15}, derivedSkeleton},
 		{"one name in two branches", "#ifndef A_H\n#define A_H\n\nvoid a(void);\n\n#ifdef X\nvoid b(void);\nint g(void) { return 1; }\n#else\nint g(void) { return 2; }\nvoid c(void);\n#endif\n\n#endif\n", []int{8}, []int{8, 10}, derivedSkeleton},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			checkDerive(t, "a.h", []byte(p), []byte(tc.t), tc.deleted, tc.added, tc.how)
+			pp := p
+			if strings.Contains(tc.t, "#if X > 1") {
+				pp = p2
+			}
+			checkDerive(t, "a.h", []byte(pp), []byte(tc.t), tc.deleted, tc.added, tc.how)
 		})
 	}
 }

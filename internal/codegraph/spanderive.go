@@ -1456,12 +1456,18 @@ func (v *versionSpans) blankable(methods bool) (ms []member, after, fn []int) {
 			names[methodKey(f.name)]++
 		}
 	}
-	last := make([]int, len(v.containers)) // per container, its last member's first line
+	last := make([]int, len(v.containers))   // per container, its last member's first line
+	token := make([]bool, len(v.containers)) // per container, whether its last member is a token
 	for _, m := range v.members {
 		prev := max(last[m.in], 1)
 		last[m.in] = int(m.start)
+		afterToken := token[m.in]
+		token[m.in] = !m.named
 		if k := v.containers[m.in].kind; !m.named || k == "enum_body_declarations" || ownEnd[k] {
 			continue // (a container without braces ends where its members do)
+		}
+		if afterToken && cContainerTypes[v.containers[m.in].kind] {
+			continue // the newline ending #if's line would take in the blank lines left
 		}
 		i := -1
 		if m.def {
