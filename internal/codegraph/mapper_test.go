@@ -688,30 +688,42 @@ func TestDeriveCHeaderRuns(t *testing.T) {
 		"void Init(CTX *c);\nvoid Update(CTX *c, const unsigned char *data, int len);\n\n" + // 11-12
 		"#ifdef TEST\nint aTest(int argc, char **argv);\nstruct t {\n    int a;\n};\n#endif\n\n" + // 14-19
 		"static inline int f(int x) {\n    return x;\n}\n\n#define G(x) ((x)+1)\n\n#endif\n" // 21-23, 25, 27
-	lines := strings.SplitAfter(p, "\n")
-	edit := func(at int, del int, add ...string) string { // replace del lines from line at (1-based) with add
-		out := append([]string(nil), lines[:at-1]...)
-		out = append(out, add...)
-		return strings.Join(append(out, lines[at-1+del:]...), "")
-	}
-	for _, tc := range []struct {
-		name    string
-		t       string
-		deleted []int
-		added   []int
-		how     derivation
-	}{
+	edit := func(at, del int, add ...string) string { return editLines(p, at, del, add...) }
+	checkDeriveCases(t, "a.h", p, []deriveCase{
 		{"prototype changed", edit(11, 1, "void Init(CTX *c, int flags);\n"), []int{11}, []int{11}, derivedMembers},
 		{"prototype added", edit(13, 0, "size_t Size(const CTX *c);\n"), nil, []int{13}, derivedMembers},
 		{"field added to a typedef'd struct", edit(9, 0, "    long total;\n"), nil, []int{9}, derivedMembers},
 		{"prototype changed in a conditional", edit(15, 1, "int aTest(int argc, char **argv, int flags);\n"), []int{15}, []int{15}, derivedMembers},
 		{"field changed in a conditional", edit(17, 1, "    long a;\n"), []int{17}, []int{17}, derivedMembers},
 		{"prototype made a definition", edit(11, 1, "void Init(CTX *c) { c->n = 0; }\n"), []int{11}, []int{11}, derivedMembers},
-	} {
+	})
+}
+
+// deriveCase is a version T of a file derived from P: its text, changed
+// lines (deleted in P, added in T) and the derivation expected.
+type deriveCase struct {
+	name           string
+	t              string
+	deleted, added []int
+	how            derivation
+}
+
+// checkDeriveCases checks each case's derivation from p (checkDerive).
+func checkDeriveCases(t *testing.T, path, p string, cases []deriveCase) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			checkDerive(t, "a.h", []byte(p), []byte(tc.t), tc.deleted, tc.added, tc.how)
+			checkDerive(t, path, []byte(p), []byte(tc.t), tc.deleted, tc.added, tc.how)
 		})
 	}
+}
+
+// editLines is p with del lines from line at (1-based) replaced by add.
+func editLines(p string, at, del int, add ...string) string {
+	lines := strings.SplitAfter(p, "\n")
+	out := append([]string(nil), lines[:at-1]...)
+	out = append(out, add...)
+	return strings.Join(append(out, lines[at-1+del:]...), "")
 }
 
 // TestMapperRemembersWithinBudget: the versions remembered hold at most
@@ -740,12 +752,7 @@ func TestDeriveCFunctionRuns(t *testing.T) {
 		"static int f(int x) {\n    return x;\n}\n\n" + // 7-9
 		"#ifdef A\nint g(void) {\n    return 1;\n}\n#else\nint g(void) {\n    return 2;\n}\n#endif\n\n" + // 11-19
 		"int h(void) {\n    return f(1);\n}\n" // 21-23
-	lines := strings.SplitAfter(p, "\n")
-	edit := func(at int, del int, add ...string) string {
-		out := append([]string(nil), lines[:at-1]...)
-		out = append(out, add...)
-		return strings.Join(append(out, lines[at-1+del:]...), "")
-	}
+	edit := func(at, del int, add ...string) string { return editLines(p, at, del, add...) }
 	added := func(from, n int) []int {
 		var a []int
 		for i := range n {
@@ -753,13 +760,7 @@ func TestDeriveCFunctionRuns(t *testing.T) {
 		}
 		return a
 	}
-	for _, tc := range []struct {
-		name    string
-		t       string
-		deleted []int
-		added   []int
-		how     derivation
-	}{
+	checkDeriveCases(t, "a.c", p, []deriveCase{
 		{"function added", edit(10, 0, "\n", "static long k(long y) {\n", "    return y * 2;\n", "}\n"), nil, added(10, 4), derivedMembers},
 		{"signature changed", edit(7, 1, "static int f(int x, int y) {\n"), []int{7}, []int{7}, derivedMembers},
 		{"function removed", edit(6, 4), []int{6, 7, 8, 9}, nil, derivedMembers},
@@ -767,11 +768,7 @@ func TestDeriveCFunctionRuns(t *testing.T) {
 		{"function added with another's name", edit(10, 0, "\n", "int h(void) {\n", "    return 0;\n", "}\n"), nil, added(10, 4), derivedSkeleton},
 		{"numbered function changed", edit(16, 1, "int g(int a) {\n"), []int{16}, []int{16}, derivedSkeleton},
 		{"function made to hold a struct", edit(8, 1, "    struct s { int a; } v = {x};\n", "    return v.a;\n"), []int{8}, added(8, 2), derivedSkeleton},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			checkDerive(t, "a.c", []byte(p), []byte(tc.t), tc.deleted, tc.added, tc.how)
-		})
-	}
+	})
 }
 
 // TestDeriveCRunsInConditionals: runs in a header's conditionals that add a
@@ -782,25 +779,13 @@ func TestDeriveCFunctionRuns(t *testing.T) {
 // newline ending the #ifdef line would take in the blank lines left).
 func TestDeriveCRunsInConditionals(t *testing.T) {
 	p := "#ifndef A_H\n#define A_H\n\nvoid a(void);\n\n#ifdef X\nvoid b(void);\n\n#else\nvoid c(void);\n#endif\n\n#endif\n"
-	p2 := strings.Replace(p, "#ifdef X", "#if X > 1", 1)
-	for _, tc := range []struct {
-		name    string
-		t       string
-		deleted []int
-		added   []int
-		how     derivation
-	}{
+	checkDeriveCases(t, "a.h", p, []deriveCase{
 		{"function added", "#ifndef A_H\n#define A_H\n\nvoid a(void);\nstatic inline int f(void) { return 1; }\n\n#ifdef X\nvoid b(void);\n\n#else\nvoid c(void);\n#endif\n\n#endif\n", nil, []int{5}, derivedMembers},
 		{"prototype added at the end of #else", "#ifndef A_H\n#define A_H\n\nvoid a(void);\n\n#ifdef X\nvoid b(void);\n\n#else\nvoid c(void);\nvoid d(void);\n#endif\n\n#endif\n", nil, []int{11}, derivedSkeleton},
-		{"skeleton beside a conditional", "#ifndef A_H\n#define A_H\n\nvoid a(void);\n\n#if X > 1\nvoid b(void);\n\n#else\nvoid c(void);\n#endif\nstatic int f(void) {\n    struct s { int q; } v = {1};\n    return v.q;\n}\n\n#endif\n", nil, []int{12, 13, 14, 15}, derivedSkeleton},
 		{"one name in two branches", "#ifndef A_H\n#define A_H\n\nvoid a(void);\n\n#ifdef X\nvoid b(void);\nint g(void) { return 1; }\n#else\nint g(void) { return 2; }\nvoid c(void);\n#endif\n\n#endif\n", []int{8}, []int{8, 10}, derivedSkeleton},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			pp := p
-			if strings.Contains(tc.t, "#if X > 1") {
-				pp = p2
-			}
-			checkDerive(t, "a.h", []byte(pp), []byte(tc.t), tc.deleted, tc.added, tc.how)
-		})
-	}
+	})
+	p = strings.Replace(p, "#ifdef X", "#if X > 1", 1)
+	checkDeriveCases(t, "a.h", p, []deriveCase{
+		{"skeleton beside a conditional", editLines(p, 12, 0, "static int f(void) {\n", "    struct s { int q; } v = {1};\n", "    return v.q;\n", "}\n"), nil, []int{12, 13, 14, 15}, derivedSkeleton},
+	})
 }
