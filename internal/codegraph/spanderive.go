@@ -975,11 +975,12 @@ func bodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2
 
 // changedBodyDefinesNothing is bodyDefinesNothing for the body of P's leaf f,
 // changed by hunks (in order, all inside it) and placed in T by mb. In Java
-// only the runs of statements around the changes are read (spanruns.go).
+// and C only the runs of statements around the changes are read
+// (spanruns.go).
 func changedBodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2]string, pv *textLines, f *fnSpan, t []byte, mb movedBody, hunks []lineHunk) bool {
 	body := t[mb.ob : mb.cb+1]
-	if lang.Name() == "java" {
-		if body = changedRuns(pv.text, pv.offset(f.open), pv.offset(f.close), t, mb, hunks); body == nil {
+	if n := lang.Name(); n == "java" || n == "c" {
+		if body = changedRuns(pv.text, pv.offset(f.open), pv.offset(f.close), t, mb, hunks, n == "c"); body == nil {
 			return false
 		}
 	}

@@ -1,6 +1,7 @@
 package codegraph
 
-// Reading a changed Java body by its changed statements alone.
+// Reading a changed Java or C body by its changed statements alone (a C
+// body holding a preprocessor directive is read whole).
 //
 // A change inside a leaf body is checked by parsing the body wrapped as a
 // function (spanderive.go, Bodies): it must read without syntax errors and
@@ -238,14 +239,16 @@ func wordByte(c byte) bool {
 // runs cannot join them: if the runs read clean together, each does, and
 // so does the body. It returns the whole body when nothing narrows it,
 // and nil when T's brackets do not pair (the body cannot read clean).
-func changedRuns(pText []byte, pOb, pCb int, t []byte, mb movedBody, hunks []lineHunk) []byte {
+// With ownLines (C) the runs begin on a line of their own after the `{`:
+// C macros are mended line by line (cBlankMacroLines), as in the file.
+func changedRuns(pText []byte, pOb, pCb int, t []byte, mb movedBody, hunks []lineHunk, ownLines bool) []byte {
 	whole := t[mb.ob : mb.cb+1]
 	tToks, tLast, ok := javaBodyTokens(t, mb.ob, mb.cb)
 	if !ok {
 		return whole
 	}
 	pToks, pLast, ok := javaBodyTokens(pText, pOb, pCb)
-	if !ok {
+	if !ok || directive(tToks) || directive(pToks) {
 		return whole
 	}
 	// Lines of the body from here on: 0 is the line of its `{`. Before the
@@ -315,10 +318,25 @@ func changedRuns(pText []byte, pOb, pCb int, t []byte, mb movedBody, hunks []lin
 		return t[ob : cb+1]
 	}
 	body := []byte{'{'}
+	if ownLines {
+		body = append(body, '\n')
+	}
 	for _, r := range runs {
 		body = append(body, t[r.from:r.to]...)
 	}
 	return append(body, '}')
+}
+
+// directive reports whether a C body's tokens hold a preprocessor
+// directive (#if, #define, …): it can join or split statements as no token
+// of the statements shows, so the body is read whole.
+func directive(toks []javaToken) bool {
+	for _, tk := range toks {
+		if tk.kind == '#' {
+			return true
+		}
+	}
+	return false
 }
 
 // innerBlock finds the innermost block among T's body tokens (tToks, whose

@@ -74,7 +74,7 @@ func TestChangedRun(t *testing.T) {
 				moreP := strings.Count(p, "\n") - strings.Count(tt, "\n")
 				hunks = []lineHunk{{pa: tc.ta, pb: tc.tb + moreP, ta: tc.ta, tb: tc.tb}}
 			}
-			if got := string(changedRuns([]byte(p), pOb, pCb, []byte(tt), mb, hunks)); got != tc.want {
+			if got := string(changedRuns([]byte(p), pOb, pCb, []byte(tt), mb, hunks, false)); got != tc.want {
 				t.Errorf("run %q, want %q", got, tc.want)
 			}
 		})
@@ -185,4 +185,48 @@ func FuzzDeriveJava(f *testing.F) {
 			t.Errorf("differs from a whole parse: %s\nP:\n%s\nT:\n%s", d, p, tb)
 		}
 	})
+}
+
+// TestDeriveCByChangedRun: a changed C body is read by its changed
+// statements, as Java's are, and equals a whole parse; one holding a
+// directive is read whole, a run that cannot stand alone is not used, and
+// a run opening with a macro call mended line by line reads as in the file.
+func TestDeriveCByChangedRun(t *testing.T) {
+	const head, tail = "int f(int x) {\n", "}\n\nint g(void) {\n    return 1;\n}\n"
+	ifElse := "    int y = 1;\n    if (x > 0)\n        y = 2;\n    else {\n        y = 3;\n    }\n    return y;\n"
+	doWhile := "    int y = 1;\n    do\n        y++;\n    while (y < x);\n    return y;\n"
+	cond := "    int y = 1;\n#ifdef X\n    y = 2;\n#endif\n    return y;\n"
+	macro := "    int y = 1;\n    run_with_period(100) {\n        y = 2;\n    }\n    return y;\n"
+	checkDeriveCases(t, "a.c", head+ifElse+tail, []deriveCase{
+		{"statement changed", head + strings.Replace(ifElse, "y = 1", "y = 2", 1) + tail, []int{2}, []int{2}, derivedBodies},
+		{"if replaced, else left", head + strings.Replace(ifElse, "if (x > 0)", "y++;", 1) + tail, []int{3}, []int{3}, derivedParsed},
+	})
+	checkDeriveCases(t, "a.c", head+doWhile+tail, []deriveCase{
+		{"while replaced, do left", head + strings.Replace(doWhile, "while (y < x);", "y--;", 1) + tail, []int{5}, []int{5}, derivedParsed},
+	})
+	checkDeriveCases(t, "a.c", head+cond+tail, []deriveCase{
+		{"statement beside a directive", head + strings.Replace(cond, "y = 2", "y = 3", 1) + tail, []int{4}, []int{4}, derivedBodies},
+	})
+	checkDeriveCases(t, "a.c", head+macro+tail, []deriveCase{
+		{"statement in a macro's block", head + strings.Replace(macro, "y = 2", "y = 3", 1) + tail, []int{4}, []int{4}, derivedBodies},
+	})
+	if got := string(changedRunOf(t, "a.c", head+ifElse+tail, head+strings.Replace(ifElse, "return y", "return -y", 1)+tail, 8, 8)); got != "{\n    return -y;\n}" {
+		t.Errorf("the run read = %q, want only the changed statement", got)
+	}
+	if got := string(changedRunOf(t, "a.c", head+cond+tail, head+strings.Replace(cond, "y = 2", "y = 3", 1)+tail, 4, 4)); got != "{\n"+strings.Replace(cond, "y = 2", "y = 3", 1)+"}" {
+		t.Errorf("with a directive, the run read = %q, want the whole body", got)
+	}
+}
+
+// changedRunOf is what changedRuns reads of the first function's body of
+// tt, changed from p on T's line ta..tb (one line each side, replaced).
+func changedRunOf(t *testing.T, path, p, tt string, ta, tb int) []byte {
+	t.Helper()
+	ctx := context.Background()
+	lang := LanguageFor(path)
+	pv, tv := parseSpans(ctx, lang, path, []byte(p)), parseSpans(ctx, lang, path, []byte(tt))
+	pl, tl := newLineIndex([]byte(p)), newLineIndex([]byte(tt))
+	f, g := pv.fns[0], tv.fns[0]
+	mb := movedBody{open: g.open, close: g.close, ob: tl.offset(g.open), cb: tl.offset(g.close)}
+	return changedRuns([]byte(p), pl.offset(f.open), pl.offset(f.close), []byte(tt), mb, []lineHunk{{pa: ta, pb: tb, ta: ta, tb: tb}}, true)
 }
