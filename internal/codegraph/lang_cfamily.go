@@ -228,17 +228,16 @@ func cUnbalancedBranches(src []byte) bool {
 		line := src[start:end]
 		start = end + 1
 		if t := bytes.TrimLeft(line, " \t"); !inComment && len(t) > 0 && t[0] == '#' {
-			d := bytes.TrimLeft(t[1:], " \t")
 			switch {
-			case bytes.HasPrefix(d, []byte("if")): // if, ifdef, ifndef
+			case cDirective(t, "if"): // if, ifdef, ifndef
 				balance = append(balance, 0)
-			case bytes.HasPrefix(d, []byte("el")): // else, elif, elifdef
+			case cDirective(t, "el"): // else, elif, elifdef
 				if len(balance) > 0 {
 					if balance[len(balance)-1] != 0 {
 						return true
 					}
 				}
-			case bytes.HasPrefix(d, []byte("endif")):
+			case cDirective(t, "endif"):
 				if len(balance) > 0 {
 					if balance[len(balance)-1] != 0 {
 						return true
@@ -480,11 +479,9 @@ func cBlankMacroLines(src []byte, cpp bool) []byte {
 	}
 	if !cpp {
 		if out == nil {
-			out = src
+			return cStatementMacros(src, false)
 		}
-		if fixed := cStatementMacros(out); fixed != nil {
-			return fixed
-		}
+		return cStatementMacros(out, true)
 	}
 	if out == nil {
 		return src
@@ -493,8 +490,8 @@ func cBlankMacroLines(src []byte, cpp bool) []byte {
 }
 
 // cStatementMacros returns C source src with what tree-sitter cannot read
-// around macro calls mended, keeping every byte's line (nil when nothing
-// changed; NAMING.md):
+// around macro calls mended, keeping every byte's line (NAMING.md); src
+// itself when nothing changed, and edited in place when owned:
 //   - the type given to va_arg is blanked: va_arg(ap, char*) → va_arg(ap);
 //   - a macro call opening a block on an indented line ends as a statement:
 //     run_with_period(100) { → run_with_period(100);{ (the blank before the
@@ -509,33 +506,38 @@ func cBlankMacroLines(src []byte, cpp bool) []byte {
 //     the #if block ends with a comma, as does the line before it) are
 //     blanked, every branch kept: tree-sitter reads no directive inside an
 //     initializer.
-func cStatementMacros(src []byte) []byte {
+func cStatementMacros(src []byte, owned bool) []byte {
 	var out []byte
 	edit := func() []byte {
-		if out == nil {
+		switch {
+		case out != nil:
+		case owned:
+			out = src
+		default:
 			out = append([]byte(nil), src...)
 		}
 		return out
 	}
-	lines := cLines(src)
+	li := newLineIndex(src)
 	trimmed := func(k int) []byte { // as mended so far
+		a, b := li.bounds(k, len(src))
 		if out != nil {
-			return bytes.TrimSpace(out[lines[k][0]:lines[k][1]])
+			return bytes.TrimSpace(out[a:b])
 		}
-		return bytes.TrimSpace(src[lines[k][0]:lines[k][1]])
+		return bytes.TrimSpace(src[a:b])
 	}
 	// neighbour is the trimmed text of the nearest non-blank line from k
 	// in direction d, or nil.
 	neighbour := func(k, d int) []byte {
-		for k += d; k >= 0 && k < len(lines); k += d {
+		for k += d; k >= 0 && k < len(li); k += d {
 			if t := trimmed(k); len(t) > 0 {
 				return t
 			}
 		}
 		return nil
 	}
-	for k := 0; k < len(lines); k++ {
-		a, b := lines[k][0], lines[k][1]
+	for k := 0; k < len(li); k++ {
+		a, b := li.bounds(k, len(src))
 		line := src[a:b]
 		for i := 0; ; {
 			j := bytes.Index(line[i:], []byte("va_arg("))
@@ -559,10 +561,11 @@ func cStatementMacros(src []byte) []byte {
 		t := bytes.TrimSpace(line)
 		lead := bytes.IndexFunc(line, func(r rune) bool { return r != ' ' && r != '\t' })
 		if len(t) == 0 || t[0] == '#' {
-			if k2 := cListConditional(src, lines, k, neighbour); k2 > k {
+			if k2 := cListConditional(src, li, k); k2 > k {
 				o := edit()
-				for _, d := range cDirectiveLines(src, lines, k, k2) {
-					for x := lines[d][0]; x < lines[d][1]; x++ {
+				for _, d := range cDirectiveLines(src, li, k, k2) {
+					a, b := li.bounds(d, len(src))
+					for x := a; x < b; x++ {
 						o[x] = ' '
 					}
 				}
@@ -570,21 +573,21 @@ func cStatementMacros(src []byte) []byte {
 			}
 			continue
 		}
-		if len(t) > 2 && t[0] == '}' && (t[1] == ' ' || t[1] == '\t') {
-			// } config_set_special_field("x") { — a macro in an else-if
-			// chain: the same as a call opening a block.
+		// } config_set_special_field("x") { — a macro in an else-if chain:
+		// the same as a call opening a block, and nothing else.
+		closing := len(t) > 2 && t[0] == '}' && (t[1] == ' ' || t[1] == '\t')
+		if closing {
 			lead += 2
 			t = t[2:]
-			if name, args := cCallShape(t); name == "" || cKeywordOrType[name] || cStatementWords[name] ||
-				!bytes.Equal(bytes.TrimSpace(t[args:]), []byte("{")) {
-				continue
-			}
 		}
 		name, args := cCallShape(t)
 		if name == "" || cKeywordOrType[name] || cStatementWords[name] {
 			continue
 		}
 		rest := bytes.TrimSpace(t[args:])
+		if closing && !bytes.Equal(rest, []byte("{")) {
+			continue
+		}
 		switch {
 		case lead > 0 && len(rest) == 1 && rest[0] == '{' && (t[len(t)-2] == ' ' || t[len(t)-2] == '\t'):
 			edit()[a+lead+len(t)-2] = ';'
@@ -613,6 +616,9 @@ func cStatementMacros(src []byte) []byte {
 			}
 		}
 	}
+	if out == nil {
+		return src
+	}
 	return out
 }
 
@@ -627,26 +633,7 @@ func cCallStatement(t []byte) bool {
 var cStatementWords = map[string]bool{"if": true, "for": true, "while": true, "switch": true, "return": true,
 	"sizeof": true, "defined": true, "_Alignof": true, "alignof": true}
 
-// cLines are the [start, end) offsets of src's lines, newlines left out.
-func cLines(src []byte) [][2]int {
-	var ls [][2]int
-	for start := 0; start <= len(src); {
-		end := bytes.IndexByte(src[start:], '\n')
-		if end < 0 {
-			if start < len(src) {
-				ls = append(ls, [2]int{start, len(src)})
-			}
-			break
-		}
-		ls = append(ls, [2]int{start, start + end})
-		start += end + 1
-	}
-	return ls
-}
-
-func cIdentByte(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
+func cIdentByte(c byte) bool { return cIdentStart(c) || c >= '0' && c <= '9' }
 
 // cCallShape reads t as an identifier and its parenthesized arguments: the
 // identifier and the offset after the closing parenthesis; "" when t does
@@ -713,14 +700,15 @@ func cArgEnds(line []byte, i int) (comma, close int) {
 // line of its #endif when the conditional stands among a list's elements:
 // the line before it and every line inside it (directives aside) end with
 // a comma; k otherwise.
-func cListConditional(src []byte, lines [][2]int, k int, neighbour func(int, int) []byte) int {
-	t := bytes.TrimSpace(src[lines[k][0]:lines[k][1]])
+func cListConditional(src []byte, li lineIndex, k int) int {
+	line := func(j int) []byte { a, b := li.bounds(j, len(src)); return src[a:b] }
+	t := bytes.TrimSpace(line(k))
 	if !cDirective(t, "if") {
 		return k
 	}
 	prev := k - 1
 	for ; prev >= 0; prev-- {
-		if p := cCode(src[lines[prev][0]:lines[prev][1]]); len(p) > 0 && p[0] != '#' {
+		if p := cCode(line(prev)); len(p) > 0 && p[0] != '#' {
 			if p[len(p)-1] != ',' {
 				return k
 			}
@@ -731,8 +719,8 @@ func cListConditional(src []byte, lines [][2]int, k int, neighbour func(int, int
 		return k
 	}
 	depth := 0
-	for j := k; j < len(lines); j++ {
-		l := cCode(src[lines[j][0]:lines[j][1]])
+	for j := k; j < len(li); j++ {
+		l := cCode(line(j))
 		switch {
 		case len(l) == 0:
 		case l[0] == '#':
@@ -774,10 +762,10 @@ func cDirective(t []byte, kw string) bool {
 }
 
 // cDirectiveLines are the lines from k to end holding a directive.
-func cDirectiveLines(src []byte, lines [][2]int, k, end int) []int {
+func cDirectiveLines(src []byte, li lineIndex, k, end int) []int {
 	var ds []int
 	for j := k; j <= end; j++ {
-		if l := bytes.TrimSpace(src[lines[j][0]:lines[j][1]]); len(l) > 0 && l[0] == '#' {
+		if a, b := li.bounds(j, len(src)); bytes.HasPrefix(bytes.TrimSpace(src[a:b]), []byte("#")) {
 			ds = append(ds, j)
 		}
 	}

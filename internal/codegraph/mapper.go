@@ -557,6 +557,15 @@ func (li lineIndex) point(off int) point {
 	return point{int32(row), int32(off - li[row])}
 }
 
+// bounds are the [start, end) offsets of line k (0-based) of a text of n
+// bytes, its newline left out.
+func (li lineIndex) bounds(k, n int) (start, end int) {
+	if k+1 < len(li) {
+		return li[k], li[k+1] - 1
+	}
+	return li[k], n
+}
+
 // offset is the byte at p, or -1 past the text.
 func (li lineIndex) offset(p point) int {
 	if p.row < 0 || int(p.row) >= len(li) {

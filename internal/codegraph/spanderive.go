@@ -256,11 +256,8 @@ func conditionalIn(src []byte, a, b int) bool {
 			end = i + j
 		}
 		if line >= a {
-			if l := bytes.TrimLeft(src[i:end], " \t"); len(l) > 0 && l[0] == '#' {
-				d := bytes.TrimLeft(l[1:], " \t")
-				if bytes.HasPrefix(d, []byte("if")) || bytes.HasPrefix(d, []byte("el")) || bytes.HasPrefix(d, []byte("endif")) {
-					return true
-				}
+			if l := bytes.TrimLeft(src[i:end], " \t"); cDirective(l, "if") || cDirective(l, "el") || cDirective(l, "endif") {
+				return true
 			}
 		}
 		i, line = end+1, line+1
