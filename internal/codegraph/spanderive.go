@@ -746,38 +746,32 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 		m.start, m.end, m.in = m.start+shift, m.end+shift, int32(r.in)
 		r.members = append(r.members, m)
 	}
-	if isC {
+	switch {
+	case isC:
 		if !cRunNames(p, r, v.fns) {
 			return false
 		}
-		for _, f := range v.fns {
-			if !f.leaf && f.open.row >= 0 || f.start < first || f.end > last {
-				return false
-			}
-			f.start, f.end = f.start+shift, f.end+shift
-			if f.open.row >= 0 {
-				f.open.row, f.close.row = f.open.row+shift, f.close.row+shift
-			}
-			r.fns = append(r.fns, f)
-		}
-		return true
-	}
-	if len(v.fns) > 0 && class == "" && !name() {
+	case len(v.fns) > 0 && class == "" && !name():
 		return false
 	}
 	simple := class[strings.LastIndexByte(class, '.')+1:]
 	for _, f := range v.fns {
-		wc, own, sig := qualifier(f.name)
-		if wc != "__L" || !f.leaf && f.open.row >= 0 || f.start < first || f.end > last {
+		if !f.leaf && f.open.row >= 0 || f.start < first || f.end > last {
 			return false
 		}
-		if own == "__L" { // a constructor: named after its class
-			own = simple
+		if !isC { // Java: named after the wrapper class, renamed into r's
+			wc, own, sig := qualifier(f.name)
+			if wc != "__L" {
+				return false
+			}
+			if own == "__L" { // a constructor: named after its class
+				own = simple
+			}
+			if outside[own] { // an overload of a method outside the run: the names of both depend on it
+				return false
+			}
+			f.name = class + "." + own + sig
 		}
-		if outside[own] { // an overload of a method outside the run: the names of both depend on it
-			return false
-		}
-		f.name = class + "." + own + sig
 		f.start, f.end = f.start+shift, f.end+shift
 		if f.open.row >= 0 {
 			f.open.row, f.close.row = f.open.row+shift, f.close.row+shift
