@@ -74,7 +74,7 @@ type Extracts struct {
 
 // ExtractVersion changes whenever an extractor's output does, so that
 // results kept by an older build are never reused.
-const ExtractVersion = 6
+const ExtractVersion = 7
 
 // extractKey names a file's extraction: its path, language and content.
 func extractKey(path, lang string, src []byte) string {

@@ -395,6 +395,11 @@ func cBlankConditionals(src []byte, firstOnly bool) []byte {
 // reads as the type of the next declaration. In C it also blanks a macro
 // qualifier before a declaration's type (cQualifierMacro).
 func cBlankMacroLines(src []byte, cpp bool) []byte {
+	if !cpp {
+		// Macros standing for braces first: the rules below read the
+		// braces.
+		src = cWriteBraceMacros(src)
+	}
 	var out []byte
 	blank := func(from, to int) {
 		if out == nil {
@@ -539,6 +544,28 @@ func cStatementMacros(src []byte, owned bool) []byte {
 	for k := 0; k < len(li); k++ {
 		a, b := li.bounds(k, len(src))
 		line := src[a:b]
+		if bytes.IndexByte(line, '"') >= 0 {
+			// "less than " STRINGIFY(LEN) " characters": a macro call
+			// among a string's pieces loses its arguments; a macro's name
+			// is a piece tree-sitter reads.
+			afterString := k > 0 && bytes.HasSuffix(cCode(src[li[k-1]:a]), []byte(`"`))
+			for _, at := range cStringMacroCalls(line, afterString) {
+				o := edit()
+				for x := a + at[0]; x < a+at[1]; x++ {
+					o[x] = ' '
+				}
+			}
+			if out != nil {
+				line = out[a:b]
+			}
+		}
+		if t := bytes.TrimSpace(line); bytes.HasPrefix(t, []byte("} typedef ")) && bytes.HasSuffix(t, []byte(";")) && cIdent(bytes.TrimSpace(t[len("} typedef "):len(t)-1])) {
+			// } typedef clusterNodeFailReport; — typedef after the type,
+			// which tree-sitter does not read: the struct's name stays.
+			i := a + bytes.Index(line, []byte("typedef"))
+			copy(edit()[i:], "       ")
+			line = out[a:b]
+		}
 		for i := 0; ; {
 			j := bytes.Index(line[i:], []byte("va_arg("))
 			if j < 0 {
@@ -561,7 +588,11 @@ func cStatementMacros(src []byte, owned bool) []byte {
 		t := bytes.TrimSpace(line)
 		lead := bytes.IndexFunc(line, func(r rune) bool { return r != ' ' && r != '\t' })
 		if len(t) == 0 || t[0] == '#' {
-			if k2 := cListConditional(src, li, k); k2 > k {
+			k2, list := cListConditional(src, li, k), true
+			if k2 == k {
+				k2, list = cChainConditional(src, li, k), false
+			}
+			if k2 > k {
 				o := edit()
 				for _, d := range cDirectiveLines(src, li, k, k2) {
 					a, b := li.bounds(d, len(src))
@@ -569,7 +600,9 @@ func cStatementMacros(src []byte, owned bool) []byte {
 						o[x] = ' '
 					}
 				}
-				k = k2
+				if list {
+					k = k2
+				}
 			}
 			continue
 		}
@@ -581,6 +614,19 @@ func cStatementMacros(src []byte, owned bool) []byte {
 			t = t[2:]
 		}
 		name, args := cCallShape(t)
+		if name == "" && lead > 0 {
+			// } config_set_bool_field(\n "rdbcompression", x) { — the same
+			// with the arguments on the lines after.
+			text := src
+			if out != nil {
+				text = out
+			}
+			if name, brace, end := cBlockCallAcross(text, a+lead, li, k); name != "" && !cKeywordOrType[name] && !cStatementWords[name] {
+				cMendBlockCall(edit(), a+lead, len(name), brace)
+				k = end
+			}
+			continue
+		}
 		if name == "" || cKeywordOrType[name] || cStatementWords[name] {
 			continue
 		}
@@ -589,8 +635,8 @@ func cStatementMacros(src []byte, owned bool) []byte {
 			continue
 		}
 		switch {
-		case lead > 0 && len(rest) == 1 && rest[0] == '{' && (t[len(t)-2] == ' ' || t[len(t)-2] == '\t'):
-			edit()[a+lead+len(t)-2] = ';'
+		case lead > 0 && len(rest) == 1 && rest[0] == '{':
+			cMendBlockCall(edit(), a+lead, len(name), a+lead+len(t)-1)
 		case lead > 0 && args < len(t) && (t[args] == ' ' || t[args] == '\t') && cCallStatement(rest) && !strings.HasPrefix(name, "__"):
 			// run_with_period(1000) f(); — the same before a call.
 			edit()[a+lead+args] = ';'
@@ -620,6 +666,185 @@ func cStatementMacros(src []byte, owned bool) []byte {
 		return src
 	}
 	return out
+}
+
+// cBlockCallAcross reads text from at (on line k) as a call whose
+// arguments end on one of the next four lines, followed there by `{`
+// alone: the call's name, the brace's offset and the line; "" when text
+// does not read so.
+func cBlockCallAcross(text []byte, at int, li lineIndex, k int) (name string, brace, line int) {
+	for n := k + 1; n <= k+4 && n < len(li); n++ {
+		_, b := li.bounds(n, len(text))
+		name, after := cCallShape(text[at:b])
+		if name == "" {
+			continue
+		}
+		rest := bytes.TrimRight(text[at+after:b], " \t\r")
+		if len(rest) == 0 && n+1 < len(li) { // the brace alone on the next line
+			a2, b2 := li.bounds(n+1, len(text))
+			rest, n = bytes.TrimRight(text[b:b2], " \t\r"), n+1
+			after = b - at
+			if a2 != b+1 || len(rest) < 3 {
+				return "", 0, 0
+			}
+		}
+		if len(rest) == 0 || rest[len(rest)-1] != '{' || len(bytes.TrimSpace(rest)) != 1 {
+			return "", 0, 0
+		}
+		return name, at + after + len(rest) - 1, n
+	}
+	return "", 0, 0
+}
+
+// cMendBlockCall mends a macro call opening a block, its name at o[at:]
+// and its `{` at o[brace]: the blank before the brace becomes `;`, so the
+// call is a statement and the block a compound statement; with no blank
+// there, the name becomes `if`, and the arguments its condition.
+func cMendBlockCall(o []byte, at, name, brace int) {
+	if c := o[brace-1]; c == ' ' || c == '\t' {
+		o[brace-1] = ';'
+		return
+	}
+	copy(o[at:], "if")
+	for x := at + 2; x < at+name; x++ {
+		o[x] = ' '
+	}
+}
+
+// cBraceMacros are the object-like macros src defines as braces, `;` and
+// `else` alone, no longer than their names (#define config_set_else }
+// else): by name, what they stand for.
+func cBraceMacros(src []byte) map[string][]byte {
+	var m map[string][]byte
+	for i := 0; ; {
+		j := bytes.Index(src[i:], []byte("#define "))
+		if j < 0 {
+			return m
+		}
+		i += j + len("#define ")
+		e := bytes.IndexByte(src[i:], '\n')
+		if e < 0 {
+			e = len(src) - i
+		}
+		line := bytes.TrimSpace(src[i : i+e])
+		n := 0
+		for n < len(line) && cIdentByte(line[n]) {
+			n++
+		}
+		if n == 0 || n == len(line) || line[n] == '(' {
+			continue
+		}
+		repl := bytes.TrimSpace(line[n:])
+		if len(repl) <= n && bytes.ContainsAny(repl, "{}") && cBracesOnly(repl) {
+			if m == nil {
+				m = map[string][]byte{}
+			}
+			m[string(line[:n])] = repl
+		}
+	}
+}
+
+// cWriteBraceMacros returns C source src with what its cBraceMacros stand
+// for written over their names, outside directives (src itself when it
+// defines none): a statement left open or closed by a macro would
+// otherwise lose every brace after it. A part of src read alone (a body, a
+// run of members) is cut from what this returns, so that it reads as in
+// src.
+func cWriteBraceMacros(src []byte) []byte {
+	m := cBraceMacros(src)
+	if len(m) == 0 {
+		return src
+	}
+	out := append([]byte(nil), src...)
+	for start := 0; start < len(src); {
+		end := bytes.IndexByte(src[start:], '\n') + start
+		if end < start {
+			end = len(src)
+		}
+		if line := src[start:end]; !bytes.HasPrefix(bytes.TrimSpace(line), []byte("#")) {
+			for name, repl := range m {
+				for _, at := range cWordsIn(line, name) {
+					at += start
+					copy(out[at:at+len(name)], repl)
+					for x := at + len(repl); x < at+len(name); x++ {
+						out[x] = ' '
+					}
+				}
+			}
+		}
+		start = end + 1
+	}
+	return out
+}
+
+// cBracesOnly reports whether t holds only braces, `;`, blanks and the
+// word else.
+func cBracesOnly(t []byte) bool {
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; {
+		case c == '{' || c == '}' || c == ';' || c == ' ' || c == '\t':
+		case bytes.HasPrefix(t[i:], []byte("else")) && (i+4 == len(t) || !cIdentByte(t[i+4])) && (i == 0 || !cIdentByte(t[i-1])):
+			i += 3
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// cStringMacroCalls returns the arguments, as offsets in line, of the
+// calls (macros', as nothing else can be there) that stand between two
+// pieces of a string: after
+// a `"` (or first on the line, when afterString: the line before ended
+// with one) and before another.
+func cStringMacroCalls(line []byte, afterString bool) [][2]int {
+	var at [][2]int
+	for i := 0; i < len(line); i++ {
+		if !cIdentStart(line[i]) || i > 0 && cIdentByte(line[i-1]) {
+			continue
+		}
+		p := bytes.TrimRight(line[:i], " \t")
+		if len(p) == 0 && !afterString || len(p) > 0 && p[len(p)-1] != '"' {
+			continue
+		}
+		name, after := cCallShape(line[i:])
+		if name == "" || cKeywordOrType[name] || !bytes.HasPrefix(bytes.TrimLeft(line[i+after:], " \t"), []byte(`"`)) {
+			continue
+		}
+		at = append(at, [2]int{i + len(name), i + after})
+		i += after - 1
+	}
+	return at
+}
+
+// cIdent reports whether t is one identifier.
+func cIdent(t []byte) bool {
+	if len(t) == 0 || !cIdentStart(t[0]) {
+		return false
+	}
+	for _, c := range t {
+		if !cIdentByte(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// cWordsIn returns the offsets in line of word standing alone (not part
+// of a longer identifier).
+func cWordsIn(line []byte, word string) []int {
+	var at []int
+	for i := 0; ; {
+		j := bytes.Index(line[i:], []byte(word))
+		if j < 0 {
+			return at
+		}
+		j += i
+		i = j + len(word)
+		if (j == 0 || !cIdentByte(line[j-1])) && (i == len(line) || !cIdentByte(line[i])) {
+			at = append(at, j)
+		}
+	}
 }
 
 // cCallStatement reports whether t is a call ending a statement: f(x);.
@@ -697,9 +922,10 @@ func cArgEnds(line []byte, i int) (comma, close int) {
 }
 
 // cListConditional reports, for a conditional directive on line k, the
-// line of its #endif when the conditional stands among a list's elements:
-// the line before it and every line inside it (directives aside) end with
-// a comma; k otherwise.
+// line of its #endif when the conditional stands among a list's elements
+// or a string's pieces: the line before it and every line inside it
+// (directives aside) end with a comma, or they end with `"` and the lines
+// inside begin with one; k otherwise.
 func cListConditional(src []byte, li lineIndex, k int) int {
 	line := func(j int) []byte { a, b := li.bounds(j, len(src)); return src[a:b] }
 	t := bytes.TrimSpace(line(k))
@@ -707,9 +933,10 @@ func cListConditional(src []byte, li lineIndex, k int) int {
 		return k
 	}
 	prev := k - 1
+	var end byte
 	for ; prev >= 0; prev-- {
 		if p := cCode(line(prev)); len(p) > 0 && p[0] != '#' {
-			if p[len(p)-1] != ',' {
+			if end = p[len(p)-1]; end != ',' && end != '"' {
 				return k
 			}
 			break
@@ -734,11 +961,105 @@ func cListConditional(src []byte, li lineIndex, k int) int {
 					return j
 				}
 			}
-		case l[len(l)-1] != ',':
+		case l[len(l)-1] != end || end == '"' && l[0] != '"':
 			return k
 		}
 	}
 	return k
+}
+
+// cChainConditional reports, for a conditional directive on line k, the
+// line of its #endif when every branch of the conditional continues an
+// if-else chain, `} else if (x) {`: it closes a brace before it opens one,
+// and leaves as many open as it found (nothing else nested in it); k
+// otherwise. tree-sitter reads no directive that cuts a statement so.
+func cChainConditional(src []byte, li lineIndex, k int) int {
+	if !cDirective(bytes.TrimSpace(src[li[k]:]), "if") {
+		return k
+	}
+	depth, low, code, inComment := 0, 0, false, false
+	branch := func() bool { ok := code && depth == 0 && low < 0; depth, low, code = 0, 0, false; return ok }
+	nested := 0 // conditionals open inside, each with one branch
+	for j := k + 1; j < len(li); j++ {
+		a, b := li.bounds(j, len(src))
+		line := src[a:b]
+		if t := bytes.TrimSpace(line); !inComment && len(t) > 0 && t[0] == '#' {
+			switch {
+			case t[len(t)-1] == '\\' || nested > 0 && cDirective(t, "el"):
+				return k
+			case cDirective(t, "if"):
+				nested++
+			case nested > 0 && cDirective(t, "endif"):
+				nested--
+			case cDirective(t, "el"):
+				if !branch() {
+					return k
+				}
+			case cDirective(t, "endif"):
+				if !branch() {
+					return k
+				}
+				return j
+			}
+			continue
+		}
+		var ok bool
+		if inComment, ok = cBraces(line, inComment, func(c byte) {
+			code = true
+			if c == '{' {
+				depth++
+			} else {
+				depth--
+				low = min(low, depth)
+			}
+		}); !ok {
+			return k
+		}
+	}
+	return k
+}
+
+// cBraces calls brace for each brace of a line of C outside comments,
+// strings and characters; inComment says whether the line begins in a
+// comment, and the result whether it ends in one. ok is false when a
+// string or character does not end on the line.
+func cBraces(line []byte, inComment bool, brace func(c byte)) (bool, bool) {
+	for i := 0; i < len(line); i++ {
+		if inComment {
+			e := bytes.Index(line[i:], []byte("*/"))
+			if e < 0 {
+				return true, true
+			}
+			i += e + 1
+			inComment = false
+			continue
+		}
+		switch c := line[i]; c {
+		case '{', '}':
+			brace(c)
+		case '/':
+			if i+1 < len(line) && line[i+1] == '/' {
+				return false, true
+			}
+			if i+1 < len(line) && line[i+1] == '*' {
+				inComment = true
+				i++
+			}
+		case '"', '\'':
+			j := i + 1
+			for j < len(line) && line[j] != c {
+				if line[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(line) {
+				return false, false
+			}
+			i = j
+		}
+	}
+	return inComment, true
 }
 
 // cCode is line trimmed, without a comment closing it (x, /* y */ is x,).

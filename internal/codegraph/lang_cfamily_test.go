@@ -369,6 +369,35 @@ func TestCStatementMacros(t *testing.T) {
 		{"int a = 1,\n#ifdef X\n    b = 2;\n#endif\n", ""}, // a line in it ends otherwise
 		{"int a[] = {1,\n\n#ifdef X\n    2, /* two */\n#endif\n3};\n", "int a[] = {1,\n\n        \n    2, /* two */\n      \n3};\n"},
 		{"void f(void);\n#ifdef X\nvoid g(void);\n#endif\n", ""},
+		// A macro standing for braces is written over its name.
+		{"#define config_set_else } else\n    } config_set_else {\n", "#define config_set_else } else\n    } } else          {\n"},
+		{"#define begin_block {\n#define end_block }\n    x = 1;\n    begin_block\n    f(begin_block_x);\n    end_block\n",
+			"#define begin_block {\n#define end_block }\n    x = 1;\n    {          \n    f(begin_block_x);\n    }        \n"},
+		{"#define LONG_NAME } else if (x) {\n    } LONG_NAME {\n", ""}, // not braces alone
+		{"#define E } else\n    } E {\n", ""},                       // longer than its name
+		// Arguments on the lines after; a brace with no blank before it;
+		// a brace alone on the next line.
+		{"    } config_set_bool_field(\n      \"rdbcompression\", x) {\n", "    } config_set_bool_field(\n      \"rdbcompression\", x);{\n"},
+		{"    } config_set_numerical_field(\n      \"hz\",hz,0,INT_MAX){\n", "    } if                        (\n      \"hz\",hz,0,INT_MAX){\n"},
+		{"    } with_alias(\"a\",\n                 \"b\")\n    {\n", "    } with_alias(\"a\",\n                 \"b\")\n   ;{\n"},
+		{"    } run(\"a\",\n        \"b\") {\n", "    } run(\"a\",\n        \"b\");{\n"},
+		{"    if (a &&\n        b) {\n", ""},
+		{"    x = f(a,\n        b) + 1;\n", ""},
+		// A conditional cutting an if-else chain, every branch kept.
+		{"    } else if (a) {\n#ifdef X\n    } else if (b) {\n        f();\n#endif\n    } else {\n",
+			"    } else if (a) {\n        \n    } else if (b) {\n        f();\n      \n    } else {\n"},
+		{"    } else if (a) {\n#ifdef X\n    } else if (b) { /* } */\n#else\n    } else if (c) {\n  #ifdef Y\n    } else if (d) {\n  #endif\n#endif\n    }\n",
+			"    } else if (a) {\n        \n    } else if (b) { /* } */\n     \n    } else if (c) {\n          \n    } else if (d) {\n        \n      \n    }\n"},
+		{"#ifdef X\n    if (a) {\n#endif\n", ""},                      // leaves one open
+		{"#ifdef X\n    x = 1;\n#endif\n", ""},                        // no brace
+		{"#ifdef X\n    } else {\n#else\n    x = 1;\n#endif\n", ""}, // a branch that closes none
+		// A conditional among a string's pieces; a macro call among them.
+		{"    printf(\"a\\n\"\n#ifdef X\n\"b\\n\"\n#endif\n\"c\\n\");\n", "    printf(\"a\\n\"\n        \n\"b\\n\"\n      \n\"c\\n\");\n"},
+		{"    s = \"less than \"\n        STRINGIFY(LEN) \" chars\";\n", "    s = \"less than \"\n        STRINGIFY      \" chars\";\n"},
+		{"    s = \"a\" STR(X) \"b\" f(y);\n", "    s = \"a\" STR    \"b\" f(y);\n"},
+		{"    s = f(\"a\", STR(X));\n", ""},
+		// typedef after a struct's body.
+		{"} typedef clusterNodeFailReport;\n", "}         clusterNodeFailReport;\n"},
 	} {
 		want := tc.want
 		if want == "" {

@@ -107,6 +107,11 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pT
 	if !ok {
 		return parseSpans(ctx, lang, path, t), derivedParsed
 	}
+	if lang.Name() == "c" {
+		// Read as the whole file is (cBlankMacroLines): a body cut from
+		// the texts must hold what the file's macros stand for.
+		pText, t = cWriteBraceMacros(pText), cWriteBraceMacros(t)
+	}
 	np, nt := countLines(pText), countLines(t)
 	lm := newLineMap(np, nt, pChanged, tChanged)
 	tl := newLineIndex(t)

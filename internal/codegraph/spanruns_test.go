@@ -230,3 +230,14 @@ func changedRunOf(t *testing.T, path, p, tt string, ta, tb int) []byte {
 	mb := movedBody{open: g.open, close: g.close, ob: tl.offset(g.open), cb: tl.offset(g.close)}
 	return changedRuns([]byte(p), pl.offset(f.open), pl.offset(f.close), []byte(tt), mb, []lineHunk{{pa: ta, pb: tb, ta: ta, tb: tb}}, true)
 }
+
+// TestDeriveCBraceMacros: a changed body using a macro that stands for
+// braces (cBraceMacros) is read with the macro's definition, as the whole
+// file reads it.
+func TestDeriveCBraceMacros(t *testing.T) {
+	const p = "#define chain_else } else\n\nint f(int x) {\n    if (x) {\n        x = 1;\n    chain_else {\n        x = 2;\n    }\n    return x;\n}\n\nint g(void) {\n    return 1;\n}\n"
+	checkDeriveCases(t, "a.c", p, []deriveCase{
+		{"statement after the macro", strings.Replace(p, "x = 2", "x = 3", 1), []int{7}, []int{7}, derivedBodies},
+		{"statement before it", strings.Replace(p, "x = 1", "x = 4", 1), []int{5}, []int{5}, derivedBodies},
+	})
+}

@@ -49,3 +49,47 @@ NO_SANITIZE("bounds")
 int last(int *p) {
     return p[0];
 }
+
+/* Macros standing for braces, calls opening blocks with their arguments
+ * on the next lines, and a conditional cutting an else-if chain. */
+#define set_field(name) } else if (!strcmp(key, name)) {
+#define set_else } else
+
+int strcmp(const char *a, const char *b);
+
+int set(const char *key) {
+    int n = 0;
+    if (0) {
+    set_field("a") {
+        n = 1;
+    } set_field(
+      "b") {
+        n = 2;
+    } set_field(
+      "c"){
+        n = 3;
+#ifdef WITH_D
+    } set_field("d") {
+        n = 4;
+#endif
+    } set_else {
+        n = -1;
+    }
+    return n;
+}
+
+#define STRINGIFY(x) #x
+static const char *usage =
+    "at most " STRINGIFY(64) " bytes"
+#ifdef WITH_D
+    " (or d)"
+#endif
+    ".";
+
+struct report {
+    int time;
+} typedef report;
+
+int after(void) {
+    return set("a");
+}
