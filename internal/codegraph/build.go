@@ -473,6 +473,11 @@ func isLocalPath(p string) bool {
 // or generated; code is whether it counts as code in language statistics (as
 // linguist's: everything but binary, minified and generated files).
 func skipContent(data []byte, max int) (reason string, code bool) {
+	return skipContentOf(data, max, func() bool { return isMinified(data) })
+}
+
+// skipContentOf is skipContent asking minified whether data is minified.
+func skipContentOf(data []byte, max int, minified func() bool) (reason string, code bool) {
 	head := data
 	if len(head) > 8000 {
 		head = head[:8000]
@@ -480,7 +485,7 @@ func skipContent(data []byte, max int) (reason string, code bool) {
 	switch {
 	case bytes.IndexByte(head, 0) >= 0:
 		return "binary", false
-	case isMinified(data):
+	case minified():
 		return "minified", false
 	case isGenerated(data):
 		return "generated", false
@@ -514,23 +519,24 @@ func isMinified(data []byte) bool {
 	if len(data) < 2000 {
 		return false
 	}
-	n := bytes.Count(data, []byte("\n")) + 1
-	if len(data)/n > 300 {
-		return true
-	}
-	longest := 0
-	for rest := data; len(rest) > 0; {
+	lines, longest := 1, 0
+	for rest := data; ; lines++ {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
-			i = len(rest)
-		}
-		longest = max(longest, i)
-		if i == len(rest) {
+			longest = max(longest, len(rest))
 			break
 		}
+		longest = max(longest, i)
 		rest = rest[i+1:]
 	}
-	return longest > 10000
+	return minifiedBy(len(data), lines, longest)
+}
+
+// minifiedBy: a text of size bytes in lines lines, the longest that long
+// (without its newline), is minified when lines average over 300 bytes or
+// one passes 10,000.
+func minifiedBy(size, lines, longest int) bool {
+	return size >= 2000 && (size/lines > 300 || longest > 10000)
 }
 
 // isGenerated looks for the markers generators put at the top of a file.

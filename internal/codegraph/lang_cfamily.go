@@ -531,11 +531,20 @@ func cStatementMacros(src []byte, owned bool) []byte {
 		}
 		return bytes.TrimSpace(src[a:b])
 	}
-	// neighbour is the trimmed text of the nearest non-blank line from k
-	// in direction d, or nil.
+	// neighbour is the trimmed text of the nearest line from k in
+	// direction d that is neither blank nor a comment, or nil: a comment
+	// added or removed beside a line changes nothing of how it reads.
 	neighbour := func(k, d int) []byte {
+		inComment := false // inside a block comment, going back from its end or on from its start
 		for k += d; k >= 0 && k < len(li); k += d {
-			if t := trimmed(k); len(t) > 0 {
+			t := trimmed(k)
+			switch open, close := bytes.HasPrefix(t, []byte("/*")), bytes.HasSuffix(t, []byte("*/")); {
+			case inComment:
+				inComment = !(d > 0 && bytes.Contains(t, []byte("*/")) || d < 0 && bytes.Contains(t, []byte("/*")))
+			case len(t) == 0 || bytes.HasPrefix(t, []byte("//")) || open && close:
+			case d > 0 && open || d < 0 && close:
+				inComment = true
+			default:
 				return t
 			}
 		}

@@ -359,6 +359,9 @@ func TestCStatementMacros(t *testing.T) {
 		{"    while(x) {\n", ""},
 		{"int f(void) {\n", ""},
 		{"    x = 1;\n    GET_NUMERIC_TYPE(prev)\n    if (prev != x) return;\n", "    x = 1;\n   GET_NUMERIC_TYPE(prev);\n    if (prev != x) return;\n"},
+		// Comments beside a line change nothing of how it reads.
+		{"    x = 1;\n  // one\n  /* two\n   * lines */\n    GET_A(x)\n    /* three */\n    if (x) y++;\n", "    x = 1;\n  // one\n  /* two\n   * lines */\n   GET_A(x);\n    /* three */\n    if (x) y++;\n"},
+		{"REDIS_NO_SANITIZE(\"bounds\")\n// why\n/* and\n   more */\nsize_t f(void) {\n", "                           \n// why\n/* and\n   more */\nsize_t f(void) {\n"},
 		{"    x = a +\n    GET_VALUE(prev)\n    + 1;\n", ""},   // inside an expression
 		{"    x = 1;\n    lower_case(prev)\n    y = 2;\n", ""}, // not a macro's name
 		{"#define F(x) \\\n    G(x)\n    int y;\n", ""},        // a macro's body
@@ -374,7 +377,7 @@ func TestCStatementMacros(t *testing.T) {
 		{"#define begin_block {\n#define end_block }\n    x = 1;\n    begin_block\n    f(begin_block_x);\n    end_block\n",
 			"#define begin_block {\n#define end_block }\n    x = 1;\n    {          \n    f(begin_block_x);\n    }        \n"},
 		{"#define LONG_NAME } else if (x) {\n    } LONG_NAME {\n", ""}, // not braces alone
-		{"#define E } else\n    } E {\n", ""},                       // longer than its name
+		{"#define E } else\n    } E {\n", ""},                          // longer than its name
 		// Arguments on the lines after; a brace with no blank before it;
 		// a brace alone on the next line.
 		{"    } config_set_bool_field(\n      \"rdbcompression\", x) {\n", "    } config_set_bool_field(\n      \"rdbcompression\", x);{\n"},
@@ -388,8 +391,8 @@ func TestCStatementMacros(t *testing.T) {
 			"    } else if (a) {\n        \n    } else if (b) {\n        f();\n      \n    } else {\n"},
 		{"    } else if (a) {\n#ifdef X\n    } else if (b) { /* } */\n#else\n    } else if (c) {\n  #ifdef Y\n    } else if (d) {\n  #endif\n#endif\n    }\n",
 			"    } else if (a) {\n        \n    } else if (b) { /* } */\n     \n    } else if (c) {\n          \n    } else if (d) {\n        \n      \n    }\n"},
-		{"#ifdef X\n    if (a) {\n#endif\n", ""},                      // leaves one open
-		{"#ifdef X\n    x = 1;\n#endif\n", ""},                        // no brace
+		{"#ifdef X\n    if (a) {\n#endif\n", ""},                    // leaves one open
+		{"#ifdef X\n    x = 1;\n#endif\n", ""},                      // no brace
 		{"#ifdef X\n    } else {\n#else\n    x = 1;\n#endif\n", ""}, // a branch that closes none
 		// A conditional among a string's pieces; a macro call among them.
 		{"    printf(\"a\\n\"\n#ifdef X\n\"b\\n\"\n#endif\n\"c\\n\");\n", "    printf(\"a\\n\"\n        \n\"b\\n\"\n      \n\"c\\n\");\n"},

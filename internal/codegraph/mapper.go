@@ -195,7 +195,7 @@ func (m *FunctionMapper) release(e *expectation, keys []spanKey) {
 // versions an earlier commit claimed, and finds a version a later commit
 // claimed itself, so no two wait for each other either way.
 func (m *FunctionMapper) claim(e *expectation, sides ...*side) (release func()) {
-	unknown := func(s *side) bool { return s.lang != nil && s.text != nil && s.v == nil }
+	unknown := func(s *side) bool { return s.lang != nil && s.text.text != nil && s.v == nil }
 	m.mu.Lock()
 	for {
 		var busy chan struct{}
@@ -258,7 +258,7 @@ type side struct {
 	lang    Language
 	path    string
 	blob    gitrepo.Hash
-	text    []byte
+	text    *textLines
 	changed []int // its changed lines, 1-based: deleted (old) or added (new)
 	v       *versionSpans
 }
@@ -266,13 +266,13 @@ type side struct {
 // resolve finds s's functions, unless Map found them remembered: derived
 // from other (the other version of the change, when known), or parsed.
 func (m *FunctionMapper) resolve(s, other *side) {
-	if s.lang == nil || s.text == nil || s.v != nil {
+	if s.lang == nil || s.text.text == nil || s.v != nil {
 		return
 	}
 	ctx := context.Background()
 	start := time.Now()
 	how := derivedParsed
-	if reason, _ := skipContent(s.text, 1<<20); reason != "" {
+	if reason, _ := skipContentOf(s.text.text, 1<<20, s.text.minified); reason != "" {
 		s.v = &versionSpans{}
 	} else if other != nil && other.v != nil && other.v.derivable() && other.lang.Name() == s.lang.Name() && !m.whole {
 		s.v, how = m.derive(ctx, s, other)
@@ -287,7 +287,7 @@ func (m *FunctionMapper) resolve(s, other *side) {
 			m.parsed.Add(1)
 		}
 	} else {
-		s.v = parseSpans(ctx, s.lang, s.path, s.text)
+		s.v = parseSpans(ctx, s.lang, s.path, s.text.text)
 		m.parsed.Add(1)
 	}
 	m.spent[how].Add(int64(time.Since(start)))
@@ -311,14 +311,14 @@ func (m *FunctionMapper) derive(ctx context.Context, s, other *side) (v *version
 				m.firstRecovered = append(m.firstRecovered, msg)
 			}
 			m.mu.Unlock()
-			v, how = parseSpans(ctx, s.lang, s.path, s.text), derivedParsed
+			v, how = parseSpans(ctx, s.lang, s.path, s.text.text), derivedParsed
 		}
 	}()
 	return deriveVersion(ctx, s.lang, s.path, other.v, other.text, s.text, other.changed, s.changed)
 }
 
 func (m *FunctionMapper) verify(ctx context.Context, s *side, how derivation) {
-	want := parseSpans(ctx, s.lang, s.path, s.text)
+	want := parseSpans(ctx, s.lang, s.path, s.text.text)
 	m.verified.Add(1)
 	if diff := want.diff(s.v); diff != "" {
 		m.mismatched.Add(1)
@@ -335,8 +335,8 @@ func (m *FunctionMapper) verify(ctx context.Context, s *side, how derivation) {
 // version's functions, added lines onto the new version's, each charged to
 // the outermost function around it.
 func (m *FunctionMapper) Map(lc *gitrepo.LineChanges) []string {
-	old := &side{lang: m.language(lc.OldPath), path: lc.OldPath, blob: lc.OldBlob, text: lc.Old, changed: lc.Deleted}
-	nw := &side{lang: m.language(lc.NewPath), path: lc.NewPath, blob: lc.NewBlob, text: lc.New, changed: lc.Added}
+	old := &side{lang: m.language(lc.OldPath), path: lc.OldPath, blob: lc.OldBlob, text: linesOf(lc.Old, lc.OldLines), changed: lc.Deleted}
+	nw := &side{lang: m.language(lc.NewPath), path: lc.NewPath, blob: lc.NewBlob, text: linesOf(lc.New, lc.NewLines), changed: lc.Added}
 	e, _ := lc.Claim.(*expectation)
 	defer m.claim(e, old, nw)()
 	// The side already known (or, with neither, the old one) is found

@@ -94,28 +94,31 @@ var bodyWrappers = map[string][2]string{
 	"rust": {"fn __f()", ""},
 }
 
-// derive finds the functions of version T (text t, changed lines tChanged)
-// from those of the other version P of the same change (p, its text pText
-// and changed lines pChanged; lines are 1-based). P must be derivable.
-func derive(ctx context.Context, lang Language, path string, p *versionSpans, pText, t []byte, pChanged, tChanged []int) (*versionSpans, derivation) {
+// derive finds the functions of version T (its text and lines tv, changed
+// lines tChanged) from those of the other version P of the same change (p,
+// its text and lines pv, changed lines pChanged; lines are 1-based). P must
+// be derivable.
+func derive(ctx context.Context, lang Language, path string, p *versionSpans, pv, tv *textLines, pChanged, tChanged []int) (*versionSpans, derivation) {
+	np, nt := pv.count(), tv.count()
 	if lang.Name() == "python" {
-		if v := derivePython(ctx, lang, path, p, pText, t, pChanged, tChanged); v != nil {
+		if v := derivePython(ctx, lang, path, p, np, tv, pChanged, tChanged); v != nil {
 			return v, derivedBodies
 		}
 	}
 	wrap, ok := bodyWrappers[lang.Name()]
 	if !ok {
-		return parseSpans(ctx, lang, path, t), derivedParsed
+		return parseSpans(ctx, lang, path, tv.text), derivedParsed
 	}
 	if lang.Name() == "c" {
 		// Read as the whole file is (cBlankMacroLines): a body cut from
-		// the texts must hold what the file's macros stand for.
-		pText, t = cWriteBraceMacros(pText), cWriteBraceMacros(t)
+		// the texts must hold what the file's macros stand for. Lines
+		// stay where they were.
+		pv = &textLines{text: cWriteBraceMacros(pv.text), lines: pv.lines}
+		tv = &textLines{text: cWriteBraceMacros(tv.text), lines: tv.index()}
 	}
-	np, nt := countLines(pText), countLines(t)
+	t := tv.text
 	lm := newLineMap(np, nt, pChanged, tChanged)
-	tl := newLineIndex(t)
-	pv := &textLines{text: pText}
+	tl := tv.lines
 	// P's leaves with braced bodies, by position: they cannot nest.
 	var leaves []int
 	for i, f := range p.fns {
@@ -125,7 +128,7 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pT
 	}
 	sort.Slice(leaves, func(a, b int) bool { return p.fns[leaves[a]].open.row < p.fns[leaves[b]].open.row })
 	hunks := hunksOf(np, nt, pChanged, tChanged)
-	conditional := !p.clean && conditionalChanged(lang, hunks, pText, t)
+	conditional := !p.clean && conditionalChanged(lang, hunks, pv, tv)
 	// A changed conditional can change how the extractor reads a file
 	// with errors: where a branch's braces do not pair, it reads the file
 	// other ways too. P was read once (derivable), so only T's branches
@@ -160,10 +163,10 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pT
 // conditionalChanged reports whether, in C or C++, a hunk changes a
 // conditional preprocessor line (one can change how the extractor reads
 // the whole file).
-func conditionalChanged(lang Language, hunks []lineHunk, pText, t []byte) bool {
+func conditionalChanged(lang Language, hunks []lineHunk, pv, tv *textLines) bool {
 	if n := lang.Name(); n == "c" || n == "cpp" {
 		for _, h := range hunks {
-			if conditionalIn(pText, h.pa, h.pb) || conditionalIn(t, h.ta, h.tb) {
+			if conditionalIn(pv, h.pa, h.pb) || conditionalIn(tv, h.ta, h.tb) {
 				return true
 			}
 		}
@@ -252,20 +255,13 @@ func awayFromErrors(p *versionSpans, hunks []lineHunk) bool {
 // conditionalIn reports whether lines [a, b] (1-based) of src hold a
 // conditional preprocessor line (#if, #ifdef, #elif, #else, #endif, …),
 // which can change which branches the C extractor reads.
-func conditionalIn(src []byte, a, b int) bool {
-	line := 1
-	for i := 0; i < len(src) && line <= b; {
-		j := bytes.IndexByte(src[i:], '\n')
-		end := len(src)
-		if j >= 0 {
-			end = i + j
+func conditionalIn(x *textLines, a, b int) bool {
+	li := x.index()
+	for k := max(a, 1) - 1; k < b && k < len(li); k++ {
+		s, e := li.bounds(k, len(x.text))
+		if l := bytes.TrimLeft(x.text[s:e], " \t"); cDirective(l, "if") || cDirective(l, "el") || cDirective(l, "endif") {
+			return true
 		}
-		if line >= a {
-			if l := bytes.TrimLeft(src[i:end], " \t"); cDirective(l, "if") || cDirective(l, "el") || cDirective(l, "endif") {
-				return true
-			}
-		}
-		i, line = end+1, line+1
 	}
 	return false
 }
@@ -421,22 +417,23 @@ func (v *versionSpans) gapRegion(pa, pb int, defs bool) (region, bool) {
 				continue
 			}
 			var touches bool
+			end := int(m.last())
 			if pb >= pa {
-				touches = int(m.start) <= pb && int(m.end) >= pa
+				touches = int(m.start) <= pb && end >= pa
 			} else {
-				touches = int(m.start) <= pa-1 && int(m.end) >= pa
+				touches = int(m.start) <= pa-1 && end >= pa
 			}
-			if !touches || int(m.start) >= pa && int(m.end) <= pb {
+			if !touches || int(m.start) >= pa && end <= pb {
 				continue
 			}
 			if m.def && (!defs || v.leafMethod(m) < 0) {
 				return region{}, false
 			}
-			pa, pb, grown = min(pa, int(m.start)), max(pb, int(m.end)), true
+			pa, pb, grown = min(pa, int(m.start)), max(pb, end), true
 		}
 	}
 	for _, m := range v.members { // inside: nothing defined, or leaf methods
-		if int(m.in) == in && m.def && int(m.start) <= pb && int(m.end) >= pa && (!defs || v.leafMethod(m) < 0) {
+		if int(m.in) == in && m.def && int(m.start) <= pb && int(m.last()) >= pa && (!defs || v.leafMethod(m) < 0) {
 			return region{}, false
 		}
 	}
@@ -494,7 +491,9 @@ func (v *versionSpans) leafMethod(m member) int {
 		}
 	}
 	for i, f := range v.fns {
-		if f.start == m.start && f.end == m.end && (f.leaf || f.open.row < 0) {
+		// A preprocessor member ends after its newline: a macro's last
+		// line is the one before.
+		if f.start == m.start && (f.end == m.end || f.end == m.last() && f.open.row < 0) && (f.leaf || f.open.row < 0) {
 			return i
 		}
 	}
@@ -660,7 +659,7 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 		m := p.members[k]
 		inRegion := false
 		for _, r := range merged {
-			if int(m.start) >= r.pa && int(m.end) <= r.pb {
+			if int(m.start) >= r.pa && int(m.last()) <= r.pb {
 				inRegion = true
 			}
 		}
@@ -668,7 +667,7 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 			continue
 		}
 		var ok bool
-		if m.start, m.end, ok = lm.span(m.start, m.end); !ok {
+		if m, ok = p.movedMember(m, lm); !ok {
 			return nil, derivedParsed
 		}
 		v.members = append(v.members, m)
@@ -710,6 +709,11 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 	if r.tb < r.ta {
 		return true // only deleted
 	}
+	if (isC || lang.Name() == "cpp") && conditionalIn(&textLines{text: t, lines: tl}, r.ta, r.tb) {
+		// A branch added or ended (#else alone) changes the containers
+		// around the run, which its reading alone cannot see.
+		return false
+	}
 	prefix, suffix, ok := memberWrapper(lang.Name(), c.kind)
 	if !ok {
 		return false
@@ -745,7 +749,7 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 		if int(m.in) != want-1 || m.end < first || m.start > last {
 			continue // the wrapper's own
 		}
-		if m.start < first || m.end > last || m.def && !r.defs {
+		if m.start < first || m.last() > last || m.def && !r.defs {
 			return false
 		}
 		m.start, m.end, m.in = m.start+shift, m.end+shift, int32(r.in)
@@ -989,11 +993,51 @@ type textLines struct {
 	lines lineIndex
 }
 
-func (x *textLines) offset(pt point) int {
+func (x *textLines) index() lineIndex {
 	if x.lines == nil {
 		x.lines = newLineIndex(x.text)
 	}
-	return x.lines.offset(pt)
+	return x.lines
+}
+
+func (x *textLines) offset(pt point) int { return x.index().offset(pt) }
+
+// count is countLines(x.text).
+func (x *textLines) count() int {
+	n := len(x.index()) - 1
+	if len(x.text) > 0 && x.text[len(x.text)-1] != '\n' {
+		n++
+	}
+	return n
+}
+
+// minified is isMinified(x.text), read from its lines.
+func (x *textLines) minified() bool {
+	if len(x.text) < 2000 {
+		return false
+	}
+	li, longest := x.index(), 0
+	for k := range li {
+		s, e := li.bounds(k, len(x.text))
+		longest = max(longest, e-s)
+	}
+	return minifiedBy(len(x.text), len(li), longest)
+}
+
+// linesOf is the line index of text cut into lines (after each newline, a
+// last line without one too), or made from text when lines is nil.
+func linesOf(text []byte, lines [][]byte) *textLines {
+	if lines == nil {
+		return &textLines{text: text}
+	}
+	li := make(lineIndex, 1, len(lines)+1)
+	off := 0
+	for _, l := range lines {
+		if off += len(l); l[len(l)-1] == '\n' {
+			li = append(li, off)
+		}
+	}
+	return &textLines{text: text, lines: li}
 }
 
 // deriveSkeleton reads T's skeleton (skeletonOf) and puts back what it left

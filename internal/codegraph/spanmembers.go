@@ -79,6 +79,32 @@ type member struct {
 	def bool
 }
 
+// last is m's last line of text: a preprocessor line's node (named, unlike
+// the tokens between members) ends at the start of the next line, after
+// its newline.
+func (m member) last() int32 {
+	if m.named && m.ecol == 0 && m.end > m.start {
+		return m.end - 1
+	}
+	return m.end
+}
+
+// movedMember is v's member m with its lines moved by lm. A preprocessor
+// line's end moves with its last line of text, not with the line after it
+// (which a change can replace); but an #else or #elif branch ends where the
+// next directive begins (ownEnd), and moves with it.
+func (v *versionSpans) movedMember(m member, lm lineMap) (member, bool) {
+	last := m.last()
+	for _, c := range v.containers[1:] {
+		if c.open == m.start && c.close == m.end && ownEnd[c.kind] {
+			last = m.end
+		}
+	}
+	s, e, ok := lm.span(m.start, last)
+	m.start, m.end = s, e+m.end-last
+	return m, ok
+}
+
 type membersKey struct{}
 
 // memberSink receives the members of the first tree a parse reads (the

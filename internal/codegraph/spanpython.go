@@ -18,13 +18,14 @@ import (
 // each function where it was: the lines after it did not belong to it in
 // P, and still do not, since its text reads whole by itself.
 
-// derivePython derives T (its text t, changed lines tChanged) from P (p,
-// pText, pChanged) as above; nil where that does not hold.
-func derivePython(ctx context.Context, lang Language, path string, p *versionSpans, pText, t []byte, pChanged, tChanged []int) *versionSpans {
+// derivePython derives T (its text and lines tv, changed lines tChanged)
+// from P (p, its np lines, pChanged) as above; nil where that does not
+// hold.
+func derivePython(ctx context.Context, lang Language, path string, p *versionSpans, np int, tv *textLines, pChanged, tChanged []int) *versionSpans {
 	if !p.clean {
 		return nil
 	}
-	np, nt := countLines(pText), countLines(t)
+	nt, t := tv.count(), tv.text
 	hunks := hunksOf(np, nt, pChanged, tChanged)
 	if len(hunks) == 0 {
 		return nil
@@ -43,7 +44,7 @@ func derivePython(ctx context.Context, lang Language, path string, p *versionSpa
 		affected[in] = true
 	}
 	lm := newLineMap(np, nt, pChanged, tChanged)
-	tl := newLineIndex(t)
+	tl := tv.index()
 	v := &versionSpans{clean: true, fns: make([]fnSpan, 0, len(p.fns))}
 	for i, f := range p.fns {
 		g, ok := f.moved(lm) // the def and last lines did not change

@@ -180,7 +180,7 @@ func FuzzDeriveJava(f *testing.F) {
 			return // the mapper parses T whole
 		}
 		tb := []byte(tt.String())
-		got, _ := derive(ctx, lang, "A.java", pv, []byte(p), tb, deleted, added)
+		got, _ := derive(ctx, lang, "A.java", pv, &textLines{text: []byte(p)}, &textLines{text: tb}, deleted, added)
 		if d := parseSpans(ctx, lang, "A.java", tb).diff(got); d != "" {
 			t.Errorf("differs from a whole parse: %s\nP:\n%s\nT:\n%s", d, p, tb)
 		}

@@ -57,8 +57,12 @@ type LineChanges struct {
 	OldPath, NewPath string // "" for the side that does not exist
 	OldBlob, NewBlob Hash   // content ids, for caching per version
 	Old, New         []byte
-	Deleted          []int // 1-based old lines removed or replaced
-	Added            []int // 1-based new lines added or replacing
+	// OldLines and NewLines are Old and New cut after each newline (a
+	// last line without one too), as the differ read them; valid only
+	// during the call.
+	OldLines, NewLines [][]byte
+	Deleted            []int // 1-based old lines removed or replaced
+	Added              []int // 1-based new lines added or replacing
 	// InsertedAfter are old positions k where lines were inserted between old
 	// line k and k+1 without replacing anything.
 	InsertedAfter []int
@@ -222,6 +226,7 @@ func DiffCommits(ctx context.Context, gitDir string, commits []Hash, opts DiffOp
 
 // commitDiffer diffs single commits; one per goroutine.
 type commitDiffer struct {
+	seen  map[string]int // changes by path so far
 	src   objectSource
 	opts  DiffOptions
 	trees *treeReader
@@ -347,9 +352,25 @@ func (c *commitDiffer) diffCommit(ctx context.Context, h, guess Hash, turn expec
 	}
 	cd := &CommitDiff{ID: h, Parents: rc.Parents, Author: rc.Author, Committer: rc.Committer, Encoding: rc.Encoding, Message: rc.Message}
 	cd.Files = make([]FileDiff, 0, len(changes))
-	// The blobs are read in one batch, in the order diffFile takes them.
-	var hs []Hash
+	// Files are diffed, and their blobs read in one batch, most often
+	// changed first (by the commits this goroutine diffed): the next
+	// commits are likely to wait for their versions (DiffOptions.Expect).
+	order := make([]int, len(changes))
+	for i := range order {
+		order[i] = i
+	}
+	if c.seen == nil {
+		c.seen = map[string]int{}
+	}
 	for _, ch := range changes {
+		c.seen[string(ch.path())]++
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		return c.seen[string(changes[order[a]].path())] > c.seen[string(changes[order[b]].path())]
+	})
+	var hs []Hash
+	for _, i := range order {
+		ch := changes[i]
 		if ch.oldHash == ch.newHash {
 			// A pure rename or mode change: git still reads the content
 			// to call it binary or not.
@@ -367,12 +388,13 @@ func (c *commitDiffer) diffCommit(ctx context.Context, h, guess Hash, turn expec
 	}
 	blobs := &batch{src: c.src, hs: hs}
 	defer blobs.Close()
-	for i := range changes {
+	cd.Files = cd.Files[:len(changes)]
+	for _, i := range order {
 		fd, err := c.diffFile(&changes[i], blobs, claim)
 		if err != nil {
 			return nil, fmt.Errorf("commit %s: file %q: %w", h, changes[i].path(), err)
 		}
-		cd.Files = append(cd.Files, fd)
+		cd.Files[i] = fd
 	}
 	return cd, nil
 }
@@ -465,6 +487,7 @@ func (c *commitDiffer) diffFile(ch *change, blobs *batch, claim any) (FileDiff, 
 	if c.opts.Functions != nil && ch.oldMode&0o170000 != modeGitlink && ch.newMode&0o170000 != modeGitlink {
 		lc := c.d.lineChanges()
 		lc.OldPath, lc.NewPath, lc.Old, lc.New = string(ch.oldPath), string(ch.newPath), a, b
+		lc.OldLines, lc.NewLines = c.d.linesA, c.d.linesB
 		lc.OldBlob, lc.NewBlob = ch.oldHash, ch.newHash
 		lc.Claim = claim
 		fd.ChangedFunctions = c.opts.Functions(&lc)
