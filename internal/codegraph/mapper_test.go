@@ -804,6 +804,11 @@ func TestDeriveCPreprocessorRuns(t *testing.T) {
 	checkDeriveCases(t, "a.h", c, []deriveCase{
 		{"define added at the end of an #else", editLines(c, 6, 0, "#define Y 2\n"), nil, []int{6}, derivedMembers},
 	})
+	// A conditional among an initializer's elements is no container.
+	l := "static const char *names[] = {\n    \"a\",\n#ifdef X\n    \"b\",\n#endif\n    \"c\",\n};\n\nint f(int x) {\n    return x;\n}\n"
+	checkDeriveCases(t, "a.c", l, []deriveCase{
+		{"element beside a conditional changed", strings.Replace(l, `"c"`, `"d"`, 1), []int{6}, []int{6}, derivedMembers},
+	})
 	g := "#ifndef G_H\n#define G_H\n\n#ifndef HAVE_SIZE\nsize_t f_size(void *p);\n#endif\n\n#endif\n"
 	checkDeriveCases(t, "a.h", g, []deriveCase{
 		{"#else added", editLines(g, 6, 0, "size_t g(void *p);\n#else\n#define g(p) f_size(p)\n"), nil, []int{6, 7, 8}, derivedSkeleton},

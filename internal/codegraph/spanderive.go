@@ -266,6 +266,29 @@ func conditionalIn(x *textLines, a, b int) bool {
 	return false
 }
 
+// conditionalsPaired reports whether the conditional directives on lines
+// [a, b] (1-based) of text (its line index li) pair up among themselves:
+// each #if with its #endif, and every #else or #elif between them.
+func conditionalsPaired(text []byte, li lineIndex, a, b int) bool {
+	depth := 0
+	for k := max(a, 1) - 1; k < b && k < len(li); k++ {
+		s, e := li.bounds(k, len(text))
+		switch l := bytes.TrimLeft(text[s:e], " \t"); {
+		case cDirective(l, "if"):
+			depth++
+		case cDirective(l, "el"):
+			if depth == 0 {
+				return false
+			}
+		case cDirective(l, "endif"):
+			if depth--; depth < 0 {
+				return false
+			}
+		}
+	}
+	return depth == 0
+}
+
 // lineMap maps P's unchanged lines to T's: unchanged lines pair up in order.
 type lineMap []int32 // 1-based P line → T line; 0 when changed
 
@@ -709,7 +732,7 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 	if r.tb < r.ta {
 		return true // only deleted
 	}
-	if (isC || lang.Name() == "cpp") && conditionalIn(&textLines{text: t, lines: tl}, r.ta, r.tb) {
+	if (isC || lang.Name() == "cpp") && !conditionalsPaired(t, tl, r.ta, r.tb) {
 		// A branch added or ended (#else alone) changes the containers
 		// around the run, which its reading alone cannot see.
 		return false

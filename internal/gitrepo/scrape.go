@@ -20,6 +20,10 @@ type DiffOptions struct {
 	// flagged as truncated) and no changed functions are mapped; additions and
 	// deletions are still counted exactly; default 32 MiB.
 	MaxBlobBytes int
+	// KeepBlobBytes bounds the copies kept of the new versions read, for
+	// the next commit that changes the file to read as its old version
+	// without asking git again; default 64 MiB.
+	KeepBlobBytes int
 	// Context is the number of context lines in hunks; default 3.
 	Context int
 	// RenameLimit: inexact rename detection runs only when the files deleted
@@ -148,6 +152,7 @@ func DiffCommits(ctx context.Context, gitDir string, commits []Hash, opts DiffOp
 	queue := make(chan chan result, 16*opts.Workers)
 	var wg sync.WaitGroup
 	var openErr error
+	kept := newBlobCache(opts.KeepBlobBytes)
 	for w := 0; w < opts.Workers; w++ {
 		src, err := openSource(ctx, gitDir, opts.Backend)
 		if err != nil {
@@ -159,6 +164,7 @@ func DiffCommits(ctx context.Context, gitDir string, commits []Hash, opts DiffOp
 			defer wg.Done()
 			defer src.Close()
 			cd := newCommitDiffer(src, opts)
+			cd.kept = kept
 			for j := range jobs {
 				d, err := cd.diffCommit(ctx, j.h, j.prev, j.turn)
 				j.ch <- result{d, err}
@@ -226,7 +232,12 @@ func DiffCommits(ctx context.Context, gitDir string, commits []Hash, opts DiffOp
 
 // commitDiffer diffs single commits; one per goroutine.
 type commitDiffer struct {
-	seen  map[string]int // changes by path so far
+	seen map[string]int // changes by path so far
+	// kept holds the new versions recently read, shared by the
+	// goroutines; held are the old versions of the commit being diffed
+	// found there (not read from src).
+	kept  *blobCache
+	held  map[Hash][]byte
 	src   objectSource
 	opts  DiffOptions
 	trees *treeReader
@@ -369,6 +380,10 @@ func (c *commitDiffer) diffCommit(ctx context.Context, h, guess Hash, turn expec
 		return c.seen[string(changes[order[a]].path())] > c.seen[string(changes[order[b]].path())]
 	})
 	var hs []Hash
+	if c.held == nil {
+		c.held = map[Hash][]byte{}
+	}
+	clear(c.held)
 	for _, i := range order {
 		ch := changes[i]
 		if ch.oldHash == ch.newHash {
@@ -380,7 +395,12 @@ func (c *commitDiffer) diffCommit(ctx context.Context, h, guess Hash, turn expec
 			continue
 		}
 		if storedBlob(ch.oldHash, ch.oldMode) {
-			hs = append(hs, ch.oldHash)
+			if _, ok := c.held[ch.oldHash]; ok {
+			} else if data, ok := c.kept.get(ch.oldHash); ok {
+				c.held[ch.oldHash] = data
+			} else {
+				hs = append(hs, ch.oldHash)
+			}
 		}
 		if storedBlob(ch.newHash, ch.newMode) {
 			hs = append(hs, ch.newHash)
@@ -423,18 +443,68 @@ func (c *commitDiffer) commits(h, guess Hash) (rc, g *rawCommit, err error) {
 	return rc, g, nil
 }
 
+// blobCache keeps copies of the blobs put in it, the oldest dropped first
+// beyond max bytes: the new version of a file one commit reads is the old
+// version the next commit to change it reads, and git need not inflate it
+// again. Safe for concurrent use; what get returns must not be changed.
+type blobCache struct {
+	mu    sync.Mutex
+	m     map[Hash][]byte
+	order []Hash
+	bytes int
+	max   int
+}
+
+func newBlobCache(max int) *blobCache {
+	if max <= 0 {
+		max = 64 << 20
+	}
+	return &blobCache{m: map[Hash][]byte{}, max: max}
+}
+
+func (c *blobCache) get(h Hash) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	data, ok := c.m[h]
+	return data, ok
+}
+
+// put keeps a copy of data, unless it is larger than a quarter of max.
+func (c *blobCache) put(h Hash, data []byte) {
+	if len(data) > c.max/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[h]; ok {
+		return
+	}
+	c.m[h] = append([]byte(nil), data...)
+	c.order = append(c.order, h)
+	c.bytes += len(data)
+	for c.bytes > c.max {
+		c.bytes -= len(c.m[c.order[0]])
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
+}
+
 // storedBlob reports whether a side of a change (h, mode) has content to read
 // from the object store: it exists and is not a submodule.
 func storedBlob(h Hash, mode uint32) bool { return h != ZeroHash && mode&0o170000 != modeGitlink }
 
 // blob is a side's content, read from blobs where storedBlob says so.
-func (c *commitDiffer) blob(h Hash, mode uint32, blobs *batch, buf *[]byte) ([]byte, bool, error) {
+// held: an old version, which the batch holds only when c.held does not.
+func (c *commitDiffer) blob(h Hash, mode uint32, blobs *batch, buf *[]byte, held bool) ([]byte, bool, error) {
 	if h == ZeroHash {
 		return nil, false, nil
 	}
 	if !storedBlob(h, mode) {
 		// A submodule: git shows its commit id as the content.
 		return []byte("Subproject commit " + h.String() + "\n"), false, nil
+	}
+	if data, ok := c.held[h]; ok && held {
+		return data, len(data) > c.opts.MaxBlobBytes, nil
 	}
 	data, err := blobs.next(plumbing.BlobObject, *buf)
 	if err != nil {
@@ -451,17 +521,20 @@ func (c *commitDiffer) diffFile(ch *change, blobs *batch, claim any) (FileDiff, 
 	if ch.oldHash == ch.newHash {
 		// A mode change or pure rename: nothing added or deleted, but
 		// numstat shows a binary file as binary all the same.
-		b, _, err := c.blob(ch.newHash, ch.newMode, blobs, &c.bufB)
+		b, _, err := c.blob(ch.newHash, ch.newMode, blobs, &c.bufB, false)
 		fd.Binary = err == nil && isBinary(b)
 		return fd, err
 	}
-	a, bigA, err := c.blob(ch.oldHash, ch.oldMode, blobs, &c.bufA)
+	a, bigA, err := c.blob(ch.oldHash, ch.oldMode, blobs, &c.bufA, true)
 	if err != nil {
 		return fd, err
 	}
-	b, bigB, err := c.blob(ch.newHash, ch.newMode, blobs, &c.bufB)
+	b, bigB, err := c.blob(ch.newHash, ch.newMode, blobs, &c.bufB, false)
 	if err != nil {
 		return fd, err
+	}
+	if !bigB && storedBlob(ch.newHash, ch.newMode) {
+		c.kept.put(ch.newHash, b)
 	}
 	if isBinary(a) || isBinary(b) {
 		fd.Binary = true

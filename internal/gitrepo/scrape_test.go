@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
 
@@ -438,4 +439,66 @@ func versionName(path string, blob Hash) string {
 		return ""
 	}
 	return path + "@" + blob.String()[:7]
+}
+
+// countingSource counts the blobs read through it.
+type countingSource struct {
+	objectSource
+	blobs int
+}
+
+func (s *countingSource) next(h Hash, want plumbing.ObjectType, buf []byte) ([]byte, error) {
+	if want == plumbing.BlobObject {
+		s.blobs++
+	}
+	return s.objectSource.next(h, want, buf)
+}
+
+// TestKeptBlobsServeTheNextCommit: the new version of a file one commit
+// reads is the old version the next commit to change it reads from the
+// kept copies, not from git again; the diffs are the same either way, and
+// a commit holding one old version twice reads it once.
+func TestKeptBlobsServeTheNextCommit(t *testing.T) {
+	r := gitfixture.New(t)
+	for i, v := range []string{"one\n", "one\ntwo\n", "one\ntwo\nthree\n"} {
+		r.Write(map[string]string{"a.txt": v, "b.txt": v, "c.txt": fmt.Sprint(i)})
+		r.Commit(fmt.Sprintf("v%d", i))
+	}
+	gitDir := filepath.Join(r.Dir, ".git")
+	commits, err := ListCommits(context.Background(), gitDir, BackendCatFile, mustHash(t, r.Head()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff := func(keep int) ([]string, int) {
+		src, err := openSource(context.Background(), gitDir, BackendCatFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		cs := &countingSource{objectSource: src}
+		c := newCommitDiffer(cs, DiffOptions{})
+		c.opts.defaults()
+		c.kept = newBlobCache(keep)
+		var out []string
+		for _, h := range commits {
+			cd, err := c.diffCommit(context.Background(), h, ZeroHash, expectTurn{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range cd.Files {
+				out = append(out, fmt.Sprintf("%s +%d -%d %q", f.Path(), f.Additions, f.Deletions, f.Diff))
+			}
+		}
+		return out, cs.blobs
+	}
+	without, readWithout := diff(1) // keeps nothing: every blob is larger than a quarter of a byte
+	with, readWith := diff(0)
+	if !slices.Equal(with, without) {
+		t.Errorf("diffs with kept blobs:\n%q\nwithout:\n%q", with, without)
+	}
+	// Each commit reads the new versions of a, b (the same blob) and c;
+	// v1 and v2 read the three old versions too, without kept blobs.
+	if readWithout != 3+2*6 || readWith != 3+2*3 {
+		t.Errorf("blobs read: %d with kept copies, %d without; want 9 and 15", readWith, readWithout)
+	}
 }
