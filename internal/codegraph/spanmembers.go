@@ -95,8 +95,8 @@ func (m member) last() int32 {
 // next directive begins (ownEnd), and moves with it.
 func (v *versionSpans) movedMember(m member, lm lineMap) (member, bool) {
 	last := m.last()
-	for _, c := range v.containers[1:] {
-		if c.open == m.start && c.close == m.end && ownEnd[c.kind] {
+	for k := 1; k < len(v.containers) && last != m.end; k++ {
+		if c := v.containers[k]; c.open == m.start && c.close == m.end && ownEnd[c.kind] {
 			last = m.end
 		}
 	}
