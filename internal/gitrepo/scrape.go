@@ -22,7 +22,7 @@ type DiffOptions struct {
 	MaxBlobBytes int
 	// KeepBlobBytes bounds the copies kept of the new versions read, for
 	// the next commit that changes the file to read as its old version
-	// without asking git again; default 64 MiB.
+	// without asking git again; default 48 MiB.
 	KeepBlobBytes int
 	// Context is the number of context lines in hunks; default 3.
 	Context int
@@ -457,7 +457,7 @@ type blobCache struct {
 
 func newBlobCache(max int) *blobCache {
 	if max <= 0 {
-		max = 64 << 20
+		max = 48 << 20
 	}
 	return &blobCache{m: map[Hash][]byte{}, max: max}
 }
