@@ -808,20 +808,24 @@ func cBracesOnly(t []byte) bool {
 // with one) and before another.
 func cStringMacroCalls(line []byte, afterString bool) [][2]int {
 	var at [][2]int
+	var last byte // the last byte before i that is not blank
+	if afterString {
+		last = '"'
+	}
 	for i := 0; i < len(line); i++ {
-		if !cIdentStart(line[i]) || i > 0 && cIdentByte(line[i-1]) {
-			continue
+		c := line[i]
+		if last == '"' && cIdentStart(c) && (i == 0 || !cIdentByte(line[i-1])) {
+			name, after := cCallShape(line[i:])
+			if name != "" && !cKeywordOrType[name] && bytes.HasPrefix(bytes.TrimLeft(line[i+after:], " \t"), []byte(`"`)) {
+				at = append(at, [2]int{i + len(name), i + after})
+				i += after - 1
+				last = ')'
+				continue
+			}
 		}
-		p := bytes.TrimRight(line[:i], " \t")
-		if len(p) == 0 && !afterString || len(p) > 0 && p[len(p)-1] != '"' {
-			continue
+		if c != ' ' && c != '\t' {
+			last = c
 		}
-		name, after := cCallShape(line[i:])
-		if name == "" || cKeywordOrType[name] || !bytes.HasPrefix(bytes.TrimLeft(line[i+after:], " \t"), []byte(`"`)) {
-			continue
-		}
-		at = append(at, [2]int{i + len(name), i + after})
-		i += after - 1
 	}
 	return at
 }
@@ -985,6 +989,17 @@ func cListConditional(src []byte, li lineIndex, k int) int {
 func cChainConditional(src []byte, li lineIndex, k int) int {
 	if !cDirective(bytes.TrimSpace(src[li[k]:]), "if") {
 		return k
+	}
+	for j := k + 1; j < len(li); j++ { // its first line of code must close a brace
+		a, b := li.bounds(j, len(src))
+		t := bytes.TrimSpace(src[a:b])
+		if len(t) == 0 || t[0] == '*' || bytes.HasPrefix(t, []byte("//")) || bytes.HasPrefix(t, []byte("/*")) {
+			continue
+		}
+		if t[0] != '}' {
+			return k
+		}
+		break
 	}
 	depth, low, code, inComment := 0, 0, false, false
 	branch := func() bool { ok := code && depth == 0 && low < 0; depth, low, code = 0, 0, false; return ok }

@@ -391,6 +391,7 @@ func TestCStatementMacros(t *testing.T) {
 			"    } else if (a) {\n        \n    } else if (b) {\n        f();\n      \n    } else {\n"},
 		{"    } else if (a) {\n#ifdef X\n    } else if (b) { /* } */\n#else\n    } else if (c) {\n  #ifdef Y\n    } else if (d) {\n  #endif\n#endif\n    }\n",
 			"    } else if (a) {\n        \n    } else if (b) { /* } */\n     \n    } else if (c) {\n          \n    } else if (d) {\n        \n      \n    }\n"},
+		{"    } else if (a) {\n#ifdef X\n    /* x */\n\n    } else if (b) {\n#endif\n    }\n", "    } else if (a) {\n        \n    /* x */\n\n    } else if (b) {\n      \n    }\n"},
 		{"#ifdef X\n    if (a) {\n#endif\n", ""},                    // leaves one open
 		{"#ifdef X\n    x = 1;\n#endif\n", ""},                      // no brace
 		{"#ifdef X\n    } else {\n#else\n    x = 1;\n#endif\n", ""}, // a branch that closes none
