@@ -714,6 +714,9 @@ func cMendBlockCall(o []byte, at, name, brace int) {
 		o[brace-1] = ';'
 		return
 	}
+	if name < 2 {
+		return
+	}
 	copy(o[at:], "if")
 	for x := at + 2; x < at+name; x++ {
 		o[x] = ' '
@@ -730,7 +733,11 @@ func cBraceMacros(src []byte) map[string][]byte {
 		if j < 0 {
 			return m
 		}
+		start := bytes.LastIndexByte(src[:i+j], '\n') + 1
 		i += j + len("#define ")
+		if len(bytes.TrimLeft(src[start:i-len("#define ")], " \t")) != 0 {
+			continue // not a directive: in a comment or a string
+		}
 		e := bytes.IndexByte(src[i:], '\n')
 		if e < 0 {
 			e = len(src) - i

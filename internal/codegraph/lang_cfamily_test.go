@@ -376,8 +376,10 @@ func TestCStatementMacros(t *testing.T) {
 		{"#define config_set_else } else\n    } config_set_else {\n", "#define config_set_else } else\n    } } else          {\n"},
 		{"#define begin_block {\n#define end_block }\n    x = 1;\n    begin_block\n    f(begin_block_x);\n    end_block\n",
 			"#define begin_block {\n#define end_block }\n    x = 1;\n    {          \n    f(begin_block_x);\n    }        \n"},
-		{"#define LONG_NAME } else if (x) {\n    } LONG_NAME {\n", ""}, // not braces alone
-		{"#define E } else\n    } E {\n", ""},                          // longer than its name
+		{"#define LONG_NAME } else if (x) {\n    } LONG_NAME {\n", ""},                // not braces alone
+		{"#define E } else\n    } E {\n", ""},                                         // longer than its name
+		{"/*\n * #define config_set_else } else\n */\n    } config_set_else {\n", ""}, // in a comment
+		{"    } F(x){\n", ""}, // too short a name to become if
 		// Arguments on the lines after; a brace with no blank before it;
 		// a brace alone on the next line.
 		{"    } config_set_bool_field(\n      \"rdbcompression\", x) {\n", "    } config_set_bool_field(\n      \"rdbcompression\", x);{\n"},
