@@ -247,34 +247,15 @@ func cUnbalancedBranches(src []byte) bool {
 			}
 			continue
 		}
-		var quote byte
-		for i := 0; i < len(line); i++ {
-			c := line[i]
-			switch {
-			case inComment:
-				if c == '*' && i+1 < len(line) && line[i+1] == '/' {
-					inComment, i = false, i+1
-				}
-			case quote != 0:
-				if c == '\\' {
-					i++
-				} else if c == quote {
-					quote = 0
-				}
-			case c == '/' && i+1 < len(line) && line[i+1] == '/':
-				i = len(line)
-			case c == '/' && i+1 < len(line) && line[i+1] == '*':
-				inComment, i = true, i+1
-			case c == '"' || c == '\'':
-				quote = c
-			case (c == '{' || c == '}') && len(balance) > 0:
+		inComment, _ = cBraces(line, inComment, func(c byte) {
+			if len(balance) > 0 {
 				if c == '{' {
 					balance[len(balance)-1]++
 				} else {
 					balance[len(balance)-1]--
 				}
 			}
-		}
+		})
 	}
 	return false
 }
