@@ -861,3 +861,13 @@ func TestLinesOf(t *testing.T) {
 		t.Error("isMinified misreads the long lines")
 	}
 }
+
+// countLines counts lines as the differ cuts them, from the text: what
+// textLines.count reads from a line index.
+func countLines(b []byte) int {
+	n := bytes.Count(b, []byte{'\n'})
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
+	}
+	return n
+}

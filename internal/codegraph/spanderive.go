@@ -328,16 +328,6 @@ func (lm lineMap) span(a, b int32) (int32, int32, bool) {
 	return int32(s), int32(e), s != 0 && e != 0
 }
 
-// countLines counts lines as the differ splits them: the last one may lack
-// its newline.
-func countLines(b []byte) int {
-	n := bytes.Count(b, []byte{'\n'})
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		n++
-	}
-	return n
-}
-
 // movedBody is a leaf body of P placed in T.
 type movedBody struct {
 	open, close point // in T
@@ -1025,7 +1015,8 @@ func (x *textLines) index() lineIndex {
 
 func (x *textLines) offset(pt point) int { return x.index().offset(pt) }
 
-// count is countLines(x.text).
+// count is the number of x's lines as the differ cuts them: the last one
+// may lack its newline.
 func (x *textLines) count() int {
 	n := len(x.index()) - 1
 	if len(x.text) > 0 && x.text[len(x.text)-1] != '\n' {

@@ -362,7 +362,7 @@ func (c *commitDiffer) diffCommit(ctx context.Context, h, guess Hash, turn expec
 		}
 	}
 	cd := &CommitDiff{ID: h, Parents: rc.Parents, Author: rc.Author, Committer: rc.Committer, Encoding: rc.Encoding, Message: rc.Message}
-	cd.Files = make([]FileDiff, 0, len(changes))
+	cd.Files = make([]FileDiff, len(changes)) // in path order, filled in the order diffed
 	// Files are diffed, and their blobs read in one batch, most often
 	// changed first (by the commits this goroutine diffed): the next
 	// commits are likely to wait for their versions (DiffOptions.Expect).
@@ -395,11 +395,12 @@ func (c *commitDiffer) diffCommit(ctx context.Context, h, guess Hash, turn expec
 			continue
 		}
 		if storedBlob(ch.oldHash, ch.oldMode) {
-			if _, ok := c.held[ch.oldHash]; ok {
-			} else if data, ok := c.kept.get(ch.oldHash); ok {
-				c.held[ch.oldHash] = data
-			} else {
-				hs = append(hs, ch.oldHash)
+			if _, ok := c.held[ch.oldHash]; !ok {
+				if data, ok := c.kept.get(ch.oldHash); ok {
+					c.held[ch.oldHash] = data
+				} else {
+					hs = append(hs, ch.oldHash)
+				}
 			}
 		}
 		if storedBlob(ch.newHash, ch.newMode) {
@@ -408,7 +409,6 @@ func (c *commitDiffer) diffCommit(ctx context.Context, h, guess Hash, turn expec
 	}
 	blobs := &batch{src: c.src, hs: hs}
 	defer blobs.Close()
-	cd.Files = cd.Files[:len(changes)]
 	for _, i := range order {
 		fd, err := c.diffFile(&changes[i], blobs, claim)
 		if err != nil {
