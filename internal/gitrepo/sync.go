@@ -82,6 +82,11 @@ type SyncOptions struct {
 	// Auth overrides credentials; default: $LOCUS_GIT_TOKEN as a bearer-style
 	// basic auth for http(s), ssh-agent for ssh.
 	Auth transport.AuthMethod
+	// MaxBlobSize, when positive, makes the clone a partial clone that
+	// fetches no blob larger than this many bytes (git's
+	// --filter=blob:limit=N); later fetches keep the filter. Needs the git
+	// CLI. Blobs left out read as missing (IsMissingObject).
+	MaxBlobSize int64
 }
 
 // SyncResult is what a sync found.
@@ -119,7 +124,7 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 	}
 	var repo *git.Repository
 	if _, err := os.Stat(opts.Dir); errors.Is(err, os.ErrNotExist) {
-		repo, err = clone(ctx, opts.Dir, u, opts.Ref, auth, opts.Progress)
+		repo, err = clone(ctx, opts.Dir, u, opts.Ref, auth, opts.Progress, opts.MaxBlobSize)
 		if err != nil {
 			return SyncResult{}, err
 		}
@@ -127,6 +132,11 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 		repo, err = git.PlainOpen(opts.Dir)
 		if err != nil {
 			return SyncResult{}, fmt.Errorf("open clone %s: %w", opts.Dir, err)
+		}
+		if opts.MaxBlobSize > 0 {
+			if err := setBlobFilter(ctx, opts.Dir, u, opts.MaxBlobSize); err != nil {
+				return SyncResult{}, err
+			}
 		}
 		err = fetchInto(ctx, repo, opts.Dir, u, opts.Ref, auth, opts.Progress)
 		if errors.Is(err, errRemoteEmpty) && opts.Ref == "" {
@@ -208,8 +218,9 @@ func refSpecs(ref string) []config.RefSpec {
 }
 
 // clone is init + fetch rather than go-git's clone, which cannot mirror a
-// remote whose HEAD is detached.
-func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, progress io.Writer) (*git.Repository, error) {
+// remote whose HEAD is detached. maxBlob > 0 makes it a partial clone
+// (setBlobFilter), fetched even from a local source.
+func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, progress io.Writer, maxBlob int64) (*git.Repository, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, fmt.Errorf("clone %s: %w", u, err)
 	}
@@ -223,7 +234,11 @@ func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, p
 	rand.Read(rnd[:])
 	tmp := dir + ".tmp-" + hex.EncodeToString(rnd[:])
 	defer os.RemoveAll(tmp)
-	r, err := localClone(ctx, tmp, u)
+	// A local clone copies every object: a partial one is fetched.
+	r, err := (*git.Repository)(nil), errors.New("partial clone")
+	if maxBlob <= 0 {
+		r, err = localClone(ctx, tmp, u)
+	}
 	if err != nil {
 		// Init + fetch, which any source allows.
 		os.RemoveAll(tmp)
@@ -233,6 +248,11 @@ func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, p
 	}
 	if err := setOrigin(r, u); err != nil {
 		return nil, fmt.Errorf("clone %s: %w", u, err)
+	}
+	if maxBlob > 0 {
+		if err := setBlobFilter(ctx, tmp, u, maxBlob); err != nil {
+			return nil, err
+		}
 	}
 	if err := fetchInto(ctx, r, tmp, u, ref, auth, progress); err != nil && !errors.Is(err, errRemoteEmpty) {
 		return nil, err
