@@ -23,6 +23,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	format "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
@@ -234,11 +235,7 @@ func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, p
 	rand.Read(rnd[:])
 	tmp := dir + ".tmp-" + hex.EncodeToString(rnd[:])
 	defer os.RemoveAll(tmp)
-	// A local clone copies every object: a partial one is fetched.
-	r, err := (*git.Repository)(nil), errors.New("partial clone")
-	if maxBlob <= 0 {
-		r, err = localClone(ctx, tmp, u)
-	}
+	r, err := localClone(ctx, tmp, u, maxBlob)
 	if err != nil {
 		// Init + fetch, which any source allows.
 		os.RemoveAll(tmp)
@@ -277,11 +274,16 @@ func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, p
 // nobody reads (a mirror without its largest blobs, which the transport
 // refuses as corrupt). The fetch after it adds the refs locus keeps. It
 // fails, and the caller fetches instead, when u is not local or git is not
-// installed.
-func localClone(ctx context.Context, tmp, u string) (*git.Repository, error) {
+// installed. maxBlob > 0 first tries a partial clone (partialLocalClone).
+func localClone(ctx context.Context, tmp, u string, maxBlob int64) (*git.Repository, error) {
 	path, ok := strings.CutPrefix(u, "file://")
 	if !ok || gitBinary() == "" {
 		return nil, errors.New("not a local repository, or no git CLI")
+	}
+	if maxBlob > 0 {
+		if r, err := partialLocalClone(ctx, tmp, u, maxBlob); err == nil {
+			return r, nil
+		}
 	}
 	cmd := exec.CommandContext(ctx, gitBinary(), "clone", "--bare", "--local", "--quiet", "--", path, tmp)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
@@ -299,6 +301,12 @@ func setOrigin(r *git.Repository, u string) error {
 		return err
 	}
 	cfg.Remotes["origin"] = &config.RemoteConfig{Name: "origin", URLs: []string{u}, Fetch: refSpecs("")}
+	if cfg.Core.RepositoryFormatVersion == format.Version_1 && cfg.Extensions.ObjectFormat == "" && len(cfg.Raw.Section("extensions").Options) == 0 {
+		// A partial clone by git is of version 1 with no extension, where
+		// go-git would write an empty extensions.objectformat, which git
+		// refuses to read; version 0 means the same and git reads it.
+		cfg.Core.RepositoryFormatVersion = format.Version_0
+	}
 	return r.SetConfig(cfg)
 }
 
