@@ -68,7 +68,7 @@ func (a *Git) Sync(ctx context.Context, in schema.SyncInput) (schema.SyncResult,
 	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
 	defer stop()
 	r, err := gitrepo.Sync(ctx, gitrepo.SyncOptions{Dir: dir, URL: in.Repo.URL, Ref: in.Repo.Ref,
-		Progress: &progressHeartbeat{ctx: ctx}})
+		Progress: &progressHeartbeat{ctx: ctx}, MaxBlobSize: in.MaxBlobSize})
 	if err != nil {
 		return schema.SyncResult{}, permanent(fmt.Errorf("sync %s: %w", in.Repo.Name, err))
 	}
@@ -178,7 +178,7 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 	}
 	metrics.CommitsScraped.Add(float64(res.NewCommits))
 	out := schema.ScrapeResult{Head: res.Head, NewCommits: res.NewCommits, Rows: res.Rows, Parts: res.Parts, FileIDs: res.FileIDsKey,
-		Root: root, Replace: replace, ReplaceReason: reason, Resumed: res.Resumed}
+		Root: root, Replace: replace, ReplaceReason: reason, Resumed: res.Resumed, Missing: res.Missing}
 	if prev != nil {
 		out.BaseHead = prev.Head
 	}

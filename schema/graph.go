@@ -75,6 +75,9 @@ type GraphInfo struct {
 	// GraphVersion 3, whose nodes table holds the code inline.
 	Code      []CodeSegment `json:"code,omitempty"`
 	CodeNodes int           `json:"code_nodes,omitempty"`
+	// MissingFiles counts the files of Commit not parsed because the
+	// clone lacks their blob (listed in the report with the reason).
+	MissingFiles int `json:"missing_files,omitempty"`
 	// Extracts is where the files' extraction results of this build are
 	// kept (size and SHA-256 as written), so that the next build parses
 	// only the files that changed; empty when none were kept.

@@ -30,6 +30,10 @@ type IndexOptions struct {
 	// join the functions' documents (semantic memory); needs workers with
 	// an LLM; default off.
 	Summaries bool `json:"summaries,omitempty"`
+	// MaxBlobSize, when positive, clones and fetches without the blobs
+	// larger than this many bytes (git's --filter=blob:limit=N); like blobs
+	// a mirror lacks, they are recorded as missing, never fatal. 0: all.
+	MaxBlobSize int64 `json:"max_blob_size,omitempty"`
 }
 
 // SummarizeResult says what an index's function summaries step did.
@@ -126,6 +130,11 @@ type RepoResult struct {
 	// Warning is the graph's (GraphInfo.Warning): its main language has no
 	// code graph support, or no file was parsed.
 	Warning string `json:"warning,omitempty"`
+	// MissingRows are the commit rows this run wrote whose blob the clone
+	// lacked (ScrapeResult.Missing); MissingFiles the files of the head not
+	// parsed for that reason (GraphInfo.MissingFiles).
+	MissingRows  int64 `json:"missing_rows,omitempty"`
+	MissingFiles int   `json:"missing_files,omitempty"`
 }
 
 // FleetSummary is written to runs/<workflow id>/summary.json when a fleet ends.
@@ -152,6 +161,8 @@ type IndexRepoInput struct {
 // SyncInput is the Sync activity's argument.
 type SyncInput struct {
 	Repo RepoSpec `json:"repo"`
+	// MaxBlobSize is IndexOptions.MaxBlobSize.
+	MaxBlobSize int64 `json:"max_blob_size,omitempty"`
 }
 
 // SyncResult tells where the clone lives and what was resolved.
@@ -207,6 +218,8 @@ type ScrapeResult struct {
 	// Resumed is how many of NewCommits an earlier attempt had written,
 	// whole parts this attempt continued after instead of diffing again.
 	Resumed int `json:"resumed,omitempty"`
+	// Missing counts the rows of Parts whose blob the clone lacked.
+	Missing int64 `json:"missing,omitempty"`
 }
 
 // Reasons of a replacing scrape (ScrapeResult.ReplaceReason).
@@ -240,6 +253,10 @@ type Manifest struct {
 	// read (SyncResult.HostQueue): snapshots of the repository are built
 	// there. "" in manifests written before it was recorded.
 	HostQueue string `json:"host_queue,omitempty"`
+	// MissingRows counts the rows of Parts whose blob the clone lacked
+	// (CommitFile.Missing); Graph.MissingFiles the files of Head not
+	// parsed for that reason.
+	MissingRows int64 `json:"missing_rows,omitempty"`
 }
 
 // Part describes one commits Parquet part.
@@ -253,6 +270,17 @@ type Part struct {
 	// SHA256 is the hex SHA-256 of the part as written; "" for parts written
 	// before it was recorded (their size is still checked).
 	SHA256 string `json:"sha256,omitempty"`
+	// Missing counts the rows whose blob the clone lacked (CommitFile.Missing).
+	Missing int64 `json:"missing,omitempty"`
+}
+
+// MissingRows is how many rows of the parts have a blob the clone lacked.
+func MissingRows(parts []Part) int64 {
+	var n int64
+	for _, p := range parts {
+		n += p.Missing
+	}
+	return n
 }
 
 // BuildGraphInput is the BuildGraph activity's argument.

@@ -8,7 +8,10 @@ const (
 	// 2 added author_name_raw and author_email_raw, decodes messages in the
 	// commit's declared encoding, and keeps changed_functions valid UTF-8;
 	// parts of version 1 read as version 2 with those columns empty.
-	CommitsVersion = 2
+	// 3 added missing (a blob the clone lacks; additions and deletions -1);
+	// parts of version 2 read as version 3 with missing false, which they
+	// are: a scrape before it failed on a missing blob.
+	CommitsVersion = 3
 	// ManifestVersion is the version of manifest.json. 2: the graph's code
 	// may live in the repository's code store (GraphInfo.Code, GraphVersion
 	// 3), which locus before it would read as empty code, and host_queue
@@ -62,9 +65,16 @@ type CommitFile struct {
 	NewBlobID      string `parquet:"new_blob_id"` // "" when deleted
 	OldMode        uint32 `parquet:"old_mode"`
 	NewMode        uint32 `parquet:"new_mode"`
-	Additions      int32  `parquet:"additions"`
-	Deletions      int32  `parquet:"deletions"`
-	IsBinary       bool   `parquet:"is_binary"`
+	// Additions and Deletions are the lines added and removed; -1 (unknown)
+	// when Missing, except for a change that keeps the content (a pure
+	// rename or mode change): 0.
+	Additions int32 `parquet:"additions"`
+	Deletions int32 `parquet:"deletions"`
+	IsBinary  bool  `parquet:"is_binary"`
+	// Missing: a version's blob is not in the clone (a partial clone
+	// filtered it out, or the repository lacks it), so the counts are
+	// unknown and Diff and ChangedFunctions are empty (since CommitsVersion 3).
+	Missing bool `parquet:"missing,optional"`
 	// Diff is the unified diff of the file (3 lines of context, no header lines),
 	// stored as bytes because source files need not be UTF-8.
 	Diff          []byte `parquet:"diff,zstd"`

@@ -86,7 +86,7 @@ func indexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 		RetryPolicy:         syncRetry,
 	})
 	var synced schema.SyncResult
-	if err := workflow.ExecuteActivity(syncCtx, git.Sync, schema.SyncInput{Repo: in.Repo}).Get(ctx, &synced); err != nil {
+	if err := workflow.ExecuteActivity(syncCtx, git.Sync, schema.SyncInput{Repo: in.Repo, MaxBlobSize: in.Options.MaxBlobSize}).Get(ctx, &synced); err != nil {
 		return res, err
 	}
 	res.Head = synced.Head
@@ -109,7 +109,7 @@ func indexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 		}
 		gone := synced.HostQueue
 		var again schema.SyncResult
-		if err := workflow.ExecuteActivity(syncCtx, git.Sync, schema.SyncInput{Repo: in.Repo}).Get(ctx, &again); err != nil {
+		if err := workflow.ExecuteActivity(syncCtx, git.Sync, schema.SyncInput{Repo: in.Repo, MaxBlobSize: in.Options.MaxBlobSize}).Get(ctx, &again); err != nil {
 			return err
 		}
 		synced.HostQueue = again.HostQueue // same head or a descendant: the step's input still holds
@@ -126,6 +126,7 @@ func indexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 		}
 	}
 	res.NewCommits = scraped.NewCommits
+	res.MissingRows = scraped.Missing
 	res.Rewritten = scraped.Replace && scraped.ReplaceReason != schema.ReplaceDamaged
 	res.Repaired = scraped.Replace && scraped.ReplaceReason == schema.ReplaceDamaged
 
@@ -142,6 +143,7 @@ func indexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 		}
 		graph = &info
 		res.Warning = info.Warning
+		res.MissingFiles = info.MissingFiles
 	}
 
 	// Function summaries by the LLM, when asked for, before the documents

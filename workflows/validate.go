@@ -88,6 +88,9 @@ func validateIndexOptions(o schema.IndexOptions) error {
 	if o.MaxDiffBytes < 0 {
 		errs = append(errs, fmt.Errorf("max-diff-bytes %d: want at least 1 (0: default)", o.MaxDiffBytes))
 	}
+	if o.MaxBlobSize < 0 {
+		errs = append(errs, fmt.Errorf("max-blob-size %d: want at least 1 (0: every blob)", o.MaxBlobSize))
+	}
 	if o.CommitsPerPart < 0 {
 		errs = append(errs, fmt.Errorf("commits-per-part %d: want at least 1 (0: default)", o.CommitsPerPart))
 	}

@@ -106,6 +106,7 @@ func TestFlagValidation(t *testing.T) {
 		{[]string{"index", "--continue-as-new-after", "0", "."}, "--continue-as-new-after 0"},
 		{[]string{"index", "--continue-as-new-after", "5001", "."}, "--continue-as-new-after 5001"},
 		{[]string{"index", "--max-diff-bytes", "-1", "."}, "--max-diff-bytes -1: want at least 1"},
+		{[]string{"index", "--max-blob-size", "-1", "."}, "--max-blob-size -1: want at least 0"},
 		{[]string{"index", "--git-backend", "bogus", "."}, `--git-backend "bogus": want one of`},
 		{[]string{"index", "--log-level", "shout", "."}, `--log-level "shout": want one of debug, info, warn, error`},
 		{[]string{"index", "--temporal", "nohost", "."}, `--temporal "nohost": want host:port`},

@@ -125,6 +125,7 @@ func runStatus(ctx context.Context, args []string) (err error) {
 	for _, f := range failed {
 		fmt.Fprintln(stdout, f)
 	}
+	printMissing(ms)
 	return nil
 }
 

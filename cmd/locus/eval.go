@@ -33,6 +33,7 @@ func runEval(ctx context.Context, args []string) error {
 	coChange := fs.Int("co-change-cost", 0, "hybrid: hop cost of edges to the functions past commits changed together with a function (0: none, the default; measured in docs/results.md)")
 	denseWeight := fs.Float64("dense-weight", 0, "hybrid: weight of the embedder's ranking in the fusion (0: 1 with a model embedder, none with the lexical one; negative: none)")
 	seed := fs.Uint64("seed", 1, "bootstrap seed")
+	maxBlob := fs.Int("max-blob-size", 0, maxBlobSizeUsage)
 	paths := repoPaths{}
 	fs.Var(paths, "repo-path", "owner/name=DIR: where one repository's clone is (repeatable; wins over --repo-dir)")
 	if err := parse(fs, args); err != nil {
@@ -51,7 +52,7 @@ func runEval(ctx context.Context, args []string) error {
 	o := evalrun.Options{BenchFile: *benchFile, Bucket: b, Resolve: evalrun.Resolver(*repoDir, paths),
 		Methods: strings.Split(*methods, ","), Limit: *limit, Seed: *seed, Query: search.Params{IncludeTests: *includeTests, MemoryWeight: *memoryWeight,
 			HotspotWeight: *hotspotWeight, DenseWeight: *denseWeight, Rerank: *rerank, CoChangeCost: *coChange},
-		Log: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }}
+		Log: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }, MaxBlobSize: int64(*maxBlob)}
 	if *repos != "" {
 		o.Repos = strings.Split(*repos, ",")
 	}
@@ -60,7 +61,7 @@ func runEval(ctx context.Context, args []string) error {
 	} else if !commits {
 		// Function-level rankings run through the workflows users run:
 		// IndexFleet, then a LocalizeBacklog per method.
-		if err := check(fs, g.checkWorkerFlags(), g.checkRerank(*rerank, false), intRange("co-change-cost", *coChange, 0, 255)); err != nil {
+		if err := check(fs, g.checkWorkerFlags(), g.checkRerank(*rerank, false), intRange("co-change-cost", *coChange, 0, 255), intRange("max-blob-size", *maxBlob, 0, -1)); err != nil {
 			return err
 		}
 		c, closeAll, err := g.connect(ctx, g.logger())

@@ -87,6 +87,9 @@ func checkHostPort(flagName, v string) error {
 }
 
 // intRange checks lo <= v <= hi (hi < lo: no upper bound).
+// maxBlobSizeUsage documents --max-blob-size on index, schedule and eval.
+const maxBlobSizeUsage = "clone and fetch without blobs larger than this many bytes (git's --filter=blob:limit=N; needs the git CLI); such blobs, like those a mirror lacks, are recorded as missing (counted by status) and their files not parsed; 0: every blob"
+
 func intRange(flagName string, v, lo, hi int) error {
 	if v < lo || hi >= lo && v > hi {
 		if hi < lo {

@@ -24,6 +24,7 @@ func runIndex(ctx context.Context, args []string) error {
 	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
 	id := fs.String("id", "", "fleet workflow id; default derived from the repositories and options, so re-running the same command resumes the same fleet")
 	maxDiff := fs.Int("max-diff-bytes", 256<<10, "cap on the stored diff of one file in one commit")
+	maxBlob := fs.Int("max-blob-size", 0, maxBlobSizeUsage)
 	backend := fs.String("git-backend", "", "how objects are read: cat-file, go-git, or empty for automatic")
 	workerFlags(fs, &g)
 	metricsFlag(fs, &g)
@@ -40,6 +41,7 @@ func runIndex(ctx context.Context, args []string) error {
 		intRange("window", *window, 1, workflows.MaxWindow),
 		intRange("continue-as-new-after", *perRun, 1, workflows.MaxContinueAsNewAfter),
 		intRange("max-diff-bytes", *maxDiff, 1, -1),
+		intRange("max-blob-size", *maxBlob, 0, -1),
 		checkBackend(*backend),
 		g.checkNeedsLLM("summaries", *summaries, *noWorker),
 	); err != nil {
@@ -65,7 +67,7 @@ func runIndex(ctx context.Context, args []string) error {
 	}
 	defer stopMetrics()
 	in := schema.IndexFleetInput{Repos: specs, Options: schema.FleetOptions{
-		Window: *window, ContinueAsNewAfter: *perRun, Index: schema.IndexOptions{MaxDiffBytes: *maxDiff, PrimaryLanguageOnly: *primary, Summaries: *summaries},
+		Window: *window, ContinueAsNewAfter: *perRun, Index: schema.IndexOptions{MaxDiffBytes: *maxDiff, PrimaryLanguageOnly: *primary, Summaries: *summaries, MaxBlobSize: int64(*maxBlob)},
 	}}
 	if *id == "" {
 		*id = jobs.FleetID(in)
@@ -142,6 +144,9 @@ func runIndex(ctx context.Context, args []string) error {
 			if r.Warning != "" {
 				fmt.Fprintf(stderr, "warning: %s: %s\n", r.Repo, r.Warning)
 			}
+			if w := missingWarning(r); w != "" {
+				fmt.Fprintf(stderr, "warning: %s: %s\n", r.Repo, w)
+			}
 		}
 		fmt.Fprintf(stdout, "%d done, %d failed in %s; summary: %s\n", sum.Done, sum.Failed,
 			sum.FinishedAt.Sub(sum.StartedAt).Round(time.Millisecond), res.SummaryKey)
@@ -164,4 +169,15 @@ func short(h string) string {
 // the table, never cut.
 func fitsTable(s string) bool {
 	return !strings.Contains(s, "\n") && utf8.RuneCountInString(s) <= 120
+}
+
+// missingWarning says what a repository's index lacks because the clone
+// lacks blobs (a partial clone's filter, an incomplete mirror); "" when
+// nothing is missing.
+func missingWarning(r schema.RepoResult) string {
+	if r.MissingRows == 0 && r.MissingFiles == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the clone lacks blobs (a partial clone's filter, or the source lacks them): %d commit rows flagged missing, line counts unknown; %d files of the head not parsed",
+		r.MissingRows, r.MissingFiles)
 }

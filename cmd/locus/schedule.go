@@ -70,6 +70,7 @@ func runScheduleCreate(ctx context.Context, args []string) error {
 	note := fs.String("note", "", "why (shown by describe)")
 	window := fs.Int("window", workflows.DefaultWindow, "repositories indexed at once")
 	maxDiff := fs.Int("max-diff-bytes", 256<<10, "cap on the stored diff of one file in one commit")
+	maxBlob := fs.Int("max-blob-size", 0, maxBlobSizeUsage)
 	primary := fs.Bool("primary-language-only", false, "build the code graph of the repository's main language only")
 	summaries := fs.Bool("summaries", false, "have the workers' LLM summarize functions without a stored summary")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), scheduleUsage+"\nFlags of create:\n"); fs.PrintDefaults() }
@@ -80,11 +81,11 @@ func runScheduleCreate(ctx context.Context, args []string) error {
 	if err := parse(fs, rest); err != nil {
 		return err
 	}
-	if err := check(fs, intRange("window", *window, 1, workflows.MaxWindow), intRange("max-diff-bytes", *maxDiff, 1, -1), jobs.CheckScheduleName(name)); err != nil {
+	if err := check(fs, intRange("window", *window, 1, workflows.MaxWindow), intRange("max-diff-bytes", *maxDiff, 1, -1), intRange("max-blob-size", *maxBlob, 0, -1), jobs.CheckScheduleName(name)); err != nil {
 		return err
 	}
 	in := workflows.ScheduledIndexInput{Options: schema.FleetOptions{Window: *window,
-		Index: schema.IndexOptions{MaxDiffBytes: *maxDiff, PrimaryLanguageOnly: *primary, Summaries: *summaries}}}
+		Index: schema.IndexOptions{MaxDiffBytes: *maxDiff, PrimaryLanguageOnly: *primary, Summaries: *summaries, MaxBlobSize: int64(*maxBlob)}}}
 	switch {
 	case *reposFile != "" && fs.NArg() > 0:
 		return exitError{code: 2, msg: "schedule create: give --repos-file or repositories, not both"}

@@ -53,3 +53,17 @@ func searchColumns(m schema.Manifest) (embedder, vectors string) {
 	}
 	return embedder, vectors
 }
+
+// printMissing says, under status's table, what each repository's index
+// lacks because its clone lacked blobs.
+func printMissing(ms []schema.Manifest) {
+	for _, m := range ms {
+		files := 0
+		if m.Graph != nil {
+			files = m.Graph.MissingFiles
+		}
+		if rows := schema.MissingRows(m.Parts); rows > 0 || files > 0 {
+			fmt.Fprintf(stdout, "%s: missing blobs: %d commit rows (line counts unknown), %d files of the head not parsed\n", m.Repo, rows, files)
+		}
+	}
+}

@@ -336,6 +336,13 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 			continue
 		}
 		data, err := f.Read()
+		if gitrepo.IsMissingObject(err) {
+			// A partial clone's filter or an incomplete mirror: the file
+			// is named, the graph built without it.
+			g.Stats.Skipped = append(g.Stats.Skipped, Skipped{f.Path, SkipMissingBlob})
+			g.Stats.Missing++
+			continue
+		}
 		if err != nil {
 			close(jobs)
 			wg.Wait()

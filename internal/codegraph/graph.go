@@ -27,6 +27,10 @@ type Node = schema.GraphNode
 // Edge is a directed relation between two nodes (a row of edges.parquet).
 type Edge = schema.GraphEdge
 
+// SkipMissingBlob is the reason a file is not parsed when the repository
+// lacks its content.
+const SkipMissingBlob = "blob missing from the clone (a partial clone's blob filter, or the repository lacks it)"
+
 // Skipped is a file the builder did not parse, and why.
 type Skipped struct {
 	Path   string `json:"path"`
@@ -50,6 +54,10 @@ type Stats struct {
 	ErrorNodes    int              `json:"error_nodes"`      // tree-sitter error nodes over all files
 	FilesWithErr  int              `json:"files_with_errors"`
 	Skipped       []Skipped        `json:"skipped"`
+	// Missing counts the files whose blob the repository lacks (a
+	// partial clone's filter, an incomplete mirror): in Skipped with the
+	// reason SkipMissingBlob.
+	Missing int `json:"missing_blobs,omitempty"`
 	// Reused counts files whose extraction came from Options.Reuse (not
 	// parsed again).
 	Reused int `json:"reused,omitempty"`

@@ -37,7 +37,7 @@ func Write(ctx context.Context, b *blob.Bucket, repo schema.RepoName, commit str
 func WriteAt(ctx context.Context, b *blob.Bucket, repo schema.RepoName, prefix, commit string, g *Graph) (schema.GraphInfo, error) {
 	info := schema.GraphInfo{Commit: commit, NodesKey: prefix + "nodes.parquet", EdgesKey: prefix + "edges.parquet",
 		ReportKey: prefix + "report.json", Nodes: len(g.Nodes), Edges: len(g.Edges), Files: g.Stats.Files,
-		Languages: g.Stats.FilesByLang, Unresolved: g.Stats.Unresolved, CodeBytes: g.Stats.CodeBytes}
+		Languages: g.Stats.FilesByLang, Unresolved: g.Stats.Unresolved, CodeBytes: g.Stats.CodeBytes, MissingFiles: g.Stats.Missing}
 	info.Warning = LanguageWarning(&info)
 	// The edges, and the extractions the build kept, are written beside
 	// the code and the nodes, which need it.

@@ -85,6 +85,9 @@ type Result struct {
 	// Functions says how the changed functions' file versions were read;
 	// zero with NoFunctions or a Config.Diff.Functions of the caller's.
 	Functions codegraph.MapperStats
+	// Missing counts the rows of Parts whose blob the clone lacked
+	// (schema.CommitFile.Missing).
+	Missing int64
 }
 
 const (
@@ -165,6 +168,7 @@ func Scrape(ctx context.Context, cfg Config) (*Result, error) {
 	log.Info("scrape", "repo", cfg.Repo, "new_commits", len(list), "head", cfg.Head, "resumed_after", done)
 
 	var pw *partWriter
+	firstMissing := ""
 	emit := func(cd *gitrepo.CommitDiff) error {
 		if pw == nil {
 			first := done
@@ -182,6 +186,9 @@ func Scrape(ctx context.Context, cfg Config) (*Result, error) {
 			cfg.Progress(done, len(list))
 		}
 		if pw.commits == pw.want {
+			if firstMissing == "" {
+				firstMissing = pw.firstMissing
+			}
 			p, err := pw.close()
 			if err != nil {
 				return err
@@ -212,6 +219,11 @@ func Scrape(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if mapper != nil {
 		res.Functions = mapper.Stats()
+	}
+	if res.Missing = schema.MissingRows(res.Parts); res.Missing > 0 {
+		// One warning for the repository, not one per blob.
+		log.Warn("blobs missing from the clone (a partial clone's filter, or an incomplete mirror): their rows are flagged missing, line counts unknown",
+			"repo", cfg.Repo, "rows", res.Missing, "first", firstMissing)
 	}
 	res.FileIDsKey = cfg.Repo.FileIDsKey(cfg.Head)
 	if err := writeFileIDs(ctx, cfg.Bucket, res.FileIDsKey, ids); err != nil {
@@ -285,6 +297,9 @@ type partWriter struct {
 	limit   int
 	commits int
 	want    int
+	// firstMissing names the first row whose blob the clone lacked
+	// ("commit path"), for the scrape's warning.
+	firstMissing string
 }
 
 func newPartWriter(ctx context.Context, cfg Config, first, last string, want int) (*partWriter, error) {
@@ -349,6 +364,12 @@ func (p *partWriter) writeCommit(repo schema.RepoName, cd *gitrepo.CommitDiff, i
 		r.OldMode, r.NewMode = f.OldMode, f.NewMode
 		r.Additions, r.Deletions = int32(f.Additions), int32(f.Deletions)
 		r.IsBinary, r.Diff, r.DiffTruncated = f.Binary, f.Diff, f.Truncated
+		if r.Missing = f.Missing; r.Missing {
+			p.part.Missing++
+			if p.firstMissing == "" {
+				p.firstMissing = id[:12] + " " + r.Path
+			}
+		}
 		r.ChangedFunctions = validIDs(f.ChangedFunctions)
 		if ext := strings.ToLower(path.Ext(r.Path)); ext != "." {
 			r.Extension = ext

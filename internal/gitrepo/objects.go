@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -179,7 +180,8 @@ type catFileSource struct {
 	inC     io.Closer
 	out     *bufio.Reader
 	stderr  *bytes.Buffer
-	command bool // --batch-command --buffer
+	command bool   // --batch-command --buffer
+	view    string // objectView's directory, removed on Close; "" when none
 }
 
 // catFileCommands reports whether the installed git has `cat-file
@@ -207,8 +209,22 @@ func openCatFile(ctx context.Context, dir string) (*catFileSource, error) {
 		args[len(args)-1] = "--batch-command"
 		args = append(args, "--buffer")
 	}
+	// GIT_NO_LAZY_FETCH (git 2.44) keeps a partial clone's cat-file from
+	// fetching the objects it lacks from the promisor remote; older git
+	// has no such switch, and dies when that fetch fails.
+	env := []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0", "GIT_NO_LAZY_FETCH=1"}
+	view := ""
+	if partial, err := isPartialClone(dir); err != nil {
+		return nil, err
+	} else if partial {
+		if view, err = objectView(dir); err != nil {
+			return nil, err
+		}
+		args = args[2:]
+		env = append(env, "GIT_DIR="+view, "GIT_OBJECT_DIRECTORY="+filepath.Join(dir, "objects"))
+	}
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(cmd.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = append(cmd.Environ(), env...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -220,10 +236,69 @@ func openCatFile(ctx context.Context, dir string) (*catFileSource, error) {
 	stderr := &bytes.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
+		if view != "" {
+			os.RemoveAll(view)
+		}
 		return nil, fmt.Errorf("start git cat-file in %s: %w", dir, err)
 	}
 	return &catFileSource{cmd: cmd, in: bufio.NewWriterSize(in, 16<<10), inC: in, out: bufio.NewReaderSize(out, 1<<20),
-		stderr: stderr, command: command}, nil
+		stderr: stderr, command: command, view: view}, nil
+}
+
+// isPartialClone reports whether the git directory dir has a promisor
+// remote (a clone or fetch made with --filter): objects it lacks are then
+// expected, and git would fetch them on a read.
+func isPartialClone(dir string) (bool, error) {
+	if packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.promisor")); len(packs) > 0 {
+		return true, nil
+	}
+	f, err := os.Open(filepath.Join(dir, "config"))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read config of %s: %w", dir, err)
+	}
+	defer f.Close()
+	cfg := gitconfig.New()
+	if err := gitconfig.NewDecoder(f).Decode(cfg); err != nil {
+		return false, fmt.Errorf("read config of %s: %w", dir, err)
+	}
+	if cfg.Section("extensions").Option("partialclone") != "" {
+		return true, nil
+	}
+	for _, r := range cfg.Section("remote").Subsections {
+		if strings.EqualFold(r.Option("promisor"), "true") {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// objectView makes a git directory that reads dir's objects (through
+// GIT_OBJECT_DIRECTORY) with none of its configuration: without a
+// promisor remote, cat-file answers "missing" for an object the partial
+// clone lacks instead of fetching it (or dying when the fetch fails), and
+// a scrape never reaches the network. Remove it when done.
+func objectView(dir string) (string, error) {
+	view, err := os.MkdirTemp("", "locus-objects-")
+	if err != nil {
+		return "", fmt.Errorf("object view of %s: %w", dir, err)
+	}
+	for _, f := range []struct{ name, text string }{
+		{"HEAD", "ref: refs/heads/main\n"},
+		{"config", "[core]\n\trepositoryformatversion = 0\n\tbare = true\n"},
+	} {
+		if err := os.WriteFile(filepath.Join(view, f.name), []byte(f.text), 0o644); err != nil {
+			os.RemoveAll(view)
+			return "", fmt.Errorf("object view of %s: %w", dir, err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(view, "refs"), 0o755); err != nil {
+		os.RemoveAll(view)
+		return "", fmt.Errorf("object view of %s: %w", dir, err)
+	}
+	return view, nil
 }
 
 func (s *catFileSource) read(h Hash, want plumbing.ObjectType, buf []byte) ([]byte, error) {
@@ -297,6 +372,9 @@ func (s *catFileSource) fail(h Hash, err error) error {
 func (s *catFileSource) Close() error {
 	s.inC.Close()
 	err := s.cmd.Wait()
+	if s.view != "" {
+		os.RemoveAll(s.view)
+	}
 	if err != nil && strings.TrimSpace(s.stderr.String()) != "" {
 		return fmt.Errorf("git cat-file: %s", strings.TrimSpace(s.stderr.String()))
 	}
@@ -443,6 +521,11 @@ func parseTree(id Hash, data []byte) ([]treeEntry, error) {
 func isNotFound(err error) bool {
 	return errors.Is(err, plumbing.ErrObjectNotFound)
 }
+
+// IsMissingObject reports whether err is about an object the repository
+// does not have: one a partial clone filtered out, or one absent from an
+// incomplete mirror.
+func IsMissingObject(err error) bool { return isNotFound(err) }
 
 // checkGitDir fails with a clear error when dir is not a git directory (bare
 // repository or .git), before any backend tries to read it.

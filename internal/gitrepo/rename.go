@@ -122,11 +122,17 @@ type renameScorer struct {
 	minScore int
 }
 
+// file is h's size and hashes; nil when the repository does not have the
+// blob (a partial clone or an incomplete mirror).
 func (s *renameScorer) file(h Hash) (*renameFile, error) {
 	if f, ok := s.files[h]; ok {
 		return f, nil
 	}
 	data, err := s.load(h)
+	if isNotFound(err) {
+		s.files[h] = nil
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +153,11 @@ func (s *renameScorer) score(src, dst *change) (int, error) {
 	b, err := s.file(dst.newHash)
 	if err != nil {
 		return 0, err
+	}
+	if a == nil || b == nil {
+		// A side's content is missing: no similarity can be measured,
+		// and the pair stays a deletion and an addition.
+		return 0, nil
 	}
 	minScore := s.minScore
 	if minScore == 0 {

@@ -116,6 +116,12 @@ type FileDiff struct {
 	Binary           bool
 	Diff             []byte // unified hunks, no header; nil for binary files
 	Truncated        bool   // Diff was cut at MaxDiffBytes, or the blob was too large to diff
+	// Missing: a side's blob is not in the repository (a partial clone
+	// filtered it out, or the mirror lacks it). Additions and Deletions
+	// are then -1 (unknown), except for a change that keeps the content
+	// (a pure rename or mode change: 0 and 0); Binary is false, there is no
+	// Diff and no ChangedFunctions.
+	Missing bool
 	// ChangedFunctions are ids ("path:Qualified.name") of the functions the
 	// change touches in the old and new versions, when DiffOptions.Functions is set.
 	ChangedFunctions []string
@@ -522,16 +528,25 @@ func (c *commitDiffer) diffFile(ch *change, blobs *batch, claim any) (FileDiff, 
 		// A mode change or pure rename: nothing added or deleted, but
 		// numstat shows a binary file as binary all the same.
 		b, _, err := c.blob(ch.newHash, ch.newMode, blobs, &c.bufB, false)
+		if isNotFound(err) {
+			fd.Missing = true
+			return fd, nil
+		}
 		fd.Binary = err == nil && isBinary(b)
 		return fd, err
 	}
-	a, bigA, err := c.blob(ch.oldHash, ch.oldMode, blobs, &c.bufA, true)
-	if err != nil {
-		return fd, err
+	// Both sides are read before either error is looked at: the batch
+	// holds them in order.
+	a, bigA, errA := c.blob(ch.oldHash, ch.oldMode, blobs, &c.bufA, true)
+	b, bigB, errB := c.blob(ch.newHash, ch.newMode, blobs, &c.bufB, false)
+	for _, err := range []error{errA, errB} {
+		if err != nil && !isNotFound(err) {
+			return fd, err
+		}
 	}
-	b, bigB, err := c.blob(ch.newHash, ch.newMode, blobs, &c.bufB, false)
-	if err != nil {
-		return fd, err
+	if errA != nil || errB != nil {
+		fd.Missing, fd.Additions, fd.Deletions = true, -1, -1
+		return fd, nil
 	}
 	if !bigB && storedBlob(ch.newHash, ch.newMode) {
 		c.kept.put(ch.newHash, b)

@@ -23,6 +23,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	format "github.com/go-git/go-git/v5/plumbing/format/config"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
@@ -82,6 +83,11 @@ type SyncOptions struct {
 	// Auth overrides credentials; default: $LOCUS_GIT_TOKEN as a bearer-style
 	// basic auth for http(s), ssh-agent for ssh.
 	Auth transport.AuthMethod
+	// MaxBlobSize, when positive, makes the clone a partial clone that
+	// fetches no blob larger than this many bytes (git's
+	// --filter=blob:limit=N); later fetches keep the filter. Needs the git
+	// CLI. Blobs left out read as missing (IsMissingObject).
+	MaxBlobSize int64
 }
 
 // SyncResult is what a sync found.
@@ -119,7 +125,7 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 	}
 	var repo *git.Repository
 	if _, err := os.Stat(opts.Dir); errors.Is(err, os.ErrNotExist) {
-		repo, err = clone(ctx, opts.Dir, u, opts.Ref, auth, opts.Progress)
+		repo, err = clone(ctx, opts.Dir, u, opts.Ref, auth, opts.Progress, opts.MaxBlobSize)
 		if err != nil {
 			return SyncResult{}, err
 		}
@@ -127,6 +133,11 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 		repo, err = git.PlainOpen(opts.Dir)
 		if err != nil {
 			return SyncResult{}, fmt.Errorf("open clone %s: %w", opts.Dir, err)
+		}
+		if opts.MaxBlobSize > 0 {
+			if err := setBlobFilter(ctx, opts.Dir, u, opts.MaxBlobSize); err != nil {
+				return SyncResult{}, err
+			}
 		}
 		err = fetchInto(ctx, repo, opts.Dir, u, opts.Ref, auth, opts.Progress)
 		if errors.Is(err, errRemoteEmpty) && opts.Ref == "" {
@@ -208,8 +219,9 @@ func refSpecs(ref string) []config.RefSpec {
 }
 
 // clone is init + fetch rather than go-git's clone, which cannot mirror a
-// remote whose HEAD is detached.
-func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, progress io.Writer) (*git.Repository, error) {
+// remote whose HEAD is detached. maxBlob > 0 makes it a partial clone
+// (setBlobFilter), fetched even from a local source.
+func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, progress io.Writer, maxBlob int64) (*git.Repository, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, fmt.Errorf("clone %s: %w", u, err)
 	}
@@ -223,7 +235,7 @@ func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, p
 	rand.Read(rnd[:])
 	tmp := dir + ".tmp-" + hex.EncodeToString(rnd[:])
 	defer os.RemoveAll(tmp)
-	r, err := localClone(ctx, tmp, u)
+	r, err := localClone(ctx, tmp, u, maxBlob)
 	if err != nil {
 		// Init + fetch, which any source allows.
 		os.RemoveAll(tmp)
@@ -233,6 +245,11 @@ func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, p
 	}
 	if err := setOrigin(r, u); err != nil {
 		return nil, fmt.Errorf("clone %s: %w", u, err)
+	}
+	if maxBlob > 0 {
+		if err := setBlobFilter(ctx, tmp, u, maxBlob); err != nil {
+			return nil, err
+		}
 	}
 	if err := fetchInto(ctx, r, tmp, u, ref, auth, progress); err != nil && !errors.Is(err, errRemoteEmpty) {
 		return nil, err
@@ -257,11 +274,16 @@ func clone(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, p
 // nobody reads (a mirror without its largest blobs, which the transport
 // refuses as corrupt). The fetch after it adds the refs locus keeps. It
 // fails, and the caller fetches instead, when u is not local or git is not
-// installed.
-func localClone(ctx context.Context, tmp, u string) (*git.Repository, error) {
+// installed. maxBlob > 0 first tries a partial clone (partialLocalClone).
+func localClone(ctx context.Context, tmp, u string, maxBlob int64) (*git.Repository, error) {
 	path, ok := strings.CutPrefix(u, "file://")
 	if !ok || gitBinary() == "" {
 		return nil, errors.New("not a local repository, or no git CLI")
+	}
+	if maxBlob > 0 {
+		if r, err := partialLocalClone(ctx, tmp, u, maxBlob); err == nil {
+			return r, nil
+		}
 	}
 	cmd := exec.CommandContext(ctx, gitBinary(), "clone", "--bare", "--local", "--quiet", "--", path, tmp)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
@@ -279,6 +301,12 @@ func setOrigin(r *git.Repository, u string) error {
 		return err
 	}
 	cfg.Remotes["origin"] = &config.RemoteConfig{Name: "origin", URLs: []string{u}, Fetch: refSpecs("")}
+	if cfg.Core.RepositoryFormatVersion == format.Version_1 && cfg.Extensions.ObjectFormat == "" && len(cfg.Raw.Section("extensions").Options) == 0 {
+		// A partial clone by git is of version 1 with no extension, where
+		// go-git would write an empty extensions.objectformat, which git
+		// refuses to read; version 0 means the same and git reads it.
+		cfg.Core.RepositoryFormatVersion = format.Version_0
+	}
 	return r.SetConfig(cfg)
 }
 

@@ -168,6 +168,7 @@ func Publish(ctx context.Context, b *blob.Bucket, u Update) (*schema.Manifest, e
 			m.Rows += p.Rows
 		}
 	}
+	m.MissingRows = schema.MissingRows(m.Parts)
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return nil, err

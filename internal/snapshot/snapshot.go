@@ -105,6 +105,10 @@ func Ensure(ctx context.Context, c Config, repo schema.RepoName, commit string) 
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s@%s: %w", repo, full, err)
 	}
+	if info.MissingFiles > 0 && c.Warn != nil {
+		c.Warn("snapshot: files not parsed, their blob missing from the clone (a partial clone's filter, or the repository lacks it)",
+			"repo", repo, "commit", full, "files", info.MissingFiles, "report", info.ReportKey)
+	}
 	ires, err := search.IndexSnapshot(ctx, c.Deps, repo, info)
 	if err != nil {
 		return nil, err

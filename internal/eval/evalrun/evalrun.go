@@ -69,6 +69,8 @@ type Options struct {
 	Seed  uint64 // bootstrap seed
 	// Log receives progress lines; may be nil.
 	Log func(format string, args ...any)
+	// MaxBlobSize is the index's schema.IndexOptions.MaxBlobSize.
+	MaxBlobSize int64
 }
 
 // Result is a summarised run.
@@ -147,7 +149,7 @@ func runFunctions(ctx context.Context, o Options) (*Result, error) {
 		methods = DefaultMethods
 	}
 	runner := &funceval.Runner{Bucket: o.Bucket, Client: o.Client, Backends: o.Backends, RepoDir: o.Resolve,
-		Methods: methods, K: FunctionKs[len(FunctionKs)-1], Query: o.Query, Watch: o.Watch, Log: o.Log}
+		Methods: methods, K: FunctionKs[len(FunctionKs)-1], Query: o.Query, Watch: o.Watch, Log: o.Log, MaxBlobSize: o.MaxBlobSize}
 	var fi []funceval.Instance
 	spans := map[string]map[string][]string{}
 	for _, in := range insts {

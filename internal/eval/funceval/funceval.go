@@ -79,6 +79,9 @@ type Runner struct {
 	Query search.Params
 	// PrimaryLanguageOnly builds graphs of the main language only.
 	PrimaryLanguageOnly bool
+	// MaxBlobSize clones without blobs over this many bytes (see
+	// schema.IndexOptions.MaxBlobSize); 0: every blob.
+	MaxBlobSize int64
 	// Watch shows a started backlog's progress until stop is called; may be nil.
 	Watch func(ctx context.Context, s jobs.Started) (stop func(ok bool))
 	// Log receives progress lines; may be nil.
@@ -203,7 +206,7 @@ func (r *Runner) index(ctx context.Context, instances []Instance, skip func(id, 
 		failed[in.Repo] = err.Error()
 	}
 	if len(specs) > 0 {
-		in := schema.IndexFleetInput{Repos: specs, Options: schema.FleetOptions{Index: schema.IndexOptions{PrimaryLanguageOnly: r.PrimaryLanguageOnly}}}
+		in := schema.IndexFleetInput{Repos: specs, Options: schema.FleetOptions{Index: schema.IndexOptions{PrimaryLanguageOnly: r.PrimaryLanguageOnly, MaxBlobSize: r.MaxBlobSize}}}
 		start := time.Now()
 		run, err := jobs.StartFleet(ctx, r.Client, r.Bucket, jobs.FleetID(in), in)
 		if err != nil {
