@@ -13,7 +13,6 @@ import (
 
 	"github.com/locus-dev/locus/internal/backlog"
 	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
@@ -79,11 +78,16 @@ func runBacklog(ctx context.Context, args []string) error {
 	}
 	file := fs.Arg(0)
 	log := g.logger()
+	bucket, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer bucket.Close()
 	defaultRepo := ""
 	if *repoFlag != "" {
-		name, err := gitrepo.ResolveRepoArg(*repoFlag)
+		name, err := resolveRepo(ctx, bucket, *repoFlag)
 		if err != nil {
-			return usageError(fs, fmt.Errorf("--repo: %w", err))
+			return fmt.Errorf("--repo: %w", err)
 		}
 		defaultRepo = string(name)
 	}
@@ -109,7 +113,7 @@ func runBacklog(ctx context.Context, args []string) error {
 		name, ok := names[is.Repo]
 		if _, bad := resolveErr[is.Repo]; !ok && !bad {
 			var err error
-			if name, err = gitrepo.ResolveRepoArg(is.Repo); err != nil {
+			if name, err = resolveRepo(ctx, bucket, is.Repo); err != nil {
 				resolveErr[is.Repo] = err
 			} else {
 				names[is.Repo] = name
@@ -125,11 +129,6 @@ func runBacklog(ctx context.Context, args []string) error {
 	for _, f := range failures {
 		fmt.Fprintf(stderr, "%s: %s\n", f.Source, f.Error)
 	}
-	bucket, err := g.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer bucket.Close()
 	opts := workflows.BacklogOptions{Window: *window, Batch: *batch, ContinueAsNewAfter: *perRun, MaxTokens: *maxTokens, MaxIssueTokens: *maxIssueTokens,
 		PriceInPerM: *priceIn, PriceOutPerM: *priceOut}
 	params := search.Params{Method: *method, Params: spider.Params{K: *k}, IncludeTests: *includeTests, Rerank: *rerank}

@@ -28,21 +28,27 @@ func runStatus(ctx context.Context, args []string) (err error) {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	// Optional REPO arguments (owner/name, a path, '.' or a URL) filter the list.
-	want := map[schema.RepoName]string{}
-	for _, a := range fs.Args() {
-		n, err := gitrepo.ResolveRepoArg(a)
-		if err != nil {
-			return err
-		}
-		want[n] = a
-	}
 	g.logger()
 	b, err := g.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
+	// Optional REPO arguments (owner/name, a path, '.' or a URL) filter the
+	// list; a path or URL resolves to the stored repository indexed from it.
+	want := map[schema.RepoName]string{}
+	for _, a := range fs.Args() {
+		n, err := resolveRepo(ctx, b, a)
+		if errors.Is(err, gitrepo.ErrNotIndexed) {
+			if pn, perr := schema.ParseRepoName(a); perr == nil {
+				n, err = pn, nil // reported below, with its last run
+			}
+		}
+		if err != nil {
+			return err
+		}
+		want[n] = a
+	}
 	// Named repositories are read one by one (no listing of the whole
 	// store); a damaged manifest is reported for its repository alone.
 	var ms []schema.Manifest

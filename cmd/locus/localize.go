@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
@@ -82,16 +81,16 @@ func runLocalize(ctx context.Context, args []string) error {
 	if trimErr != nil {
 		return trimErr
 	}
-	repo, err := gitrepo.ResolveRepoArg(*repoFlag)
-	if err != nil {
-		return err
-	}
 	log := g.logger()
 	b, err := g.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
+	repo, err := resolveRepo(ctx, b, *repoFlag)
+	if err != nil {
+		return err
+	}
 	cl, closeAll, err := g.connect(ctx, log)
 	if err != nil {
 		return err
