@@ -98,6 +98,9 @@ func ResolveRepoArg(s string) (schema.RepoName, error) {
 	if s == "" {
 		return "", fmt.Errorf("repository: empty")
 	}
+	if masked, ok := schema.MaskCredentials(s); ok {
+		return "", credentialsError(masked)
+	}
 	if st, err := os.Stat(s); (err == nil && st.IsDir()) || strings.ContainsAny(s, "=#") || strings.Contains(s, "://") || schema.IsRemoteURL(s) {
 		spec, err := ResolveSpec(s)
 		if err != nil {
@@ -157,7 +160,7 @@ func ResolveIndexed(ctx context.Context, s string, ix Indexed) (schema.RepoName,
 		return "", fmt.Errorf("repository: empty")
 	}
 	if masked, ok := schema.MaskCredentials(s); ok {
-		return "", fmt.Errorf("repository %s: credentials in a URL are not accepted (they would be printed and stored); drop them", masked)
+		return "", credentialsError(masked)
 	}
 	spec, explicit, err := schema.SplitRepoSpec(s)
 	if err != nil {
@@ -220,6 +223,12 @@ func ResolveIndexed(ctx context.Context, s string, ix Indexed) (schema.RepoName,
 		return "", notIndexed(fmt.Sprintf("directory %s (%s)", abs, why), ms)
 	}
 	return "", fmt.Errorf("directory %s is %s: give one name instead: %w", abs, describe(matches), ErrAmbiguous)
+}
+
+// credentialsError refuses a repository argument whose URL holds
+// credentials, showing it masked.
+func credentialsError(masked string) error {
+	return fmt.Errorf("repository %s: credentials in a URL are not accepted (they would be printed and stored); drop them", masked)
 }
 
 // named checks that name is indexed.

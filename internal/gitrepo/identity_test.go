@@ -107,7 +107,7 @@ func TestResolveRepoArg(t *testing.T) {
 	if got, err := ResolveRepoArg("."); err != nil || got != "pallets/flask" {
 		t.Errorf(`ResolveRepoArg(".") = %q, %v; want pallets/flask`, got, err)
 	}
-	for _, bad := range []string{"", "a b/c", "../x", "a/b/c"} {
+	for _, bad := range []string{"", "a b/c", "../x", "a/b/c", "https://example.com/a/b?access_token=t"} {
 		if got, err := ResolveRepoArg(bad); err == nil {
 			t.Errorf("ResolveRepoArg(%q) = %q, want an error", bad, got)
 		}
@@ -248,6 +248,7 @@ func TestResolveIndexed(t *testing.T) {
 		{name: "not a repository", in: notRepo, errs: []string{notRepo, "root commit is unknown", "indexed: b/repo"}, is: ErrNotIndexed},
 		{name: "neither", dir: base, in: "no-such-dir/x/y", errs: []string{"not an owner/name"}},
 		{name: "password", in: "https://u:hunter2@example.com/x.git", errs: []string{"https://***@example.com/x.git", "credentials"}},
+		{name: "token in the query", in: "https://example.com/x.git?token=hunter2", errs: []string{"https://example.com/x.git?token=***", "credentials"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.dir != "" {
