@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/internal/termtext"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workflows"
 )
@@ -127,7 +127,7 @@ func runBacklog(ctx context.Context, args []string) error {
 			Truncated: is.Truncated, Source: is.Source, Notes: is.Notes})
 	}
 	for _, f := range failures {
-		fmt.Fprintf(stderr, "%s: %s\n", f.Source, f.Error)
+		fmt.Fprintf(stderr, "%s: %s\n", termtext.Escape(f.Source), termtext.Escape(f.Error))
 	}
 	opts := workflows.BacklogOptions{Window: *window, Batch: *batch, ContinueAsNewAfter: *perRun, MaxTokens: *maxTokens, MaxIssueTokens: *maxIssueTokens,
 		PriceInPerM: *priceIn, PriceOutPerM: *priceOut}
@@ -213,7 +213,7 @@ func printBacklogSummary(s backlog.Summary, res workflows.BacklogResult) {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ISSUE\tSOURCE\tERROR")
 		for _, f := range s.Failures {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", f.IssueID, f.Source, strings.ReplaceAll(f.Error, "\n", " "))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", termtext.Escape(f.IssueID), termtext.Escape(f.Source), termtext.Escape(f.Error))
 		}
 		tw.Flush()
 	}

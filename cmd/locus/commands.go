@@ -18,6 +18,7 @@ import (
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/termtext"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
 )
@@ -85,7 +86,7 @@ func runStatus(ctx context.Context, args []string) (err error) {
 		}
 	}()
 	for _, e := range bad {
-		fmt.Fprintf(stderr, "DAMAGED %s: %v\n", e.Repo, e.Err)
+		fmt.Fprintf(stderr, "DAMAGED %s: %s\n", e.Repo, termtext.Escape(e.Err.Error()))
 	}
 	for _, m := range ms {
 		if w := languageWarning(m); w != "" {
@@ -119,11 +120,11 @@ func runStatus(ctx context.Context, args []string) (err error) {
 			last = lr.Fleet
 			if !lr.OK {
 				last += " (failed)"
-				failed = append(failed, fmt.Sprintf("%s: last run %s failed: %s", m.Repo, lr.Fleet, lr.Error))
+				failed = append(failed, fmt.Sprintf("%s: last run %s failed: %s", m.Repo, lr.Fleet, termtext.Escape(lr.Error)))
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Repo, short(m.Head), m.Commits, m.Rows, len(m.Parts),
-			graphLanguages(m.Graph), nodes, emb, vec, m.IndexedAt.Local().Format(time.DateTime), last, cmp.Or(next[m.Repo], "-"), m.URL)
+			graphLanguages(m.Graph), nodes, emb, vec, m.IndexedAt.Local().Format(time.DateTime), last, cmp.Or(next[m.Repo], "-"), termtext.Escape(m.URL))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
