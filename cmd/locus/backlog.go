@@ -183,7 +183,7 @@ func reportBacklog(ctx context.Context, bucket *blob.Bucket, res workflows.Backl
 			return err
 		}
 	} else {
-		printBacklogSummary(sum, res)
+		printBacklogSummary(bucket, sum, res)
 		if out != "" {
 			fmt.Fprintf(stdout, "wrote %s and %s\n", filepath.Join(out, "results.jsonl"), filepath.Join(out, "summary.md"))
 		}
@@ -194,7 +194,7 @@ func reportBacklog(ctx context.Context, bucket *blob.Bucket, res workflows.Backl
 	return nil
 }
 
-func printBacklogSummary(s backlog.Summary, res workflows.BacklogResult) {
+func printBacklogSummary(bucket *blob.Bucket, s backlog.Summary, res workflows.BacklogResult) {
 	selector := "selector " + s.Selector
 	if s.Selector == "" {
 		selector = "no neighbour selection ran"
@@ -217,11 +217,13 @@ func printBacklogSummary(s backlog.Summary, res workflows.BacklogResult) {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(stdout, "results: %s\n", schema.BacklogKey(res.Run, "part-*.parquet"))
+	fmt.Fprintf(stdout, "results: %s\n", bucket.Location(schema.BacklogKey(res.Run, "part-*.parquet")))
 }
 
 // writeBacklogOut writes results.jsonl and summary.md to dir, each through
 // a temporary file, so an interrupted write leaves the old file or none.
+// They are outputs for people and other tools: mode 0644, like any file
+// a command writes, not the 0600 of a temporary file.
 func writeBacklogOut(dir string, rs []backlog.Result, s backlog.Summary) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
@@ -232,7 +234,10 @@ func writeBacklogOut(dir string, rs []backlog.Result, s backlog.Summary) error {
 		if err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
-		err = fill(f)
+		err = f.Chmod(0o644)
+		if err == nil {
+			err = fill(f)
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

@@ -145,7 +145,7 @@ func runIndex(ctx context.Context, args []string) error {
 			}
 		}
 		fmt.Fprintf(stdout, "%d done, %d failed in %s; summary: %s\n", sum.Done, sum.Failed,
-			sum.FinishedAt.Sub(sum.StartedAt).Round(time.Millisecond), res.SummaryKey)
+			sum.FinishedAt.Sub(sum.StartedAt).Round(time.Millisecond), bucket.Location(res.SummaryKey))
 	}
 	if sum.Failed > 0 {
 		return exitError{code: 1, msg: fmt.Sprintf("%d of %d repositories failed", sum.Failed, sum.Total)}

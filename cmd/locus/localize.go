@@ -113,11 +113,11 @@ func runLocalize(ctx context.Context, args []string) error {
 	}
 	res, err := jobs.Wait(ctx, st)
 	if err != nil {
-		return fmt.Errorf("localize %s: %w", repo, err)
+		return localizeError(repo, err)
 	}
 	out, err := jobs.IssueResult(ctx, cl, b, res, localizeIssueID)
 	if err != nil {
-		return fmt.Errorf("localize %s: %w", repo, err)
+		return localizeError(repo, err)
 	}
 	if err := printLocalize(stdout, stderr, out, g.json); err != nil {
 		return err
@@ -126,4 +126,14 @@ func runLocalize(ctx context.Context, args []string) error {
 		return strictResult(out)
 	}
 	return nil
+}
+
+// localizeError prefixes err with "localize REPO" unless its message (an
+// issue's error, as the ranking wrote it) already starts so: said once.
+func localizeError(repo schema.RepoName, err error) error {
+	prefix := "localize " + string(repo)
+	if strings.HasPrefix(err.Error(), prefix+":") || strings.HasPrefix(err.Error(), prefix+"@") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", prefix, err)
 }

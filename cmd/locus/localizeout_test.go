@@ -173,3 +173,16 @@ func TestPrintLocalizeEscapes(t *testing.T) {
 		t.Errorf("--json gives %+v, %v; want the id exact", back.Items, err)
 	}
 }
+
+func TestLocalizeErrorSaysRepoOnce(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"localize psf/requests: not indexed (run locus index first)", "localize psf/requests: not indexed (run locus index first)"},
+		{"localize psf/requests@abc1234: no snapshot of that commit is built: not indexed", "localize psf/requests@abc1234: no snapshot of that commit is built: not indexed"},
+		{"backlog r1 has no result for issue issue", "localize psf/requests: backlog r1 has no result for issue issue"},
+		{"localize psf/requestsx: other", "localize psf/requests: localize psf/requestsx: other"},
+	} {
+		if got := localizeError("psf/requests", errors.New(tc.in)).Error(); got != tc.want {
+			t.Errorf("localizeError(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
