@@ -181,14 +181,18 @@ func ResolveIndexed(ctx context.Context, s string, ix Indexed) (schema.RepoName,
 		path = u.Path
 	}
 	var name schema.RepoName
+	var nameErr error // why s is not an owner/name, when it could be one
 	if !isURL && spec.Ref == "" && !strings.ContainsAny(s, "#=") {
-		name, _ = schema.ParseRepoName(s)
+		name, nameErr = schema.ParseRepoName(s)
 	}
 	if st, err := os.Stat(path); err != nil || !st.IsDir() {
-		if name != "" {
+		switch {
+		case name != "":
 			return named(ctx, ix, name, s)
+		case nameErr != nil:
+			return "", fmt.Errorf("repository %q is not an owner/name (%v), an existing directory or a URL", s, nameErr)
 		}
-		return "", fmt.Errorf("repository %q is not an owner/name, an existing directory or a URL", s)
+		return "", fmt.Errorf("repository %q: %s is not a directory", s, path)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

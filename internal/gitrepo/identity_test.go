@@ -246,7 +246,9 @@ func TestResolveIndexed(t *testing.T) {
 		{name: "not indexed name", in: "pallets/flask", errs: []string{"pallets/flask: not indexed", "indexed: b/repo, psf/requests, repo"}, is: ErrNotIndexed},
 		{name: "not indexed remote", in: "https://github.com/pallets/flask", errs: []string{"pallets/flask", "indexed: b/repo, psf/requests, repo"}, is: ErrNotIndexed},
 		{name: "not a repository", in: notRepo, errs: []string{notRepo, "root commit is unknown", "indexed: b/repo"}, is: ErrNotIndexed},
-		{name: "neither", dir: base, in: "no-such-dir/x/y", errs: []string{"not an owner/name"}},
+		{name: "neither", dir: base, in: "no-such-dir/x/y", errs: []string{"not an owner/name", "want owner/name"}},
+		{name: "traversal", dir: base, in: "../x", errs: []string{`"../x"`, `part ".." is not allowed`}},
+		{name: "file URL of nothing", in: "file://" + notRepo + "/nope", errs: []string{notRepo + "/nope is not a directory"}},
 		{name: "password", in: "https://u:hunter2@example.com/x.git", errs: []string{"https://***@example.com/x.git", "credentials"}},
 		{name: "token in the query", in: "https://example.com/x.git?token=hunter2", errs: []string{"https://example.com/x.git?token=***", "credentials"}},
 	} {
