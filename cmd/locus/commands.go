@@ -39,12 +39,7 @@ func runStatus(ctx context.Context, args []string) (err error) {
 	// list; a path or URL resolves to the stored repository indexed from it.
 	want := map[schema.RepoName]string{}
 	for _, a := range fs.Args() {
-		n, err := resolveRepo(ctx, b, a)
-		if errors.Is(err, gitrepo.ErrNotIndexed) {
-			if pn, perr := schema.ParseRepoName(a); perr == nil {
-				n, err = pn, nil // reported below, with its last run
-			}
-		}
+		n, err := resolveRepoOrName(ctx, b, a) // a name not indexed is reported below, with its last run
 		if err != nil {
 			return err
 		}

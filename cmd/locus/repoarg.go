@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/gitrepo"
@@ -36,4 +37,18 @@ func (s storeIndex) Manifests(ctx context.Context) ([]schema.Manifest, error) {
 // resolveRepo maps a --repo argument onto the stored repository it means.
 func resolveRepo(ctx context.Context, b *blob.Bucket, arg string) (schema.RepoName, error) {
 	return gitrepo.ResolveIndexed(ctx, arg, storeIndex{b})
+}
+
+// resolveRepoOrName is resolveRepo for commands that report a repository
+// that is not indexed themselves, with its own row (status, triplets): an
+// owner/name that is not indexed comes back as that name; a path or URL
+// that matches no stored repository is still an error.
+func resolveRepoOrName(ctx context.Context, b *blob.Bucket, arg string) (schema.RepoName, error) {
+	n, err := resolveRepo(ctx, b, arg)
+	if errors.Is(err, gitrepo.ErrNotIndexed) {
+		if pn, perr := schema.ParseRepoName(arg); perr == nil {
+			return pn, nil
+		}
+	}
+	return n, err
 }
