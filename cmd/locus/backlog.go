@@ -113,7 +113,9 @@ func runBacklog(ctx context.Context, args []string) error {
 		name, ok := names[is.Repo]
 		if _, bad := resolveErr[is.Repo]; !ok && !bad {
 			var err error
-			if name, err = resolveRepo(ctx, bucket, is.Repo); err != nil {
+			// A name not indexed fails its issue in the run, with the others'
+			// results; a path or URL resolves to the repository stored from it.
+			if name, err = resolveRepoOrName(ctx, bucket, is.Repo); err != nil {
 				resolveErr[is.Repo] = err
 			} else {
 				names[is.Repo] = name
