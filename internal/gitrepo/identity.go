@@ -141,9 +141,10 @@ const maxListed = 20
 //   - owner/name, or the name of name=URL, is that name;
 //   - a directory is the repository indexed from that path (the manifest's
 //     URL), else the one whose root commit is the directory's; the name
-//     it would be given at index time plays no part, so a directory that
+//     it would be given at index time decides nothing, so a directory that
 //     happens to share a stored repository's last path element does not
-//     resolve to it;
+//     resolve to it (that name is read first only to spare listing the
+//     store when its manifest records this very path);
 //   - a relative directory that is also a stored owner/name is that name,
 //     unless the directory is another stored repository: then the argument
 //     is refused, naming both;
@@ -198,14 +199,22 @@ func ResolveIndexed(ctx context.Context, s string, ix Indexed) (schema.RepoName,
 	if err != nil {
 		return "", fmt.Errorf("repository %q: %w", s, err)
 	}
+	// The usual case without listing the store: the name the directory
+	// would be indexed under holds the repository indexed from it.
+	if derived, err := ResolveSpec(abs); err == nil && (name == "" || name == derived.Name) {
+		m, err := ix.Manifest(ctx, derived.Name)
+		if err != nil {
+			return "", fmt.Errorf("repository %q: %w", s, err)
+		}
+		if m != nil && samePath(m.URL, abs) {
+			return derived.Name, nil
+		}
+	}
 	ms, err := ix.Manifests(ctx)
 	if err != nil {
 		return "", fmt.Errorf("repository %q: %w", s, err)
 	}
-	matches, why, err := pathMatches(ctx, abs, ms)
-	if err != nil {
-		return "", fmt.Errorf("repository %q: %w", s, err)
-	}
+	matches, why := pathMatches(ctx, abs, ms)
 	if name != "" {
 		// A relative directory spelt like a stored owner/name.
 		m, err := ix.Manifest(ctx, name)
@@ -309,47 +318,47 @@ func canonicalRemote(raw string) string {
 // pathMatches are the manifests of the repository in directory abs: those
 // indexed from that path, else those whose root commit is its root commit.
 // why says what was compared, for an error when nothing matches.
-func pathMatches(ctx context.Context, abs string, ms []schema.Manifest) ([]schema.Manifest, string, error) {
-	same := map[string]bool{filepath.Clean(abs): true}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		same[real] = true
-	}
-	var out []schema.Manifest
+func pathMatches(ctx context.Context, abs string, ms []schema.Manifest) (out []schema.Manifest, why string) {
 	for _, m := range ms {
-		if schema.IsRemoteURL(m.URL) {
-			continue
-		}
-		p := m.URL
-		if strings.HasPrefix(p, "file://") {
-			if u, err := url.Parse(p); err == nil {
-				p = u.Path
-			}
-		}
-		if p == "" {
-			continue
-		}
-		p = filepath.Clean(p)
-		if same[p] {
-			out = append(out, m)
-			continue
-		}
-		if real, err := filepath.EvalSymlinks(p); err == nil && same[real] {
+		if samePath(m.URL, abs) {
 			out = append(out, m)
 		}
 	}
 	if len(out) > 0 {
-		return out, "", nil
+		return out, ""
 	}
 	root, err := dirRoot(ctx, abs)
 	if err != nil {
-		return nil, fmt.Sprintf("no repository was indexed from it, and its root commit is unknown: %v", err), nil
+		return nil, fmt.Sprintf("no repository was indexed from it, and its root commit is unknown: %v", err)
 	}
 	for _, m := range ms {
 		if m.Root == root.String() {
 			out = append(out, m)
 		}
 	}
-	return out, fmt.Sprintf("no repository was indexed from it or has its root commit %s", root.String()[:12]), nil
+	return out, fmt.Sprintf("no repository was indexed from it or has its root commit %s", root.String()[:12])
+}
+
+// samePath reports whether a stored repository URL is the local directory
+// abs (a file:// URL or a path; symbolic links followed).
+func samePath(stored, abs string) bool {
+	if stored == "" || schema.IsRemoteURL(stored) {
+		return false
+	}
+	if strings.HasPrefix(stored, "file://") {
+		u, err := url.Parse(stored)
+		if err != nil {
+			return false
+		}
+		stored = u.Path
+	}
+	stored, abs = filepath.Clean(stored), filepath.Clean(abs)
+	if stored == abs {
+		return true
+	}
+	a, err1 := filepath.EvalSymlinks(stored)
+	b, err2 := filepath.EvalSymlinks(abs)
+	return err1 == nil && err2 == nil && a == b
 }
 
 // dirRoot is the root commit (RootCommit) of HEAD of the repository in dir.

@@ -293,3 +293,36 @@ func TestResolveIndexed(t *testing.T) {
 		t.Errorf("an empty store: %v, want nothing is indexed yet", err)
 	}
 }
+
+// countingIndexed counts how often the whole store is listed.
+type countingIndexed struct {
+	fakeIndexed
+	lists int
+}
+
+func (c *countingIndexed) Manifests(ctx context.Context) ([]schema.Manifest, error) {
+	c.lists++
+	return c.fakeIndexed.Manifests(ctx)
+}
+
+// The directory a repository was indexed from, under the name it gives,
+// resolves from that one manifest; a lookalike still lists the store.
+func TestResolveIndexedReadsOneManifest(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	flask, rootF := repoWith(t, filepath.Join(base, "flask"), "f\n")
+	flask.Git("remote", "add", "origin", "https://github.com/pallets/flask.git")
+	other, rootO := repoWith(t, filepath.Join(base, "other", "flask"), "o\n")
+	ix := &countingIndexed{fakeIndexed: fakeIndexed{
+		{Repo: "pallets/flask", URL: flask.Dir, Root: rootF},
+		{Repo: "flask", URL: filepath.Join(base, "gone"), Root: "0000"},
+		{Repo: "o/flask", URL: filepath.Join(base, "o-was-here"), Root: rootO},
+	}}
+	if got, err := ResolveIndexed(ctx, flask.Dir, ix); err != nil || got != "pallets/flask" || ix.lists != 0 {
+		t.Errorf("ResolveIndexed(%s) = %q, %v after %d listings; want pallets/flask, none", flask.Dir, got, err, ix.lists)
+	}
+	// Named "flask" by its directory, which holds another repository: found by root.
+	if got, err := ResolveIndexed(ctx, other.Dir, ix); err != nil || got != "o/flask" || ix.lists != 1 {
+		t.Errorf("ResolveIndexed(%s) = %q, %v after %d listings; want o/flask, one", other.Dir, got, err, ix.lists)
+	}
+}
