@@ -225,15 +225,15 @@ func ResolveIndexed(ctx context.Context, s string, ix Indexed) (schema.RepoName,
 			if len(matches) == 0 || (len(matches) == 1 && matches[0].Repo == name) {
 				return name, nil
 			}
-			return "", fmt.Errorf("repository %q could be the indexed repository %s (%s) or the directory %s, which is %s: give the name, or the directory as an absolute path: %w",
-				s, name, m.URL, abs, describe(matches), ErrAmbiguous)
+			return "", fmt.Errorf("repository %q %w: the indexed repository %s (%s), and the directory %s, which is %s; for the directory give ./%s or its absolute path, for %s run from a directory without ./%s",
+				s, ErrAmbiguous, name, m.URL, abs, describe(matches), name, name, name)
 		}
 	}
 	switch len(matches) {
 	case 1:
 		return matches[0].Repo, nil
 	case 0:
-		return "", notIndexed(fmt.Sprintf("directory %s (%s)", abs, why), ms)
+		return "", notIndexed("directory "+abs, why, ms)
 	}
 	return "", fmt.Errorf("directory %s is %s: give one name instead: %w", abs, describe(matches), ErrAmbiguous)
 }
@@ -261,7 +261,7 @@ func named(ctx context.Context, ix Indexed, name schema.RepoName, arg string) (s
 	if arg != string(name) {
 		what = fmt.Sprintf("%s (from %q)", name, arg)
 	}
-	return "", notIndexed(what, ms)
+	return "", notIndexed(what, "", ms)
 }
 
 // resolveRemote finds the repository indexed from the remote URL raw.
@@ -289,7 +289,7 @@ func resolveRemote(ctx context.Context, ix Indexed, raw, arg string) (schema.Rep
 				}
 			}
 		}
-		return "", notIndexed(fmt.Sprintf("%q (no repository was indexed from that URL)", arg), ms)
+		return "", notIndexed(fmt.Sprintf("URL %q", arg), "no repository was indexed from it", ms)
 	}
 	return "", fmt.Errorf("URL %q is %s: give one name instead: %w", arg, describe(matches), ErrAmbiguous)
 }
@@ -329,7 +329,7 @@ func pathMatches(ctx context.Context, abs string, ms []schema.Manifest) (out []s
 	}
 	root, err := dirRoot(ctx, abs)
 	if err != nil {
-		return nil, fmt.Sprintf("no repository was indexed from it, and its root commit is unknown: %v", err)
+		return nil, fmt.Sprintf("no repository was indexed from it, and it has no root commit to compare: %v", err)
 	}
 	for _, m := range ms {
 		if m.Root == root.String() {
@@ -391,10 +391,14 @@ func describe(ms []schema.Manifest) string {
 	return "the indexed repositories " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
-// notIndexed says that what is not indexed and lists what is.
-func notIndexed(what string, ms []schema.Manifest) error {
+// notIndexed says that what is not indexed, and why when why is not
+// "", and lists what is.
+func notIndexed(what, why string, ms []schema.Manifest) error {
+	if why != "" {
+		why = " (" + why + ")"
+	}
 	if len(ms) == 0 {
-		return fmt.Errorf("%s: %w; nothing is indexed yet (run locus index first)", what, ErrNotIndexed)
+		return fmt.Errorf("%s: %w%s; nothing is indexed yet (run locus index first)", what, ErrNotIndexed, why)
 	}
 	names := make([]string, len(ms))
 	for i, m := range ms {
@@ -405,7 +409,7 @@ func notIndexed(what string, ms []schema.Manifest) error {
 	if len(ms) > maxListed {
 		list += fmt.Sprintf(" and %d more (locus status lists them)", len(ms)-maxListed)
 	}
-	return fmt.Errorf("%s: %w; indexed: %s", what, ErrNotIndexed, list)
+	return fmt.Errorf("%s: %w%s; indexed: %s", what, ErrNotIndexed, why, list)
 }
 
 // RootCommit returns the repository's identity: the parentless commit at the
