@@ -131,6 +131,15 @@ func TestMaskCredentials(t *testing.T) {
 		{"git@host:owner/x.git", "git@host:owner/x.git", false},
 		{"https://host/x.git", "https://host/x.git", false},
 		{"/srv/repos/a@b", "/srv/repos/a@b", false},
+		{"https://host/x.git?token=tok-1", "https://host/x.git?token=***", true},
+		{"acme/x=https://host/x.git?a=1&Private_Token=t2&b=2#main", "acme/x=https://host/x.git?a=1&Private_Token=***&b=2", true},
+		{"https://host/x.git?X-Amz-Credential=AK%2F1&X-Amz-Signature=ab12", "https://host/x.git?X-Amz-Credential=***&X-Amz-Signature=***", true},
+		{"https://host/x.git?api%5Fkey=k3", "https://host/x.git?api%5Fkey=***", true},
+		{"https://u:p@host/x.git?secret=s", "https://***@host/x.git?secret=***", true},
+		{"https://host/x.git?sig=abc", "https://host/x.git?sig=***", true},
+		{"https://host/x.git?ref=main&depth=1", "https://host/x.git?ref=main&depth=1", false},
+		{"https://host/x.git?token=", "https://host/x.git?token=", false},
+		{"/srv/repos/what?token=x", "/srv/repos/what?token=x", false},
 	} {
 		masked, found := MaskCredentials(tc.in)
 		if masked != tc.masked || found != tc.found {

@@ -100,21 +100,61 @@ func RepoNameFromURL(raw string) (RepoName, error) {
 // user name, not a credential, and stays allowed).
 var urlCredentials = regexp.MustCompile(`(?i)(?:https?://([^/@\s]+)@|[a-z][a-z0-9+.-]*://[^/@\s:]*:([^/@\s]+)@)`)
 
-// MaskCredentials reports whether spec holds credentials in a URL (a
-// password would then be stored in manifests, run history and clone
-// configuration, and printed in logs), and returns spec with them replaced
-// by *** (and any #ref dropped) for an error message.
+// credentialParam matches the names of query parameters that carry
+// credentials: tokens, keys, secrets, passwords, signatures and sessions
+// (an S3 presigned URL's X-Amz-Signature, X-Amz-Credential and
+// X-Amz-Security-Token among them).
+var credentialParam = regexp.MustCompile(`(?i)token|key|secret|passw|pwd|signature|^sig$|credential|auth|session`)
+
+// MaskCredentials reports whether spec holds credentials in a URL (user
+// information of an http(s) URL, a password in any URL, or a query
+// parameter named like a token, key, secret, password or signature: it
+// would then be stored in manifests, run history and clone configuration,
+// and printed in logs), and returns spec with them replaced by *** (and any
+// #ref dropped) for an error message.
 func MaskCredentials(spec string) (string, bool) {
-	loc := urlCredentials.FindStringSubmatchIndex(spec)
-	if loc == nil {
+	masked, found := RedactURL(spec)
+	if !found {
 		return spec, false
 	}
-	start, end := loc[2], loc[3]
-	if start < 0 {
-		start, end = loc[4], loc[5]
-	}
-	masked, _, _ := strings.Cut(spec[:start]+"***"+spec[end:], "#")
+	masked, _, _ = strings.Cut(masked, "#")
 	return masked, true
+}
+
+// RedactURL is u with every credential MaskCredentials finds replaced by
+// ***, and whether there was one; what follows '#' is kept.
+func RedactURL(u string) (string, bool) {
+	found := false
+	if loc := urlCredentials.FindStringSubmatchIndex(u); loc != nil {
+		start, end := loc[2], loc[3]
+		if start < 0 {
+			start, end = loc[4], loc[5]
+		}
+		u, found = u[:start]+"***"+u[end:], true
+	}
+	scheme := strings.Index(u, "://")
+	q := strings.Index(u, "?")
+	if scheme < 0 || q < scheme {
+		return u, found
+	}
+	query, frag := u[q+1:], ""
+	if h := strings.Index(query, "#"); h >= 0 {
+		query, frag = query[:h], query[h:]
+	}
+	params := strings.Split(query, "&")
+	for i, p := range params {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || v == "" {
+			continue
+		}
+		if name, err := url.QueryUnescape(k); err == nil {
+			k = name
+		}
+		if credentialParam.MatchString(k) {
+			params[i], found = p[:strings.Index(p, "=")+1]+"***", true
+		}
+	}
+	return u[:q+1] + strings.Join(params, "&") + frag, found
 }
 
 func isSCP(s string) bool {

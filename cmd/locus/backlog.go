@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -13,10 +12,10 @@ import (
 
 	"github.com/locus-dev/locus/internal/backlog"
 	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/internal/termtext"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workflows"
 )
@@ -79,11 +78,16 @@ func runBacklog(ctx context.Context, args []string) error {
 	}
 	file := fs.Arg(0)
 	log := g.logger()
+	bucket, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer bucket.Close()
 	defaultRepo := ""
 	if *repoFlag != "" {
-		name, err := gitrepo.ResolveRepoArg(*repoFlag)
+		name, err := resolveRepo(ctx, bucket, *repoFlag)
 		if err != nil {
-			return usageError(fs, fmt.Errorf("--repo: %w", err))
+			return fmt.Errorf("--repo: %w", err)
 		}
 		defaultRepo = string(name)
 	}
@@ -109,7 +113,9 @@ func runBacklog(ctx context.Context, args []string) error {
 		name, ok := names[is.Repo]
 		if _, bad := resolveErr[is.Repo]; !ok && !bad {
 			var err error
-			if name, err = gitrepo.ResolveRepoArg(is.Repo); err != nil {
+			// A name not indexed fails its issue in the run, with the others'
+			// results; a path or URL resolves to the repository stored from it.
+			if name, err = resolveRepoOrName(ctx, bucket, is.Repo); err != nil {
 				resolveErr[is.Repo] = err
 			} else {
 				names[is.Repo] = name
@@ -123,13 +129,8 @@ func runBacklog(ctx context.Context, args []string) error {
 			Truncated: is.Truncated, Source: is.Source, Notes: is.Notes})
 	}
 	for _, f := range failures {
-		fmt.Fprintf(stderr, "%s: %s\n", f.Source, f.Error)
+		fmt.Fprintf(stderr, "%s: %s\n", termtext.Escape(f.Source), termtext.Escape(f.Error))
 	}
-	bucket, err := g.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer bucket.Close()
 	opts := workflows.BacklogOptions{Window: *window, Batch: *batch, ContinueAsNewAfter: *perRun, MaxTokens: *maxTokens, MaxIssueTokens: *maxIssueTokens,
 		PriceInPerM: *priceIn, PriceOutPerM: *priceOut}
 	params := search.Params{Method: *method, Params: spider.Params{K: *k}, IncludeTests: *includeTests, Rerank: *rerank}
@@ -184,7 +185,7 @@ func reportBacklog(ctx context.Context, bucket *blob.Bucket, res workflows.Backl
 			return err
 		}
 	} else {
-		printBacklogSummary(sum, res)
+		printBacklogSummary(bucket, sum, res)
 		if out != "" {
 			fmt.Fprintf(stdout, "wrote %s and %s\n", filepath.Join(out, "results.jsonl"), filepath.Join(out, "summary.md"))
 		}
@@ -195,7 +196,7 @@ func reportBacklog(ctx context.Context, bucket *blob.Bucket, res workflows.Backl
 	return nil
 }
 
-func printBacklogSummary(s backlog.Summary, res workflows.BacklogResult) {
+func printBacklogSummary(bucket *blob.Bucket, s backlog.Summary, res workflows.BacklogResult) {
 	selector := "selector " + s.Selector
 	if s.Selector == "" {
 		selector = "no neighbour selection ran"
@@ -214,15 +215,17 @@ func printBacklogSummary(s backlog.Summary, res workflows.BacklogResult) {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ISSUE\tSOURCE\tERROR")
 		for _, f := range s.Failures {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", f.IssueID, f.Source, strings.ReplaceAll(f.Error, "\n", " "))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", termtext.Escape(f.IssueID), termtext.Escape(f.Source), termtext.Escape(f.Error))
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(stdout, "results: %s\n", schema.BacklogKey(res.Run, "part-*.parquet"))
+	fmt.Fprintf(stdout, "results: %s\n", bucket.Location(schema.BacklogKey(res.Run, "part-*.parquet")))
 }
 
 // writeBacklogOut writes results.jsonl and summary.md to dir, each through
 // a temporary file, so an interrupted write leaves the old file or none.
+// They are outputs for people and other tools: mode 0644, like any file
+// a command writes, not the 0600 of a temporary file.
 func writeBacklogOut(dir string, rs []backlog.Result, s backlog.Summary) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
@@ -233,7 +236,10 @@ func writeBacklogOut(dir string, rs []backlog.Result, s backlog.Summary) error {
 		if err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
-		err = fill(f)
+		err = f.Chmod(0o644)
+		if err == nil {
+			err = fill(f)
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

@@ -150,3 +150,21 @@ func TestBacklogEndToEnd(t *testing.T) {
 		t.Errorf("status %s: %v\n%s", sum.Run, err, out)
 	}
 }
+
+// --out files are for people and tools: readable by others (0644), not
+// the 0600 of the temporary file they are written through.
+func TestWriteBacklogOutMode(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := writeBacklogOut(dir, []backlog.Result{{IssueID: "1", Repo: "o/n"}}, backlog.Summary{Run: "r", Total: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"results.jsonl", "summary.md"} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o644 {
+			t.Errorf("%s has mode %v, want 0644", name, st.Mode().Perm())
+		}
+	}
+}

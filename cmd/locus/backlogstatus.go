@@ -21,6 +21,7 @@ import (
 	"github.com/locus-dev/locus/internal/backlog"
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/devserver"
+	"github.com/locus-dev/locus/internal/termtext"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workflows"
 )
@@ -163,7 +164,7 @@ func printBacklogStatus(w io.Writer, sts []backlogStatus) {
 			}
 			fmt.Fprintf(w, "%s: %s\n", s.Run, l)
 		case s.Note != "":
-			fmt.Fprintf(w, "%s: %s\n", s.Run, s.Note)
+			fmt.Fprintf(w, "%s: %s\n", s.Run, termtext.Escape(s.Note))
 		}
 	}
 	if len(sts) != 1 {
@@ -174,7 +175,7 @@ func printBacklogStatus(w io.Writer, sts []backlogStatus) {
 		fails = sts[0].Summary.Failures
 	}
 	for _, f := range fails {
-		fmt.Fprintf(w, "%s (%s): %s\n", f.IssueID, f.Source, f.Error)
+		fmt.Fprintf(w, "%s (%s): %s\n", termtext.Escape(f.IssueID), termtext.Escape(f.Source), termtext.Escape(f.Error))
 	}
 	if n := sts[0].Failed + sts[0].ParseErrors - len(fails); sts[0].Live && n > 0 {
 		fmt.Fprintf(w, "%d more failed issues are not stored yet (they are listed when their part is written)\n", n)

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/locus-dev/locus/internal/termtext"
 )
 
 // stderr is where messages, progress and usage errors go; tests replace it.
@@ -88,11 +90,11 @@ func exitStatus(err error) int {
 	var ee exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
-			fmt.Fprintln(stderr, "locus:", ee.msg)
+			fmt.Fprintln(stderr, "locus:", termtext.Lines(ee.msg))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "locus:", errorMessage(err))
+	fmt.Fprintln(stderr, "locus:", termtext.Lines(errorMessage(err)))
 	return 1
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/termtext"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
 )
@@ -28,21 +29,22 @@ func runStatus(ctx context.Context, args []string) (err error) {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	// Optional REPO arguments (owner/name, a path, '.' or a URL) filter the list.
-	want := map[schema.RepoName]string{}
-	for _, a := range fs.Args() {
-		n, err := gitrepo.ResolveRepoArg(a)
-		if err != nil {
-			return err
-		}
-		want[n] = a
-	}
 	g.logger()
 	b, err := g.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
+	// Optional REPO arguments (owner/name, a path, '.' or a URL) filter the
+	// list; a path or URL resolves to the stored repository indexed from it.
+	want := map[schema.RepoName]string{}
+	for _, a := range fs.Args() {
+		n, err := resolveRepoOrName(ctx, b, a) // a name not indexed is reported below, with its last run
+		if err != nil {
+			return err
+		}
+		want[n] = a
+	}
 	// Named repositories are read one by one (no listing of the whole
 	// store); a damaged manifest is reported for its repository alone.
 	var ms []schema.Manifest
@@ -79,7 +81,7 @@ func runStatus(ctx context.Context, args []string) (err error) {
 		}
 	}()
 	for _, e := range bad {
-		fmt.Fprintf(stderr, "DAMAGED %s: %v\n", e.Repo, e.Err)
+		fmt.Fprintf(stderr, "DAMAGED %s: %s\n", e.Repo, termtext.Escape(e.Err.Error()))
 	}
 	for _, m := range ms {
 		if w := languageWarning(m); w != "" {
@@ -113,11 +115,11 @@ func runStatus(ctx context.Context, args []string) (err error) {
 			last = lr.Fleet
 			if !lr.OK {
 				last += " (failed)"
-				failed = append(failed, fmt.Sprintf("%s: last run %s failed: %s", m.Repo, lr.Fleet, lr.Error))
+				failed = append(failed, fmt.Sprintf("%s: last run %s failed: %s", m.Repo, lr.Fleet, termtext.Escape(lr.Error)))
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Repo, short(m.Head), m.Commits, m.Rows, len(m.Parts),
-			graphLanguages(m.Graph), nodes, emb, vec, m.IndexedAt.Local().Format(time.DateTime), last, cmp.Or(next[m.Repo], "-"), m.URL)
+			graphLanguages(m.Graph), nodes, emb, vec, m.IndexedAt.Local().Format(time.DateTime), last, cmp.Or(next[m.Repo], "-"), termtext.Escape(m.URL))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/jobs"
+	"github.com/locus-dev/locus/internal/termtext"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
 	"github.com/locus-dev/locus/workflows"
@@ -134,22 +135,22 @@ func runIndex(ctx context.Context, args []string) error {
 			if !fitsTable(msg) {
 				cut, msg = append(cut, r), "(below the table)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", r.Repo, status, short(r.Head), r.NewCommits, r.Rows, msg)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", r.Repo, status, short(r.Head), r.NewCommits, r.Rows, termtext.Escape(msg))
 		}
 		tw.Flush()
 		for _, r := range cut {
-			fmt.Fprintf(stdout, "%s: %s\n", r.Repo, r.Error)
+			fmt.Fprintf(stdout, "%s: %s\n", r.Repo, termtext.Lines(r.Error))
 		}
 		for _, r := range sum.Results {
 			if r.Warning != "" {
-				fmt.Fprintf(stderr, "warning: %s: %s\n", r.Repo, r.Warning)
+				fmt.Fprintf(stderr, "warning: %s: %s\n", r.Repo, termtext.Lines(r.Warning))
 			}
 			if w := missingWarning(r); w != "" {
 				fmt.Fprintf(stderr, "warning: %s: %s\n", r.Repo, w)
 			}
 		}
 		fmt.Fprintf(stdout, "%d done, %d failed in %s; summary: %s\n", sum.Done, sum.Failed,
-			sum.FinishedAt.Sub(sum.StartedAt).Round(time.Millisecond), res.SummaryKey)
+			sum.FinishedAt.Sub(sum.StartedAt).Round(time.Millisecond), bucket.Location(res.SummaryKey))
 	}
 	if sum.Failed > 0 {
 		return exitError{code: 1, msg: fmt.Sprintf("%d of %d repositories failed", sum.Failed, sum.Total)}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
@@ -82,16 +81,16 @@ func runLocalize(ctx context.Context, args []string) error {
 	if trimErr != nil {
 		return trimErr
 	}
-	repo, err := gitrepo.ResolveRepoArg(*repoFlag)
-	if err != nil {
-		return err
-	}
 	log := g.logger()
 	b, err := g.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
+	repo, err := resolveRepo(ctx, b, *repoFlag)
+	if err != nil {
+		return err
+	}
 	cl, closeAll, err := g.connect(ctx, log)
 	if err != nil {
 		return err
@@ -114,11 +113,11 @@ func runLocalize(ctx context.Context, args []string) error {
 	}
 	res, err := jobs.Wait(ctx, st)
 	if err != nil {
-		return fmt.Errorf("localize %s: %w", repo, err)
+		return localizeError(repo, err)
 	}
 	out, err := jobs.IssueResult(ctx, cl, b, res, localizeIssueID)
 	if err != nil {
-		return fmt.Errorf("localize %s: %w", repo, err)
+		return localizeError(repo, err)
 	}
 	if err := printLocalize(stdout, stderr, out, g.json); err != nil {
 		return err
@@ -127,4 +126,14 @@ func runLocalize(ctx context.Context, args []string) error {
 		return strictResult(out)
 	}
 	return nil
+}
+
+// localizeError prefixes err with "localize REPO" unless its message (an
+// issue's error, as the ranking wrote it) already starts so: said once.
+func localizeError(repo schema.RepoName, err error) error {
+	prefix := "localize " + string(repo)
+	if strings.HasPrefix(err.Error(), prefix+":") || strings.HasPrefix(err.Error(), prefix+"@") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", prefix, err)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/internal/termtext"
 	"github.com/locus-dev/locus/workflows"
 )
 
@@ -16,27 +17,31 @@ import (
 // is piped or is JSON.
 func printLocalize(out, warn io.Writer, res workflows.LocalizeResult, asJSON bool) error {
 	if res.Warning != "" {
-		fmt.Fprintln(warn, "locus: warning:", res.Warning)
+		fmt.Fprintln(warn, "locus: warning:", termtext.Lines(res.Warning))
 	}
 	if asJSON {
 		return writeJSON(out, res)
 	}
+	// Text: everything a repository or a server controls is escaped
+	// (termtext), so a file name cannot drive the terminal or break the
+	// table; --json above stays exact.
+	esc := termtext.Escape
 	r := &res.Result
-	fmt.Fprintf(out, "%s at %s, method %s", r.Repo, short(r.Commit), r.Method)
+	fmt.Fprintf(out, "%s at %s, method %s", esc(string(r.Repo)), esc(short(r.Commit)), esc(r.Method))
 	if r.Embedder != "" {
-		fmt.Fprintf(out, ", embedder %s", r.Embedder)
+		fmt.Fprintf(out, ", embedder %s", esc(r.Embedder))
 	}
 	if r.Selector != "" {
-		fmt.Fprintf(out, ", selector %s", r.Selector)
+		fmt.Fprintf(out, ", selector %s", esc(r.Selector))
 	}
 	if rr := r.Rerank; rr != nil {
 		switch {
 		case rr.Skipped != "":
-			fmt.Fprintf(out, ", no rerank (%s)", rr.Skipped)
+			fmt.Fprintf(out, ", no rerank (%s)", esc(rr.Skipped))
 		case rr.Error != "":
 			fmt.Fprintf(out, ", rerank failed")
 		default:
-			fmt.Fprintf(out, ", first %d reranked by %s", rr.N, rr.Model)
+			fmt.Fprintf(out, ", first %d reranked by %s", rr.N, esc(rr.Model))
 		}
 	}
 	fmt.Fprintf(out, "\n")
@@ -51,7 +56,7 @@ func printLocalize(out, warn io.Writer, res workflows.LocalizeResult, asJSON boo
 		if it.Reason == spider.ReasonCenter && down[it.ID] {
 			why += " (selector unavailable: no neighbours selected)"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%.4f\t%s\n", i+1, it.ID, it.Score, why)
+		fmt.Fprintf(tw, "%d\t%s\t%.4f\t%s\n", i+1, esc(it.ID), it.Score, esc(why))
 	}
 	tw.Flush()
 	fmt.Fprintf(out, "LLM calls %d (%d from cache), tokens %d+%d, latency %s\n", r.LLMCalls, res.CachedCalls, r.PromptTokens, r.CompletionTokens, r.Latency.Round(1e6))

@@ -150,3 +150,39 @@ func TestLocalizeHugeIssue(t *testing.T) {
 		t.Errorf("--max-issue-bytes 4000000: %v, want exit 2 naming %s", err, issueFile)
 	}
 }
+
+// A function id holding terminal controls is printed escaped in the table
+// and exact in --json.
+func TestPrintLocalizeEscapes(t *testing.T) {
+	id := "\x1b[2J\x1b]0;owned\x07\nrow.py:f"
+	res := workflows.LocalizeResult{Result: search.Result{Repo: "acme/x", Commit: "c0ffee0123", Method: "sr",
+		Items: []spider.Item{{ID: id, Score: 1, Rank: 1, Reason: spider.ReasonCenter}}}}
+	var out, warn bytes.Buffer
+	if err := printLocalize(&out, &warn, res, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(out.String(), "\x1b\x07") || !strings.Contains(out.String(), `\x1b[2J\x1b]0;owned\a\nrow.py:f`) {
+		t.Errorf("table:\n%q\nwant the id escaped on one line", out.String())
+	}
+	out.Reset()
+	if err := printLocalize(&out, &warn, res, true); err != nil {
+		t.Fatal(err)
+	}
+	var back workflows.LocalizeResult
+	if err := json.Unmarshal(out.Bytes(), &back); err != nil || len(back.Items) != 1 || back.Items[0].ID != id {
+		t.Errorf("--json gives %+v, %v; want the id exact", back.Items, err)
+	}
+}
+
+func TestLocalizeErrorSaysRepoOnce(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"localize psf/requests: not indexed (run locus index first)", "localize psf/requests: not indexed (run locus index first)"},
+		{"localize psf/requests@abc1234: no snapshot of that commit is built: not indexed", "localize psf/requests@abc1234: no snapshot of that commit is built: not indexed"},
+		{"backlog r1 has no result for issue issue", "localize psf/requests: backlog r1 has no result for issue issue"},
+		{"localize psf/requestsx: other", "localize psf/requests: localize psf/requestsx: other"},
+	} {
+		if got := localizeError("psf/requests", errors.New(tc.in)).Error(); got != tc.want {
+			t.Errorf("localizeError(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -82,11 +82,11 @@ func runTriplets(ctx context.Context, args []string) error {
 		fs.Usage()
 		return exitError{code: 2, msg: "triplets needs --out DIR"}
 	}
-	repos, err := tripletRepos(fs.Args(), *reposFile)
+	repoArgs, err := tripletRepoArgs(fs.Args(), *reposFile)
 	if err != nil {
 		return err
 	}
-	if len(repos) == 0 {
+	if len(repoArgs) == 0 {
 		fs.Usage()
 		return exitError{code: 2, msg: "no repositories given"}
 	}
@@ -108,6 +108,10 @@ func runTriplets(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
+	repos, err := tripletRepos(ctx, b, repoArgs)
+	if err != nil {
+		return err
+	}
 	if *instances != "" {
 		ins, err := bench.LoadSWE(*instances)
 		if err != nil {
@@ -213,9 +217,8 @@ func dateFlag(name, v string) (int64, error) {
 	return t.UnixMilli(), nil
 }
 
-// tripletRepos resolves the repository arguments and the lines of file to
-// repository names, each once.
-func tripletRepos(args []string, file string) ([]schema.RepoName, error) {
+// tripletRepoArgs are the repository arguments and the lines of file.
+func tripletRepoArgs(args []string, file string) ([]string, error) {
 	all := append([]string(nil), args...)
 	if file != "" {
 		lines, _, err := gitrepo.ListLines(file)
@@ -224,10 +227,17 @@ func tripletRepos(args []string, file string) ([]schema.RepoName, error) {
 		}
 		all = append(all, lines...)
 	}
+	return all, nil
+}
+
+// tripletRepos resolves repository arguments to the stored repositories
+// they mean (a path by the URL and root commit stored for each), each once;
+// an owner/name not indexed is kept, for the run to report.
+func tripletRepos(ctx context.Context, b *blob.Bucket, all []string) ([]schema.RepoName, error) {
 	var out []schema.RepoName
 	seen := map[schema.RepoName]bool{}
 	for _, a := range all {
-		n, err := gitrepo.ResolveRepoArg(a)
+		n, err := resolveRepoOrName(ctx, b, a)
 		if err != nil {
 			return nil, err
 		}

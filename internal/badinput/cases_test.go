@@ -969,7 +969,7 @@ var cases = slices.Concat([]badCase{
 	{
 		name:  "localize-never-indexed",
 		input: "`locus localize` on a repository that was never indexed",
-		want:  "exit 1: \"REPO: not indexed (run locus index first)\"",
+		want:  "exit 1 before any work: \"REPO: not indexed; indexed: …\" listing the indexed repositories",
 		setup: func(s *sandbox) []string {
 			return []string{"localize", "--repo", "nope/never", "server crashes on start"}
 		},
@@ -1415,7 +1415,7 @@ var cases = slices.Concat([]badCase{
 			}
 		},
 	},
-}, backlogCases, partialCases)
+}, backlogCases, partialCases, identCases)
 
 // indexPortRepo indexes a repository with one class of eight methods (enough
 // for SpIDER to ask its selector about neighbours) and returns its name.

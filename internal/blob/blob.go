@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -59,10 +60,27 @@ type (
 // Bucket is a portable handle on an object store. It is safe for concurrent use.
 type Bucket struct {
 	d driver.Bucket
+	// base is where keys live for a person or another tool: an absolute
+	// directory for a file bucket, s3://bucket/prefix for S3; "" for a
+	// bucket made by NewBucket.
+	base string
 }
 
 // NewBucket wraps a driver; most callers use Open, OpenFile or OpenS3 instead.
 func NewBucket(d driver.Bucket) *Bucket { return &Bucket{d: d} }
+
+// Location is where key can be opened outside locus: an absolute file path
+// for a file bucket, the s3:// URL for S3, the key itself for a bucket made
+// by NewBucket.
+func (b *Bucket) Location(key string) string {
+	switch {
+	case b.base == "":
+		return key
+	case strings.HasPrefix(b.base, "s3://"):
+		return strings.TrimSuffix(b.base, "/") + "/" + key
+	}
+	return filepath.Join(b.base, filepath.FromSlash(key))
+}
 
 // Close releases the driver's resources.
 func (b *Bucket) Close() error { return b.d.Close() }

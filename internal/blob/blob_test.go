@@ -45,7 +45,8 @@ func TestOpenFileForms(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	abs := filepath.Join(dir, "abs")
-	for _, u := range []string{"file://" + abs, abs, "rel/plain", "file://./rel/url", "file://localhost" + abs} {
+	for u, root := range map[string]string{"file://" + abs: abs, abs: abs, "rel/plain": filepath.Join(dir, "rel/plain"),
+		"file://./rel/url": filepath.Join(dir, "rel/url"), "file://localhost" + abs: abs} {
 		b, err := Open(t.Context(), u)
 		if err != nil {
 			t.Errorf("Open(%q): %v", u, err)
@@ -53,6 +54,10 @@ func TestOpenFileForms(t *testing.T) {
 		}
 		if err := b.WriteAll(t.Context(), "k", []byte("v")); err != nil {
 			t.Errorf("Open(%q): write: %v", u, err)
+		}
+		// Where a person opens a key: the absolute path, whatever the form.
+		if got, want := b.Location("runs/r1/summary.json"), filepath.Join(root, "runs", "r1", "summary.json"); got != want {
+			t.Errorf("Open(%q).Location = %q, want %q", u, got, want)
 		}
 		b.Close()
 	}
@@ -120,5 +125,21 @@ func TestReadVerified(t *testing.T) {
 	}
 	if _, err := b.ReadVerified(ctx, "a/none", 5, sum); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing: %v", err)
+	}
+}
+
+func TestLocationS3(t *testing.T) {
+	for u, want := range map[string]string{
+		"s3://bkt/pre/fix?region=us-east-1&endpoint=http://127.0.0.1:1": "s3://bkt/pre/fix/runs/r1/summary.json",
+		"s3://bkt?region=us-east-1&endpoint=http://127.0.0.1:1":         "s3://bkt/runs/r1/summary.json",
+	} {
+		b, err := Open(t.Context(), u)
+		if err != nil {
+			t.Fatalf("Open(%q): %v", u, err)
+		}
+		if got := b.Location("runs/r1/summary.json"); got != want {
+			t.Errorf("Open(%q).Location = %q, want %q", u, got, want)
+		}
+		b.Close()
 	}
 }

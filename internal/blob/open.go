@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -47,7 +48,11 @@ func OpenFile(dir string, opts fileblob.Options) (*Bucket, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blob open: %w", err)
 	}
-	return NewBucket(d), nil
+	b := NewBucket(d)
+	if b.base, err = filepath.Abs(dir); err != nil {
+		b.base = dir
+	}
+	return b, nil
 }
 
 // OpenS3 opens an S3 bucket; see s3blob.Open.
@@ -60,7 +65,12 @@ func OpenS3(ctx context.Context, opts s3blob.Options) (*Bucket, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blob open: %w", err)
 	}
-	return NewBucket(d), nil
+	b := NewBucket(d)
+	b.base = "s3://" + opts.Bucket
+	if p := strings.Trim(opts.Prefix, "/"); p != "" {
+		b.base += "/" + p
+	}
+	return b, nil
 }
 
 func fileDir(u *url.URL) (string, error) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/schema"
 )
 
 // repoIn makes a one-commit working copy at dir (a path under a temp dir, so
@@ -106,7 +107,7 @@ func TestResolveRepoArg(t *testing.T) {
 	if got, err := ResolveRepoArg("."); err != nil || got != "pallets/flask" {
 		t.Errorf(`ResolveRepoArg(".") = %q, %v; want pallets/flask`, got, err)
 	}
-	for _, bad := range []string{"", "a b/c", "../x", "a/b/c"} {
+	for _, bad := range []string{"", "a b/c", "../x", "a/b/c", "https://example.com/a/b?access_token=t"} {
 		if got, err := ResolveRepoArg(bad); err == nil {
 			t.Errorf("ResolveRepoArg(%q) = %q, want an error", bad, got)
 		}
@@ -179,4 +180,149 @@ func mustHash(t *testing.T, s string) Hash {
 		t.Fatalf("bad hash %q", s)
 	}
 	return h
+}
+
+// fakeIndexed is a store holding the given manifests.
+type fakeIndexed []schema.Manifest
+
+func (f fakeIndexed) Manifest(_ context.Context, n schema.RepoName) (*schema.Manifest, error) {
+	for _, m := range f {
+		if m.Repo == n {
+			return &m, nil
+		}
+	}
+	return nil, nil
+}
+
+func (f fakeIndexed) Manifests(context.Context) ([]schema.Manifest, error) { return f, nil }
+
+// repoWith makes a working copy at dir whose one commit holds content, so
+// that repositories made with different content have different roots.
+func repoWith(t *testing.T, dir, content string) (*gitfixture.Repo, string) {
+	t.Helper()
+	r := gitfixture.NewAt(t, dir)
+	r.Write(map[string]string{"a.txt": content})
+	return r, r.Commit("one")
+}
+
+func TestResolveIndexed(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	a, rootA := repoWith(t, filepath.Join(base, "x", "a", "repo"), "a\n")
+	b, rootB := repoWith(t, filepath.Join(base, "x", "b", "repo"), "b\n")
+	// A clone of b elsewhere (same root, never indexed from there).
+	cloneB := filepath.Join(base, "clones", "b")
+	b.Git("clone", "-q", b.Dir, cloneB)
+	// A folder holding ./b/repo that is a clone of a, not of the stored b/repo.
+	lookalike := filepath.Join(base, "elsewhere")
+	a.Git("clone", "-q", a.Dir, filepath.Join(lookalike, "b", "repo"))
+	notRepo := filepath.Join(base, "plain")
+	if err := os.MkdirAll(notRepo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	store := fakeIndexed{
+		{Repo: "b/repo", URL: b.Dir, Root: rootB},
+		{Repo: "psf/requests", URL: "https://github.com/psf/requests.git"},
+		{Repo: "repo", URL: a.Dir, Root: rootA},
+	}
+	for _, tc := range []struct {
+		name, dir, in, want string
+		errs                []string // substrings of the error; none: success
+		is                  error
+	}{
+		{name: "path of the second", in: b.Dir, want: "b/repo"},
+		{name: "path of the first", in: a.Dir, want: "repo"},
+		{name: "dot", dir: b.Dir, in: ".", want: "b/repo"},
+		{name: "file URL", in: "file://" + b.Dir, want: "b/repo"},
+		{name: "clone by root", in: cloneB, want: "b/repo"},
+		{name: "stored name", in: "b/repo", want: "b/repo"},
+		{name: "explicit name", in: "repo=" + b.Dir, want: "repo"},
+		{name: "name and its own directory", dir: filepath.Join(base, "x"), in: "b/repo", want: "b/repo"},
+		{name: "bare name not a directory", dir: base, in: "repo", want: "repo"},
+		{name: "remote other form", in: "git@github.com:psf/requests", want: "psf/requests"},
+		{name: "remote https", in: "https://GitHub.com/psf/requests/", want: "psf/requests"},
+		{name: "name against another repository's directory", dir: lookalike, in: "b/repo",
+			errs: []string{`"b/repo"`, "b/repo (" + b.Dir + ")", "repo (" + a.Dir + ")", "give ./b/repo"}, is: ErrAmbiguous},
+		{name: "not indexed name", in: "pallets/flask", errs: []string{"pallets/flask: not indexed", "indexed: b/repo, psf/requests, repo"}, is: ErrNotIndexed},
+		{name: "not indexed remote", in: "https://github.com/pallets/flask", errs: []string{"pallets/flask", "indexed: b/repo, psf/requests, repo"}, is: ErrNotIndexed},
+		{name: "not a repository", in: notRepo, errs: []string{"directory " + notRepo + ": not indexed (", "no root commit", "indexed: b/repo"}, is: ErrNotIndexed},
+		{name: "neither", dir: base, in: "no-such-dir/x/y", errs: []string{"not an owner/name", "want owner/name"}},
+		{name: "traversal", dir: base, in: "../x", errs: []string{`"../x"`, `part ".." is not allowed`}},
+		{name: "file URL of nothing", in: "file://" + notRepo + "/nope", errs: []string{notRepo + "/nope is not a directory"}},
+		{name: "password", in: "https://u:hunter2@example.com/x.git", errs: []string{"https://***@example.com/x.git", "credentials"}},
+		{name: "token in the query", in: "https://example.com/x.git?token=hunter2", errs: []string{"https://example.com/x.git?token=***", "credentials"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.dir != "" {
+				t.Chdir(tc.dir)
+			}
+			got, err := ResolveIndexed(ctx, tc.in, store)
+			if len(tc.errs) == 0 {
+				if err != nil || string(got) != tc.want {
+					t.Fatalf("ResolveIndexed(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("ResolveIndexed(%q) = %q, want an error", tc.in, got)
+			}
+			for _, s := range tc.errs {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not say %q", err, s)
+				}
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("error %q shows the password", err)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("error %q is not %v", err, tc.is)
+			}
+		})
+	}
+
+	// Two stored repositories with the path's root: refused, naming both.
+	forks := append(fakeIndexed{{Repo: "fork/repo", URL: "https://example.com/fork/repo", Root: rootB}}, store...)
+	if got, err := ResolveIndexed(ctx, cloneB, forks); !errors.Is(err, ErrAmbiguous) || !strings.Contains(err.Error(), "fork/repo") || !strings.Contains(err.Error(), "b/repo") {
+		t.Errorf("a clone of two stored repositories = %q, %v; want both named, ErrAmbiguous", got, err)
+	}
+	// The path it was indexed from beats a shared root.
+	if got, err := ResolveIndexed(ctx, b.Dir, forks); err != nil || got != "b/repo" {
+		t.Errorf("the indexed path with a fork stored = %q, %v; want b/repo", got, err)
+	}
+	if _, err := ResolveIndexed(ctx, "a/b", fakeIndexed{}); err == nil || !strings.Contains(err.Error(), "nothing is indexed yet") {
+		t.Errorf("an empty store: %v, want nothing is indexed yet", err)
+	}
+}
+
+// countingIndexed counts how often the whole store is listed.
+type countingIndexed struct {
+	fakeIndexed
+	lists int
+}
+
+func (c *countingIndexed) Manifests(ctx context.Context) ([]schema.Manifest, error) {
+	c.lists++
+	return c.fakeIndexed.Manifests(ctx)
+}
+
+// The directory a repository was indexed from, under the name it gives,
+// resolves from that one manifest; a lookalike still lists the store.
+func TestResolveIndexedReadsOneManifest(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	flask, rootF := repoWith(t, filepath.Join(base, "flask"), "f\n")
+	flask.Git("remote", "add", "origin", "https://github.com/pallets/flask.git")
+	other, rootO := repoWith(t, filepath.Join(base, "other", "flask"), "o\n")
+	ix := &countingIndexed{fakeIndexed: fakeIndexed{
+		{Repo: "pallets/flask", URL: flask.Dir, Root: rootF},
+		{Repo: "flask", URL: filepath.Join(base, "gone"), Root: "0000"},
+		{Repo: "o/flask", URL: filepath.Join(base, "o-was-here"), Root: rootO},
+	}}
+	if got, err := ResolveIndexed(ctx, flask.Dir, ix); err != nil || got != "pallets/flask" || ix.lists != 0 {
+		t.Errorf("ResolveIndexed(%s) = %q, %v after %d listings; want pallets/flask, none", flask.Dir, got, err, ix.lists)
+	}
+	// Named "flask" by its directory, which holds another repository: found by root.
+	if got, err := ResolveIndexed(ctx, other.Dir, ix); err != nil || got != "o/flask" || ix.lists != 1 {
+		t.Errorf("ResolveIndexed(%s) = %q, %v after %d listings; want o/flask, one", other.Dir, got, err, ix.lists)
+	}
 }

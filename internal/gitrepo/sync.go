@@ -29,6 +29,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	"github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
+
+	"github.com/locus-dev/locus/schema"
 )
 
 // ErrPermanent marks sync failures that retrying cannot fix (no such repository,
@@ -530,12 +532,10 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 
 func (t *tailBuffer) String() string { return string(t.b) }
 
-// redact drops credentials embedded in a URL before it is logged.
+// redact masks credentials embedded in a URL before it is logged.
 func redact(u string) string {
-	if pu, err := url.Parse(u); err == nil && pu.User != nil {
-		return pu.Redacted()
-	}
-	return u
+	masked, _ := schema.RedactURL(u)
+	return masked
 }
 
 func fetch(ctx context.Context, repo *git.Repository, u, ref string, auth transport.AuthMethod, progress io.Writer) error {
