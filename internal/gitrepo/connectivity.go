@@ -113,7 +113,7 @@ func missingObjects(ctx context.Context, dir string) (damage string, missing []s
 	if !errors.As(err, &ee) {
 		return "", nil, fmt.Errorf("clone %s: check objects: %w", dir, err)
 	}
-	if promisor, _ := gitOutput(ctx, dir, "config", "--get", "remote.origin.promisor"); strings.TrimSpace(promisor) == "true" {
+	if partialClone(ctx, dir) {
 		return firstLine(out), nil, nil
 	}
 	// A full clone: list what is missing, to tell objects its source
@@ -143,6 +143,22 @@ func missingObjects(ctx context.Context, dir string) (damage string, missing []s
 	}
 	slices.Sort(missing)
 	return "", slices.Compact(missing), nil
+}
+
+// partialClone reports whether the clone at dir has a promisor remote
+// (origin after `git clone --filter`, or the remote named by its URL that
+// a blob size limit configures).
+func partialClone(ctx context.Context, dir string) bool {
+	if ext, _ := gitOutput(ctx, dir, "config", "--get", "extensions.partialclone"); strings.TrimSpace(ext) != "" {
+		return true
+	}
+	out, _ := gitOutput(ctx, dir, "config", "--bool", "--get-regexp", `^remote\..*\.promisor$`)
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasSuffix(strings.TrimSpace(l), " true") {
+			return true
+		}
+	}
+	return false
 }
 
 // refTips are the objects the clone's refs point at, sorted, once each.

@@ -284,6 +284,27 @@ func TestCloneDamagePartialClone(t *testing.T) {
 	if now := missingBlobs(); now != left {
 		t.Errorf("the check fetched filtered blobs: missing %q before, %q after", left, now)
 	}
+	// A fetch of a larger blob, from the remote named by the source's URL
+	// that a blob size limit configures as the promisor, leaves that blob
+	// out too, and that is no damage either.
+	u := "file://" + r.Dir
+	for _, kv := range [][2]string{{"remote." + u + ".promisor", "true"}, {"remote." + u + ".partialclonefilter", "blob:limit=1k"}} {
+		if out, err := exec.Command("git", "--git-dir", pc, "config", kv[0], kv[1]).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+	}
+	r.Write(map[string]string{"big2.txt": strings.Repeat("another big blob line\n", 200)})
+	r.Commit("two")
+	if out, err := exec.Command("git", "--git-dir", pc, "fetch", "--quiet", u, "+refs/heads/*:refs/heads/*").CombinedOutput(); err != nil {
+		t.Fatalf("fetch into the partial clone: %v: %s", err, out)
+	}
+	if now := missingBlobs(); len(strings.Fields(now)) != len(strings.Fields(left))+1 {
+		t.Fatalf("after the fetch the clone lacks %q, want the blob before (%q) and the new one", now, left)
+	}
+	if damage, err := cloneDamage(context.Background(), pc); err != nil || damage != "" {
+		t.Fatalf("partial clone after a filtered fetch: damage %q, err %v; want none", damage, err)
+	}
+
 	// The same refs are not checked twice: damage the clone and forget
 	// the check.
 	removeObjects(t, pc)
