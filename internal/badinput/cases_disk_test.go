@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
 
 // diskCases: a data dir on a full disk, and clones left lacking objects.
@@ -20,11 +22,7 @@ var diskCases = []badCase{
 		want:  "exit 1 within seconds, saying the disk is full and naming the path that could not be written; the published index and the clone stay as they were, and once space is freed the same command indexes the new commit",
 		setup: func(s *sandbox) []string {
 			mountSmallDisk(s, "32m")
-			r := s.simpleRepo("r")
-			if res := s.locus("index", "disk/r="+r.Dir); res.code != 0 {
-				s.t.Fatalf("first index: %v", res)
-			}
-			s.vars["BEFORE"] = snapshotJSON(s, "disk/r")
+			r := indexedRepo(s)
 			r.WriteBytes("data.bin", randomText(s, 1<<20))
 			r.Write(map[string]string{"lib.py": "def helper(n):\n    return n * 3\n"})
 			s.vars["HEAD"] = r.Commit("a megabyte of data")
@@ -35,9 +33,7 @@ var diskCases = []badCase{
 		code:  1,
 		names: []string{"the disk is full", "no space left on device", "{{DATA}}"},
 		check: func(s *sandbox, r result) {
-			if got := snapshotJSON(s, "disk/r"); got != s.vars["BEFORE"] {
-				s.t.Errorf("the stored index of disk/r changed on the full disk:\nbefore %s\nafter  %s", s.vars["BEFORE"], got)
-			}
+			unchanged(s, "disk/r")
 			cloneConnected(s, "disk/r")
 			if err := os.Remove(filepath.Join(s.data, "filler")); err != nil {
 				s.t.Fatal(err)
@@ -57,11 +53,7 @@ var diskCases = []badCase{
 		want:  "exit 1 within seconds, saying the disk holding the server's state (`DATA/temporal`) is full, in SQLite's words; the published index stays as it was",
 		setup: func(s *sandbox) []string {
 			mountSmallDisk(s, "32m")
-			r := s.simpleRepo("r")
-			if res := s.locus("index", "disk/r="+r.Dir); res.code != 0 {
-				s.t.Fatalf("first index: %v", res)
-			}
-			s.vars["BEFORE"] = snapshotJSON(s, "disk/r")
+			r := indexedRepo(s)
 			r.Write(map[string]string{"lib.py": "def helper(n):\n    return n * 3\n"})
 			r.Commit("triple")
 			fillDisk(s, 8<<10)
@@ -69,21 +61,14 @@ var diskCases = []badCase{
 		},
 		code:  1,
 		names: []string{"the disk holding {{DATA}}/temporal is full", "database or disk is full"},
-		check: func(s *sandbox, r result) {
-			if got := snapshotJSON(s, "disk/r"); got != s.vars["BEFORE"] {
-				s.t.Errorf("the stored index of disk/r changed on the full disk:\nbefore %s\nafter  %s", s.vars["BEFORE"], got)
-			}
-		},
+		check: func(s *sandbox, r result) { unchanged(s, "disk/r") },
 	},
 	{
 		name:  "clone-damaged-by-failed-fetch",
 		input: "a clone whose refs point at a commit whose tree it lacks and that has no record of a connectivity check (what a fetch that fell back to go-git on a full disk left)",
 		want:  "the next index finds the clone damaged, logs that it clones afresh, and indexes the commit (exit 0); no \"object not found\"",
 		setup: func(s *sandbox) []string {
-			r := s.simpleRepo("r")
-			if res := s.locus("index", "disk/r="+r.Dir); res.code != 0 {
-				s.t.Fatalf("first index: %v", res)
-			}
+			r := indexedRepo(s)
 			r.Write(map[string]string{"util.py": "def twice(n):\n    return n * 2\n"})
 			s.vars["HEAD"] = r.Commit("add twice")
 			clone := clonePath(s, "disk/r")
@@ -109,10 +94,7 @@ var diskCases = []badCase{
 		input: "a clone with a blob removed by hand (a loose object deleted), then a new commit in the repository",
 		want:  "the next index finds the clone damaged after its fetch, clones afresh, and indexes the new commit (exit 0)",
 		setup: func(s *sandbox) []string {
-			r := s.simpleRepo("r")
-			if res := s.locus("index", "disk/r="+r.Dir); res.code != 0 {
-				s.t.Fatalf("first index: %v", res)
-			}
+			r := indexedRepo(s)
 			clone := clonePath(s, "disk/r")
 			removeLooseObject(s, clone, strings.TrimSpace(git(s, "--git-dir", clone, "rev-parse", "HEAD:lib.py")))
 			r.Write(map[string]string{"lib.py": "def helper(n):\n    return n * 4\n"})
@@ -127,6 +109,27 @@ var diskCases = []badCase{
 			cloneConnected(s, "disk/r")
 		},
 	},
+}
+
+// indexedRepo is a small repository indexed as disk/r, its stored files
+// noted for unchanged.
+func indexedRepo(s *sandbox) *gitfixture.Repo {
+	s.t.Helper()
+	r := s.simpleRepo("r")
+	if res := s.locus("index", "disk/r="+r.Dir); res.code != 0 {
+		s.t.Fatalf("first index: %v", res)
+	}
+	s.vars["BEFORE"] = snapshotJSON(s, "disk/r")
+	return r
+}
+
+// unchanged fails the case unless repo's stored files are those
+// indexedRepo noted.
+func unchanged(s *sandbox, repo string) {
+	s.t.Helper()
+	if got := snapshotJSON(s, repo); got != s.vars["BEFORE"] {
+		s.t.Errorf("the stored index of %s changed:\nbefore %s\nafter  %s", repo, s.vars["BEFORE"], got)
+	}
 }
 
 // mountSmallDisk mounts a tmpfs of size as the sandbox's data dir, holding
