@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,6 +73,21 @@ func cloneDamage(ctx context.Context, dir string) (string, error) {
 		return fmt.Sprintf("%d objects missing, among them %s", len(extra), extra[0]), nil
 	}
 	return "", writeConnectivity(dir, connectivity{Tips: tips, Missing: prev.Missing})
+}
+
+// AfterMissingObject is err, from reading the clone at dir, unchanged
+// unless it says an object is missing: then the clone lost it after its
+// last check (the refs have not changed since, so syncs skip the check),
+// and the next Sync is made to check it again and clone it afresh instead
+// of every index failing the same way; the error says so.
+func AfterMissingObject(dir string, err error) error {
+	if !isNotFound(err) {
+		return err
+	}
+	if rmErr := os.Remove(filepath.Join(dir, connectivityFile)); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+		return err
+	}
+	return fmt.Errorf("%w (the clone %s lacks it: the next index checks the clone and clones it afresh)", err, dir)
 }
 
 // recordConnectivity notes in a clone just made what its refs are and

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
@@ -168,6 +169,43 @@ func testRepairsDamagedClone(t *testing.T, before func(t *testing.T, clone strin
 	if res, err := syncTo(t, clone, r.Dir, ""); err != nil || res.Head.String() != r.Head() {
 		t.Errorf("sync after the repair: %+v %v, want head %s", res, err, r.Head())
 	}
+}
+
+// TestAfterMissingObject: an object removed after the clone's last check,
+// with its refs unchanged since, is not looked for by a sync (the check
+// runs when refs change); a read that misses it makes the next sync check
+// the clone and clone it afresh.
+func TestAfterMissingObject(t *testing.T) {
+	if gitBinary() == "" {
+		t.Fatal("git is not installed: the connectivity check needs it")
+	}
+	r := gitfixture.New(t)
+	r.Write(map[string]string{"a.txt": "a\n", "lib/b.py": "def b():\n    return 1\n"})
+	r.Commit("one")
+	clone := filepath.Join(t.TempDir(), "c.git")
+	if _, err := syncTo(t, clone, r.Dir, ""); err != nil {
+		t.Fatal(err)
+	}
+	removeObject(t, clone, blobID(t, clone, "lib/b.py"))
+	if _, err := syncTo(t, clone, r.Dir, ""); err != nil {
+		t.Fatal(err)
+	}
+	if exec.Command("git", "--git-dir", clone, "rev-list", "--objects", "--all", "--quiet").Run() == nil {
+		t.Fatal("the sync with unchanged refs repaired the clone: the case below needs it still damaged")
+	}
+	other := errors.New("scrape: disk quota exceeded")
+	if got := AfterMissingObject(clone, other); got != other {
+		t.Errorf("another error came back as %v", got)
+	}
+	missing := fmt.Errorf("scrape: object %s: %w", blobID(t, clone, "lib/b.py"), plumbing.ErrObjectNotFound)
+	got := AfterMissingObject(clone, missing)
+	if !errors.Is(got, plumbing.ErrObjectNotFound) || !strings.Contains(got.Error(), "clones it afresh") {
+		t.Errorf("AfterMissingObject = %v, want the error saying the next index clones afresh", got)
+	}
+	if res, err := syncTo(t, clone, r.Dir, ""); err != nil || res.Head.String() != r.Head() {
+		t.Fatalf("sync after the missing object: %+v %v", res, err)
+	}
+	connected(t, clone)
 }
 
 // blobID is the id of path's blob at the remote HEAD the clone fetched.
