@@ -174,7 +174,7 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 		Logger: slog.Default(),
 	})
 	if err != nil {
-		return schema.ScrapeResult{}, permanent(err)
+		return schema.ScrapeResult{}, permanent(gitrepo.AfterMissingObject(dir, err))
 	}
 	metrics.CommitsScraped.Add(float64(res.NewCommits))
 	out := schema.ScrapeResult{Head: res.Head, NewCommits: res.NewCommits, Rows: res.Rows, Parts: res.Parts, FileIDs: res.FileIDsKey,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -92,17 +93,20 @@ func runIndex(ctx context.Context, args []string) error {
 	}
 	run, err := jobs.StartFleet(ctx, c, bucket, *id, in)
 	if err != nil {
-		return err
+		return g.orDiskFull(err)
 	}
 	fmt.Fprintf(stderr, "fleet %s: %d repositories (run %s)\n", *id, len(specs), run.GetRunID())
 	stopProgress := watchProgress(ctx, stderr, func(ctx context.Context) (schema.FleetProgress, error) {
 		return jobs.QueryProgress[schema.FleetProgress](ctx, c, *id)
 	}, time.Second, 10*time.Second)
 	var res workflows.FleetResult
-	err = run.Get(ctx, &res)
+	err = g.untilDiskFull(ctx, func(ctx context.Context) error { return run.Get(ctx, &res) })
 	stopProgress(err == nil)
 	if ctx.Err() != nil {
 		return exitError{code: 130, msg: fmt.Sprintf("interrupted; fleet %s keeps its state in %s — run the same command again to continue", *id, g.dataDir)}
+	}
+	if full := diskFullFailure("fleet "+*id, err); full != nil {
+		return full
 	}
 	if err != nil {
 		return fmt.Errorf("fleet %s: %w", *id, err)
@@ -153,7 +157,11 @@ func runIndex(ctx context.Context, args []string) error {
 			sum.FinishedAt.Sub(sum.StartedAt).Round(time.Millisecond), bucket.Location(res.SummaryKey))
 	}
 	if sum.Failed > 0 {
-		return exitError{code: 1, msg: fmt.Sprintf("%d of %d repositories failed", sum.Failed, sum.Total)}
+		msg := fmt.Sprintf("%d of %d repositories failed", sum.Failed, sum.Total)
+		if slices.ContainsFunc(sum.Results, func(r schema.RepoResult) bool { return !r.OK && gitrepo.DiskFullText(r.Error) }) {
+			msg += "; the disk is full: free space, then run the same command again"
+		}
+		return exitError{code: 1, msg: msg}
 	}
 	return nil
 }

@@ -90,6 +90,9 @@ type globals struct {
 	embeddedAddr string
 	// addr is the Temporal frontend connect dialled.
 	addr string
+	// disk watches the embedded server's log for a full disk; nil with
+	// --temporal.
+	disk *diskWatch
 	// reportsFailures is set by commands that print every failure in their
 	// result (index, localize): the SDK's own "Activity error." record of a
 	// failed attempt would say it a second time, with the Temporal error
@@ -269,8 +272,9 @@ func (g *globals) connect(ctx context.Context, log *slog.Logger) (client.Client,
 		if listen == "" {
 			listen = "127.0.0.1:0"
 		}
+		g.disk = newDiskWatch(filepath.Join(g.dataDir, "temporal"))
 		srv, err = devserver.Start(ctx, devserver.Options{
-			DataDir: filepath.Join(g.dataDir, "temporal"), Address: listen, Namespace: g.namespace, Logger: log,
+			DataDir: filepath.Join(g.dataDir, "temporal"), Address: listen, Namespace: g.namespace, Logger: slog.New(g.disk.handler(log.Handler())),
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("start the embedded Temporal server on %s: %w", listen, err)

@@ -169,10 +169,13 @@ func runTriplets(ctx context.Context, args []string) error {
 		return p, err
 	}, time.Second, 10*time.Second)
 	var res workflows.TripletsResult
-	err = st.Run.Get(ctx, &res)
+	err = g.untilDiskFull(ctx, func(ctx context.Context) error { return st.Run.Get(ctx, &res) })
 	stopProgress(err == nil)
 	if ctx.Err() != nil {
 		return exitError{code: 130, msg: fmt.Sprintf("interrupted; triplets %s keeps its state in %s — run the same command again to continue", st.ID, g.dataDir)}
+	}
+	if full := diskFullFailure("triplets "+st.ID, err); full != nil {
+		return full
 	}
 	if err != nil {
 		return fmt.Errorf("triplets %s: %w", st.ID, err)

@@ -127,8 +127,7 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 	}
 	var repo *git.Repository
 	if _, err := os.Stat(opts.Dir); errors.Is(err, os.ErrNotExist) {
-		repo, err = clone(ctx, opts.Dir, u, opts.Ref, auth, opts.Progress, opts.MaxBlobSize)
-		if err != nil {
+		if repo, err = cloneChecked(ctx, opts.Dir, u, opts.Ref, auth, opts.Progress, opts.MaxBlobSize); err != nil {
 			return SyncResult{}, err
 		}
 	} else {
@@ -142,6 +141,11 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 			}
 		}
 		err = fetchInto(ctx, repo, opts.Dir, u, opts.Ref, auth, opts.Progress)
+		if err == nil || !errors.Is(err, errRemoteEmpty) && ctx.Err() == nil {
+			if repo, err = repairClone(ctx, repo, opts.Dir, u, opts.Ref, auth, opts.Progress, opts.MaxBlobSize, err); err != nil {
+				return SyncResult{}, err
+			}
+		}
 		if errors.Is(err, errRemoteEmpty) && opts.Ref == "" {
 			// The clone still has the refs of its last fetch: report what
 			// the remote has now, nothing.
@@ -152,6 +156,57 @@ func Sync(ctx context.Context, opts SyncOptions) (SyncResult, error) {
 		}
 	}
 	return resolve(repo, opts.Dir, opts.Ref)
+}
+
+// cloneChecked is clone, recording which objects the new clone lacks (those
+// its source lacks) so that later checks do not take them for damage.
+func cloneChecked(ctx context.Context, dir, u, ref string, auth transport.AuthMethod, progress io.Writer, maxBlob int64) (*git.Repository, error) {
+	repo, err := clone(ctx, dir, u, ref, auth, progress, maxBlob)
+	if err != nil {
+		return nil, err
+	}
+	return repo, recordConnectivity(ctx, dir)
+}
+
+// repairClone checks, after a fetch into the clone at dir that ended with
+// fetchErr (nil when it succeeded), that every object its refs reach is
+// there (cloneDamage). A damaged clone is removed and, unless the disk is
+// full, cloned afresh: a clone damaged before (a fetch that fell back to
+// go-git on a full disk, objects removed by hand) is repaired by the next
+// sync instead of failing every scrape with "object not found". It
+// returns the clone to read and fetchErr, or the error that replaces it.
+func repairClone(ctx context.Context, repo *git.Repository, dir, u, ref string, auth transport.AuthMethod, progress io.Writer, maxBlob int64, fetchErr error) (*git.Repository, error) {
+	damage, err := cloneDamage(ctx, dir)
+	if err != nil {
+		if fetchErr != nil {
+			return nil, fetchErr
+		}
+		return nil, err
+	}
+	if damage == "" {
+		return repo, fetchErr
+	}
+	if IsDiskFull(fetchErr) {
+		// Cloning again needs the space that is missing; the damaged
+		// clone goes, so that the next sync clones afresh.
+		slog.Warn("the clone lacks objects and the disk is full; removing it", "dir", dir, "damage", damage)
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, fmt.Errorf("%w; remove damaged clone %s: %v", fetchErr, dir, err)
+		}
+		return nil, fetchErr
+	}
+	slog.Warn("the clone lacks objects its refs reach; cloning afresh", "dir", dir, "url", redact(u), "damage", damage, "fetch_error", errText(fetchErr))
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("remove damaged clone %s (%s): %w", dir, damage, err)
+	}
+	return cloneChecked(ctx, dir, u, ref, auth, progress, maxBlob)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return Message(err)
 }
 
 // normaliseURL turns local paths into absolute file:// URLs and checks that a
@@ -359,8 +414,9 @@ var (
 //
 // When the CLI fails, go-git fetches, and its error (typed: a repository
 // that does not exist, refused credentials, an empty remote, a refused
-// connection) is the one returned, naming the CLI's. Without the CLI,
-// go-git fetches alone.
+// connection) is the one returned, naming the CLI's. Not when the disk is
+// full: that error (ErrDiskFull, naming dir) is returned as it is. Without
+// the CLI, go-git fetches alone.
 func fetchInto(ctx context.Context, repo *git.Repository, dir, u, ref string, auth transport.AuthMethod, progress io.Writer) error {
 	if gitBinary() == "" {
 		err := goGitFetch(ctx, repo, u, ref, auth, progress)
@@ -378,6 +434,11 @@ func fetchInto(ctx context.Context, repo *git.Repository, dir, u, ref string, au
 	cerr := cliFetchFn(ctx, dir, u, ref, auth, progress)
 	if cerr == nil || ctx.Err() != nil {
 		return cerr
+	}
+	if IsDiskFull(cerr) {
+		// go-git would write into the same full disk, and one that fails
+		// half-way leaves refs to objects it never wrote.
+		return diskFull(dir, cerr)
 	}
 	err := goGitFetch(ctx, repo, u, ref, auth, progress)
 	switch {
