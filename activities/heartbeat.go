@@ -35,8 +35,8 @@ const (
 	HeartbeatTimeout  = 3 * HeartbeatThrottle
 )
 
-// Heartbeat heartbeats the activity of ctx until stop is called: at once,
-// then every HeartbeatInterval, with progress() as the details when
+// Heartbeat heartbeats the activity of ctx until stop is called: every
+// HeartbeatInterval (an attempt shorter than that sends none), with progress() as the details when
 // progress is set (it is called from another goroutine: read the work's
 // progress through atomics). Details that a retried attempt resumes from
 // (activity.GetHeartbeatDetails) are the last progress() recorded. Outside
@@ -54,7 +54,6 @@ func Heartbeat(ctx context.Context, progress func() any) (stop func()) {
 	}
 	done := make(chan struct{})
 	go func() {
-		beat()
 		t := time.NewTicker(HeartbeatInterval)
 		defer t.Stop()
 		for {
