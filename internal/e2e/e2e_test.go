@@ -31,6 +31,7 @@ import (
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 	"github.com/locus-dev/locus/internal/testutil/temporaltest"
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/internal/testutil/testlog"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
@@ -56,7 +57,7 @@ func TestIndexFleetEndToEnd(t *testing.T) {
 	c := dial(t, srv)
 	bucket := blobtest.Bucket(t)
 	startWorkers(t, c, t.TempDir(), bucket)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*runTimeout)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	in := schema.IndexFleetInput{Repos: specs, Options: schema.FleetOptions{Window: 2, ContinueAsNewAfter: 2}}
 
@@ -133,7 +134,7 @@ func TestIndexFleetSurvivesServerRestart(t *testing.T) {
 	beta := newBeta(t)
 	specs := []schema.RepoSpec{spec(t, "fixtures/alpha", alpha.Dir), spec(t, "fixtures/beta", beta.Dir)}
 	serverDir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*runTimeout)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	const id = "e2e-fleet-restart"
 
