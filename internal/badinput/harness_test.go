@@ -236,7 +236,8 @@ func runLocus(t *testing.T, dataDir, cwd string, env []string, args ...string) r
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
-		t.Fatalf("stopped: still running %s before the test binary's deadline (go test -timeout)\n%s", deadlineMargin, r.full())
+		t.Fatalf("locus %s: still running %s before the test binary's deadline (go test -timeout), so stopped; its output until then:\nstdout:\n%s\nstderr:\n%s",
+			strings.Join(args, " "), deadlineMargin, r.stdout, r.stderr)
 	case errors.As(err, &ee):
 		r.code = ee.ExitCode()
 	case err != nil:
