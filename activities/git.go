@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -65,10 +63,11 @@ func (a *Git) Sync(ctx context.Context, in schema.SyncInput) (schema.SyncResult,
 	if err != nil {
 		return schema.SyncResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
-	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
+	var gitProgress lastLine
+	stop := Heartbeat(ctx, gitProgress.load)
 	defer stop()
 	r, err := gitrepo.Sync(ctx, gitrepo.SyncOptions{Dir: dir, URL: in.Repo.URL, Ref: in.Repo.Ref,
-		Progress: &progressHeartbeat{ctx: ctx}, MaxBlobSize: in.MaxBlobSize})
+		Progress: &gitProgress, MaxBlobSize: in.MaxBlobSize})
 	if err != nil {
 		return schema.SyncResult{}, permanent(fmt.Errorf("sync %s: %w", in.Repo.Name, err))
 	}
@@ -114,7 +113,7 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 	}
 	var done, total atomic.Int64
 	var checkpoint atomic.Pointer[commits.Checkpoint]
-	stop := heartbeatEvery(ctx, HeartbeatInterval, func() any {
+	stop := Heartbeat(ctx, func() any {
 		return ScrapeProgress{Done: done.Load(), Total: total.Load(), Checkpoint: checkpoint.Load()}
 	})
 	defer stop()
@@ -164,14 +163,10 @@ func (a *Git) ScrapeCommits(ctx context.Context, in schema.ScrapeInput) (schema.
 		Bucket: a.Bucket, Repo: in.Repo, GitDir: dir, Head: in.Head, Prev: scrapeFrom, Options: in.Options,
 		Diff:     gitrepo.DiffOptions{Backend: a.Backend},
 		Progress: func(d, t int) { done.Store(int64(d)); total.Store(int64(t)) },
-		Checkpoint: func(cp commits.Checkpoint) {
-			checkpoint.Store(&cp)
-			if activity.IsActivity(ctx) {
-				activity.RecordHeartbeat(ctx, ScrapeProgress{Done: done.Load(), Total: total.Load(), Checkpoint: &cp})
-			}
-		},
-		Resume: resume,
-		Logger: slog.Default(),
+		// The heartbeat carries the checkpoint from its next beat on.
+		Checkpoint: func(cp commits.Checkpoint) { checkpoint.Store(&cp) },
+		Resume:     resume,
+		Logger:     slog.Default(),
 	})
 	if err != nil {
 		return schema.ScrapeResult{}, permanent(gitrepo.AfterMissingObject(dir, err))
@@ -253,55 +248,6 @@ func logger(ctx context.Context) interface {
 	return slog.Default()
 }
 
-// HeartbeatInterval is how often the long activities heartbeat; their
-// heartbeat timeout (workflows.HeartbeatTimeout) is several of these, so a
-// live attempt is never mistaken for a dead one and a dead one is noticed
-// within seconds.
-const HeartbeatInterval = 3 * time.Second
-
-// heartbeatEvery records a heartbeat (with details from fn, if set) until stop is called.
-func heartbeatEvery(ctx context.Context, every time.Duration, fn func() any) (stop func()) {
-	if !activity.IsActivity(ctx) {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if fn != nil {
-					activity.RecordHeartbeat(ctx, fn())
-				} else {
-					activity.RecordHeartbeat(ctx)
-				}
-			}
-		}
-	}()
-	return func() { close(done) }
-}
-
-// progressHeartbeat turns git's sideband progress into heartbeats.
-type progressHeartbeat struct {
-	ctx  context.Context
-	last time.Time
-}
-
-var _ io.Writer = (*progressHeartbeat)(nil)
-
-func (p *progressHeartbeat) Write(b []byte) (int, error) {
-	if activity.IsActivity(p.ctx) && time.Since(p.last) > time.Second {
-		p.last = time.Now()
-		activity.RecordHeartbeat(p.ctx, strings.TrimSpace(string(b)))
-	}
-	return len(b), nil
-}
-
 // BuildGraph builds the code graph of the synced head and stores its tables;
 // PublishManifest makes it visible. A graph already published for the head is
 // reused.
@@ -310,7 +256,7 @@ func (a *Git) BuildGraph(ctx context.Context, in schema.BuildGraphInput) (schema
 	if err != nil {
 		return schema.GraphInfo{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
-	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
+	stop := Heartbeat(ctx, nil)
 	defer stop()
 	m, err := manifest.Read(ctx, a.Bucket, in.Repo)
 	if err != nil {

@@ -443,6 +443,9 @@ type RetrieveOutcome struct {
 // attempt, to be retried as a whole.
 func (a *Search) RetrieveBatch(ctx context.Context, in RetrieveBatchInput) ([]RetrieveOutcome, error) {
 	out := make([]RetrieveOutcome, len(in.Issues))
+	var done atomic.Int64
+	stop := Heartbeat(ctx, func() any { return done.Load() })
+	defer stop()
 	for i, is := range in.Issues {
 		r, err := a.Retrieve(ctx, is)
 		var app *temporal.ApplicationError
@@ -456,9 +459,7 @@ func (a *Search) RetrieveBatch(ctx context.Context, in RetrieveBatchInput) ([]Re
 		default:
 			return nil, err
 		}
-		if activity.IsActivity(ctx) {
-			activity.RecordHeartbeat(ctx, i+1)
-		}
+		done.Store(int64(i + 1))
 	}
 	return out, nil
 }
@@ -512,7 +513,7 @@ type SummarizeInput struct {
 func (a *LLM) Summarize(ctx context.Context, in SummarizeInput) (schema.SummarizeResult, error) {
 	ctx = a.owned(ctx, "")
 	var done, total atomic.Int64
-	stop := heartbeatEvery(ctx, HeartbeatInterval, func() any { return fmt.Sprintf("%d/%d functions", done.Load(), total.Load()) })
+	stop := Heartbeat(ctx, func() any { return fmt.Sprintf("%d/%d functions", done.Load(), total.Load()) })
 	defer stop()
 	res, err := search.SummarizeFunctions(ctx, a.Deps, in.Repo, in.Graph, func(d, t int) { done.Store(int64(d)); total.Store(int64(t)) })
 	if err == nil {

@@ -23,7 +23,7 @@ type Search struct {
 // vectors, deletes vanished ones and writes the BM25 index. Embedding-server
 // failures are retried by Temporal; 4xx answers are not.
 func (a *Search) IndexSearch(ctx context.Context, in schema.IndexSearchInput) (schema.SearchInfo, error) {
-	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
+	stop := Heartbeat(ctx, nil)
 	defer stop()
 	res, err := search.IndexRepo(ctx, a.Deps, in.Repo, in.Graph)
 	if err != nil {
@@ -60,7 +60,7 @@ type PlanEmbedOutput struct {
 
 // PlanEmbed stores the functions the embedding cache lacks as batches.
 func (a *Search) PlanEmbed(ctx context.Context, in schema.IndexSearchInput) (PlanEmbedOutput, error) {
-	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
+	stop := Heartbeat(ctx, nil)
 	defer stop()
 	keys, err := search.PlanEmbed(ctx, a.Deps, in.Repo, in.Graph, 0)
 	if err != nil {
@@ -79,7 +79,7 @@ type EmbedBatchInput struct {
 // retried (after the server's Retry-After), 4xx answers are not, and the
 // errors name the server (see embedFailure).
 func (a *Search) EmbedBatch(ctx context.Context, in EmbedBatchInput) (int, error) {
-	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
+	stop := Heartbeat(ctx, nil)
 	defer stop()
 	n, err := search.EmbedBatch(ctx, a.Deps, in.Repo, in.Key)
 	if err != nil {
@@ -91,7 +91,7 @@ func (a *Search) EmbedBatch(ctx context.Context, in EmbedBatchInput) (int, error
 
 // FinishIndex upserts vectors, deletes vanished ones and writes BM25.
 func (a *Search) FinishIndex(ctx context.Context, in schema.IndexSearchInput) (schema.SearchInfo, error) {
-	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
+	stop := Heartbeat(ctx, nil)
 	defer stop()
 	res, err := search.FinishIndex(ctx, a.Deps, in.Repo, in.Graph)
 	if err != nil {

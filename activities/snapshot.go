@@ -35,7 +35,7 @@ func (a *Snapshot) EnsureSnapshot(ctx context.Context, in schema.EnsureSnapshotI
 		return schema.SnapshotInfo{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("snapshot %s@%s: no clone of %s on this host (%s) to build it from; the clone is a cache: locus index %s makes it again", in.Repo, in.Commit, in.Repo, a.Git.HostQueue, in.Repo), ErrTypeBadInput, nil)
 	}
-	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
+	stop := Heartbeat(ctx, nil)
 	defer stop()
 	deps := a.Deps
 	deps.Bucket = a.Git.Bucket

@@ -46,7 +46,7 @@ type PublishInput struct {
 
 // PublishManifest writes the repository's manifest last, making the new parts visible.
 func (a *Store) PublishManifest(ctx context.Context, in PublishInput) (schema.Manifest, error) {
-	stop := heartbeatEvery(ctx, HeartbeatInterval, nil) // the sweep lists and deletes
+	stop := Heartbeat(ctx, nil) // the sweep lists and deletes
 	defer stop()
 	m, err := manifest.Publish(ctx, a.Bucket, manifest.Update{Repo: in.Repo, Head: in.Head, Scrape: in.Scrape, Graph: in.Graph, Search: in.Search, IndexedAt: in.IndexedAt, HostQueue: in.HostQueue})
 	if errors.Is(err, manifest.ErrStale) || errors.Is(err, manifest.ErrOtherRepository) {

@@ -69,7 +69,7 @@ func (a *Git) MineTripletsChunk(ctx context.Context, in TripletsChunkInput) (tri
 		return triplets.ChunkResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
 	var done, total atomic.Int64
-	stop := heartbeatEvery(ctx, HeartbeatInterval, func() any { return fmt.Sprintf("%d/%d commits", done.Load(), total.Load()) })
+	stop := Heartbeat(ctx, func() any { return fmt.Sprintf("%d/%d commits", done.Load(), total.Load()) })
 	defer stop()
 	issues, err := triplets.ReadIssues(ctx, a.Bucket, in.IssuesKey)
 	if err != nil {
@@ -159,7 +159,7 @@ func (a *Git) MineTripletsInstances(ctx context.Context, in TripletsInstancesInp
 	if err != nil {
 		return triplets.ChunkResult{}, err
 	}
-	stop := heartbeatEvery(ctx, HeartbeatInterval, nil)
+	stop := Heartbeat(ctx, nil)
 	defer stop()
 	res, err := triplets.MineInstanceFile(ctx, triplets.ChunkConfig{Bucket: a.Bucket, GitDir: dir, Backend: a.Backend, Run: in.Run,
 		Repo: in.Repo, Options: in.Options, Dense: dense}, in.Key)

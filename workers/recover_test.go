@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/locus-dev/locus/internal/devserver"
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/internal/testutil/testlog"
 )
 
@@ -65,7 +66,7 @@ func TestProcessAlive(t *testing.T) {
 // is retried at once, not after its (here one hour) heartbeat timeout; one
 // held by a live process is left alone.
 func TestReleaseDeadAttempts(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	s, err := devserver.Start(ctx, devserver.Options{DataDir: t.TempDir(), Address: "127.0.0.1:0", Logger: testlog.New(t, slog.LevelWarn)})
 	if err != nil {

@@ -96,13 +96,7 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	if hostQueue == "" {
 		hostQueue = HostQueue(cfg.DataDir)
 	}
-	// Each process is its own worker identity, naming this host and data
-	// directory, so a later process can tell the attempts a dead one held.
-	wopts := func(n int, workflowsToo bool) worker.Options {
-		return worker.Options{MaxConcurrentActivityExecutionSize: n, DisableWorkflowWorker: !workflowsToo,
-			Identity: Identity(os.Getpid(), hostQueue), MaxHeartbeatThrottleInterval: HeartbeatThrottle,
-			Interceptors: []interceptor.WorkerInterceptor{&activities.DiskFullInterceptor{}}}
-	}
+	wopts := func(n int, workflowsToo bool) worker.Options { return workerOptions(n, workflowsToo, hostQueue) }
 	conc := cfg.MaxConcurrentActivities
 	if conc <= 0 {
 		conc = 4
@@ -201,10 +195,21 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	return started, nil
 }
 
-// HeartbeatThrottle bounds how long the SDK holds back an activity's
-// heartbeats; the default (80% of the heartbeat timeout) leaves too little
-// slack under the short heartbeat timeouts IndexRepo uses.
-const HeartbeatThrottle = 2 * time.Second
+// workerOptions are the options of every worker of this process: n
+// activities at a time, workflows too or not. Each process is its own
+// worker identity, naming this host and data directory (hostQueue), so a
+// later process can tell the attempts a dead one held.
+func workerOptions(n int, workflowsToo bool, hostQueue string) worker.Options {
+	return worker.Options{MaxConcurrentActivityExecutionSize: n, DisableWorkflowWorker: !workflowsToo,
+		Identity: Identity(os.Getpid(), hostQueue), MaxHeartbeatThrottleInterval: HeartbeatThrottle,
+		// One disk-full error ends the run instead of retrying into a full disk.
+		Interceptors: []interceptor.WorkerInterceptor{&activities.DiskFullInterceptor{}}}
+}
+
+// HeartbeatThrottle is the SDK's heartbeat throttle on every worker:
+// activities.HeartbeatThrottle, sized there (it is also how long the SDK
+// gives one heartbeat to reach the server before it cancels the attempt).
+const HeartbeatThrottle = activities.HeartbeatThrottle
 
 // releaseTimeout bounds the start-up pass over open workflows.
 const releaseTimeout = time.Minute

@@ -38,13 +38,13 @@ var summarizeRetry = &temporal.RetryPolicy{
 	NonRetryableErrorTypes: []string{activities.ErrTypeBadInput},
 }
 
-// HeartbeatTimeout is the heartbeat timeout of IndexRepo's long activities
-// (Sync, ScrapeCommits, BuildGraph, the embedding steps, PublishManifest):
-// an attempt whose worker died (kill -9, lost host) is retried this soon, not
-// after its start-to-close timeout. The activities heartbeat every
-// activities.HeartbeatInterval. Changing it does not change the commands a
-// workflow records, so histories replay unchanged.
-const HeartbeatTimeout = 15 * time.Second
+// HeartbeatTimeout is the heartbeat timeout of the long activities
+// (Sync, ScrapeCommits, BuildGraph, the embedding steps, PublishManifest,
+// EnsureSnapshot, Summarize): activities.HeartbeatTimeout, sized there
+// against the heartbeat interval and the SDK's throttle. Changing it does
+// not change the commands a workflow records, so histories replay
+// unchanged.
+const HeartbeatTimeout = activities.HeartbeatTimeout
 
 // IndexRepo syncs one repository and scrapes its new commits into the store,
 // then publishes the manifest. Every step is idempotent for (repo, commit).

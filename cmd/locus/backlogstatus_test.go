@@ -12,9 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -58,7 +58,7 @@ func newHeldChat(t *testing.T) *heldChat {
 // over the data dir), not from the store, which holds no part yet. Once
 // the run is over, status reads its summary from the store.
 func TestBacklogStatusLive(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	r := gitfixture.New(t)
 	var src strings.Builder

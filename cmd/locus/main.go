@@ -308,6 +308,9 @@ func (g *globals) connect(ctx context.Context, log *slog.Logger) (client.Client,
 // sdkLogHandler is the Temporal SDK's log handler: warnings and errors only
 // (the SDK logs every worker start at info), and, when the command reports
 // failures itself, its per-attempt "Activity error." records at debug.
+// Records whose error is "context canceled" are at debug too: they follow
+// an end the command reports itself (an attempt that finished while its
+// heartbeat was in flight, workers stopping at exit), never a fault.
 func sdkLogHandler(h slog.Handler, reportsFailures bool) slog.Handler {
 	f := levelFloor{Handler: h, min: slog.LevelWarn}
 	if reportsFailures {
@@ -316,8 +319,8 @@ func sdkLogHandler(h slog.Handler, reportsFailures bool) slog.Handler {
 	return f
 }
 
-// levelFloor drops records below min, after lowering the records whose
-// message is in demote to debug.
+// levelFloor drops records below min, after lowering to debug the records
+// whose message is in demote and those whose error is "context canceled".
 type levelFloor struct {
 	slog.Handler
 	min    slog.Level
@@ -325,17 +328,33 @@ type levelFloor struct {
 }
 
 func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= h.min && h.Handler.Enabled(ctx, l) || h.demote != nil && h.Handler.Enabled(ctx, slog.LevelDebug)
+	return l >= h.min && h.Handler.Enabled(ctx, l) || h.Handler.Enabled(ctx, slog.LevelDebug)
 }
 
 func (h levelFloor) Handle(ctx context.Context, r slog.Record) error {
-	if h.demote[r.Message] {
+	demoted := r.Level > slog.LevelDebug && (h.demote[r.Message] || canceledRecord(r))
+	if demoted {
 		r.Level = slog.LevelDebug
 	}
-	if r.Level < h.min && !(h.demote[r.Message] && h.Handler.Enabled(ctx, slog.LevelDebug)) {
+	if r.Level < h.min && !(demoted && h.Handler.Enabled(ctx, slog.LevelDebug)) {
 		return nil
 	}
 	return h.Handler.Handle(ctx, r)
+}
+
+// canceledRecord: r's error (the SDK's "Error" attribute) ends in a context
+// cancellation (a gRPC "code = Canceled desc = context canceled" too), not
+// a deadline or any other failure.
+func canceledRecord(r slog.Record) bool {
+	found := false
+	r.Attrs(func(a slog.Attr) bool {
+		if strings.EqualFold(a.Key, "error") {
+			found = strings.HasSuffix(a.Value.String(), context.Canceled.Error())
+			return false
+		}
+		return true
+	})
+	return found
 }
 
 func (h levelFloor) WithAttrs(a []slog.Attr) slog.Handler {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
@@ -41,7 +43,7 @@ func TestWorkerWithoutTemporalStartsEmbeddedServer(t *testing.T) {
 	go func() {
 		done <- runWorker(ctx, []string{"--data-dir", t.TempDir(), "--log-level", "error", "--embedded-address", "127.0.0.1:0"})
 	}()
-	deadline := time.After(2 * time.Minute)
+	deadline := testctx.New(t).Done()
 	for !strings.Contains(errOut.String(), "Ctrl-C stops it") {
 		select {
 		case err := <-done:
@@ -62,7 +64,7 @@ func TestWorkerWithoutTemporalStartsEmbeddedServer(t *testing.T) {
 		if err != nil {
 			t.Fatalf("worker stopped with %v", err)
 		}
-	case <-time.After(time.Minute):
+	case <-testctx.New(t).Done():
 		t.Fatal("worker did not stop after cancel")
 	}
 }

@@ -614,8 +614,8 @@ var cases = slices.Concat([]badCase{
 			}()
 			select {
 			case <-emb.arrived: // the first run holds the data dir and waits on the embedder
-			case <-time.After(cmdTimeout):
-				s.t.Fatal("the first index run never reached its embedder")
+			case r := <-done:
+				s.t.Fatalf("the first index run ended before it reached its embedder: %v", r)
 			}
 			s.t.Cleanup(func() {
 				emb.release()
@@ -883,7 +883,7 @@ var cases = slices.Concat([]badCase{
 			first := s.start(args...)
 			select {
 			case <-emb.arrived:
-			case <-time.After(cmdTimeout):
+			case <-giveUpC(s.t):
 				s.t.Fatal("the first index run never reached its embedder")
 			}
 			if err := first.Process.Signal(syscall.SIGKILL); err != nil {
@@ -925,8 +925,8 @@ var cases = slices.Concat([]badCase{
 			}
 			args := []string{"triplets", "--out", filepath.Join(s.dir, "out"), "--chunk", "1", "--format", "jsonl", "--negatives", "2", "killed/t"}
 			first := s.start(args...)
-			deadline := time.Now().Add(cmdTimeout)
-			for len(tripletParts(s)) == 0 && time.Now().Before(deadline) {
+			deadline, _ := giveUp(s.t)
+			for len(tripletParts(s)) == 0 && (deadline.IsZero() || time.Now().Before(deadline)) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			if err := first.Process.Signal(syscall.SIGKILL); err != nil {
@@ -1415,7 +1415,7 @@ var cases = slices.Concat([]badCase{
 			}
 		},
 	},
-}, backlogCases, partialCases, identCases, diskCases)
+}, backlogCases, partialCases, identCases, diskCases, loadCases)
 
 // indexPortRepo indexes a repository with one class of eight methods (enough
 // for SpIDER to ask its selector about neighbours) and returns its name.

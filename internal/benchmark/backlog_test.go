@@ -6,12 +6,12 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/locus-dev/locus/internal/backlog"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/internal/testutil/testlog"
 	"github.com/locus-dev/locus/workflows"
 )
@@ -45,7 +45,7 @@ func backlogFixture(t *testing.T) *gitfixture.Repo {
 // LocalizeBacklog workflow ranks every issue exactly as localizeDirect does
 // with the heuristic selector, for the graph methods and a plain one.
 func TestBacklog(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	gitDir, head, err := Target(backlogFixture(t).Dir, "")
 	if err != nil {

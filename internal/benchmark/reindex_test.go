@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/internal/testutil/testlog"
 )
 
@@ -15,7 +15,7 @@ import (
 // new file): the re-index scrapes one commit and parses one file, reusing
 // the rest, while the full index at the head parses every file.
 func TestReindex(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	gitDir, head, err := Target(backlogFixture(t).Dir, "")
 	if err != nil {

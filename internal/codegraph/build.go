@@ -521,29 +521,37 @@ func headerLanguage(files []File, excluded map[string]bool) Language {
 	return byExt[headerExt]
 }
 
-// isMinified: long lines that no person writes.
+// isMinified: long lines that no person writes. Indentation is not
+// counted: a deeply indented file (Python nested forty blocks deep) has
+// long lines of few characters, and a person wrote them.
 func isMinified(data []byte) bool {
 	if len(data) < 2000 {
 		return false
 	}
-	lines, longest := 1, 0
+	lines, content, longest := 1, 0, 0
 	for rest := data; ; lines++ {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
-			longest = max(longest, len(rest))
+			n := unindentedLen(rest)
+			content, longest = content+n, max(longest, n)
 			break
 		}
-		longest = max(longest, i)
+		n := unindentedLen(rest[:i])
+		content, longest = content+n, max(longest, n)
 		rest = rest[i+1:]
 	}
-	return minifiedBy(len(data), lines, longest)
+	return minifiedBy(len(data), content, lines, longest)
 }
 
-// minifiedBy: a text of size bytes in lines lines, the longest that long
-// (without its newline), is minified when lines average over 300 bytes or
-// one passes 10,000.
-func minifiedBy(size, lines, longest int) bool {
-	return size >= 2000 && (size/lines > 300 || longest > 10000)
+// unindentedLen is the length of line after its leading spaces and tabs.
+func unindentedLen(line []byte) int { return len(bytes.TrimLeft(line, " \t")) }
+
+// minifiedBy: a text of size bytes in lines lines, content of them not
+// indentation, the longest that long (without its newline and indentation),
+// is minified when lines average over 300 bytes of content or one passes
+// 10,000.
+func minifiedBy(size, content, lines, longest int) bool {
+	return size >= 2000 && (content/lines > 300 || longest > 10000)
 }
 
 // isGenerated looks for the markers generators put at the top of a file.

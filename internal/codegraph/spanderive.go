@@ -1030,12 +1030,13 @@ func (x *textLines) minified() bool {
 	if len(x.text) < 2000 {
 		return false
 	}
-	li, longest := x.index(), 0
+	li, content, longest := x.index(), 0, 0
 	for k := range li {
 		s, e := li.bounds(k, len(x.text))
-		longest = max(longest, e-s)
+		n := unindentedLen(x.text[s:e])
+		content, longest = content+n, max(longest, n)
 	}
-	return minifiedBy(len(x.text), len(li), longest)
+	return minifiedBy(len(x.text), content, len(li), longest)
 }
 
 // linesOf is the line index of text cut into lines (after each newline, a

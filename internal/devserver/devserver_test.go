@@ -30,6 +30,7 @@ import (
 	"go.temporal.io/server/common/persistence/sql/sqlplugin"
 	"go.temporal.io/server/common/resolver"
 
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/internal/testutil/testlog"
 )
 
@@ -64,7 +65,7 @@ func SignalWorkflow(ctx workflow.Context, name string) (string, error) {
 
 func startServer(t *testing.T, dir string) *Server {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	begin := time.Now()
 	s, err := Start(ctx, Options{DataDir: dir, Address: "127.0.0.1:0", Logger: testlog.New(t, slog.LevelDebug)})
@@ -109,7 +110,7 @@ func startWorker(t *testing.T, c client.Client) worker.Worker {
 // waitListed polls visibility until the workflow shows up closed with status.
 func waitListed(t *testing.T, c client.Client, id string, status enumspb.WorkflowExecutionStatus) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	query := fmt.Sprintf("WorkflowId = '%s' AND ExecutionStatus = '%s'", id, status)
 	for {
@@ -135,7 +136,7 @@ func TestRunWorkflow(t *testing.T) {
 	w := startWorker(t, c)
 	defer w.Stop()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	// A custom search attribute, usable at once (no cache delay).
 	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
@@ -178,7 +179,7 @@ func TestRunWorkflow(t *testing.T) {
 // task after the activity completed, i.e. it sits waiting for the signal.
 func waitBlocked(t *testing.T, c client.Client, id string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	for {
 		it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -207,7 +208,7 @@ func waitBlocked(t *testing.T, c client.Client, id string) {
 
 func signalAndFinish(t *testing.T, c client.Client, id string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	if err := c.SignalWorkflow(ctx, id, "", "go", ", again"); err != nil {
 		t.Fatalf("SignalWorkflow: %v", err)
@@ -244,7 +245,7 @@ func TestRestartKeepsState(t *testing.T) {
 		t.Fatalf("dial A: %v", err)
 	}
 	wa := startWorker(t, ca)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	if _, err := ca.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: taskQueue}, SignalWorkflow, "persisted"); err != nil {
 		t.Fatalf("ExecuteWorkflow: %v", err)
@@ -326,8 +327,8 @@ func TestKilledServerKeepsState(t *testing.T) {
 			t.Fatalf("child server did not start; stderr:\n%s", stderr.String())
 		}
 		addr = a
-	case <-time.After(90 * time.Second):
-		t.Fatal("child server did not start within 90s")
+	case <-testctx.New(t).Done():
+		t.Fatalf("child server did not start before the test deadline; stderr:\n%s", stderr.String())
 	}
 
 	// While the child lives, the data dir is locked.
@@ -344,7 +345,7 @@ func TestKilledServerKeepsState(t *testing.T) {
 	if err != nil {
 		t.Fatalf("dial child: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	// No worker here: the workflow exists only as persisted state when the
 	// child dies.

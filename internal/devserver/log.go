@@ -114,6 +114,12 @@ func (s serverLogger) log(level slog.Level, msg string, tags []tag.Tag) {
 				break
 			}
 		}
+		// A call its caller gave up on (a poll ended by a stopping worker,
+		// a client that exited) fails with "context canceled": the end is
+		// the caller's to report, not a fault of the server.
+		if canceled(tags) {
+			level = slog.LevelDebug
+		}
 	}
 	if !s.l.Enabled(ctx, level) {
 		return

@@ -23,6 +23,7 @@ import (
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
 	"github.com/locus-dev/locus/workflows"
@@ -162,7 +163,7 @@ func (e *backlogEnv) results(ctx context.Context, t *testing.T, res workflows.Ba
 // once (a call cut off by the stop is asked once more, never one that was
 // answered).
 func TestBacklogResumesAfterWorkerLoss(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	repo := backlogRepo(t)
 	parsed, perrs, err := backlog.ParseFile(writeBacklogFile(t, backlogIssueCount), backlog.ParseOptions{RequireRepo: true})

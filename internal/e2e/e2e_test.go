@@ -31,6 +31,7 @@ import (
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 	"github.com/locus-dev/locus/internal/testutil/temporaltest"
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/internal/testutil/testlog"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
@@ -41,9 +42,6 @@ var update = flag.Bool("update", false, "record the histories of a real fleet ru
 
 // historiesDir is where the replay test in workflows/ reads histories from.
 var historiesDir = filepath.Join("..", "..", "workflows", "testdata", "histories")
-
-// runTimeout bounds one fleet run; the fixtures index in well under a second.
-const runTimeout = 60 * time.Second
 
 func TestIndexFleetEndToEnd(t *testing.T) {
 	t.Parallel()
@@ -56,7 +54,7 @@ func TestIndexFleetEndToEnd(t *testing.T) {
 	c := dial(t, srv)
 	bucket := blobtest.Bucket(t)
 	startWorkers(t, c, t.TempDir(), bucket)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*runTimeout)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	in := schema.IndexFleetInput{Repos: specs, Options: schema.FleetOptions{Window: 2, ContinueAsNewAfter: 2}}
 
@@ -133,7 +131,7 @@ func TestIndexFleetSurvivesServerRestart(t *testing.T) {
 	beta := newBeta(t)
 	specs := []schema.RepoSpec{spec(t, "fixtures/alpha", alpha.Dir), spec(t, "fixtures/beta", beta.Dir)}
 	serverDir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*runTimeout)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	const id = "e2e-fleet-restart"
 
@@ -242,8 +240,6 @@ type fleetRun struct{ id, firstRunID string }
 func runFleet(ctx context.Context, t *testing.T, c client.Client, id string, in schema.IndexFleetInput) (fleetRun, workflows.FleetResult) {
 	t.Helper()
 	begin := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, runTimeout)
-	defer cancel()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.IndexQueue}, workflows.IndexFleet, in)
 	if err != nil {
 		t.Fatalf("start fleet %s: %v", id, err)

@@ -24,6 +24,7 @@ import (
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/internal/testutil/testlog"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
@@ -108,7 +109,7 @@ func (h logRecorder) WithGroup(name string) slog.Handler {
 // retries, the SDK logs no ERROR, and the previously published manifest is
 // untouched. Once the embedder is healthy again the repository indexes.
 func TestIndexEmbedderUnavailable(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	r := gitfixture.New(t)
 	r.Write(map[string]string{"pkg/cache.py": "class Cache:\n    def get(self, key):\n        return self.store.get(key)\n"})

@@ -17,6 +17,7 @@ import (
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/internal/testutil/testlog"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
@@ -29,7 +30,7 @@ import (
 // must end with the right result, the fake must have seen exactly those
 // calls, and a re-run must be answered from the decision cache.
 func TestLocalizeWithFlakyLLM(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	r := cacheRepo(t)
 
@@ -113,7 +114,7 @@ func TestLocalizeWithFlakyLLM(t *testing.T) {
 // selection is in flight and another's has completed, then starts new
 // workers: the query finishes, and the completed selection is not asked again.
 func TestLocalizeSurvivesWorkerLoss(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	r := gitfixture.New(t)
 	r.Write(map[string]string{
@@ -228,7 +229,7 @@ func (h levelCounter) WithGroup(name string) slog.Handler {
 // warning (the server's URL, the attempts, the last error), and once the
 // server is healthy the next query asks it again (nothing bad was cached).
 func TestLocalizeLLMUnavailable(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	r := cacheRepo(t)
 	fake := llmtest.NewServer(t)

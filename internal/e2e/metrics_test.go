@@ -7,13 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"go.temporal.io/sdk/client"
 
 	"github.com/locus-dev/locus/internal/metrics"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
 )
@@ -36,7 +36,7 @@ func metricValue(page, name string) float64 {
 // metrics handler and serves /metrics: locus's counters moved by the work
 // done, and the SDK's own metrics are there.
 func TestMetricsEndpoint(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	r := gitfixture.New(t)
 	r.Write(map[string]string{"lib.py": "def helper(n):\n    return n * 2\n"})

@@ -17,6 +17,7 @@ import (
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
 	"github.com/locus-dev/locus/workflows"
@@ -75,7 +76,7 @@ func itemIDs(items []spider.Item) []string {
 // order, garbage fails after bounded retries with the order kept, a
 // warning and every paid call counted, and a spent token budget skips it.
 func TestRerank(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	repo := backlogRepo(t)
 	fake := llmtest.NewServer(t)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/locus-dev/locus/activities"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workflows"
 )
@@ -39,7 +40,7 @@ func TestFleetHistoryStaysSmall(t *testing.T) {
 		t.Skip("-short: skipping the fleet scale test (set LOCUS_SCALE_REPOS and drop -short to run it)")
 	}
 	// 5 minutes for the default fleet, plus 50 ms per repository beyond it.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute+time.Duration(max(0, n-600))*50*time.Millisecond)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	srv := startServer(t, t.TempDir())
 	c := dial(t, srv)
@@ -184,7 +185,7 @@ func TestScheduledPassAtScale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the scheduled-pass scale test")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	srv := startServer(t, t.TempDir())
 	c := dial(t, srv)

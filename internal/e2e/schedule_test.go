@@ -18,6 +18,7 @@ import (
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
 	"github.com/locus-dev/locus/workflows"
@@ -68,7 +69,7 @@ func scheduledRuns(ctx context.Context, t *testing.T, c client.Client, b *blob.B
 // file later lists that does not exist fails alone; pause, trigger,
 // unpause and delete do what they say.
 func TestScheduleReindexes(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	r := gitfixture.New(t)
 	r.Write(map[string]string{"lib.py": "def helper(n):\n    return n * 2\n", "util.py": "def clamp(n):\n    return max(0, n)\n"})
@@ -251,7 +252,7 @@ func (g *gate) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 // first's run holds it, the second's run reports it skipped and writes
 // nothing; the first finishes.
 func TestSchedulesShareARepository(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	r := gitfixture.New(t)
 	r.Write(map[string]string{"lib.py": "def helper(n):\n    return n * 2\n"})

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"go.temporal.io/sdk/client"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
 	"github.com/locus-dev/locus/workflows"
@@ -25,7 +25,7 @@ import (
 // function by a word that only its summary holds. Indexing again asks
 // nothing: summaries are stored by content hash.
 func TestIndexSummaries(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	repo := backlogRepo(t)
 	fake := llmtest.NewServer(t)

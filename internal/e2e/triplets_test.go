@@ -20,6 +20,7 @@ import (
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/internal/triplets"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
@@ -71,7 +72,7 @@ func collectRun(ctx context.Context, t *testing.T, b *blob.Bucket, st jobs.Start
 // alone, naming itself; running the same command again replaces the parts
 // rather than adding rows; the exclusion leaves out a benchmark's commits.
 func TestTriplets(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	r := tripletsRepo(t)
 	srv := startServer(t, t.TempDir())
@@ -237,7 +238,7 @@ func TestTriplets(t *testing.T) {
 // short is retried elsewhere), then starts new ones: the run finishes with
 // one part per chunk and exactly the records of an uninterrupted run.
 func TestTripletsResumesAfterWorkerLoss(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
 	r := gitfixture.New(t)
 	files := map[string]string{}

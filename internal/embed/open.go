@@ -23,7 +23,8 @@ import (
 //	onnx:///MODEL-DIR?pool=mean&max_tokens=256   a local encoder on the CPU (ONNX Runtime;
 //	                                      batch, threads, lib: see package onnx)
 //	onnx://hf/ORG/NAME[?revision=R&…]     the same, downloaded once from the Hugging Face hub
-//	                                      into ModelDir ($LOCUS_HF_ENDPOINT: another hub)
+//	                                      into ModelDir ($LOCUS_HF_ENDPOINT: another hub;
+//	                                      HF_HUB_OFFLINE=1: the cache only, never the hub)
 //	use-lite://[?dir=DIR&node=PATH&procs=N] Universal Sentence Encoder lite in Node sidecars
 //	                                      (tools/install-use-lite.sh)
 //

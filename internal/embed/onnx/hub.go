@@ -29,6 +29,26 @@ type Hub struct {
 	// Progress is told about each file as it downloads; default a log line
 	// every few seconds.
 	Progress func(file string, done, total int64)
+	// Offline forbids the network: a model not downloaded before (or
+	// placed by hand) is an error naming it and Dir. Offline mode is also
+	// on when HF_HUB_OFFLINE is set to 1 (or true, yes, on), as the
+	// Hugging Face libraries read it.
+	Offline bool
+}
+
+// OfflineEnv is the environment variable that turns offline mode on.
+const OfflineEnv = "HF_HUB_OFFLINE"
+
+// offline: h.Offline, or HF_HUB_OFFLINE set to a true value.
+func (h *Hub) offline() bool {
+	if h.Offline {
+		return true
+	}
+	switch strings.ToLower(strings.TrimSpace(os.Getenv(OfflineEnv))) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
 }
 
 // hubRecord is Dir/org/name/locus-download.json: where the files came from
@@ -88,6 +108,22 @@ func (h *Hub) Fetch(ctx context.Context, repo, revision, file string) (string, e
 	if rec.Repo == "" && handPlaced(dir, file) {
 		slog.Info("using a model placed by hand", "model", repo, "dir", dir)
 		return dir, nil
+	}
+	if h.offline() {
+		what := "it"
+		if rec.Repo != "" {
+			what = fmt.Sprintf("revision %s (the cache holds %s)", revision, rec.Revision)
+			if rec.Revision == revision {
+				what = fmt.Sprintf("%s (the cache lacks it)", want)
+			}
+		}
+		mode := "offline mode is on"
+		if v := os.Getenv(OfflineEnv); v != "" {
+			mode = fmt.Sprintf("offline mode is on (%s=%s)", OfflineEnv, v)
+		}
+		return "", fmt.Errorf("hugging face model %s is not in the local model cache %s, and %s, so %s is not downloaded: "+
+			"unset %s to download it once, or place model.onnx and tokenizer.json (or vocab.txt) in %s by hand, or use onnx:///DIR",
+			repo, dir, mode, what, OfflineEnv, dir)
 	}
 	endpoint := h.Endpoint
 	if endpoint == "" {

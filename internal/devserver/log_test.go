@@ -1,0 +1,52 @@
+package devserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"go.temporal.io/server/common/log/tag"
+)
+
+// TestServerLoggerCanceled: an error that is a canceled context is logged at
+// debug, never as a warning or an error; other errors keep their level.
+func TestServerLoggerCanceled(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		level         slog.Level
+		want, wantNot []string
+	}{
+		{"info", slog.LevelInfo,
+			[]string{`level=ERROR msg="poll failed" component=temporal error="disk full"`},
+			[]string{"context canceled"}},
+		{"debug", slog.LevelDebug,
+			[]string{`level=DEBUG msg="poll failed" component=temporal error="rpc error: code = Canceled desc = context canceled"`,
+				`level=DEBUG msg="task failed" component=temporal error="context canceled"`,
+				`level=ERROR msg="poll failed" component=temporal error="disk full"`},
+			[]string{"level=ERROR msg=\"task failed\"", "level=WARN"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			st := &logState{}
+			st.min.Set(tc.level)
+			l := newServerLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: tc.level})), st)
+			l.Error("poll failed", tag.Error(errors.New("rpc error: code = Canceled desc = context canceled")))
+			l.Warn("task failed", tag.Error(context.Canceled))
+			l.Error("poll failed", tag.Error(errors.New("disk full")))
+			out := buf.String()
+			for _, s := range tc.want {
+				if !strings.Contains(out, s) {
+					t.Errorf("log lacks %q:\n%s", s, out)
+				}
+			}
+			for _, s := range tc.wantNot {
+				if strings.Contains(out, s) {
+					t.Errorf("log has %q:\n%s", s, out)
+				}
+			}
+		})
+	}
+}
