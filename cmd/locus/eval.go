@@ -13,6 +13,7 @@ import (
 	"github.com/locus-dev/locus/internal/eval/report"
 	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/termtext"
 	"github.com/locus-dev/locus/workers"
 )
 
@@ -91,8 +92,12 @@ func runEval(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	failed := evalrun.Failed(res.Skipped)
 	if g.json {
-		return printJSON(map[string]any{"kind": res.Kind, "files": files, "skipped": res.Skipped})
+		if err := printJSON(map[string]any{"kind": res.Kind, "files": files, "skipped": res.Skipped, "failed": failed}); err != nil {
+			return err
+		}
+		return evalFailed(failed, dir)
 	}
 	rs := res.Set
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -115,8 +120,23 @@ func runEval(ctx context.Context, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "report: %s (%d files), %d skipped, %s\n", dir, len(files), len(res.Skipped), time.Since(start).Round(time.Second))
-	return nil
+	fmt.Fprintf(stdout, "report: %s (%d files), %d skipped, %d failed, %s\n", dir, len(files), len(res.Skipped)-failed, failed, time.Since(start).Round(time.Second))
+	for _, s := range res.Skipped {
+		if s.Failed {
+			fmt.Fprintf(stderr, "failed: %s: %s\n", termtext.Escape(s.Instance), termtext.Escape(s.Reason))
+		}
+	}
+	return evalFailed(failed, dir)
+}
+
+// evalFailed is the eval's exit: instances that should have been evaluated
+// and were not make the figures cover fewer instances than asked for, so
+// the command fails (after writing the report, which lists them).
+func evalFailed(failed int, dir string) error {
+	if failed == 0 {
+		return nil
+	}
+	return exitError{code: 1, msg: fmt.Sprintf("%d instances failed and are not in the figures (report: %s)", failed, dir)}
 }
 
 // repoPaths collects --repo-path owner/name=DIR flags.

@@ -216,12 +216,27 @@ func runFunctions(ctx context.Context, o Options) (*Result, error) {
 	}
 	rs.Notes = append(rs.Notes,
 		fmt.Sprintf("embedder: %s; selector: %s (%d prompt and %d completion tokens); ranked through the LocalizeBacklog workflow, one run per method", embedder, selector, tokensIn, tokensOut),
-		fmt.Sprintf("%d instances evaluated, %d skipped; every gold function from the patch is in gold_spans on %d of %d instances that have them", len(evaluated), len(skips), agree, withSpans),
+		fmt.Sprintf("%d instances evaluated, %d skipped, %d failed (failed instances are not in the figures); every gold function from the patch is in gold_spans on %d of %d instances that have them", len(evaluated), len(skips)-Failed(skips), Failed(skips), agree, withSpans),
 		fmt.Sprintf("run time %s", time.Since(start).Round(time.Second)))
 	for _, s := range skips {
-		rs.Notes = append(rs.Notes, "skipped "+s.Instance+": "+s.Reason)
+		what := "skipped "
+		if s.Failed {
+			what = "FAILED "
+		}
+		rs.Notes = append(rs.Notes, what+s.Instance+": "+s.Reason)
 	}
 	return &Result{Kind: KindFunctions, Set: rs, Skipped: skips}, nil
+}
+
+// Failed counts the skips that are failures (funceval.Skip.Failed).
+func Failed(skips []funceval.Skip) int {
+	n := 0
+	for _, s := range skips {
+		if s.Failed {
+			n++
+		}
+	}
+	return n
 }
 
 // sameFunctions reports whether every gold function id is among the

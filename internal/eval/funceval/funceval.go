@@ -53,6 +53,12 @@ type Result struct {
 type Skip struct {
 	Instance string `json:"instance"`
 	Reason   string `json:"reason"`
+	// Failed marks an instance that should have been evaluated but could
+	// not be (its repository failed to index, its ranking failed, its
+	// patch did not parse), as against one the protocol excludes (an
+	// unsupported language, no function-level edit). The figures leave
+	// both out; a failure makes the eval fail.
+	Failed bool `json:"failed,omitempty"`
 }
 
 // Runner evaluates instances through the same workflows users run: it
@@ -104,13 +110,15 @@ func (r *Runner) Run(ctx context.Context, instances []Instance) ([]Result, []Ski
 	}
 	skipped := map[string]string{}
 	var skips []Skip
-	skip := func(id, reason string) {
+	add := func(id, reason string, failed bool) {
 		if _, done := skipped[id]; !done {
 			skipped[id] = reason
-			skips = append(skips, Skip{id, reason})
+			skips = append(skips, Skip{Instance: id, Reason: reason, Failed: failed})
 		}
 	}
-	names, err := r.index(ctx, instances, skip)
+	skip := func(id, reason string) { add(id, reason, false) }
+	fail := func(id, reason string) { add(id, reason, true) }
+	names, err := r.index(ctx, instances, skip, fail)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -140,7 +148,7 @@ func (r *Runner) Run(ctx context.Context, instances []Instance) ([]Result, []Ski
 		}
 		first := ranked[r.Methods[0]][in.ID]
 		if first.Error != "" {
-			skip(in.ID, first.Error)
+			fail(in.ID, first.Error)
 			continue
 		}
 		g, err := r.graphAt(ctx, names[in.Repo], in.BaseCommit, graphs)
@@ -149,7 +157,7 @@ func (r *Runner) Run(ctx context.Context, instances []Instance) ([]Result, []Ski
 		}
 		gold, err := codegraph.GoldFromPatch(g, in.Patch)
 		if err != nil {
-			skip(in.ID, "patch: "+err.Error())
+			fail(in.ID, "patch: "+err.Error())
 			continue
 		}
 		if len(gold) == 0 {
@@ -177,9 +185,9 @@ func (r *Runner) Run(ctx context.Context, instances []Instance) ([]Result, []Ski
 
 // index indexes the repositories of the instances as `locus index` would
 // (one IndexFleet; an indexed repository only catches up) and returns their
-// store names. Instances of an unsupported language or a repository that
-// cannot be found or indexed are skipped.
-func (r *Runner) index(ctx context.Context, instances []Instance, skip func(id, reason string)) (map[string]schema.RepoName, error) {
+// store names. Instances of an unsupported language are skipped; those of a
+// repository that cannot be found or indexed fail.
+func (r *Runner) index(ctx context.Context, instances []Instance, skip, fail func(id, reason string)) (map[string]schema.RepoName, error) {
 	names := map[string]schema.RepoName{}
 	failed := map[string]string{}
 	var specs []schema.RepoSpec
@@ -234,7 +242,7 @@ func (r *Runner) index(ctx context.Context, instances []Instance, skip func(id, 
 	}
 	for _, in := range instances {
 		if why, ok := failed[in.Repo]; ok {
-			skip(in.ID, why)
+			fail(in.ID, why)
 		}
 	}
 	return names, nil

@@ -57,9 +57,15 @@ func TestRunnerDerivesGoldAndRanks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	why := map[string]string{}
+	why, failed := map[string]string{}, map[string]bool{}
 	for _, s := range skips {
-		why[s.Instance] = s.Reason
+		why[s.Instance], failed[s.Instance] = s.Reason, s.Failed
+	}
+	// What the protocol excludes is skipped; what should have run and did
+	// not is a failure, so the eval cannot report figures over fewer
+	// instances than it was given as if all were fine.
+	if want := map[string]bool{"i2": false, "i3": true, "i4": false, "i5": true}; !reflect.DeepEqual(failed, want) {
+		t.Errorf("failed %v, want %v", failed, want)
 	}
 	for id, want := range map[string]string{
 		"i2": "no function-level edit: no graph for the files it edits: README (not source code)",
