@@ -73,6 +73,14 @@ func (a *Git) Sync(ctx context.Context, in schema.SyncInput) (schema.SyncResult,
 		return schema.SyncResult{}, permanent(fmt.Errorf("sync %s: %w", in.Repo.Name, err))
 	}
 	out := schema.SyncResult{Repo: in.Repo.Name, HostQueue: a.HostQueue, Empty: r.Empty, Shallow: r.Shallow}
+	// A manifest that cannot be read is set aside (and kept): the
+	// repository, now synced, is indexed again from its source.
+	if moved, err := manifest.SetAsideDamaged(ctx, a.Bucket, in.Repo.Name); err != nil {
+		return schema.SyncResult{}, err
+	} else if moved {
+		logger(ctx).Warn("the stored manifest is damaged: indexing the repository again from its source",
+			"repo", in.Repo.Name, "kept", in.Repo.Name.DamagedManifestKey())
+	}
 	if !r.Empty {
 		out.Head = r.Head.String()
 		if out.Rows, out.UpToDate, err = a.upToDate(ctx, in.Repo, out.Head); err != nil {
