@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/locus-dev/locus/activities"
@@ -99,7 +100,8 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	// directory, so a later process can tell the attempts a dead one held.
 	wopts := func(n int, workflowsToo bool) worker.Options {
 		return worker.Options{MaxConcurrentActivityExecutionSize: n, DisableWorkflowWorker: !workflowsToo,
-			Identity: Identity(os.Getpid(), hostQueue), MaxHeartbeatThrottleInterval: HeartbeatThrottle}
+			Identity: Identity(os.Getpid(), hostQueue), MaxHeartbeatThrottleInterval: HeartbeatThrottle,
+			Interceptors: []interceptor.WorkerInterceptor{&runLog{}}}
 	}
 	conc := cfg.MaxConcurrentActivities
 	if conc <= 0 {
