@@ -87,6 +87,10 @@ func runScheduleCreate(ctx context.Context, args []string) error {
 	if err := check(fs, intRange("window", *window, 1, workflows.MaxWindow), intRange("max-diff-bytes", *maxDiff, 1, -1), jobs.CheckScheduleName(name)); err != nil {
 		return err
 	}
+	spec := jobs.ScheduleSpec{Every: *every, Cron: *cron, CatchupWindow: *catchup, Paused: *paused, Note: *note}
+	if err := checkScheduleSpec(spec); err != nil {
+		return err
+	}
 	in := workflows.ScheduledIndexInput{Options: schema.FleetOptions{Window: *window,
 		Index: schema.IndexOptions{MaxDiffBytes: *maxDiff, PrimaryLanguageOnly: *primary, Summaries: *summaries}}}
 	switch {
@@ -110,10 +114,6 @@ func runScheduleCreate(ctx context.Context, args []string) error {
 			fs.Usage()
 			return exitError{code: 2, msg: "schedule create: no repositories given"}
 		}
-	}
-	spec := jobs.ScheduleSpec{Every: *every, Cron: *cron, CatchupWindow: *catchup, Paused: *paused, Note: *note}
-	if err := checkScheduleSpec(spec); err != nil {
-		return err
 	}
 	c, closeAll, err := g.connect(ctx, g.logger())
 	if err != nil {

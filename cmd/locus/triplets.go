@@ -200,6 +200,11 @@ func runTriplets(ctx context.Context, args []string) error {
 	for _, f := range files {
 		fmt.Fprintln(stdout, f)
 	}
+	for _, r := range col.Repos {
+		if r.Error != "" {
+			fmt.Fprintf(stderr, "%s: not mined: %s\n", r.Repo, r.Error)
+		}
+	}
 	if res.Failed > 0 {
 		return exitError{code: 1, msg: fmt.Sprintf("%d of %d repositories could not be mined (see stats.md)", res.Failed, res.Repos)}
 	}
