@@ -1,7 +1,6 @@
 package badinput
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/locus-dev/locus/internal/testutil/testlog"
 )
 
 // schedCases: schedules and status that say what happened, and the smaller
@@ -223,26 +224,8 @@ func helpCase(name string, args []string, want ...string) badCase {
 	}
 }
 
-// lockedBuffer collects a background command's output.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // workerLogs hold the output of each sandbox's `locus worker`.
-var workerLogs sync.Map // *sandbox → *lockedBuffer
+var workerLogs sync.Map // *sandbox → *testlog.Buffer
 
 // startWorker starts `locus worker` (its embedded Temporal server on a
 // free port) in the background, waits until it listens and returns the
@@ -251,7 +234,7 @@ func (s *sandbox) startWorker() (string, *exec.Cmd) {
 	s.t.Helper()
 	addr := freePort(s)
 	cmd := locusCmd(context.Background(), s.t, s.data, s.dir, s.env, "worker", "--embedded-address", addr)
-	out := &lockedBuffer{}
+	out := &testlog.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("start locus worker: %v", err)
@@ -268,7 +251,7 @@ func (s *sandbox) startWorker() (string, *exec.Cmd) {
 // workerLog is what the sandbox's worker printed so far.
 func (s *sandbox) workerLog() string {
 	if b, ok := workerLogs.Load(s); ok {
-		return b.(*lockedBuffer).String()
+		return b.(*testlog.Buffer).String()
 	}
 	return ""
 }

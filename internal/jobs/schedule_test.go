@@ -1,13 +1,11 @@
 package jobs_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,27 +15,10 @@ import (
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 	"github.com/locus-dev/locus/internal/testutil/temporaltest"
+	"github.com/locus-dev/locus/internal/testutil/testlog"
 	"github.com/locus-dev/locus/workers"
 	"github.com/locus-dev/locus/workflows"
 )
-
-// syncBuffer is a bytes.Buffer that the workers' goroutines may write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // endedRun triggers schedule name and waits until it lists one more run
 // than before and that run has ended; the server's schedule state is
@@ -75,7 +56,7 @@ func endedRun(ctx context.Context, t *testing.T, c client.Client, name string) j
 func TestScheduledRunStates(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var logged syncBuffer
+	var logged testlog.Buffer
 	old := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
 	t.Cleanup(func() { slog.SetDefault(old) })
