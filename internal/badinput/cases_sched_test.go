@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -125,6 +126,37 @@ var schedCases = []badCase{
 			}
 			if st := s.locus("status"); st.code != 0 || strings.Contains(st.stderr, "DAMAGED") || !strings.Contains(st.stdout, "dmg/r") {
 				s.t.Errorf("status after following its advice:\n%v", st)
+			}
+		},
+	},
+	{
+		name:  "garbage-manifest-other-repository",
+		input: "a repository's manifest.json overwritten with garbage, then `locus index` of another repository under its name",
+		want:  "exit 1: the error says the name holds the history of another repository and names the damaged manifest; the stored history, and the damaged manifest, stay as they were",
+		setup: func(s *sandbox) []string {
+			if res := s.locus("index", "dmg/r="+s.simpleRepo("r").Dir); res.code != 0 {
+				s.t.Fatalf("index: %v", res)
+			}
+			writeFile(s, "data/store/repos/dmg/r/manifest.json", "{garbage")
+			snap, err := snapshot(filepath.Join(s.store(), "repos", "dmg", "r"))
+			if err != nil {
+				s.t.Fatal(err)
+			}
+			s.vars["SNAP"] = strings.Join(sortedSnap(snap), ",")
+			other := s.repo("other")
+			other.Write(map[string]string{"other.py": "def other():\n    return 0\n"})
+			other.Commit("another project")
+			return []string{"index", "dmg/r=" + other.Dir}
+		},
+		code:  1,
+		names: []string{"dmg/r", "the name holds the history of another repository", "repos/dmg/r/manifest.json"},
+		check: func(s *sandbox, r result) {
+			snap, err := snapshot(filepath.Join(s.store(), "repos", "dmg", "r"))
+			if err != nil {
+				s.t.Fatal(err)
+			}
+			if got := strings.Join(sortedSnap(snap), ","); got != s.vars["SNAP"] {
+				s.t.Errorf("the stored files of dmg/r changed:\nbefore %s\nafter  %s", s.vars["SNAP"], got)
 			}
 		},
 	},
@@ -293,4 +325,14 @@ func (s *sandbox) waitRunEnded(name, addr string) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// sortedSnap is a snapshot as sorted "file=hash" entries.
+func sortedSnap(snap map[string]string) []string {
+	out := make([]string, 0, len(snap))
+	for f, h := range snap {
+		out = append(out, f+"="+h)
+	}
+	sort.Strings(out)
+	return out
 }
