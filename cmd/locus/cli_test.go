@@ -322,6 +322,7 @@ func TestScheduleArguments(t *testing.T) {
 	}{
 		{[]string{"schedule"}, "schedule needs a subcommand"},
 		{[]string{"schedule", "frob"}, `unknown schedule subcommand "frob"`},
+		{[]string{"schedule", "trigerr", "n"}, `unknown schedule subcommand "trigerr"; did you mean trigger?`},
 		{[]string{"schedule", "create"}, "schedule create needs a NAME"},
 		{[]string{"schedule", "create", "--every", "1h"}, "schedule create needs a NAME"},
 		{[]string{"schedule", "create", "bad name", "--data-dir", data, "--every", "1h", "."}, `schedule name "bad name"`},

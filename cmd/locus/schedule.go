@@ -60,7 +60,11 @@ func runSchedule(ctx context.Context, args []string) error {
 		return runScheduleBackfill(ctx, rest)
 	}
 	fmt.Fprint(stderr, scheduleUsage)
-	return exitError{code: 2, msg: fmt.Sprintf("unknown schedule subcommand %q", sub)}
+	msg := fmt.Sprintf("unknown schedule subcommand %q", sub)
+	if s := nearest(sub, scheduleCommands); s != "" {
+		msg += fmt.Sprintf("; did you mean %s?", s)
+	}
+	return exitError{code: 2, msg: msg}
 }
 
 func runScheduleCreate(ctx context.Context, args []string) error {
@@ -263,6 +267,8 @@ func runText(r jobs.ScheduleRun) string {
 	switch {
 	case r.State == "completed" && r.FailedRepos > 0:
 		return fmt.Sprintf("completed, %d of %d repositories failed (locus status shows why)", r.FailedRepos, r.Repos)
+	case r.State == "completed" && r.Repos == 1:
+		return "completed, 1 repository"
 	case r.State == "completed":
 		return fmt.Sprintf("completed, %d repositories", r.Repos)
 	}

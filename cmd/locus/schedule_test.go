@@ -90,7 +90,7 @@ func TestScheduleSaysWhatHappened(t *testing.T) {
 
 	code, out, _ = runCLI(t, "schedule", "describe", "hourly", "--data-dir", data, "--temporal", addr)
 	if code != 0 || !strings.Contains(out, failed.WorkflowID+"  failed") || !strings.Contains(out, "error: schedule repos file: "+line) ||
-		!strings.Contains(out, "completed, 1 repositories") || strings.Contains(out, "finished") {
+		!strings.Contains(out, "completed, 1 repository") || strings.Contains(out, "finished") {
 		t.Errorf("describe: exit %d\n%s\nwant the failed run with %q and the completed one", code, out, line)
 	}
 	code, out, _ = runCLI(t, "schedule", "describe", "hourly", "--json", "--data-dir", data, "--temporal", addr)
