@@ -28,7 +28,7 @@ func waitRuns(ctx context.Context, t *testing.T, c client.Client, name string, n
 		if err != nil {
 			t.Fatal(err)
 		}
-		if last, ok := v.LastRun(); ok && v.Actions >= n && last.State != "running" {
+		if last, ok := v.LastRun(); ok && v.Actions >= n && last.Ended() {
 			return last
 		}
 		select {
@@ -67,6 +67,29 @@ func TestScheduleSaysWhatHappened(t *testing.T) {
 	code, out, errOut = runCLI(t, "schedule", "trigger", "--temporal", addr, "--data-dir", data, "hourly")
 	if code != 0 || !strings.Contains(out, "a run is requested") || strings.Contains(out, "trigger done") || !strings.Contains(errOut, noWorker) {
 		t.Fatalf("trigger with no worker: exit %d\n%s\n%s\nwant requested and a warning %q", code, out, errOut, noWorker)
+	}
+
+	// The run is started, and describe says it waits for a worker.
+	for {
+		v, err := jobs.DescribeSchedule(ctx, c, "hourly")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last, ok := v.LastRun(); ok {
+			if last.State != jobs.RunWaiting || last.Ended() || v.Workers != 0 {
+				t.Fatalf("a run no worker picked up: %+v (%d workers)", last, v.Workers)
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the triggered run never started: %+v", v)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	code, out, errOut = runCLI(t, "schedule", "describe", "hourly", "--data-dir", data, "--temporal", addr)
+	if code != 0 || !strings.Contains(out, "waiting for a worker") || !strings.Contains(errOut, noWorker) {
+		t.Fatalf("describe with no worker: exit %d\n%s\n%s", code, out, errOut)
 	}
 
 	b, err := blob.OpenFile(filepath.Join(data, "store"), fileblob.Options{NoSync: true})

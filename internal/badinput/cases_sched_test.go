@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -60,7 +61,7 @@ var schedCases = []badCase{
 	{
 		name:  "sched-trigger-no-worker",
 		input: "`locus schedule trigger NAME --temporal ADDR` against a Temporal server no worker polls",
-		want:  "exit 0: the run is requested, and a warning says no worker polls task queue locus-index on ADDR, so nothing runs the schedule until one does",
+		want:  "exit 0: the run is requested, and a warning says no worker polls task queue locus-index on ADDR, so nothing runs the schedule until one does; `schedule describe` counts the run as waiting for a worker",
 		setup: func(s *sandbox) []string {
 			addr := freePort(s)
 			s.vars["ADDR"] = addr
@@ -78,6 +79,18 @@ var schedCases = []badCase{
 		check: func(s *sandbox, r result) {
 			if strings.Contains(r.stdout, "trigger done") {
 				s.t.Errorf("trigger says it is done:\n%v", r)
+			}
+			// describe counts the run, waiting for a worker.
+			deadline := time.Now().Add(cmdTimeout)
+			for {
+				d := s.locus("schedule", "describe", "hourly", "--temporal", s.vars["ADDR"])
+				if d.code == 0 && strings.Contains(d.stdout, "1 started") && strings.Contains(d.stdout, "waiting for a worker") && strings.Contains(d.stderr, "no worker polls") {
+					break
+				}
+				if time.Now().After(deadline) {
+					s.t.Fatalf("describe never showed the run waiting for a worker:\n%v", d)
+				}
+				time.Sleep(200 * time.Millisecond)
 			}
 		},
 	},
@@ -317,7 +330,7 @@ func (s *sandbox) waitRunEnded(name, addr string) {
 				State string `json:"state"`
 			} `json:"runs"`
 		}
-		if res.code == 0 && json.Unmarshal([]byte(res.stdout), &v) == nil && len(v.Runs) > 0 && v.Runs[len(v.Runs)-1].State != "running" {
+		if res.code == 0 && json.Unmarshal([]byte(res.stdout), &v) == nil && len(v.Runs) > 0 && !slices.Contains([]string{"running", "waiting for a worker"}, v.Runs[len(v.Runs)-1].State) {
 			return
 		}
 		if time.Now().After(deadline) {

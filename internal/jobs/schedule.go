@@ -144,8 +144,9 @@ type ScheduleRun struct {
 	WorkflowID string    `json:"workflow_id"`
 	RunID      string    `json:"run_id,omitempty"`
 	// State is the run's workflow status: running, completed, failed,
-	// canceled, terminated or timed out; "unknown" when the server no
-	// longer holds the run (past the namespace's retention).
+	// canceled, terminated or timed out; "waiting for a worker" for a run
+	// no worker has picked up yet; "unknown" when the server no longer
+	// holds the run (past the namespace's retention).
 	State string `json:"state"`
 	// Error says why a run that did not complete ended: for a repos file
 	// with a bad line, the file, the line and what is wrong with it.
@@ -156,12 +157,20 @@ type ScheduleRun struct {
 	FailedRepos int `json:"failed_repos,omitempty"`
 }
 
-// RunUnknown is the state of a run the server no longer holds.
-const RunUnknown = "unknown"
+// States of a run that are not a workflow status.
+const (
+	// RunUnknown is the state of a run the server no longer holds.
+	RunUnknown = "unknown"
+	// RunWaiting is the state of a run no worker has picked up yet.
+	RunWaiting = "waiting for a worker"
+)
+
+// Ended reports whether the run is over (or no longer known).
+func (r ScheduleRun) Ended() bool { return r.State != "running" && r.State != RunWaiting }
 
 // Failed reports whether the run ended without completing.
 func (r ScheduleRun) Failed() bool {
-	return r.State != "running" && r.State != "completed" && r.State != RunUnknown
+	return r.Ended() && r.State != "completed" && r.State != RunUnknown
 }
 
 // runStates names the workflow statuses a scheduled run can end in.
@@ -192,6 +201,11 @@ func runOutcome(ctx context.Context, c client.Client, r *ScheduleRun) error {
 		r.State = strings.ToLower(status.String())
 	}
 	if r.State == "running" {
+		// Started and scheduled its first task, which no worker took.
+		pending := d.GetPendingWorkflowTask()
+		if d.GetWorkflowExecutionInfo().GetHistoryLength() <= 2 && pending != nil && pending.GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED {
+			r.State = RunWaiting
+		}
 		return nil
 	}
 	var res workflows.FleetResult

@@ -38,7 +38,7 @@ func endedRun(ctx context.Context, t *testing.T, c client.Client, name string) j
 		if err != nil {
 			t.Fatal(err)
 		}
-		if last, ok := v.LastRun(); ok && v.Actions > before && last.State != "running" {
+		if last, ok := v.LastRun(); ok && v.Actions > before && last.Ended() {
 			return last
 		}
 		select {
