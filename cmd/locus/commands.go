@@ -177,15 +177,21 @@ func readLastRun(ctx context.Context, b *blob.Bucket, repo schema.RepoName) (*sc
 }
 
 // scheduledNext is, per repository, the next run of the schedules that
-// index it ("<time> (<schedule>)"), when --temporal names a server to ask;
-// status never starts one (a worker's embedded server owns the data
-// directory). failed says, for each schedule whose last run failed (a bad
-// line in its repos file, say), which run and why. A server that cannot be
-// asked leaves the column empty, with a warning.
+// index it ("<time> (<schedule>)"), when --temporal names a server to ask
+// or a locus process (locus worker) runs the data directory's embedded
+// server; status never starts one (that process owns the data directory).
+// failed says, for each schedule whose last run failed (a bad line in its
+// repos file, say), which run and why. A server that cannot be asked
+// leaves the column empty, with a warning.
 func scheduledNext(ctx context.Context, g *globals, ms []schema.Manifest) (out map[schema.RepoName]string, failed []string) {
 	out = map[schema.RepoName]string{}
 	if g.temporal == "" {
-		return out, nil
+		addr, err := devserver.Running(filepath.Join(g.dataDir, "temporal"))
+		if err != nil || addr == "" {
+			return out, nil
+		}
+		running := *g
+		running.temporal, g = addr, &running
 	}
 	c, closeAll, err := g.connect(ctx, g.logger())
 	if err != nil {

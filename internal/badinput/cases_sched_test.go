@@ -22,7 +22,7 @@ var schedCases = []badCase{
 	{
 		name:  "sched-bad-line-run-failed",
 		input: "a schedule's repos file edited to hold a bad line (`acme/bad name=/x`), then a run (a worker running)",
-		want:  "the run is shown failed, with the file, the line and what is wrong, by `schedule describe`, `schedule list` and `status --temporal`; the worker logs one line for the failed run",
+		want:  "the run is shown failed, with the file, the line and what is wrong, by `schedule describe`, `schedule list` and `status` (with --temporal, or without while `locus worker` runs the data directory's server); the worker logs one line for the failed run",
 		setup: func(s *sandbox) []string {
 			addr, _ := s.startWorker()
 			r := s.simpleRepo("r")
@@ -51,6 +51,11 @@ var schedCases = []badCase{
 				s.t.Errorf("schedule list does not show the failed run with %q:\n%v", want, l)
 			}
 			if st := s.locus("status", "--temporal", s.vars["ADDR"]); st.code != 0 || !strings.Contains(st.stdout, want) {
+				s.t.Errorf("status --temporal does not show the failed run with %q:\n%v", want, st)
+			}
+			// The worker runs the data directory's embedded server: status
+			// asks it without --temporal.
+			if st := s.locus("status"); st.code != 0 || !strings.Contains(st.stdout, want) {
 				s.t.Errorf("status does not show the failed run with %q:\n%v", want, st)
 			}
 			if log := s.workerLog(); strings.Count(log, "scheduled run failed") != 1 || !strings.Contains(log, s.expand("{{FILE}}:2:")) {
