@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -72,6 +73,9 @@ func (a *Git) Sync(ctx context.Context, in schema.SyncInput) (schema.SyncResult,
 		return schema.SyncResult{}, permanent(fmt.Errorf("sync %s: %w", in.Repo.Name, err))
 	}
 	out := schema.SyncResult{Repo: in.Repo.Name, HostQueue: a.HostQueue, Empty: r.Empty, Shallow: r.Shallow}
+	if err := a.setAsideDamaged(ctx, dir, in.Repo, r.Head, r.Empty); err != nil {
+		return schema.SyncResult{}, err
+	}
 	if !r.Empty {
 		out.Head = r.Head.String()
 		if out.Rows, out.UpToDate, err = a.upToDate(ctx, in.Repo, out.Head); err != nil {
@@ -80,6 +84,58 @@ func (a *Git) Sync(ctx context.Context, in schema.SyncInput) (schema.SyncResult,
 	}
 	activity.GetLogger(ctx).Info("synced", "repo", in.Repo.Name, "head", out.Head, "empty", r.Empty, "shallow", r.Shallow)
 	return out, nil
+}
+
+// setAsideDamaged sets a manifest of repo that cannot be read aside (it is
+// kept), so that the repository, now synced, is indexed again from its
+// source. The damaged manifest no longer says which repository the name
+// holds, so the stored commit parts do: unless one of them starts at a
+// commit of the synced history, the name holds another repository, whose
+// stored history the new index would replace, and the run is refused.
+func (a *Git) setAsideDamaged(ctx context.Context, dir string, repo schema.RepoSpec, head gitrepo.Hash, empty bool) error {
+	if _, err := manifest.Read(ctx, a.Bucket, repo.Name); !errors.Is(err, manifest.ErrDamaged) {
+		return nil // readable, absent, or an error the steps after this one report
+	}
+	objs, err := a.Bucket.List(ctx, repo.Name.CommitsPrefix())
+	if err != nil {
+		return fmt.Errorf("sync %s: list the stored commit parts: %w", repo.Name, err)
+	}
+	var firsts []gitrepo.Hash
+	for _, o := range objs {
+		name := strings.TrimSuffix(strings.TrimPrefix(o.Key, repo.Name.CommitsPrefix()+"part-"), ".parquet")
+		first, _, _ := strings.Cut(name, "-")
+		if h, ok := gitrepo.ParseHash(first); ok {
+			firsts = append(firsts, h)
+		}
+	}
+	if len(firsts) > 0 {
+		same := false
+		for _, h := range firsts {
+			if empty {
+				break
+			}
+			if same, err = gitrepo.IsAncestor(ctx, dir, a.Backend, h, head); err != nil {
+				return permanent(fmt.Errorf("sync %s: %w", repo.Name, err))
+			}
+			if same {
+				break
+			}
+		}
+		if !same {
+			err := fmt.Errorf("sync %s: the manifest %s is damaged and the name holds the history of another repository (its stored commits, such as %s, are not in %s): give this one another name, or delete %s to replace it: %w",
+				repo.Name, repo.Name.ManifestKey(), firsts[0], repo.URL, repo.Name.Prefix(), manifest.ErrOtherRepository)
+			return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		}
+	}
+	moved, err := manifest.SetAsideDamaged(ctx, a.Bucket, repo.Name)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", repo.Name, err)
+	}
+	if moved {
+		logger(ctx).Warn("the stored manifest is damaged: indexing the repository again from its source",
+			"repo", repo.Name, "kept", repo.Name.DamagedManifestKey())
+	}
+	return nil
 }
 
 // upToDate reports whether the published index of repo is of head and

@@ -127,7 +127,7 @@ func (a *Store) WriteFleetSummary(ctx context.Context, in FleetSummaryInput) (st
 			s.Failed++
 		}
 	}
-	key := schema.RunPrefix(in.FleetID) + "summary.json"
+	key := schema.FleetSummaryKey(in.FleetID)
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return "", err

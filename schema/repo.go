@@ -50,6 +50,10 @@ func (r RepoName) Prefix() string { return "repos/" + string(r) + "/" }
 // ManifestKey is the key of the repository's manifest, written last by IndexRepo.
 func (r RepoName) ManifestKey() string { return r.Prefix() + "manifest.json" }
 
+// DamagedManifestKey is where a manifest that could not be read is kept
+// when the repository is indexed again (the latest one only).
+func (r RepoName) DamagedManifestKey() string { return r.Prefix() + "manifest.damaged.json" }
+
 // LastRunKey is where the last fleet run that took the repository says how
 // it went (LastRun): outside the repository's own prefix, since a run that
 // was refused (another repository under the name, say) must leave what is
@@ -86,6 +90,9 @@ func (r RepoName) FileIDsKey(head string) string {
 func RunPrefix(workflowID string) string {
 	return "runs/" + SafeKeySegment(workflowID) + "/"
 }
+
+// FleetSummaryKey is where a fleet run's FleetSummary is written when it ends.
+func FleetSummaryKey(fleetID string) string { return RunPrefix(fleetID) + "summary.json" }
 
 // SafeKeySegment maps an arbitrary string (a workflow id) onto one blob key segment.
 func SafeKeySegment(s string) string {

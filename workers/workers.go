@@ -203,7 +203,7 @@ func workerOptions(n int, workflowsToo bool, hostQueue string) worker.Options {
 	return worker.Options{MaxConcurrentActivityExecutionSize: n, DisableWorkflowWorker: !workflowsToo,
 		Identity: Identity(os.Getpid(), hostQueue), MaxHeartbeatThrottleInterval: HeartbeatThrottle,
 		// One disk-full error ends the run instead of retrying into a full disk.
-		Interceptors: []interceptor.WorkerInterceptor{&activities.DiskFullInterceptor{}}}
+		Interceptors: []interceptor.WorkerInterceptor{&activities.DiskFullInterceptor{}, &runLog{}}}
 }
 
 // HeartbeatThrottle is the SDK's heartbeat throttle on every worker:

@@ -13,6 +13,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/termtext"
 )
 
@@ -143,45 +144,11 @@ func errorMessage(err error) string {
 		return full
 	}
 	prefix := strings.TrimSuffix(full, root.Error())
-	msg := temporalRoot(root)
+	msg := jobs.FailureMessage(root)
 	if p := strings.TrimSuffix(prefix, ": "); p != "" && strings.HasPrefix(msg, p) {
 		return msg
 	}
 	return prefix + msg
-}
-
-// temporalRoot is the message of the innermost failure under Temporal's wrappers.
-func temporalRoot(err error) string {
-	for {
-		var next error
-		switch e := err.(type) {
-		case *temporal.WorkflowExecutionError:
-			next = e.Unwrap()
-		case *temporal.ChildWorkflowExecutionError:
-			next = e.Unwrap()
-		case *temporal.ActivityError:
-			next = e.Unwrap()
-		case *temporal.ApplicationError:
-			if e.Message() != "" {
-				return e.Message()
-			}
-			next = e.Unwrap()
-		case *temporal.TimeoutError:
-			msg := "timed out (" + e.TimeoutType().String() + ")"
-			if c := e.Unwrap(); c != nil {
-				msg += ": " + temporalRoot(c)
-			}
-			return msg
-		case *temporal.CanceledError:
-			return "canceled"
-		case *temporal.TerminatedError:
-			return "terminated"
-		}
-		if next == nil {
-			return err.Error()
-		}
-		err = next
-	}
 }
 
 // versionString is what locus --version prints: the module version and the

@@ -39,7 +39,7 @@ func TestHelpExitsZeroEverywhere(t *testing.T) {
 		cases = append(cases, []string{"bench", sub, "-h"})
 	}
 	cases = append(cases, []string{"help", "index"})
-	for _, sub := range []string{"create", "list", "describe", "pause", "unpause", "trigger", "backfill", "delete"} {
+	for _, sub := range scheduleCommands {
 		cases = append(cases, []string{"schedule", sub, "-h"})
 	}
 	for _, args := range cases {
@@ -284,6 +284,37 @@ func TestTripletsStatsArguments(t *testing.T) {
 
 // Schedule arguments are checked before any server is started: the data
 // directory is never created.
+// TestUsageListsEveryCommand: locus -h names every command, every bench
+// and schedule subcommand and triplets stats and fit; each schedule
+// subcommand that takes a NAME says so in its own help.
+func TestUsageListsEveryCommand(t *testing.T) {
+	code, out, _ := runCLI(t, "-h")
+	if code != 0 {
+		t.Fatalf("locus -h: exit %d", code)
+	}
+	var want []string
+	for _, c := range sortedKeys(commands) {
+		want = append(want, "locus "+c)
+	}
+	want = append(want, "triplets stats", "triplets fit")
+	want = append(want, benchCommands...)
+	want = append(want, scheduleCommands...)
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("locus -h does not mention %q:\n%s", w, out)
+		}
+	}
+	for _, sub := range scheduleCommands {
+		if sub == "list" {
+			continue
+		}
+		_, out, _ := runCLI(t, "schedule", sub, "-h")
+		if !strings.Contains(out, "usage: locus schedule "+sub+" NAME") {
+			t.Errorf("schedule %s -h does not name NAME:\n%s", sub, out)
+		}
+	}
+}
+
 func TestScheduleArguments(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	for _, tc := range []struct {
@@ -292,11 +323,21 @@ func TestScheduleArguments(t *testing.T) {
 	}{
 		{[]string{"schedule"}, "schedule needs a subcommand"},
 		{[]string{"schedule", "frob"}, `unknown schedule subcommand "frob"`},
+		{[]string{"schedule", "trigerr", "n"}, `unknown schedule subcommand "trigerr"; did you mean trigger?`},
 		{[]string{"schedule", "create"}, "schedule create needs a NAME"},
 		{[]string{"schedule", "create", "--every", "1h"}, "schedule create needs a NAME"},
 		{[]string{"schedule", "create", "bad name", "--data-dir", data, "--every", "1h", "."}, `schedule name "bad name"`},
-		{[]string{"schedule", "create", "n", "--data-dir", data, "."}, "give --every or --cron, one of the two"},
-		{[]string{"schedule", "create", "n", "--data-dir", data, "--every", "1h", "--cron", "0 * * * *", "."}, "give --every or --cron, one of the two"},
+		{[]string{"schedule", "create", "n", "--data-dir", data, "."}, "give --every D (e.g. 1h) or --cron EXPR"},
+		{[]string{"schedule", "create", "n", "--data-dir", data, "--every", "1h", "--cron", "0 * * * *", "."}, "give --every or --cron, not both"},
+		{[]string{"schedule", "create", "n", "--data-dir", data, "--every", "-1h", "."}, "--every -1h0m0s: want a positive interval of at least 1s"},
+		{[]string{"schedule", "create", "n", "--data-dir", data, "--every", "10ms", "."}, "--every 10ms: want at least 1s"},
+		{[]string{"schedule", "create", "n", "--data-dir", data, "--cron", "99 * * * *", "."}, `--cron "99 * * * *": Minute is not in range [0-59]`},
+		{[]string{"schedule", "create", "n", "--data-dir", data, "--cron", "0 3 * *", "."}, `--cron "0 3 * *": CronString does not have 5-7 fields`},
+		// Flags may come before the NAME.
+		{[]string{"schedule", "create", "--data-dir", data, "--every", "-1h", "n", "."}, "--every -1h0m0s: want a positive interval"},
+		{[]string{"schedule", "backfill", "--data-dir", data, "--json", "n"}, "schedule backfill needs --start"},
+		{[]string{"schedule", "trigger", "--temporal", "127.0.0.1:7233"}, "schedule trigger needs a NAME"},
+		{[]string{"schedule", "trigger", "--temporl", "127.0.0.1:7233", "n"}, "did you mean --temporal?"},
 		{[]string{"schedule", "create", "n", "--data-dir", data, "--every", "1h"}, "no repositories given"},
 		{[]string{"schedule", "create", "n", "--data-dir", data, "--every", "1h", "--repos-file", "f", "."}, "give --repos-file or repositories, not both"},
 		{[]string{"schedule", "create", "n", "--data-dir", data, "--every", "1h", "--window", "0", "."}, "--window 0: want 1 to 1000"},

@@ -77,11 +77,16 @@ func runStatus(ctx context.Context, args []string) (err error) {
 	}
 	defer func() {
 		if len(bad) > 0 && err == nil {
-			err = exitError{code: 1, msg: fmt.Sprintf("%d repositories have a damaged manifest (re-run locus index on them)", len(bad))}
+			err = exitError{code: 1, msg: fmt.Sprintf("%d repositories have a manifest that cannot be read", len(bad))}
 		}
 	}()
 	for _, e := range bad {
 		fmt.Fprintf(stderr, "DAMAGED %s: %s\n", e.Repo, termtext.Escape(e.Err.Error()))
+		if errors.Is(e.Err, manifest.ErrDamaged) {
+			src := cmp.Or(lastSource(ctx, b, e.Repo), "URL-OR-PATH")
+			fmt.Fprintf(stderr, "  to rebuild it, index the repository again from its source: locus index %s=%s (the damaged manifest is kept as %s)\n",
+				e.Repo, termtext.Escape(src), e.Repo.DamagedManifestKey())
+		}
 	}
 	for _, m := range ms {
 		if w := languageWarning(m); w != "" {
@@ -90,15 +95,19 @@ func runStatus(ctx context.Context, args []string) (err error) {
 	}
 	if g.json {
 		for i := range ms {
-			ms[i].Parts = nil
+			if ms[i].Parts == nil { // an empty repository: no parts, not "null"
+				ms[i].Parts = []schema.Part{}
+			}
 		}
 		return printJSON(ms)
 	}
 	if len(ms) == 0 {
-		fmt.Fprintln(stdout, "nothing indexed yet; try: locus index .")
+		if len(bad) == 0 {
+			fmt.Fprintln(stdout, "nothing indexed yet; try: locus index .")
+		}
 		return nil
 	}
-	next := scheduledNext(ctx, &g, ms)
+	next, schedFailed := scheduledNext(ctx, &g, ms)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "REPO\tHEAD\tCOMMITS\tROWS\tPARTS\tGRAPH FILES\tNODES\tEMBEDDER\tVECTORS\tINDEXED\tLAST RUN\tNEXT SCHEDULED\tURL")
 	var failed []string
@@ -124,11 +133,34 @@ func runStatus(ctx context.Context, args []string) (err error) {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, f := range failed {
+	for _, f := range append(failed, schedFailed...) {
 		fmt.Fprintln(stdout, f)
 	}
 	printMissing(ms)
 	return nil
+}
+
+// lastSource is the URL or path the repository's last fleet run indexed it
+// from, as that run's summary records it; "" when there is none to read.
+func lastSource(ctx context.Context, b *blob.Bucket, repo schema.RepoName) string {
+	lr, err := readLastRun(ctx, b, repo)
+	if err != nil || lr == nil {
+		return ""
+	}
+	data, err := b.ReadAll(ctx, schema.FleetSummaryKey(lr.Fleet))
+	if err != nil {
+		return ""
+	}
+	var sum schema.FleetSummary
+	if json.Unmarshal(data, &sum) != nil {
+		return ""
+	}
+	for _, r := range sum.Results {
+		if r.Repo == repo {
+			return r.URL
+		}
+	}
+	return ""
 }
 
 // readLastRun is the repository's last fleet run (nil when none is stored).
@@ -148,28 +180,38 @@ func readLastRun(ctx context.Context, b *blob.Bucket, repo schema.RepoName) (*sc
 }
 
 // scheduledNext is, per repository, the next run of the schedules that
-// index it ("<time> (<schedule>)"), when --temporal names a server to ask;
-// status never starts one (a worker's embedded server owns the data
-// directory). A server that cannot be asked leaves the column empty, with
-// a warning.
-func scheduledNext(ctx context.Context, g *globals, ms []schema.Manifest) map[schema.RepoName]string {
-	out := map[schema.RepoName]string{}
+// index it ("<time> (<schedule>)"), when --temporal names a server to ask
+// or a locus process (locus worker) runs the data directory's embedded
+// server; status never starts one (that process owns the data directory).
+// failed says, for each schedule whose last run failed (a bad line in its
+// repos file, say), which run and why. A server that cannot be asked
+// leaves the column empty, with a warning.
+func scheduledNext(ctx context.Context, g *globals, ms []schema.Manifest) (out map[schema.RepoName]string, failed []string) {
+	out = map[schema.RepoName]string{}
 	if g.temporal == "" {
-		return out
+		addr, err := devserver.Running(filepath.Join(g.dataDir, "temporal"))
+		if err != nil || addr == "" {
+			return out, nil
+		}
+		running := *g
+		running.temporal, g = addr, &running
 	}
 	c, closeAll, err := g.connect(ctx, g.logger())
 	if err != nil {
 		fmt.Fprintln(stderr, "warning: schedules not shown:", err)
-		return out
+		return out, nil
 	}
 	defer closeAll()
 	vs, err := jobs.ListSchedules(ctx, c)
 	if err != nil {
 		fmt.Fprintln(stderr, "warning: schedules not shown:", err)
-		return out
+		return out, nil
 	}
 	best := map[schema.RepoName]time.Time{}
 	for _, v := range vs {
+		if last, ok := v.LastRun(); ok && last.Failed() {
+			failed = append(failed, runFailure(v.Name, last))
+		}
 		if v.Paused || len(v.Next) == 0 {
 			continue
 		}
@@ -192,7 +234,7 @@ func scheduledNext(ctx context.Context, g *globals, ms []schema.Manifest) map[sc
 			}
 		}
 	}
-	return out
+	return out, failed
 }
 
 func runServer(ctx context.Context, args []string) error {

@@ -33,17 +33,20 @@ const usage = `locus indexes git repositories for issue localization.
 Usage:
   locus index  [flags] REPO...   index repositories (REPO is [name=]url-or-path[#ref])
   locus status [flags]           show what is indexed
-  locus schedule create|list|describe|pause|unpause|trigger|delete
+  locus schedule create|list|describe|pause|unpause|trigger|backfill|delete
                                  re-index a fleet on a Temporal Schedule (--every 1h or --cron)
   locus localize [flags] ISSUE   rank the functions an issue is likely to need changed
   locus backlog [flags] FILE     rank the functions for every issue of a backlog (JSONL, CSV, GitHub export)
   locus backlog status [RUN]     done / failed / pending and tokens of backlog runs
   locus triplets --out DIR REPO...    mine training triplets (query, positives, hard negatives) from history
+  locus triplets stats DIR       write a triplets output's stats.md and plots again
+  locus triplets fit DIR         fit the hybrid method's fusion weights on a triplets output
   locus eval --bench F --repo-dir D   evaluate retrieval on a benchmark, write a report
   locus server [flags]           run only the embedded Temporal server
   locus worker [flags]           run workers against a Temporal server
-  locus bench  scrape|graph|search|backlog [flags]
-                                 time scraping, graph builds, search and backlogs against a peer in the same run
+  locus bench  scrape|graph|search|backlog|reindex|ctags|embed|history [flags]
+                                 time scraping, graph builds, search, backlogs, re-indexing and embedding against
+                                 a peer in the same run; check functions against ctags, history against git log
 
   locus --version                print the version and commit locus was built from
 

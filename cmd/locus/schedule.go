@@ -12,6 +12,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/locus-dev/locus/internal/devserver"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/schema"
@@ -32,6 +33,9 @@ due makes that one skip; a repos file is read again at every run. Runs execute o
 workers of the Temporal server (with the embedded server: while "locus worker" runs),
 with those workers' embedder and LLM.
 `
+
+// scheduleCommands are the subcommands of locus schedule.
+var scheduleCommands = []string{"create", "list", "describe", "pause", "unpause", "trigger", "backfill", "delete"}
 
 func runSchedule(ctx context.Context, args []string) error {
 	if len(args) == 0 {
@@ -56,7 +60,11 @@ func runSchedule(ctx context.Context, args []string) error {
 		return runScheduleBackfill(ctx, rest)
 	}
 	fmt.Fprint(stderr, scheduleUsage)
-	return exitError{code: 2, msg: fmt.Sprintf("unknown schedule subcommand %q", sub)}
+	msg := fmt.Sprintf("unknown schedule subcommand %q", sub)
+	if s := nearest(sub, scheduleCommands); s != "" {
+		msg += fmt.Sprintf("; did you mean %s?", s)
+	}
+	return exitError{code: 2, msg: msg}
 }
 
 func runScheduleCreate(ctx context.Context, args []string) error {
@@ -84,6 +92,10 @@ func runScheduleCreate(ctx context.Context, args []string) error {
 	if err := check(fs, intRange("window", *window, 1, workflows.MaxWindow), intRange("max-diff-bytes", *maxDiff, 1, -1), intRange("max-blob-size", *maxBlob, 0, -1), jobs.CheckScheduleName(name)); err != nil {
 		return err
 	}
+	spec := jobs.ScheduleSpec{Every: *every, Cron: *cron, CatchupWindow: *catchup, Paused: *paused, Note: *note}
+	if err := checkScheduleSpec(spec); err != nil {
+		return err
+	}
 	in := workflows.ScheduledIndexInput{Options: schema.FleetOptions{Window: *window,
 		Index: schema.IndexOptions{MaxDiffBytes: *maxDiff, PrimaryLanguageOnly: *primary, Summaries: *summaries, MaxBlobSize: int64(*maxBlob)}}}
 	switch {
@@ -108,10 +120,6 @@ func runScheduleCreate(ctx context.Context, args []string) error {
 			return exitError{code: 2, msg: "schedule create: no repositories given"}
 		}
 	}
-	spec := jobs.ScheduleSpec{Every: *every, Cron: *cron, CatchupWindow: *catchup, Paused: *paused, Note: *note}
-	if (spec.Every > 0) == (spec.Cron != "") {
-		return exitError{code: 2, msg: "schedule create: give --every or --cron, one of the two"}
-	}
 	c, closeAll, err := g.connect(ctx, g.logger())
 	if err != nil {
 		return err
@@ -125,12 +133,51 @@ func runScheduleCreate(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "schedule %s created: %s, next run %s\n", name, v.Spec, nextText(v))
+	if !v.Paused {
+		warnNoWorker(&g, v.Workers)
+	}
 	return nil
+}
+
+// checkScheduleSpec refuses, before anything starts, an interval that is
+// not positive and a cron expression the server would not take.
+func checkScheduleSpec(spec jobs.ScheduleSpec) error {
+	switch {
+	case spec.Every != 0 && spec.Cron != "":
+		return exitError{code: 2, msg: "schedule create: give --every or --cron, not both"}
+	case spec.Every == 0 && spec.Cron == "":
+		return exitError{code: 2, msg: "schedule create: give --every D (e.g. 1h) or --cron EXPR"}
+	case spec.Every < 0:
+		return exitError{code: 2, msg: fmt.Sprintf("schedule create: --every %s: want a positive interval of at least 1s, e.g. 1h", spec.Every)}
+	case spec.Every > 0 && spec.Every < time.Second:
+		return exitError{code: 2, msg: fmt.Sprintf("schedule create: --every %s: want at least 1s", spec.Every)}
+	case spec.Cron != "":
+		if err := devserver.CheckCron(spec.Cron); err != nil {
+			return exitError{code: 2, msg: fmt.Sprintf("schedule create: --cron %q: %v (want 5 to 7 fields: [second] minute hour day-of-month month day-of-week [year], UTC, e.g. \"0 3 * * *\")", spec.Cron, errors.Unwrap(err))}
+		}
+	}
+	return nil
+}
+
+// warnNoWorker says, when no worker polls the runs' task queue, that
+// nothing will run the schedule until one does.
+func warnNoWorker(g *globals, workers int) {
+	if workers > 0 {
+		return
+	}
+	if g.temporal == "" {
+		fmt.Fprintf(stderr, "warning: no worker runs this schedule: the embedded Temporal server stops when this command ends, and runs start only while \"locus worker\" runs on data directory %s (then give other commands --temporal %s --no-worker)\n",
+			g.dataDir, devserver.DefaultAddress)
+		return
+	}
+	fmt.Fprintf(stderr, "warning: no worker polls task queue %s on %s: nothing runs this schedule until one does (start one: locus worker --temporal %s)\n",
+		workflows.IndexQueue, g.addr, g.addr)
 }
 
 func runScheduleList(ctx context.Context, args []string) error {
 	var g globals
 	fs := newFlags("schedule list", &g)
+	scheduleUsageOf(fs, "list")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -147,16 +194,38 @@ func runScheduleList(ctx context.Context, args []string) error {
 		return printJSON(vs)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSPEC\tSTATE\tNEXT RUN\tLAST RUN\tRUNS\tREPOSITORIES")
+	fmt.Fprintln(tw, "NAME\tSPEC\tSTATE\tNEXT RUN\tLAST RUN\tLAST RUN STATE\tRUNS\tREPOSITORIES")
+	var failed []string
 	for _, v := range vs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", v.Name, v.Spec, stateText(v), nextText(v), lastText(v), v.Actions, reposText(v))
+		last, ok := v.LastRun()
+		lastState := "-"
+		if ok {
+			lastState = runText(last)
+			if last.Failed() {
+				failed = append(failed, runFailure(v.Name, last))
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", v.Name, v.Spec, stateText(v), nextText(v), lastText(v), lastState, v.Actions, reposText(v))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, f := range failed {
+		fmt.Fprintln(stdout, f)
+	}
+	for _, v := range vs {
+		if !v.Paused { // every schedule's runs go to the same task queue
+			warnNoWorker(&g, v.Workers)
+			break
+		}
+	}
+	return nil
 }
 
 func runScheduleDescribe(ctx context.Context, args []string) error {
 	var g globals
 	fs := newFlags("schedule describe", &g)
+	scheduleUsageOf(fs, "describe NAME")
 	name, c, closeAll, err := scheduleSetup(ctx, fs, &g, args, "describe", nil)
 	if err != nil {
 		return err
@@ -177,21 +246,45 @@ func runScheduleDescribe(ctx context.Context, args []string) error {
 	fmt.Fprintf(stdout, "next run: %s\n", nextText(v))
 	fmt.Fprintf(stdout, "runs: %d started, %d skipped (one still going), %d missed (too late to catch up)\n", v.Actions, v.SkippedOverlap, v.MissedCatchup)
 	for _, r := range v.Runs {
-		state := "finished"
-		for _, id := range v.Running {
-			if id == r.WorkflowID {
-				state = "running"
-			}
+		fmt.Fprintf(stdout, "  %s  %s  %s\n", r.Due.UTC().Format(time.RFC3339), r.WorkflowID, runText(r))
+		if r.Error != "" {
+			fmt.Fprintf(stdout, "      error: %s\n", r.Error)
 		}
-		fmt.Fprintf(stdout, "  %s  %s  %s\n", r.Due.UTC().Format(time.RFC3339), r.WorkflowID, state)
+	}
+	if !v.Paused || len(v.Running) > 0 {
+		warnNoWorker(&g, v.Workers)
 	}
 	return nil
+}
+
+// runFailure is the line list and status print for a schedule whose last
+// run r failed.
+func runFailure(name string, r jobs.ScheduleRun) string {
+	return fmt.Sprintf("schedule %s: last run %s %s: %s", name, r.WorkflowID, r.State, r.Error)
+}
+
+// runText is a run's state as list and describe show it.
+func runText(r jobs.ScheduleRun) string {
+	switch {
+	case r.State == "completed" && r.FailedRepos > 0:
+		return fmt.Sprintf("completed, %d of %d repositories failed (locus status shows why)", r.FailedRepos, r.Repos)
+	case r.State == "completed" && r.Repos == 1:
+		return "completed, 1 repository"
+	case r.State == "completed":
+		return fmt.Sprintf("completed, %d repositories", r.Repos)
+	}
+	return r.State
 }
 
 func runScheduleAction(ctx context.Context, a jobs.ScheduleAction, args []string) error {
 	var g globals
 	fs := newFlags("schedule "+string(a), &g)
 	note := fs.String("note", "", "why (pause and unpause)")
+	synopsis := string(a) + " NAME"
+	if a == jobs.SchedulePause || a == jobs.ScheduleUnpause {
+		synopsis += " [--note TEXT]"
+	}
+	scheduleUsageOf(fs, synopsis)
 	name, c, closeAll, err := scheduleSetup(ctx, fs, &g, args, string(a), nil)
 	if err != nil {
 		return err
@@ -200,13 +293,29 @@ func runScheduleAction(ctx context.Context, a jobs.ScheduleAction, args []string
 	if err := jobs.ActOnSchedule(ctx, c, name, a, *note); err != nil {
 		return scheduleError(err)
 	}
-	fmt.Fprintf(stdout, "schedule %s: %s done\n", name, a)
+	fmt.Fprintf(stdout, "schedule %s: %s\n", name, actionDone[a])
+	if a == jobs.ScheduleTrigger || a == jobs.ScheduleUnpause {
+		n, err := jobs.QueueWorkers(ctx, c)
+		if err != nil {
+			return err
+		}
+		warnNoWorker(&g, n)
+	}
 	return nil
+}
+
+// actionDone is what each action says once the server took it.
+var actionDone = map[jobs.ScheduleAction]string{
+	jobs.SchedulePause:   "paused",
+	jobs.ScheduleUnpause: "unpaused",
+	jobs.ScheduleTrigger: "a run is requested (skipped if one is still going; schedule describe shows it)",
+	jobs.ScheduleDelete:  "deleted (runs already started go on)",
 }
 
 func runScheduleBackfill(ctx context.Context, args []string) error {
 	var g globals
 	fs := newFlags("schedule backfill", &g)
+	scheduleUsageOf(fs, "backfill NAME --start TIME [--end TIME] [--overlap buffer-one]")
 	start := fs.String("start", "", "take the runs due after this time (RFC 3339, e.g. 2026-11-20T00:00:00Z); required")
 	end := fs.String("end", "", "and up to this time (RFC 3339); default now")
 	overlap := fs.String("overlap", "buffer-one", "a run due while another is going: skip, buffer-one, buffer-all or allow-all")
@@ -277,16 +386,46 @@ func scheduleSetup(ctx context.Context, fs *flag.FlagSet, g *globals, args []str
 	return name, c, closeAll, nil
 }
 
-// nameArg takes the schedule name before the flags (or after them).
+// scheduleUsageOf sets fs's usage: the subcommand's synopsis, then its flags.
+func scheduleUsageOf(fs *flag.FlagSet, synopsis string) {
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: locus schedule %s [flags]\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+}
+
+// nameArg takes the schedule name: the first argument that is neither a
+// flag nor a flag's value, so that flags may come before or after it. It
+// returns the other arguments, in order, for the flags to parse.
 func nameArg(fs *flag.FlagSet, args []string, sub string) (string, []string, error) {
-	if len(args) > 0 && isHelp(args[0]) {
-		return "", nil, parse(fs, args[:1]) // usage on stdout, exit 0
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if isHelp(a) {
+			return "", nil, parse(fs, []string{a}) // usage on stdout, exit 0
+		}
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			return a, append(args[:i:i], args[i+1:]...), nil
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if f := fs.Lookup(name); f != nil && !hasValue && !isBoolFlag(f) {
+			i++ // its value
+		}
 	}
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fs.Usage()
-		return "", nil, exitError{code: 2, msg: "schedule " + sub + " needs a NAME"}
+	// A flag error (an unknown flag, say) is the one to report.
+	if err := parse(fs, args); err != nil {
+		return "", nil, err
 	}
-	return args[0], args[1:], nil
+	fs.Usage()
+	return "", nil, exitError{code: 2, msg: "schedule " + sub + " needs a NAME"}
+}
+
+// isBoolFlag reports whether f takes no value (-json, not -json true).
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // scheduleError says what to do about a schedule that does not exist.

@@ -82,6 +82,11 @@ func runTriplets(ctx context.Context, args []string) error {
 		fs.Usage()
 		return exitError{code: 2, msg: "triplets needs --out DIR"}
 	}
+	// Checked before any mining: a run is not thrown away for want of a
+	// place to write it.
+	if err := checkOutDir(*out); err != nil {
+		return exitError{code: 2, msg: err.Error()}
+	}
 	repoArgs, err := tripletRepoArgs(fs.Args(), *reposFile)
 	if err != nil {
 		return err
@@ -202,10 +207,29 @@ func runTriplets(ctx context.Context, args []string) error {
 	for _, f := range files {
 		fmt.Fprintln(stdout, f)
 	}
+	for _, r := range col.Repos {
+		if r.Error != "" {
+			fmt.Fprintf(stderr, "%s: not mined: %s\n", r.Repo, r.Error)
+		}
+	}
 	if res.Failed > 0 {
 		return exitError{code: 1, msg: fmt.Sprintf("%d of %d repositories could not be mined (see stats.md)", res.Failed, res.Repos)}
 	}
 	return nil
+}
+
+// checkOutDir makes sure dir is a directory locus can write files in,
+// creating it if need be.
+func checkOutDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out %q: want a directory locus can create and write: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".locus-out-*")
+	if err != nil {
+		return fmt.Errorf("--out %q: want a directory locus can write: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // dateFlag parses a YYYY-MM-DD flag into unix ms (0 when empty).

@@ -132,6 +132,9 @@ type ScheduleView struct {
 	SkippedOverlap int       `json:"skipped_overlap"`
 	MissedCatchup  int       `json:"missed_catchup"`
 	CreatedAt      time.Time `json:"created_at"`
+	// Workers is how many workers poll the task queue the runs go to
+	// (locus-index); with none, nothing runs the schedule.
+	Workers int `json:"workers"`
 }
 
 // ScheduleRun is one run a schedule started.
@@ -139,6 +142,130 @@ type ScheduleRun struct {
 	Due        time.Time `json:"due"`
 	Started    time.Time `json:"started"`
 	WorkflowID string    `json:"workflow_id"`
+	RunID      string    `json:"run_id,omitempty"`
+	// State is the run's workflow status: running, completed, failed,
+	// canceled, terminated or timed out; "waiting for a worker" for a run
+	// no worker has picked up yet; "unknown" when the server no longer
+	// holds the run (past the namespace's retention).
+	State string `json:"state"`
+	// Error says why a run that did not complete ended: for a repos file
+	// with a bad line, the file, the line and what is wrong with it.
+	Error string `json:"error,omitempty"`
+	// Repos is how many repositories a completed run indexed, FailedRepos
+	// how many of those failed (each with its error in its last run).
+	Repos       int `json:"repos,omitempty"`
+	FailedRepos int `json:"failed_repos,omitempty"`
+}
+
+// States of a run that are not a workflow status.
+const (
+	// RunUnknown is the state of a run the server no longer holds.
+	RunUnknown = "unknown"
+	// RunWaiting is the state of a run no worker has picked up yet.
+	RunWaiting = "waiting for a worker"
+)
+
+// Ended reports whether the run is over (or no longer known).
+func (r ScheduleRun) Ended() bool { return r.State != "running" && r.State != RunWaiting }
+
+// Failed reports whether the run ended without completing.
+func (r ScheduleRun) Failed() bool {
+	return r.Ended() && r.State != "completed" && r.State != RunUnknown
+}
+
+// runStates names the workflow statuses a scheduled run can end in.
+var runStates = map[enumspb.WorkflowExecutionStatus]string{
+	enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:          "running",
+	enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:        "completed",
+	enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:           "failed",
+	enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:         "canceled",
+	enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:       "terminated",
+	enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW: "continued as new",
+	enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:        "timed out",
+}
+
+// runOutcome fills in r's state, and its error or its counts once it ended.
+func runOutcome(ctx context.Context, c client.Client, r *ScheduleRun) error {
+	d, err := c.DescribeWorkflowExecution(ctx, r.WorkflowID, r.RunID)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		r.State = RunUnknown
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("describe scheduled run %s: %w", r.WorkflowID, err)
+	}
+	status := d.GetWorkflowExecutionInfo().GetStatus()
+	r.State = runStates[status]
+	if r.State == "" {
+		r.State = strings.ToLower(status.String())
+	}
+	if r.State == "running" {
+		// Started and scheduled its first task, which no worker took.
+		pending := d.GetPendingWorkflowTask()
+		if d.GetWorkflowExecutionInfo().GetHistoryLength() <= 2 && pending != nil && pending.GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED {
+			r.State = RunWaiting
+		}
+		return nil
+	}
+	var res workflows.FleetResult
+	err = c.GetWorkflow(ctx, r.WorkflowID, r.RunID).Get(ctx, &res)
+	switch {
+	case err == nil:
+		r.Repos, r.FailedRepos = res.Total, res.Failed
+	case ctx.Err() != nil:
+		return ctx.Err()
+	default:
+		r.Error = FailureMessage(err)
+	}
+	return nil
+}
+
+// FailureMessage is err as one readable line: where a Temporal workflow,
+// child or activity error wraps a failure, the message of the innermost
+// failure (the SDK's wrappers repeat ids, types and the cause chain).
+func FailureMessage(err error) string {
+	for {
+		var next error
+		switch e := err.(type) {
+		case *temporal.WorkflowExecutionError:
+			next = e.Unwrap()
+		case *temporal.ChildWorkflowExecutionError:
+			next = e.Unwrap()
+		case *temporal.ActivityError:
+			next = e.Unwrap()
+		case *temporal.ApplicationError:
+			if e.Message() != "" {
+				return e.Message()
+			}
+			next = e.Unwrap()
+		case *temporal.TimeoutError:
+			msg := "timed out (" + e.TimeoutType().String() + ")"
+			if c := e.Unwrap(); c != nil {
+				msg += ": " + FailureMessage(c)
+			}
+			return msg
+		case *temporal.CanceledError:
+			return "canceled"
+		case *temporal.TerminatedError:
+			return "terminated"
+		}
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
+}
+
+// QueueWorkers is how many workers poll the task queue scheduled runs go
+// to (the server remembers pollers for a few minutes): with none, a run a
+// schedule starts waits until a worker comes.
+func QueueWorkers(ctx context.Context, c client.Client) (int, error) {
+	d, err := c.DescribeTaskQueue(ctx, workflows.IndexQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil {
+		return 0, fmt.Errorf("describe task queue %s: %w", workflows.IndexQueue, err)
+	}
+	return len(d.GetPollers()), nil
 }
 
 // DescribeSchedule describes schedule name.
@@ -158,16 +285,30 @@ func DescribeSchedule(ctx context.Context, c client.Client, name string) (Schedu
 		v.Paused, v.Note = d.Schedule.State.Paused, d.Schedule.State.Note
 	}
 	for _, a := range d.Info.RecentActions {
-		r := ScheduleRun{Due: a.ScheduleTime, Started: a.ActualTime}
+		r := ScheduleRun{Due: a.ScheduleTime, Started: a.ActualTime, State: RunUnknown}
 		if a.StartWorkflowResult != nil {
-			r.WorkflowID = a.StartWorkflowResult.WorkflowID
+			r.WorkflowID, r.RunID = a.StartWorkflowResult.WorkflowID, a.StartWorkflowResult.FirstExecutionRunID
+			if err := runOutcome(ctx, c, &r); err != nil {
+				return ScheduleView{}, fmt.Errorf("schedule %s: %w", name, err)
+			}
 		}
 		v.Runs = append(v.Runs, r)
 	}
 	for _, w := range d.Info.RunningWorkflows {
 		v.Running = append(v.Running, w.WorkflowID)
 	}
+	if v.Workers, err = QueueWorkers(ctx, c); err != nil {
+		return ScheduleView{}, fmt.Errorf("schedule %s: %w", name, err)
+	}
 	return v, nil
+}
+
+// LastRun is the schedule's latest run; ok is false when it has none.
+func (v ScheduleView) LastRun() (ScheduleRun, bool) {
+	if len(v.Runs) == 0 {
+		return ScheduleRun{}, false
+	}
+	return v.Runs[len(v.Runs)-1], true
 }
 
 // describe returns the handle and description of schedule name;

@@ -82,12 +82,42 @@ func Read(ctx context.Context, b *blob.Bucket, repo schema.RepoName) (*schema.Ma
 	}
 	var m schema.Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", key, err)
+		return nil, fmt.Errorf("manifest %s: %w: %v", key, ErrDamaged, err)
 	}
 	if m.Version > schema.ManifestVersion {
 		return nil, fmt.Errorf("manifest %s: version %d is newer than this locus understands (%d)", key, m.Version, schema.ManifestVersion)
 	}
 	return &m, nil
+}
+
+// ErrDamaged is the error of a manifest that is not one (not JSON, cut
+// short): SetAsideDamaged lets the repository be indexed again.
+var ErrDamaged = errors.New("damaged (not a manifest)")
+
+// SetAsideDamaged moves a damaged manifest of repo to its
+// DamagedManifestKey, where it is kept, so that an index run starts over
+// from the source as for a repository never indexed: its history is
+// scraped again, its graph and search indexes are built again (the
+// embeddings cache is reused) and a new manifest is published. It reports
+// whether there was one to move; a readable manifest, or one of a newer
+// version, stays where it is.
+func SetAsideDamaged(ctx context.Context, b *blob.Bucket, repo schema.RepoName) (bool, error) {
+	_, err := Read(ctx, b, repo)
+	if !errors.Is(err, ErrDamaged) {
+		return false, nil
+	}
+	key := repo.ManifestKey()
+	data, err := b.ReadAll(ctx, key)
+	if err != nil {
+		return false, fmt.Errorf("read manifest %s: %w", key, err)
+	}
+	if err := b.WriteAll(ctx, repo.DamagedManifestKey(), data); err != nil {
+		return false, fmt.Errorf("keep damaged manifest %s: %w", key, err)
+	}
+	if err := b.Delete(ctx, key); err != nil && !errors.Is(err, blob.ErrNotFound) {
+		return false, fmt.Errorf("set aside damaged manifest %s: %w", key, err)
+	}
+	return true, nil
 }
 
 // Update describes what a successful IndexRepo adds.

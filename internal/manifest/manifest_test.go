@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/schema"
 )
@@ -69,5 +70,51 @@ func TestReadRejectsGarbage(t *testing.T) {
 		if _, err := Read(ctx, b, repo); err == nil {
 			t.Errorf("manifest %q accepted", body)
 		}
+	}
+}
+
+// TestSetAsideDamaged: a manifest that is not JSON is moved to the damaged
+// key (its bytes kept) so the repository reads as not indexed; a readable
+// one, or one a newer locus wrote, stays; no manifest is nothing to do.
+func TestSetAsideDamaged(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, body string
+		moved      bool
+	}{
+		{"garbage", "{not json", true},
+		{"cut short", `{"version": 1, "repo": "acme/three", "head": "ab`, true},
+		{"readable", `{"version": 1, "repo": "acme/three"}`, false},
+		{"newer version", `{"version": 99}`, false},
+		{"none", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := blobtest.Bucket(t)
+			repo := schema.RepoName("acme/three")
+			if tc.body != "" {
+				if err := b.WriteAll(ctx, repo.ManifestKey(), []byte(tc.body)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, rerr := Read(ctx, b, repo)
+			if errors.Is(rerr, ErrDamaged) != tc.moved {
+				t.Errorf("Read: %v; damaged: want %v", rerr, tc.moved)
+			}
+			moved, err := SetAsideDamaged(ctx, b, repo)
+			if err != nil || moved != tc.moved {
+				t.Fatalf("SetAsideDamaged = %v, %v; want %v", moved, err, tc.moved)
+			}
+			kept, kerr := b.ReadAll(ctx, repo.DamagedManifestKey())
+			left, lerr := b.ReadAll(ctx, repo.ManifestKey())
+			switch {
+			case tc.moved && (kerr != nil || string(kept) != tc.body || !errors.Is(lerr, blob.ErrNotFound)):
+				t.Errorf("kept %q (%v), manifest left %q (%v); want the bytes kept and no manifest", kept, kerr, left, lerr)
+			case !tc.moved && tc.body != "" && (lerr != nil || string(left) != tc.body || !errors.Is(kerr, blob.ErrNotFound)):
+				t.Errorf("manifest %q (%v), kept %q (%v); want it untouched and nothing kept", left, lerr, kept, kerr)
+			}
+			if m, err := Read(ctx, b, repo); tc.moved && (m != nil || err != nil) {
+				t.Errorf("after setting aside: Read = %v, %v; want nothing indexed", m, err)
+			}
+		})
 	}
 }

@@ -40,8 +40,11 @@ func ReadIndex(ctx context.Context, b *blob.Bucket, repo schema.RepoName) (*Inde
 	if err != nil {
 		return nil, fmt.Errorf("triplets %s: %w", repo, err)
 	}
-	if m == nil || len(m.Parts) == 0 {
-		return nil, fmt.Errorf("triplets %s: %w (run locus index %s first)", repo, ErrNoHistory, repo)
+	if m == nil {
+		return nil, fmt.Errorf("triplets %s: %w: not indexed (run locus index %s first)", repo, ErrNoHistory, repo)
+	}
+	if len(m.Parts) == 0 {
+		return nil, fmt.Errorf("triplets %s: %w: indexed from %s, which has no commits (nothing to mine)", repo, ErrNoHistory, m.URL)
 	}
 	ix := &Index{Manifest: m, parts: map[string][]int{}}
 	for i, p := range m.Parts {
