@@ -153,7 +153,7 @@ func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res 
 		// appended to that reading still are. Over the whole histories of
 		// jq, fmt and redis, every C/C++ file version with unbalanced
 		// branches read both ways, the readings left out never found more
-		// (docs/benchmarks.md), and they were a third of jq's build.
+		// (docs/changelog.md, 2026-11-27), and they were a third of jq's build.
 		written, settled, reads := len(alts), false, 1
 		ahead := map[int]*FileResult{} // by index in alts: readings made ahead of their turn
 		for i := 0; i < len(alts); i++ {

@@ -20,7 +20,7 @@ import (
 // stand. The text only proposes the macros (rustProposeItemMacros); the
 // tree of the blanked reading must confirm each (rustUnwrapped), or the
 // file is read as written and itemMacro does as before. The extraction is the same
-// either way (checked over whole histories, docs/benchmarks.md).
+// either way (checked over whole histories, docs/changelog.md, 2026-11-27).
 
 // rustMacro is a brace macro invocation in item position, found by its
 // text: its name's first byte, its "{" and the matching "}".
