@@ -56,6 +56,15 @@ type backlogRun struct {
 	snapshots  []schema.EnsureSnapshotInput
 	// snapshots in progress at once, by host queue, and the most seen
 	snapsNow, snapsMax map[string]int
+	// fill, when set, holds every RetrieveBatch until fill issues are in
+	// flight or the chain has retrieved all of its issues (*chainLeft is
+	// 0): the window is then measured by what the workflow dispatches, not
+	// by whether the fakes' goroutines happened to overlap on a busy
+	// machine. A workflow that never fills its window hangs the test until
+	// its timeout, a failure.
+	fill      int
+	chainLeft *int
+	filled    *sync.Cond
 	// selectFails, when set, is the error of every SelectBatch attempt.
 	selectFails func(in activities.SelectBatchInput, attempt int32) error
 	selects     int // SelectBatch attempts
@@ -122,8 +131,17 @@ func newBacklogRun(t *testing.T, issues []schema.BacklogIssue) *backlogRun {
 			}
 			r.running += len(in.Issues)
 			r.maxRunning = max(r.maxRunning, r.running)
+			if r.fill > 0 {
+				*r.chainLeft -= len(in.Issues)
+				r.filled.Broadcast()
+				for r.running < r.fill && *r.chainLeft > 0 {
+					r.filled.Wait()
+				}
+			}
 			r.mu.Unlock()
-			time.Sleep(5 * time.Millisecond) // so that batches in flight overlap
+			if r.fill == 0 {
+				time.Sleep(5 * time.Millisecond) // so that batches in flight overlap
+			}
 			out := make([]activities.RetrieveOutcome, len(in.Issues))
 			r.mu.Lock()
 			defer r.mu.Unlock()
@@ -228,6 +246,14 @@ func (r *backlogRun) execute(t *testing.T, in LocalizeBacklogInput) (next *Local
 // runBacklogChain runs LocalizeBacklog and every run it continues as.
 func runBacklogChain(t *testing.T, issues []schema.BacklogIssue, in LocalizeBacklogInput) ([]*backlogRun, []LocalizeBacklogInput, BacklogResult) {
 	t.Helper()
+	return runBacklogChainFilling(t, issues, in, 0)
+}
+
+// runBacklogChainFilling is runBacklogChain with each run's RetrieveBatch
+// held until fill issues are in flight (backlogRun.fill); 0: not held.
+func runBacklogChainFilling(t *testing.T, issues []schema.BacklogIssue, in LocalizeBacklogInput, fill int) ([]*backlogRun, []LocalizeBacklogInput, BacklogResult) {
+	t.Helper()
+	left := len(issues)
 	in.IssuesKey, in.Total = schema.BacklogKey(testBacklogRun, "input.json"), len(issues)
 	var runs []*backlogRun
 	var inputs []LocalizeBacklogInput
@@ -236,6 +262,7 @@ func runBacklogChain(t *testing.T, issues []schema.BacklogIssue, in LocalizeBack
 			t.Fatalf("LocalizeBacklog continued as new %d times for %d issues", i, len(issues))
 		}
 		r := newBacklogRun(t, issues)
+		r.fill, r.chainLeft, r.filled = fill, &left, sync.NewCond(&r.mu)
 		runs = append(runs, r)
 		inputs = append(inputs, in)
 		next, res := r.execute(t, in)
@@ -272,8 +299,8 @@ func TestLocalizeBacklogWindow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			issues := backlogIssues(tc.issues)
-			runs, inputs, res := runBacklogChain(t, issues, LocalizeBacklogInput{
-				Options: BacklogOptions{Window: tc.window, ContinueAsNewAfter: tc.perRun, PartSize: tc.partSize}})
+			runs, inputs, res := runBacklogChainFilling(t, issues, LocalizeBacklogInput{
+				Options: BacklogOptions{Window: tc.window, ContinueAsNewAfter: tc.perRun, PartSize: tc.partSize}}, tc.wantMax)
 			if len(runs) != tc.wantRuns {
 				t.Fatalf("%d runs, want %d", len(runs), tc.wantRuns)
 			}
