@@ -11,9 +11,9 @@ import (
 	"github.com/locus-dev/locus/internal/eval/evalrun"
 	"github.com/locus-dev/locus/internal/eval/metrics"
 	"github.com/locus-dev/locus/internal/eval/report"
-	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/termtext"
+	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/workers"
 )
 

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/locus-dev/locus/internal/gitrepo"
-	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 	"github.com/locus-dev/locus/internal/testutil/temporaltest"
+	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workflows"
 )

@@ -13,10 +13,10 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/blob/fileblob"
-	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 	"github.com/locus-dev/locus/internal/testutil/temporaltest"
 	"github.com/locus-dev/locus/internal/testutil/testctx"
+	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/workers"
 )
 

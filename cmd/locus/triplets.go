@@ -13,8 +13,8 @@ import (
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/eval/bench"
 	"github.com/locus-dev/locus/internal/gitrepo"
-	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/triplets"
+	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workflows"
 )

@@ -17,8 +17,8 @@ import (
 	"github.com/locus-dev/locus/internal/eval/funceval"
 	"github.com/locus-dev/locus/internal/eval/metrics"
 	"github.com/locus-dev/locus/internal/eval/report"
-	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/jobs"
 	"go.temporal.io/sdk/client"
 )
 

@@ -11,12 +11,12 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 	"github.com/locus-dev/locus/internal/testutil/temporaltest"
 	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/internal/testutil/testlog"
+	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/workers"
 	"github.com/locus-dev/locus/workflows"
 )
