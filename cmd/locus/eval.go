@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/locus-dev/locus/internal/eval/evalrun"
+	"github.com/locus-dev/locus/eval/evalrun"
 	"github.com/locus-dev/locus/internal/eval/metrics"
 	"github.com/locus-dev/locus/internal/eval/report"
 	"github.com/locus-dev/locus/internal/search"

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locus-dev/locus/internal/benchmark"
+	"github.com/locus-dev/locus/benchmark"
+	"github.com/locus-dev/locus/eval/funceval"
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/eval/bench"
 	"github.com/locus-dev/locus/internal/eval/commitrun"
-	"github.com/locus-dev/locus/internal/eval/funceval"
 	"github.com/locus-dev/locus/internal/eval/metrics"
 	"github.com/locus-dev/locus/internal/eval/report"
 	"github.com/locus-dev/locus/internal/search"
