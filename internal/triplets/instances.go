@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/locus-dev/locus/internal/codegraph"
-	"github.com/locus-dev/locus/internal/eval/bench"
+	"github.com/locus-dev/locus/internal/dataset"
 	"github.com/locus-dev/locus/internal/gitrepo"
 )
 
@@ -23,7 +23,7 @@ const (
 // with their code at the base commit as positives, and negatives from a
 // BM25 index of the base commit. An instance that cannot be mined (its base
 // commit missing from the clone, say) is counted and named in Stats.
-func (m *Miner) MineInstances(ctx context.Context, instances []bench.SWEInstance, emit func(Record) error) (Stats, error) {
+func (m *Miner) MineInstances(ctx context.Context, instances []dataset.SWEInstance, emit func(Record) error) (Stats, error) {
 	o := m.Options.withDefaults()
 	var st Stats
 	for _, in := range instances {
@@ -56,7 +56,7 @@ func (m *Miner) MineInstances(ctx context.Context, instances []bench.SWEInstance
 	return st, nil
 }
 
-func (m *Miner) mineInstance(ctx context.Context, o Options, in bench.SWEInstance) (Record, Skip, error) {
+func (m *Miner) mineInstance(ctx context.Context, o Options, in dataset.SWEInstance) (Record, Skip, error) {
 	base := strings.ToLower(in.BaseCommit)
 	h, ok := gitrepo.ParseHash(base)
 	if !ok {

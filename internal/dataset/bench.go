@@ -1,4 +1,4 @@
-// Package bench loads the benchmark files of ../shared/bench (JSON Lines, one
+// Package dataset loads the benchmark files of ../shared/bench (JSON Lines, one
 // instance per line) and resolves the bare git repositories they refer to.
 //
 // Two formats:
@@ -8,7 +8,7 @@
 //
 // Unknown fields are ignored. Loaders reject missing required fields and malformed JSON
 // with an error naming the file and the 1-based line; blank lines are skipped.
-package bench
+package dataset
 
 import (
 	"bufio"
