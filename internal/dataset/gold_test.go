@@ -2,12 +2,11 @@ package dataset
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
 
 func TestGoldFromPatch(t *testing.T) {
@@ -146,21 +145,13 @@ func TestGoldFromPatchNative(t *testing.T) {
 	}
 }
 
-// buildTree builds the graph of files (path → content) written under a new
-// temporary directory.
+// buildTree builds the graph of files (path → content) written into a new
+// gitfixture work tree.
 func buildTree(t *testing.T, files map[string]string) *codegraph.Graph {
 	t.Helper()
-	dir := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fs, err := codegraph.DirFiles(dir)
+	r := gitfixture.New(t)
+	r.Write(files)
+	fs, err := codegraph.DirFiles(r.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
