@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/locus-dev/locus/internal/jobs"
+	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/workflows"
 )
 

@@ -12,8 +12,8 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/locus-dev/locus/internal/benchmark"
-	"github.com/locus-dev/locus/internal/benchmark/blevepeer"
+	"github.com/locus-dev/locus/benchmark"
+	"github.com/locus-dev/locus/benchmark/blevepeer"
 )
 
 const usage = `usage: locus-bench search --repo DIR [--queries N] [--json]

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locus-dev/locus/internal/benchmark"
+	"github.com/locus-dev/locus/benchmark"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
 

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/locus-dev/locus/internal/benchmark"
+	"github.com/locus-dev/locus/benchmark"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/historycheck"
 	"github.com/locus-dev/locus/internal/search"

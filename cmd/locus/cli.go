@@ -13,8 +13,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/termtext"
+	"github.com/locus-dev/locus/jobs"
 )
 
 // stderr is where messages, progress and usage errors go; tests replace it.

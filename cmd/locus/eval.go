@@ -8,12 +8,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/locus-dev/locus/internal/eval/evalrun"
+	"github.com/locus-dev/locus/eval/evalrun"
 	"github.com/locus-dev/locus/internal/eval/metrics"
 	"github.com/locus-dev/locus/internal/eval/report"
-	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/termtext"
+	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/workers"
 )
 

@@ -10,7 +10,7 @@ import (
 )
 
 // TestEvalAndBenchUsage checks the flag handling left in cmd: the work
-// itself is tested in internal/eval/evalrun and internal/benchmark.
+// itself is tested in eval/evalrun and benchmark.
 func TestEvalAndBenchUsage(t *testing.T) {
 	empty := filepath.Join(t.TempDir(), "empty.jsonl")
 	if err := os.WriteFile(empty, nil, 0o644); err != nil {

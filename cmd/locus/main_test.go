@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/locus-dev/locus/internal/gitrepo"
-	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
-	"github.com/locus-dev/locus/internal/testutil/temporaltest"
+	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/schema"
+	"github.com/locus-dev/locus/workers/workerstest"
 	"github.com/locus-dev/locus/workflows"
 )
 
@@ -156,8 +156,8 @@ func TestIndexThenStatus(t *testing.T) {
 	}
 	// With --temporal, status shows the next run of the schedule that
 	// indexes the repository (status never starts a server of its own).
-	srv := temporaltest.Server(t, t.TempDir())
-	c := temporaltest.Dial(t, srv)
+	srv := workerstest.Server(t, t.TempDir())
+	c := workerstest.Dial(t, srv)
 	in := workflows.ScheduledIndexInput{Repos: []schema.RepoSpec{{Name: "acme/widgets", URL: r.Dir}}}
 	if err := jobs.CreateSchedule(ctx, c, "nightly", jobs.ScheduleSpec{Cron: "0 3 * * *"}, in); err != nil {
 		t.Fatal(err)

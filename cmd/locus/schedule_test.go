@@ -13,11 +13,11 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/blob/fileblob"
-	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
-	"github.com/locus-dev/locus/internal/testutil/temporaltest"
 	"github.com/locus-dev/locus/internal/testutil/testctx"
+	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/workers"
+	"github.com/locus-dev/locus/workers/workerstest"
 )
 
 // waitRuns waits until schedule name has started n runs and the latest has
@@ -54,8 +54,8 @@ func TestScheduleSaysWhatHappened(t *testing.T) {
 	if err := os.WriteFile(file, []byte("acme/sched="+r.Dir+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := temporaltest.Server(t, t.TempDir())
-	c := temporaltest.Dial(t, srv)
+	srv := workerstest.Server(t, t.TempDir())
+	c := workerstest.Dial(t, srv)
 	addr := srv.Address()
 	const noWorker = "no worker polls task queue locus-index"
 
@@ -97,7 +97,7 @@ func TestScheduleSaysWhatHappened(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	temporaltest.Workers(t, c, workers.Config{DataDir: t.TempDir(), Bucket: b})
+	workerstest.Workers(t, c, workers.Config{DataDir: t.TempDir(), Bucket: b})
 	if first := waitRuns(ctx, t, c, "hourly", 1); first.State != "completed" {
 		t.Fatalf("the triggered run, once a worker came: %+v", first)
 	}

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/eval/bench"
+	"github.com/locus-dev/locus/internal/dataset"
 	"github.com/locus-dev/locus/internal/gitrepo"
-	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/triplets"
+	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workflows"
 )
@@ -118,7 +118,7 @@ func runTriplets(ctx context.Context, args []string) error {
 		return err
 	}
 	if *instances != "" {
-		ins, err := bench.LoadSWE(*instances)
+		ins, err := dataset.LoadSWE(*instances)
 		if err != nil {
 			return err
 		}

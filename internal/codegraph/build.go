@@ -316,7 +316,7 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 	entries := make([]entry, len(files))
 	var toRead []File
 	for i, f := range files {
-		name, supported := detectLanguage(f.Path)
+		name, supported := DetectLanguage(f.Path)
 		lang := LanguageFor(f.Path)
 		if supported && IsHeader(f.Path) {
 			name, lang = hdr.Name(), hdr

@@ -193,3 +193,11 @@ func TestPrimaryLanguageOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestBaseName(t *testing.T) {
+	for in, want := range map[string]string{"m": "m", "m#2": "m", "m(int)": "m", "m(int)#3": "m", "#priv": "#priv", "#priv#2": "#priv", "a#b": "a#b"} {
+		if got := baseName(in); got != want {
+			t.Errorf("baseName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -30,10 +30,10 @@ const headerExt = ".h"
 // IsHeader reports whether p is a .h file, C or C++ by its repository.
 func IsHeader(p string) bool { return strings.EqualFold(path.Ext(p), headerExt) }
 
-// detectLanguage is the programming language of path by its extension: a
+// DetectLanguage is the programming language of path by its extension: a
 // language with a graph (supported) or one of otherLanguages; "" for
 // anything else (markup, data, prose, unknown).
-func detectLanguage(p string) (name string, supported bool) {
+func DetectLanguage(p string) (name string, supported bool) {
 	if l := LanguageFor(p); l != nil {
 		return l.Name(), true
 	}

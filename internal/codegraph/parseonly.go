@@ -75,7 +75,7 @@ func ParseOnly(ctx context.Context, files []File, opts Options) (nfiles int, nby
 	hdr := headerLanguage(files, excluded) // as Build
 	var parsable []File
 	for _, f := range files {
-		name, ok := detectLanguage(f.Path)
+		name, ok := DetectLanguage(f.Path)
 		if ok && skipPath(f, excluded, name, ok) == "" {
 			parsable = append(parsable, f)
 		}

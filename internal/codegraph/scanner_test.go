@@ -155,3 +155,22 @@ func TestNodeCountsAgreeWithScanner(t *testing.T) {
 		snap.Close()
 	}
 }
+
+// benchRepoDir finds a bare clone of owner/name under dir, in the layouts
+// people use: owner+name/repo (the fetch tool's), owner/name(.git), name(.git).
+func benchRepoDir(dir, repo string) string {
+	owner, name, _ := strings.Cut(repo, "/")
+	for _, c := range []string{
+		filepath.Join(dir, owner+"+"+name, "repo"), filepath.Join(dir, owner+"+"+name),
+		filepath.Join(dir, owner, name+".git"), filepath.Join(dir, owner, name),
+		filepath.Join(dir, name+".git"), filepath.Join(dir, name),
+	} {
+		if st, err := os.Stat(filepath.Join(c, "objects")); err == nil && st.IsDir() {
+			return c
+		}
+		if st, err := os.Stat(filepath.Join(c, ".git", "objects")); err == nil && st.IsDir() {
+			return filepath.Join(c, ".git")
+		}
+	}
+	return ""
+}

@@ -30,11 +30,11 @@ import (
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
-	"github.com/locus-dev/locus/internal/testutil/temporaltest"
 	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/internal/testutil/testlog"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
+	"github.com/locus-dev/locus/workers/workerstest"
 	"github.com/locus-dev/locus/workflows"
 )
 
@@ -490,17 +490,17 @@ func scrubPaths(data []byte) ([]byte, error) {
 	return json.Marshal(walk(v))
 }
 
-func startServer(t *testing.T, dir string) *devserver.Server { return temporaltest.Server(t, dir) }
+func startServer(t *testing.T, dir string) *devserver.Server { return workerstest.Server(t, dir) }
 
-func dial(t *testing.T, s *devserver.Server) client.Client { return temporaltest.Dial(t, s) }
+func dial(t *testing.T, s *devserver.Server) client.Client { return workerstest.Dial(t, s) }
 
 func startWorkers(t *testing.T, c client.Client, dataDir string, b *blob.Bucket) {
 	t.Helper()
-	temporaltest.Workers(t, c, workers.Config{DataDir: dataDir, Bucket: b})
+	workerstest.Workers(t, c, workers.Config{DataDir: dataDir, Bucket: b})
 }
 
 // startWorkersWith starts workers as cfg says and stops them when the test ends.
 func startWorkersWith(t *testing.T, c client.Client, cfg workers.Config) {
 	t.Helper()
-	temporaltest.Workers(t, c, cfg)
+	workerstest.Workers(t, c, cfg)
 }

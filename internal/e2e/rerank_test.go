@@ -12,12 +12,12 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/llm/llmtest"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/testctx"
+	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
 	"github.com/locus-dev/locus/workflows"

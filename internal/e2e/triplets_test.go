@@ -14,14 +14,14 @@ import (
 
 	"github.com/locus-dev/locus/activities"
 	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/eval/bench"
+	"github.com/locus-dev/locus/internal/dataset"
 	"github.com/locus-dev/locus/internal/fit"
-	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/internal/triplets"
+	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workers"
 	"github.com/locus-dev/locus/workflows"
@@ -206,7 +206,7 @@ func TestTriplets(t *testing.T) {
 		t.Errorf("bm25 and dense: %d records, negatives by source %v", len(dn.Records), sources)
 	}
 	// Benchmark instances of the repository become queries too.
-	inst := []bench.SWEInstance{{InstanceID: "acme__widgets-7", Repo: string(name), BaseCommit: st.Keys[0].CommitID,
+	inst := []dataset.SWEInstance{{InstanceID: "acme__widgets-7", Repo: string(name), BaseCommit: st.Keys[0].CommitID,
 		ProblemStatement: "KeyError from the cache for keys it does not hold", Patch: r.Git("diff", st.Keys[0].CommitID, st.Keys[1].CommitID)}}
 	data, err := json.Marshal(inst)
 	if err != nil {

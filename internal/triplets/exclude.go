@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/locus-dev/locus/internal/eval/bench"
+	"github.com/locus-dev/locus/internal/dataset"
 )
 
 // Exclusion keeps training data apart from evaluation: every commit a
@@ -30,12 +30,12 @@ type benchRepo struct {
 func LoadExclusion(paths ...string) (*Exclusion, error) {
 	x := &Exclusion{repos: map[string]*benchRepo{}}
 	for _, p := range paths {
-		commits, err := bench.IsCommitFile(p)
+		commits, err := dataset.IsCommitFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("exclude %s: %w", p, err)
 		}
 		if commits {
-			qs, err := bench.LoadCommits(p)
+			qs, err := dataset.LoadCommits(p)
 			if err != nil {
 				return nil, fmt.Errorf("exclude %s: %w", p, err)
 			}
@@ -44,7 +44,7 @@ func LoadExclusion(paths ...string) (*Exclusion, error) {
 			}
 			continue
 		}
-		is, err := bench.LoadSWE(p)
+		is, err := dataset.LoadSWE(p)
 		if err != nil {
 			return nil, fmt.Errorf("exclude %s: %w", p, err)
 		}

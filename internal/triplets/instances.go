@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/locus-dev/locus/internal/codegraph"
-	"github.com/locus-dev/locus/internal/eval/bench"
+	"github.com/locus-dev/locus/internal/dataset"
 	"github.com/locus-dev/locus/internal/gitrepo"
 )
 
@@ -19,11 +19,11 @@ const (
 
 // MineInstances makes a record of each SWE-format instance of the miner's
 // repository (others are counted and skipped): the problem statement as
-// the query, the non-test functions the patch edits (codegraph.GoldFromPatch)
+// the query, the non-test functions the patch edits (dataset.GoldFromPatch)
 // with their code at the base commit as positives, and negatives from a
 // BM25 index of the base commit. An instance that cannot be mined (its base
 // commit missing from the clone, say) is counted and named in Stats.
-func (m *Miner) MineInstances(ctx context.Context, instances []bench.SWEInstance, emit func(Record) error) (Stats, error) {
+func (m *Miner) MineInstances(ctx context.Context, instances []dataset.SWEInstance, emit func(Record) error) (Stats, error) {
 	o := m.Options.withDefaults()
 	var st Stats
 	for _, in := range instances {
@@ -56,13 +56,13 @@ func (m *Miner) MineInstances(ctx context.Context, instances []bench.SWEInstance
 	return st, nil
 }
 
-func (m *Miner) mineInstance(ctx context.Context, o Options, in bench.SWEInstance) (Record, Skip, error) {
+func (m *Miner) mineInstance(ctx context.Context, o Options, in dataset.SWEInstance) (Record, Skip, error) {
 	base := strings.ToLower(in.BaseCommit)
 	h, ok := gitrepo.ParseHash(base)
 	if !ok {
 		return Record{}, "", fmt.Errorf("base commit %q is not a commit id", in.BaseCommit)
 	}
-	fps, err := codegraph.ParsePatch(in.Patch)
+	fps, err := dataset.ParsePatch(in.Patch)
 	if err != nil {
 		return Record{}, "", fmt.Errorf("patch: %w", err)
 	}
@@ -85,7 +85,7 @@ func (m *Miner) mineInstance(ctx context.Context, o Options, in bench.SWEInstanc
 	if err != nil {
 		return Record{}, "", fmt.Errorf("parse the patched files at %s: %w", base, err)
 	}
-	gold, err := codegraph.GoldFromPatch(g, in.Patch)
+	gold, err := dataset.GoldFromPatch(g, in.Patch)
 	if err != nil {
 		return Record{}, "", fmt.Errorf("patch: %w", err)
 	}

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/locus-dev/locus/internal/dataset"
 	"github.com/locus-dev/locus/internal/embed"
-	"github.com/locus-dev/locus/internal/eval/bench"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
@@ -174,7 +174,7 @@ func TestMineInstances(t *testing.T) {
 	base, fixed := commits[0].Parent, commits[0].Commit
 	patch := r.Git("diff", base, fixed)
 	m := &Miner{Repo: "acme/widgets", GitDir: filepath.Join(r.Dir, ".git"), Options: Options{Negatives: 3}}
-	in := []bench.SWEInstance{
+	in := []dataset.SWEInstance{
 		{InstanceID: "acme__widgets-1", Repo: "Acme/Widgets", BaseCommit: base, ProblemStatement: "  Cache.get raises KeyError for a missing key\n", Patch: patch},
 		{InstanceID: "other__lib-2", Repo: "other/lib", BaseCommit: base, ProblemStatement: "x", Patch: patch},
 		{InstanceID: "acme__widgets-3", Repo: "acme/widgets", BaseCommit: strings.Repeat("1", 40), ProblemStatement: "y", Patch: patch},

@@ -14,7 +14,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/commits"
-	"github.com/locus-dev/locus/internal/eval/bench"
+	"github.com/locus-dev/locus/internal/dataset"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/schema"
@@ -235,14 +235,14 @@ func ReadIssues(ctx context.Context, b *blob.Bucket, key string) (IssueTexts, er
 }
 
 // MineInstanceFile mines the instances stored at key (a JSON array of
-// bench.SWEInstance) that belong to c.Repo and stores their records as the
+// dataset.SWEInstance) that belong to c.Repo and stores their records as the
 // run's instances part of it (replacing it). c.Chunk and c.Size are unused.
 func MineInstanceFile(ctx context.Context, c ChunkConfig, key string) (ChunkResult, error) {
 	data, err := c.Bucket.ReadAll(ctx, key)
 	if err != nil {
 		return ChunkResult{}, fmt.Errorf("triplets instances: %w", err)
 	}
-	var ins []bench.SWEInstance
+	var ins []dataset.SWEInstance
 	if err := json.Unmarshal(data, &ins); err != nil {
 		return ChunkResult{}, fmt.Errorf("triplets instances %s: %v: %w", key, err, ErrBadChunk)
 	}

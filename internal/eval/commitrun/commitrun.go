@@ -11,7 +11,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/commits"
-	"github.com/locus-dev/locus/internal/eval/bench"
+	"github.com/locus-dev/locus/internal/dataset"
 	"github.com/locus-dev/locus/internal/eval/commiteval"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
@@ -56,7 +56,7 @@ type Skip struct {
 }
 
 // Run evaluates the queries of one repository whose bare clone is gitDir.
-func Run(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []bench.CommitQuery) ([]Result, []Skip, error) {
+func Run(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []dataset.CommitQuery) ([]Result, []Skip, error) {
 	head, err := gitrepo.Resolve(gitDir, "")
 	if err != nil {
 		return nil, nil, err
@@ -109,12 +109,12 @@ func Run(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []bench.Co
 	// strictly older commits, in date order.
 	byTime := append([]*commiteval.Commit(nil), order...)
 	sort.SliceStable(byTime, func(i, j int) bool { return byTime[i].Time < byTime[j].Time })
-	sorted := append([]bench.CommitQuery(nil), qs...)
+	sorted := append([]dataset.CommitQuery(nil), qs...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].CommitDate < sorted[j].CommitDate })
 	ids := map[string]string{}
 	next := 0
 	var queries []commiteval.Query
-	var kept []bench.CommitQuery
+	var kept []dataset.CommitQuery
 	var skips []Skip
 	fx, px := newFileIndex(), newFileIndex()
 	px.pathOnly = true

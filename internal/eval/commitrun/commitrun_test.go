@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locus-dev/locus/internal/eval/bench"
+	"github.com/locus-dev/locus/internal/dataset"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
@@ -31,7 +31,7 @@ func TestRunRebuildsEachQueryState(t *testing.T) {
 		return n
 	}
 	b := blobtest.Bucket(t)
-	qs := []bench.CommitQuery{{QueryID: "q1", Repo: "acme/sys", CommitID: q, CommitDate: date(q), Query: "socket timeout", GoldFiles: []string{"io/socket.c", "io/late.c"}}}
+	qs := []dataset.CommitQuery{{QueryID: "q1", Repo: "acme/sys", CommitID: q, CommitDate: date(q), Query: "socket timeout", GoldFiles: []string{"io/socket.c", "io/late.c"}}}
 	res, skips, err := Run(context.Background(), b, filepath.Join(r.Dir, ".git"), "acme/sys", qs)
 	if err != nil || len(skips) != 0 || len(res) != 1 {
 		t.Fatalf("run: %v %v %v", res, skips, err)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locus-dev/locus/internal/eval/bench"
+	"github.com/locus-dev/locus/internal/dataset"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
@@ -26,7 +26,7 @@ func TestRunMissingBlob(t *testing.T) {
 		t.Fatal(err)
 	}
 	date, _ := strconv.ParseInt(strings.TrimSpace(r.Git("show", "-s", "--format=%ct", q)), 10, 64)
-	qs := []bench.CommitQuery{{QueryID: "q1", Repo: "acme/sys", CommitID: q, CommitDate: date, Query: "socket timeout", GoldFiles: []string{"net/socket.c"}}}
+	qs := []dataset.CommitQuery{{QueryID: "q1", Repo: "acme/sys", CommitID: q, CommitDate: date, Query: "socket timeout", GoldFiles: []string{"net/socket.c"}}}
 	res, skips, err := Run(context.Background(), blobtest.Bucket(t), filepath.Join(r.Dir, ".git"), "acme/sys", qs)
 	if err != nil || len(skips) != 0 || len(res) != 1 {
 		t.Fatalf("run: results %v, skips %v, error %v; want one result", res, skips, err)

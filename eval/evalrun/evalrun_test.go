@@ -13,8 +13,8 @@ import (
 	"github.com/locus-dev/locus/internal/eval/report"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
-	"github.com/locus-dev/locus/internal/testutil/temporaltest"
 	"github.com/locus-dev/locus/workers"
+	"github.com/locus-dev/locus/workers/workerstest"
 )
 
 // TestEvalHarnessExactMetrics runs a function-level evaluation end to end on a
@@ -61,7 +61,7 @@ func TestEvalHarnessExactMetrics(t *testing.T) {
 
 	ctx := context.Background()
 	b := blobtest.Bucket(t)
-	c := temporaltest.Start(t, workers.Config{Bucket: b})
+	c := workerstest.Start(t, workers.Config{Bucket: b})
 	res, err := Run(ctx, Options{BenchFile: benchFile, Bucket: b, Client: c, Embedder: "lexical-hash-512",
 		Resolve: Resolver("", map[string]string{"acme/bank": filepath.Join(root, "acme+bank", "repo")}), Methods: []string{"sr"}, Seed: 1})
 	if err != nil {

@@ -11,13 +11,13 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
-	"github.com/locus-dev/locus/internal/testutil/temporaltest"
 	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/internal/testutil/testlog"
+	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/workers"
+	"github.com/locus-dev/locus/workers/workerstest"
 	"github.com/locus-dev/locus/workflows"
 )
 
@@ -68,7 +68,7 @@ func TestScheduledRunStates(t *testing.T) {
 	if err := os.WriteFile(file, []byte("acme/sched="+r.Dir+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := temporaltest.Dial(t, temporaltest.Server(t, t.TempDir()))
+	c := workerstest.Dial(t, workerstest.Server(t, t.TempDir()))
 	const name = "hourly"
 	if err := jobs.CreateSchedule(ctx, c, name, jobs.ScheduleSpec{Every: time.Hour}, workflows.ScheduledIndexInput{ReposFile: file}); err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func TestScheduledRunStates(t *testing.T) {
 	if n, err := jobs.QueueWorkers(ctx, c); err != nil || n != 0 {
 		t.Fatalf("workers polling before any started: %d, %v", n, err)
 	}
-	temporaltest.Workers(t, c, workers.Config{DataDir: t.TempDir(), Bucket: blobtest.Bucket(t)})
+	workerstest.Workers(t, c, workers.Config{DataDir: t.TempDir(), Bucket: blobtest.Bucket(t)})
 
 	// The file gains a bad line between runs.
 	if err := os.WriteFile(file, []byte("acme/sched="+r.Dir+"\nacme/bad name=/x\n"), 0o644); err != nil {

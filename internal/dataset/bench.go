@@ -1,5 +1,8 @@
-// Package bench loads the benchmark files of ../shared/bench (JSON Lines, one
-// instance per line) and resolves the bare git repositories they refer to.
+// Package dataset holds what the benchmarks are made of: it loads the
+// benchmark files of ../shared/bench (JSON Lines, one instance per line),
+// resolves the bare git repositories they refer to, and derives an instance's
+// gold functions from its patch over the code graph at the base commit
+// (GoldFromPatch). Triplet mining and evaluation both read it.
 //
 // Two formats:
 //
@@ -8,7 +11,7 @@
 //
 // Unknown fields are ignored. Loaders reject missing required fields and malformed JSON
 // with an error naming the file and the 1-based line; blank lines are skipped.
-package bench
+package dataset
 
 import (
 	"bufio"

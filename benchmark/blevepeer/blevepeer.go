@@ -12,7 +12,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/whitespace"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 
-	"github.com/locus-dev/locus/internal/benchmark"
+	"github.com/locus-dev/locus/benchmark"
 )
 
 // analyzer splits on whitespace only: documents and queries arrive

@@ -1,4 +1,4 @@
-package codegraph
+package dataset
 
 import (
 	"bufio"
@@ -11,27 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/gitrepo"
 )
-
-// benchRepoDir finds a bare clone of owner/name under dir, in the layouts
-// people use: owner+name/repo (the fetch tool's), owner/name(.git), name(.git).
-func benchRepoDir(dir, repo string) string {
-	owner, name, _ := strings.Cut(repo, "/")
-	for _, c := range []string{
-		filepath.Join(dir, owner+"+"+name, "repo"), filepath.Join(dir, owner+"+"+name),
-		filepath.Join(dir, owner, name+".git"), filepath.Join(dir, owner, name),
-		filepath.Join(dir, name+".git"), filepath.Join(dir, name),
-	} {
-		if st, err := os.Stat(filepath.Join(c, "objects")); err == nil && st.IsDir() {
-			return c
-		}
-		if st, err := os.Stat(filepath.Join(c, ".git", "objects")); err == nil && st.IsDir() {
-			return filepath.Join(c, ".git")
-		}
-	}
-	return ""
-}
 
 // TestGoldFromPatchAgreesWithGoldSpans derives the gold functions of every
 // Python instance of ../shared/bench/swe-dev.jsonl with GoldFromPatch at its
@@ -67,8 +49,8 @@ func TestGoldFromPatchAgreesWithGoldSpans(t *testing.T) {
 		if len(in.GoldSpans) == 0 {
 			continue
 		}
-		gitDir := benchRepoDir(dir, in.Repo)
-		if gitDir == "" {
+		gitDir, err := RepoDir(dir, in.Repo)
+		if err != nil {
 			missingRepo++
 			continue
 		}
@@ -76,7 +58,7 @@ func TestGoldFromPatchAgreesWithGoldSpans(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: bad base commit %q", in.ID, in.BaseCommit)
 		}
-		g, err := BuildCommit(context.Background(), gitDir, gitrepo.BackendAuto, head, Options{})
+		g, err := codegraph.BuildCommit(context.Background(), gitDir, gitrepo.BackendAuto, head, codegraph.Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", in.ID, err)
 		}
@@ -93,11 +75,11 @@ func TestGoldFromPatchAgreesWithGoldSpans(t *testing.T) {
 		var want, classes, unknown []string
 		for file, names := range in.GoldSpans {
 			for _, n := range names {
-				id := EntityID(file, n)
+				id := codegraph.EntityID(file, n)
 				switch kinds[id] {
-				case TypeFunction:
+				case codegraph.TypeFunction:
 					want = append(want, id)
-				case TypeClass:
+				case codegraph.TypeClass:
 					classes = append(classes, id)
 				default:
 					unknown = append(unknown, id)

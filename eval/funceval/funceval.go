@@ -13,10 +13,11 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/dataset"
 	"github.com/locus-dev/locus/internal/gitrepo"
-	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workflows"
 	"go.temporal.io/sdk/client"
@@ -155,13 +156,13 @@ func (r *Runner) Run(ctx context.Context, instances []Instance) ([]Result, []Ski
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", in.ID, err)
 		}
-		gold, err := codegraph.GoldFromPatch(g, in.Patch)
+		gold, err := dataset.GoldFromPatch(g, in.Patch)
 		if err != nil {
 			fail(in.ID, "patch: "+err.Error())
 			continue
 		}
 		if len(gold) == 0 {
-			skip(in.ID, codegraph.NoGoldReason(g, in.Patch))
+			skip(in.ID, dataset.NoGoldReason(g, in.Patch))
 			continue
 		}
 		goldFiles := filesOf(gold)

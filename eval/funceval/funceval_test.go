@@ -11,8 +11,8 @@ import (
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
-	"github.com/locus-dev/locus/internal/testutil/temporaltest"
 	"github.com/locus-dev/locus/workers"
+	"github.com/locus-dev/locus/workers/workerstest"
 )
 
 const patch = `diff --git a/shop/cart.py b/shop/cart.py
@@ -38,7 +38,7 @@ func TestRunnerDerivesGoldAndRanks(t *testing.T) {
 	r.Write(map[string]string{"shop/cart.py": "class Cart:\n    def add(self, price):\n        self.prices.append(price)\n"})
 	r.Commit("drop total")
 	b := blobtest.Bucket(t)
-	c := temporaltest.Start(t, workers.Config{Bucket: b})
+	c := workerstest.Start(t, workers.Config{Bucket: b})
 	run := &Runner{Bucket: b, Client: c, K: 5, RepoDir: func(repo string) (string, error) {
 		if repo == "acme/missing" {
 			return "", errors.New("no clone of acme/missing")

@@ -10,15 +10,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locus-dev/locus/internal/benchmark"
+	"github.com/locus-dev/locus/benchmark"
+	"github.com/locus-dev/locus/eval/funceval"
 	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/eval/bench"
+	"github.com/locus-dev/locus/internal/dataset"
 	"github.com/locus-dev/locus/internal/eval/commitrun"
-	"github.com/locus-dev/locus/internal/eval/funceval"
 	"github.com/locus-dev/locus/internal/eval/metrics"
 	"github.com/locus-dev/locus/internal/eval/report"
-	"github.com/locus-dev/locus/internal/jobs"
 	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/jobs"
 	"go.temporal.io/sdk/client"
 )
 
@@ -100,8 +100,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 }
 
 // IsCommitBench tells a commits-dev file from a swe-dev one by its first
-// record (bench.IsCommitFile).
-func IsCommitBench(path string) (bool, error) { return bench.IsCommitFile(path) }
+// record (dataset.IsCommitFile).
+func IsCommitBench(path string) (bool, error) { return dataset.IsCommitFile(path) }
 
 // DefaultOutDir is where a report goes when no directory is given:
 // <dataDir>/eval/<benchmark file name without .jsonl>.
@@ -111,7 +111,7 @@ func DefaultOutDir(dataDir, benchFile string) string {
 
 // Resolver resolves owner/name to a git directory: an explicit path
 // (keys lower-case owner/name, values a working copy or git directory)
-// wins, then a clone under root in one of bench.RepoLayouts.
+// wins, then a clone under root in one of dataset.RepoLayouts.
 func Resolver(root string, paths map[string]string) func(string) (string, error) {
 	return func(repo string) (string, error) {
 		if p, ok := paths[strings.ToLower(repo)]; ok {
@@ -124,7 +124,7 @@ func Resolver(root string, paths map[string]string) func(string) (string, error)
 		if root == "" {
 			return "", fmt.Errorf("repository %s: no path given for it and no repository folder", repo)
 		}
-		return bench.RepoDir(root, repo)
+		return dataset.RepoDir(root, repo)
 	}
 }
 
@@ -139,11 +139,11 @@ func runFunctions(ctx context.Context, o Options) (*Result, error) {
 	if o.Client == nil {
 		return nil, fmt.Errorf("eval %s: function-level rankings run as workflows: a Temporal client is required", o.BenchFile)
 	}
-	insts, err := bench.LoadSWE(o.BenchFile)
+	insts, err := dataset.LoadSWE(o.BenchFile)
 	if err != nil {
 		return nil, err
 	}
-	insts = bench.Filter{Repos: o.Repos, Limit: o.Limit}.SWE(insts)
+	insts = dataset.Filter{Repos: o.Repos, Limit: o.Limit}.SWE(insts)
 	methods := o.Methods
 	if len(methods) == 0 {
 		methods = DefaultMethods
@@ -258,19 +258,19 @@ func sameFunctions(gold []string, spans map[string][]string) bool {
 
 func runCommits(ctx context.Context, o Options) (*Result, error) {
 	start := time.Now()
-	qs, err := bench.LoadCommits(o.BenchFile)
+	qs, err := dataset.LoadCommits(o.BenchFile)
 	if err != nil {
 		return nil, err
 	}
-	qs = bench.Filter{Repos: o.Repos, Limit: o.Limit}.Commits(qs)
-	byRepo := map[string][]bench.CommitQuery{}
+	qs = dataset.Filter{Repos: o.Repos, Limit: o.Limit}.Commits(qs)
+	byRepo := map[string][]dataset.CommitQuery{}
 	for _, q := range qs {
 		byRepo[q.Repo] = append(byRepo[q.Repo], q)
 	}
 	var recs []report.Instance
 	var notes []string
 	var skipped []funceval.Skip
-	for _, repo := range bench.CommitRepos(qs) {
+	for _, repo := range dataset.CommitRepos(qs) {
 		gitDir, err := o.Resolve(repo)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("skipped %s: %v", repo, err))

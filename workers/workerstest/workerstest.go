@@ -1,7 +1,7 @@
-// Package temporaltest starts what locus's workflows need in a test: the
+// Package workerstest starts what locus's workflows need in a test: the
 // embedded Temporal server, a client, and workers serving every queue, all
 // stopped when the test ends.
-package temporaltest
+package workerstest
 
 import (
 	"context"

@@ -1,19 +1,23 @@
-package codegraph
+package dataset
 
 import (
+	"context"
 	"reflect"
 	"testing"
+
+	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
 
 func TestGoldFromPatch(t *testing.T) {
-	g := &Graph{Nodes: []Node{
-		{ID: "pkg/m.py", Type: TypeFile, Path: "pkg/m.py", StartLine: 1, EndLine: 40},
-		{ID: "pkg/m.py:C", Type: TypeClass, Path: "pkg/m.py", StartLine: 1, EndLine: 20},
-		{ID: "pkg/m.py:C.a", Type: TypeFunction, Path: "pkg/m.py", StartLine: 3, EndLine: 8},
-		{ID: "pkg/m.py:C.b", Type: TypeFunction, Path: "pkg/m.py", StartLine: 10, EndLine: 20},
-		{ID: "pkg/m.py:C.b.inner", Type: TypeFunction, Path: "pkg/m.py", StartLine: 12, EndLine: 14},
-		{ID: "pkg/m.py:f", Type: TypeFunction, Path: "pkg/m.py", StartLine: 25, EndLine: 30},
-		{ID: "pkg/n.py:g", Type: TypeFunction, Path: "pkg/n.py", StartLine: 1, EndLine: 5},
+	g := &codegraph.Graph{Nodes: []codegraph.Node{
+		{ID: "pkg/m.py", Type: codegraph.TypeFile, Path: "pkg/m.py", StartLine: 1, EndLine: 40},
+		{ID: "pkg/m.py:C", Type: codegraph.TypeClass, Path: "pkg/m.py", StartLine: 1, EndLine: 20},
+		{ID: "pkg/m.py:C.a", Type: codegraph.TypeFunction, Path: "pkg/m.py", StartLine: 3, EndLine: 8},
+		{ID: "pkg/m.py:C.b", Type: codegraph.TypeFunction, Path: "pkg/m.py", StartLine: 10, EndLine: 20},
+		{ID: "pkg/m.py:C.b.inner", Type: codegraph.TypeFunction, Path: "pkg/m.py", StartLine: 12, EndLine: 14},
+		{ID: "pkg/m.py:f", Type: codegraph.TypeFunction, Path: "pkg/m.py", StartLine: 25, EndLine: 30},
+		{ID: "pkg/n.py:g", Type: codegraph.TypeFunction, Path: "pkg/n.py", StartLine: 1, EndLine: 5},
 	}}
 	for _, tc := range []struct {
 		name  string
@@ -101,26 +105,18 @@ func TestGoldFromPatch(t *testing.T) {
 	}
 }
 
-func TestBaseName(t *testing.T) {
-	for in, want := range map[string]string{"m": "m", "m#2": "m", "m(int)": "m", "m(int)#3": "m", "#priv": "#priv", "#priv#2": "#priv", "a#b": "a#b"} {
-		if got := baseName(in); got != want {
-			t.Errorf("baseName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestGoldFromPatchNative: gold from a patch over a built graph in Rust
 // (an impl method's body), C (a function in a .c file whose header only
 // declares it) and C++ (an out-of-line method), and the reason a patch
 // that edits only a declaration has no gold.
 func TestGoldFromPatchNative(t *testing.T) {
-	g := buildDir(t, writeTree(t, map[string]string{
+	g := buildTree(t, map[string]string{
 		"src/lib.rs":   "pub struct S;\n\nimpl S {\n    pub fn get(&self) -> u32 {\n        1\n    }\n}\n",
 		"c/list.h":     "int list_sum(int n);\n",
 		"c/list.c":     "#include \"list.h\"\nint list_sum(int n) {\n    return n;\n}\n",
 		"cc/shape.hpp": "class Shape {\n public:\n  int area() const;\n};\n",
 		"cc/shape.cpp": "#include \"shape.hpp\"\nint Shape::area() const {\n  return 1;\n}\n",
-	}), Options{})
+	})
 	for _, tc := range []struct {
 		name, patch string
 		want        []string
@@ -147,4 +143,21 @@ func TestGoldFromPatchNative(t *testing.T) {
 			}
 		}
 	}
+}
+
+// buildTree builds the graph of files (path → content) written into a new
+// gitfixture work tree.
+func buildTree(t *testing.T, files map[string]string) *codegraph.Graph {
+	t.Helper()
+	r := gitfixture.New(t)
+	r.Write(files)
+	fs, err := codegraph.DirFiles(r.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := codegraph.Build(context.Background(), fs, codegraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }

@@ -1,4 +1,4 @@
-package codegraph
+package dataset
 
 import (
 	"bufio"
@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/locus-dev/locus/internal/codegraph"
 )
 
 // FilePatch is the part of a unified diff that touches one existing file.
@@ -184,10 +186,10 @@ type span struct {
 }
 
 // functionsByFile indexes function nodes by file.
-func functionsByFile(nodes []Node) map[string][]span {
+func functionsByFile(nodes []codegraph.Node) map[string][]span {
 	m := map[string][]span{}
 	for _, n := range nodes {
-		if n.Type == TypeFunction {
+		if n.Type == codegraph.TypeFunction {
 			m[n.Path] = append(m[n.Path], span{n.ID, int(n.StartLine), int(n.EndLine)})
 		}
 	}
@@ -216,14 +218,14 @@ func outermost(fs []span, contains func(span) bool) string {
 // is charged to the outermost function containing it (nested functions count
 // as part of their enclosing function or method), and lines inserted strictly
 // inside a function's body to that function. Sorted ids.
-func GoldFromPatch(g *Graph, patch string) ([]string, error) {
+func GoldFromPatch(g *codegraph.Graph, patch string) ([]string, error) {
 	fps, err := ParsePatch(patch)
 	if err != nil {
 		return nil, err
 	}
 	files := map[string][]string{}
 	for _, n := range g.Nodes {
-		if n.Type == TypeFile {
+		if n.Type == codegraph.TypeFile {
 			files[n.ID] = strings.Split(n.Code, "\n")
 		}
 	}
@@ -238,14 +240,14 @@ func GoldFromPatch(g *Graph, patch string) ([]string, error) {
 // NoGoldReason says why GoldFromPatch found no function for patch in g:
 // the files it edits have no graph (their language has none, or the build
 // skipped them), or its edits are all outside functions.
-func NoGoldReason(g *Graph, patch string) string {
+func NoGoldReason(g *codegraph.Graph, patch string) string {
 	fps, err := ParsePatch(patch)
 	if err != nil {
 		return "patch: " + err.Error()
 	}
 	files := map[string]bool{}
 	for _, n := range g.Nodes {
-		if n.Type == TypeFile {
+		if n.Type == codegraph.TypeFile {
 			files[n.ID] = true
 		}
 	}
@@ -255,7 +257,7 @@ func NoGoldReason(g *Graph, patch string) string {
 	}
 	var noGraph, outside []string
 	for _, fp := range fps {
-		switch lang, ok := detectLanguage(fp.OldPath); {
+		switch lang, ok := codegraph.DetectLanguage(fp.OldPath); {
 		case files[fp.OldPath]:
 			outside = append(outside, fp.OldPath)
 		case skipped[fp.OldPath] != "":
