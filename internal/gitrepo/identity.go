@@ -89,32 +89,6 @@ func originURL(path string) string {
 	return ""
 }
 
-// ResolveRepoArg maps what a user typed to name an indexed repository onto its
-// name, the way ResolveSpec names it at index time: an existing directory (".",
-// a path) or a URL resolves like an index spec; anything else must be an
-// owner/name.
-func ResolveRepoArg(s string) (schema.RepoName, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "", fmt.Errorf("repository: empty")
-	}
-	if masked, ok := schema.MaskCredentials(s); ok {
-		return "", credentialsError(masked)
-	}
-	if st, err := os.Stat(s); (err == nil && st.IsDir()) || strings.ContainsAny(s, "=#") || strings.Contains(s, "://") || schema.IsRemoteURL(s) {
-		spec, err := ResolveSpec(s)
-		if err != nil {
-			return "", err
-		}
-		return spec.Name, nil
-	}
-	n, err := schema.ParseRepoName(s)
-	if err != nil {
-		return "", fmt.Errorf("repository %q is not an owner/name, a directory or a URL: %w", s, err)
-	}
-	return n, nil
-}
-
 // Indexed is what ResolveIndexed reads of the store: the published
 // manifests.
 type Indexed interface {

@@ -84,36 +84,6 @@ func TestResolveSpec(t *testing.T) {
 	}
 }
 
-func TestResolveRepoArg(t *testing.T) {
-	base := t.TempDir()
-	flask := repoIn(t, filepath.Join(base, "flask"))
-	flask.Git("remote", "add", "origin", "https://github.com/pallets/flask.git")
-	t.Chdir(base)
-	for _, tc := range []struct{ in, want string }{
-		{in: "pallets/flask", want: "pallets/flask"},
-		{in: "Redis/Redis", want: "redis/redis"},
-		{in: "flask", want: "pallets/flask"}, // a directory here wins over the bare name
-		{in: "./flask", want: "pallets/flask"},
-		{in: flask.Dir, want: "pallets/flask"},
-		{in: "https://github.com/pallets/flask", want: "pallets/flask"},
-		{in: "git@github.com:pallets/flask.git", want: "pallets/flask"},
-		{in: "other/name=" + flask.Dir, want: "other/name"},
-	} {
-		if got, err := ResolveRepoArg(tc.in); err != nil || string(got) != tc.want {
-			t.Errorf("ResolveRepoArg(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-	}
-	t.Chdir(flask.Dir)
-	if got, err := ResolveRepoArg("."); err != nil || got != "pallets/flask" {
-		t.Errorf(`ResolveRepoArg(".") = %q, %v; want pallets/flask`, got, err)
-	}
-	for _, bad := range []string{"", "a b/c", "../x", "a/b/c", "https://example.com/a/b?access_token=t"} {
-		if got, err := ResolveRepoArg(bad); err == nil {
-			t.Errorf("ResolveRepoArg(%q) = %q, want an error", bad, got)
-		}
-	}
-}
-
 func TestRootCommitAndIsAncestor(t *testing.T) {
 	ctx := context.Background()
 	r := gitfixture.New(t)

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/locus-dev/locus/internal/backlog"
-	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/schema"
 )
 
 // IssueTexts are issue and pull-request texts by repository and number
@@ -32,7 +32,7 @@ func LoadIssues(path, defaultRepo string) (texts IssueTexts, skipped int, err er
 			skipped++
 			continue
 		}
-		repo, err := gitrepo.ResolveRepoArg(is.Repo)
+		repo, err := issueRepo(is.Repo)
 		if err != nil {
 			skipped++
 			continue
@@ -40,6 +40,23 @@ func LoadIssues(path, defaultRepo string) (texts IssueTexts, skipped int, err er
 		texts[issueKey(string(repo), n)] = is.Text
 	}
 	return texts, skipped + len(perrs), nil
+}
+
+// issueRepo is the repository an issue record names: an owner/name, or a
+// forge URL's. It is never read as a path, so a directory of the working
+// directory spelt like the name cannot stand in for it.
+func issueRepo(s string) (schema.RepoName, error) {
+	s = strings.TrimSpace(s)
+	if n, err := schema.ParseRepoName(s); err == nil {
+		return n, nil
+	}
+	if !schema.IsRemoteURL(s) {
+		return "", fmt.Errorf("repository %q is not an owner/name or a URL", s)
+	}
+	if masked, ok := schema.MaskCredentials(s); ok {
+		return "", fmt.Errorf("repository %s: credentials in a URL are not accepted", masked)
+	}
+	return schema.RepoNameFromURL(s)
 }
 
 // lookup is the text of the first reference in msg that texts holds (a

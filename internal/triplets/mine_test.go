@@ -203,6 +203,16 @@ func TestIssueTextsAsQueries(t *testing.T) {
 	if err != nil || skipped != 0 || len(texts) != 1 || texts["acme/widgets#12"] == "" {
 		t.Fatalf("texts %v, skipped %d, %v", texts, skipped, err)
 	}
+	// A directory spelt like the repository is not read as it: the
+	// record's repository is a name.
+	t.Chdir(t.TempDir())
+	other := gitfixture.NewAt(t, filepath.Join("acme", "widgets"))
+	other.Write(map[string]string{"x.py": "def x():\n    pass\n"})
+	other.Commit("other")
+	other.Git("remote", "add", "origin", "https://example.com/other/project.git")
+	if texts, _, err := LoadIssues(gh, "acme/widgets"); err != nil || texts["acme/widgets#12"] == "" {
+		t.Fatalf("with a directory acme/widgets of another origin: texts %v, %v", texts, err)
+	}
 	if _, _, err := LoadIssues(filepath.Join(t.TempDir(), "none.json"), ""); err == nil || !strings.Contains(err.Error(), "none.json") {
 		t.Errorf("unreadable file: %v", err)
 	}
@@ -351,5 +361,24 @@ func TestDenseNegatives(t *testing.T) {
 	m := &Miner{Repo: "acme/widgets", GitDir: filepath.Join(r.Dir, ".git"), Options: Options{HardFrom: []string{SourceDense}}}
 	if _, err := m.Mine(context.Background(), commits, func(Record) error { return nil }); !errors.Is(err, ErrNoEmbedder) || !strings.Contains(err.Error(), "acme/widgets") {
 		t.Errorf("no embedder: %v", err)
+	}
+}
+
+func TestIssueRepo(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"pallets/flask", "pallets/flask"},
+		{" Redis/Redis ", "redis/redis"},
+		{"https://github.com/pallets/flask", "pallets/flask"},
+		{"git@github.com:pallets/flask.git", "pallets/flask"},
+		{"", ""},
+		{"flask", "flask"}, // a one-part name, as a directory indexed without an origin is named
+		{"../x", ""},
+		{"a/b/c", ""},
+		{"https://example.com/a/b?access_token=t", ""},
+	} {
+		got, err := issueRepo(tc.in)
+		if string(got) != tc.want || (err == nil) != (tc.want != "") {
+			t.Errorf("issueRepo(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
 	}
 }
