@@ -246,9 +246,35 @@ func newBacklogWorkflow(ctx workflow.Context, in LocalizeBacklogInput) *backlogW
 // Execute runs the window until this run's issues are all stored, then
 // continues as new or writes the summary.
 func (b *backlogWorkflow) Execute() (BacklogResult, error) {
-	err := workflow.SetQueryHandler(b.ctx, ProgressQuery, b.progress)
-	if err != nil {
+	if err := b.setUp(); err != nil {
 		return BacklogResult{}, err
+	}
+	for b.next < b.end || b.running > 0 {
+		b.boundHistory()
+		if err := b.fillWindow(); err != nil {
+			return BacklogResult{}, err
+		}
+		// Nothing more can start before something finishes: launch all
+		// that is ready, in batches (the child path leaves ready empty).
+		b.launchReady()
+		if err := b.flush(); err != nil {
+			return BacklogResult{}, err
+		}
+		if b.running > 0 {
+			b.sel.Select(b.ctx)
+		}
+	}
+	if err := b.flush(); err != nil {
+		return BacklogResult{}, err
+	}
+	return b.continueAsNewOrComplete()
+}
+
+// setUp answers the progress query and settles what the run's versions
+// decide: the engine, its default window and the snapshot window.
+func (b *backlogWorkflow) setUp() error {
+	if err := workflow.SetQueryHandler(b.ctx, ProgressQuery, b.progress); err != nil {
+		return err
 	}
 	// Keep: a backlog started before batches (one Localize child per issue,
 	// window 8 by default) may still be in flight on a user's embedded
@@ -274,26 +300,7 @@ func (b *backlogWorkflow) Execute() (BacklogResult, error) {
 		onHost:   map[string]int{},
 		waiting:  map[string][]waitingSnapshot{},
 	}
-
-	for b.next < b.end || b.running > 0 {
-		b.boundHistory()
-		if err := b.fillWindow(); err != nil {
-			return BacklogResult{}, err
-		}
-		// Nothing more can start before something finishes: launch all
-		// that is ready, in batches (the child path leaves ready empty).
-		b.launchReady()
-		if err := b.flush(); err != nil {
-			return BacklogResult{}, err
-		}
-		if b.running > 0 {
-			b.sel.Select(b.ctx)
-		}
-	}
-	if err := b.flush(); err != nil {
-		return BacklogResult{}, err
-	}
-	return b.continueAsNewOrComplete()
+	return nil
 }
 
 // progress answers ProgressQuery.
