@@ -135,428 +135,501 @@ func BacklogChildID(run, issueID string) string { return run + "/" + issueID }
 // drains the window at a part boundary and continues as new, so the history
 // stays small for any backlog. A failed issue is a per-issue error in the
 // results and never fails the run. Runs recorded before batches ranked each
-// issue in a Localize child (GetVersion "backlog-batches") and replay so.
+// issue in a Localize child (GetVersion "backlog-batches") and replay so
+// (backlog_children.go).
 func LocalizeBacklog(ctx workflow.Context, in LocalizeBacklogInput) (BacklogResult, error) {
 	if err := checkInput(ctx, func() error { return validateBacklogInput(in) }); err != nil {
 		return BacklogResult{}, err
 	}
+	return newBacklogWorkflow(ctx, in).Execute()
+}
+
+// backlogWorkflow is one run of LocalizeBacklog: its share of the backlog,
+// the window of issues in flight, the results not yet stored and the totals
+// carried to the next run (in). Its methods run on the workflow's one
+// goroutine, from Execute and from the selector's callbacks.
+type backlogWorkflow struct {
+	ctx      workflow.Context
+	actCtx   workflow.Context // store activities on the index queue
+	childCtx workflow.Context // Localize children (runs recorded before batches)
+	sel      workflow.Selector
+
+	in  LocalizeBacklogInput // the carried totals, counted as issues finish
+	o   BacklogOptions
+	run string
+
+	batch, partSize, window int
+	// batched is false for runs recorded before batches: one Localize
+	// child per issue (backlog_children.go).
+	batched bool
+
+	first, end int // this run's issues: [first, end); end may shrink to bound the history
+	next       int // the next issue to start
+	running    int // issues started and not finished
+	written    int // issues before this are in stored parts
+
+	results  []*schema.BacklogIssueResult // by position in this run (issue - first)
+	loaded   []schema.BacklogIssue        // the last batch loaded: issues [loadedTo-len(loaded), loadedTo)
+	loadedTo int
+	ready    []readyIssue // batched issues whose snapshot is settled, waiting for a batch
+
+	snaps snapshotWindow
+}
+
+// readyIssue is an issue of the batched path ready to be retrieved:
+// pos is its position in the run, snapshot the commit of its snapshot
+// ("" for the indexed head).
+type readyIssue struct {
+	pos      int
+	is       schema.BacklogIssue
+	snapshot string
+}
+
+// snapshotWindow holds the run's EnsureSnapshot activities: one per
+// distinct (repository, base commit), map lookups only, never iterated.
+// At most SnapshotsPerHost of them are scheduled on one host at a time; the
+// rest wait here, not in the host's queue, where a slow embedder would keep
+// them past the schedule-to-start timeout that tells a gone host (every
+// instance of a 37-snapshot eval with a 15-texts/s embedder waited more than
+// 10 min there).
+type snapshotWindow struct {
+	// windowed is false for runs recorded before the per-host window
+	// (GetVersion "snapshot-window"): every snapshot starts at once.
+	windowed bool
+	futures  map[string]workflow.Future   // by repository@commit
+	onHost   map[string]int               // scheduled, by host queue
+	waiting  map[string][]waitingSnapshot // by host queue, in order
+}
+
+// waitingSnapshot is a snapshot held back by the per-host window; set is
+// the future its issues wait on.
+type waitingSnapshot struct {
+	is  schema.BacklogIssue
+	set workflow.Settable
+}
+
+// selectAsk is an issue of a retrieved batch whose centers go to the
+// selector.
+type selectAsk struct {
+	p       readyIssue
+	r       *search.Retrieval
+	centers []search.CenterRequest
+}
+
+// newBacklogWorkflow resolves the defaults of a run; it issues no command.
+func newBacklogWorkflow(ctx workflow.Context, in LocalizeBacklogInput) *backlogWorkflow {
 	o := in.Options
-	batch := o.Batch
-	if batch <= 0 {
-		batch = DefaultBacklogBatch
+	b := &backlogWorkflow{ctx: ctx, o: o,
+		batch:    cmp.Or(max(o.Batch, 0), DefaultBacklogBatch),
+		partSize: cmp.Or(max(o.PartSize, 0), DefaultBacklogPartSize),
 	}
-	partSize := o.PartSize
-	if partSize <= 0 {
-		partSize = DefaultBacklogPartSize
-	}
-	perRun := o.ContinueAsNewAfter
-	if perRun <= 0 {
-		perRun = DefaultBacklogPerRun
-	}
-	perRun = (perRun + partSize - 1) / partSize * partSize
+	perRun := cmp.Or(max(o.ContinueAsNewAfter, 0), DefaultBacklogPerRun)
+	perRun = (perRun + b.partSize - 1) / b.partSize * b.partSize
 	if in.StartedAt.IsZero() {
 		in.StartedAt = workflow.Now(ctx)
 	}
-	run := in.Run
-	if run == "" {
-		run = workflow.GetInfo(ctx).WorkflowExecution.ID
-		in.Run = run
+	if in.Run == "" {
+		in.Run = workflow.GetInfo(ctx).WorkflowExecution.ID
 	}
-	actCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	b.in, b.run = in, in.Run
+	b.actCtx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           IndexQueue,
 		StartToCloseTimeout: 5 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
 	})
+	b.first, b.end = in.Next, min(in.Next+perRun, in.Total)
+	b.next, b.loadedTo, b.written = b.first, b.first, b.first
+	b.results = make([]*schema.BacklogIssueResult, b.end-b.first)
+	return b
+}
 
-	first, end := in.Next, min(in.Next+perRun, in.Total)
-	results := make([]*schema.BacklogIssueResult, end-first) // by position in this run
-	var loaded []schema.BacklogIssue                         // the last batch loaded: issues [loadedTo-len(loaded), loadedTo)
-	loadedTo := first
-	next := first
-	running := 0
-	written := first // issues before this are in written parts
-
-	err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (schema.BacklogProgress, error) {
-		return schema.BacklogProgress{Total: in.Total, Done: in.Done, Failed: in.Failed, Running: running,
-			Pending: in.Total - next, TokensIn: in.TokensIn, TokensOut: in.TokensOut, BudgetExhausted: in.BudgetExhausted,
-			Started: in.StartedAt}, nil
-	})
-	if err != nil {
+// Execute runs the window until this run's issues are all stored, then
+// continues as new or writes the summary.
+func (b *backlogWorkflow) Execute() (BacklogResult, error) {
+	if err := b.setUp(); err != nil {
 		return BacklogResult{}, err
 	}
-	// Runs recorded before batches ranked each issue in a Localize child,
-	// with a window of 8 by default.
-	batched := workflow.GetVersion(ctx, "backlog-batches", workflow.DefaultVersion, 1) >= 1
-	window := o.Window
-	if window <= 0 {
-		window = DefaultBacklogWindow
-		if !batched {
-			window = childBacklogWindow
-		}
-	}
-
-	record := func(pos int, r schema.BacklogIssueResult) {
-		results[pos] = &r
-		if r.Error != "" {
-			in.Failed++
-		} else {
-			in.Done++
-		}
-		in.TokensIn += r.TokensIn
-		in.TokensOut += r.TokensOut
-	}
-	// flush writes every part whose issues have all finished, in order.
-	flush := func() error {
-		for written < end {
-			stop := min(written+partSize, end)
-			var part []schema.BacklogIssueResult
-			for i := written; i < stop; i++ {
-				if results[i-first] == nil {
-					return nil
-				}
-				part = append(part, *results[i-first])
-			}
-			err := workflow.ExecuteActivity(actCtx, store.WriteBacklogPart, activities.BacklogPartInput{
-				Run: run, Part: written / partSize, Results: part,
-			}).Get(ctx, nil)
-			if err != nil {
-				return err
-			}
-			for i := written; i < stop; i++ {
-				results[i-first] = nil // stored; keep the memory small
-			}
-			written = stop
-			in.Parts = (written + partSize - 1) / partSize
-		}
-		return nil
-	}
-
-	childCtx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		TaskQueue:         IndexQueue,
-		ParentClosePolicy: 0, // terminate children with the run
-	})
-	sel := workflow.NewSelector(ctx)
-	// One EnsureSnapshot per distinct (repository, base commit) of this run;
-	// map lookups only, never iterated.
-	snaps := map[string]workflow.Future{}
-	// At most SnapshotsPerHost snapshots are scheduled on one host at a
-	// time; the rest wait here, not in the host's queue, where a slow
-	// embedder would keep them past the schedule-to-start timeout that
-	// tells a gone host (every instance of a 37-snapshot eval with a
-	// 15-texts/s embedder waited more than 10 min there).
-	windowed := workflow.GetVersion(ctx, "snapshot-window", workflow.DefaultVersion, 1) >= 1
-	snapsOnHost := map[string]int{}       // by host queue
-	snapsWaiting := map[string][]func(){} // by host queue, in order
-	ensure := func(is schema.BacklogIssue) workflow.Future {
-		return workflow.ExecuteActivity(onHost(ctx, is.HostQueue, 2*time.Hour), snapActs.EnsureSnapshot, schema.EnsureSnapshotInput{Repo: is.Repo, Commit: is.BaseCommit})
-	}
-	// snapshotOf is the EnsureSnapshot of the issue's repository and base
-	// commit, started by the first issue that needs it.
-	snapshotOf := func(is schema.BacklogIssue) workflow.Future {
-		key := string(is.Repo) + "@" + strings.ToLower(is.BaseCommit)
-		if f, ok := snaps[key]; ok {
-			return f
-		}
-		if !windowed {
-			snaps[key] = ensure(is)
-			return snaps[key]
-		}
-		f, set := workflow.NewFuture(ctx)
-		snaps[key] = f
-		host := is.HostQueue
-		startOne := func() {
-			snapsOnHost[host]++
-			sel.AddFuture(ensure(is), func(done workflow.Future) {
-				snapsOnHost[host]--
-				set.Chain(done)
-				if q := snapsWaiting[host]; len(q) > 0 {
-					snapsWaiting[host] = q[1:]
-					q[0]()
-				}
-			})
-		}
-		if snapsOnHost[host] < SnapshotsPerHost {
-			startOne()
-		} else {
-			snapsWaiting[host] = append(snapsWaiting[host], startOne)
-		}
-		return f
-	}
-	// budgetSpent: the run's token budget is spent, so issues starting now
-	// are ranked without the selector.
-	budgetSpent := func() bool { return o.MaxTokens > 0 && in.TokensIn+in.TokensOut >= o.MaxTokens }
-	var launch func(pos int, is schema.BacklogIssue, snapshot string)
-	start := func(pos int, is schema.BacklogIssue) {
-		if msg := baseCommitError(is); msg != "" {
-			// Histories recorded before snapshots keep the per-issue error.
-			if workflow.GetVersion(ctx, "backlog-snapshots", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-				record(pos, issueError(is, msg))
-				return
-			}
-			if is.HostQueue == "" {
-				record(pos, issueError(is, noHostError(is)))
-				return
-			}
-			f := snapshotOf(is)
-			running++
-			sel.AddFuture(f, func(f workflow.Future) {
-				running--
-				var si schema.SnapshotInfo
-				if err := f.Get(ctx, &si); err != nil {
-					record(pos, issueError(is, errorText(err)))
-					return
-				}
-				launch(pos, is, si.Commit)
-			})
-			return
-		}
-		launch(pos, is, "")
-	}
-	launch = func(pos int, is schema.BacklogIssue, snapshot string) {
-		exhausted := budgetSpent()
-		if exhausted {
-			in.BudgetExhausted++
-		}
-		cctx := workflow.WithWorkflowID(childCtx, BacklogChildID(run, is.ID))
-		fut := workflow.ExecuteChildWorkflow(cctx, Localize, LocalizeInput{Repo: is.Repo, Issue: is.Text, Params: in.Params,
-			Commit: strings.ToLower(is.BaseCommit), Snapshot: snapshot, LLMRetry: in.LLMRetry, NoSelector: exhausted, MaxIssueTokens: o.MaxIssueTokens})
-		running++
-		sel.AddFuture(fut, func(f workflow.Future) {
-			running--
-			var lr LocalizeResult
-			if err := f.Get(ctx, &lr); err != nil {
-				r := issueError(is, errorText(err))
-				r.BudgetExhausted = exhausted
-				record(pos, r)
-				return
-			}
-			record(pos, issueResult(is, lr, exhausted))
-		})
-	}
-	// nextIssue is issue next, loaded with those after it when not yet.
-	nextIssue := func() (schema.BacklogIssue, error) {
-		if next == loadedTo {
-			var batch []schema.BacklogIssue
-			err := workflow.ExecuteActivity(actCtx, store.LoadBacklogIssues, activities.LoadBacklogInput{
-				Key: in.IssuesKey, Offset: next, Limit: end - next, MaxBytes: maxLoadBytes,
-			}).Get(ctx, &batch)
-			if err != nil {
-				return schema.BacklogIssue{}, err
-			}
-			if len(batch) == 0 {
-				return schema.BacklogIssue{}, temporal.NewNonRetryableApplicationError(
-					fmt.Sprintf("backlog %s: no issues at offset %d of %s (want %d)", run, next, in.IssuesKey, in.Total), activities.ErrTypeBadInput, nil)
-			}
-			loaded, loadedTo = batch, next+len(batch)
-		}
-		return loaded[len(loaded)-(loadedTo-next)], nil
-	}
-	// The batched path: issues wait in ready (their snapshot built) until
-	// launched in batches; running counts the issues in flight.
-	type readyIssue struct {
-		pos      int
-		is       schema.BacklogIssue
-		snapshot string
-	}
-	var ready []readyIssue
-	finished := func(pos int, r schema.BacklogIssueResult) {
-		running--
-		record(pos, r)
-	}
-	// fail records a batched issue that failed with msg.
-	fail := func(p readyIssue, msg string, exhausted bool) {
-		r := issueError(p.is, msg)
-		r.BudgetExhausted = exhausted
-		finished(p.pos, r)
-	}
-	startBatched := func(pos int, is schema.BacklogIssue) {
-		running++
-		if baseCommitError(is) == "" {
-			ready = append(ready, readyIssue{pos, is, ""})
-			return
-		}
-		if is.HostQueue == "" {
-			finished(pos, issueError(is, noHostError(is)))
-			return
-		}
-		sel.AddFuture(snapshotOf(is), func(f workflow.Future) {
-			var si schema.SnapshotInfo
-			if err := f.Get(ctx, &si); err != nil {
-				finished(pos, issueError(is, errorText(err)))
-				return
-			}
-			ready = append(ready, readyIssue{pos, is, si.Commit})
-		})
-	}
-	// answer records an issue ranked from retrieval r and its settled
-	// centers cs.
-	answer := func(p readyIssue, r *search.Retrieval, cs []activities.CenterResult, exhausted bool, selStart, batchStart time.Time) {
-		out := newLocalizeResult(r)
-		selected := map[string]spider.Selection{}
-		addCenters(&out, selected, cs)
-		now := workflow.Now(ctx)
-		if err := assemble(&out, r, selected, now.Sub(selStart), now.Sub(batchStart)); err != nil {
-			fail(p, err.Error(), exhausted)
-			return
-		}
-		done := func() {
-			res := issueResult(p.is, out, exhausted)
-			if o.Details {
-				if d, err := json.Marshal(out); err == nil {
-					res.Detail = d
-				}
-			}
-			finished(p.pos, res)
-		}
-		ask := rerankAsk{Repo: p.is.Repo, Issue: p.is.Text, N: in.Params.Rerank, MaxIssueTokens: o.MaxIssueTokens, Retry: in.LLMRetry}
-		if exhausted || budgetSpent() {
-			ask.Skip = "the run's token budget is spent"
-		}
-		f := startRerank(ctx, ask, &out)
-		if f == nil {
-			done()
-			return
-		}
-		sel.AddFuture(f, func(f workflow.Future) {
-			finishRerank(ctx, f, &out)
-			out.Latency = workflow.Now(ctx).Sub(batchStart)
-			done()
-		})
-	}
-	launchBatch := func(b []readyIssue) {
-		exhausted := budgetSpent()
-		if exhausted {
-			in.BudgetExhausted += len(b)
-		}
-		rin := activities.RetrieveBatchInput{Issues: make([]activities.RetrieveInput, len(b))}
-		for i, p := range b {
-			rin.Issues[i] = activities.RetrieveInput{Repo: p.is.Repo, Issue: p.is.Text, Params: in.Params, Snapshot: p.snapshot}
-		}
-		batchStart := workflow.Now(ctx)
-		rf := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, retrieveOptions(len(b))), searchActs.RetrieveBatch, rin)
-		sel.AddFuture(rf, func(f workflow.Future) {
-			var outs []activities.RetrieveOutcome
-			err := f.Get(ctx, &outs)
-			if err == nil && len(outs) != len(b) {
-				err = fmt.Errorf("retrieve batch: %d answers for %d issues", len(outs), len(b))
-			}
-			if err != nil {
-				for _, p := range b {
-					fail(p, errorText(err), exhausted)
-				}
-				return
-			}
-			type ask struct {
-				p       readyIssue
-				r       *search.Retrieval
-				centers []search.CenterRequest
-			}
-			var asks []ask
-			var sin activities.SelectBatchInput
-			centers := 0
-			for i, p := range b {
-				r := outs[i].Retrieval
-				if r == nil {
-					fail(p, cmp.Or(outs[i].Error, "retrieve: no answer"), exhausted)
-					continue
-				}
-				if msg := commitMismatch(p.is.Repo, strings.ToLower(p.is.BaseCommit), r); msg != "" {
-					fail(p, msg, exhausted)
-					continue
-				}
-				cs := search.CentersOf(r)
-				if exhausted || len(cs) == 0 {
-					answer(p, r, nil, exhausted, batchStart, batchStart)
-					continue
-				}
-				asks = append(asks, ask{p, r, cs})
-				sin.Issues = append(sin.Issues, activities.SelectCentersInput{Repo: p.is.Repo, Commit: r.Commit, Issue: p.is.Text,
-					Centers: cs, MaxTokens: o.MaxIssueTokens})
-				centers += len(cs)
-			}
-			if len(asks) == 0 {
-				return
-			}
-			policy, perCenter := selectPolicy(in.LLMRetry)
-			selStart := workflow.Now(ctx)
-			sf := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, selectOptions(policy, perCenter, centers)), llmActs.SelectBatch, sin)
-			sel.AddFuture(sf, func(f workflow.Future) {
-				var so activities.SelectBatchOutput
-				err := f.Get(ctx, &so)
-				if err == nil && len(so.Issues) != len(asks) {
-					err = fmt.Errorf("select batch: %d answers for %d issues", len(so.Issues), len(asks))
-				}
-				var progress activities.SelectBatchProgress
-				timedOut := false
-				if err != nil {
-					progress, timedOut = progressOf(err, func(p activities.SelectBatchProgress) bool { return len(p.Issues) > 0 })
-					if len(progress.Issues) != len(asks) {
-						progress.Issues = make([]activities.SelectCentersProgress, len(asks))
-					}
-				}
-				for i, a := range asks {
-					var cs []activities.CenterResult
-					if err != nil {
-						cs = settledCenters(a.centers, err, progress.Issues[i], timedOut)
-					} else {
-						cs = so.Issues[i].Centers
-					}
-					answer(a.p, a.r, cs, false, selStart, batchStart)
-				}
-			})
-		})
-	}
-
-	historyBytes := cmp.Or(o.HistoryBytes, DefaultBacklogHistory)
-	for next < end || running > 0 {
-		if size := workflow.GetInfo(ctx).GetCurrentHistorySize(); batched && size > historyBytes && next > first && end > next {
-			// Finish the part under way, then continue as new.
-			end = min(end, (next+partSize-1)/partSize*partSize)
-		}
-		for running < window && next < end {
-			is, err := nextIssue()
-			if err != nil {
-				return BacklogResult{}, err
-			}
-			if batched {
-				startBatched(next-first, is)
-			} else {
-				start(next-first, is)
-			}
-			next++
+	for b.next < b.end || b.running > 0 {
+		b.boundHistory()
+		if err := b.fillWindow(); err != nil {
+			return BacklogResult{}, err
 		}
 		// Nothing more can start before something finishes: launch all
 		// that is ready, in batches (the child path leaves ready empty).
-		for len(ready) > 0 {
-			n := min(batch, len(ready))
-			launchBatch(ready[:n:n])
-			ready = ready[n:]
-		}
-		if err := flush(); err != nil {
+		b.launchReady()
+		if err := b.flush(); err != nil {
 			return BacklogResult{}, err
 		}
-		if running > 0 {
-			sel.Select(ctx)
+		if b.running > 0 {
+			b.sel.Select(b.ctx)
 		}
 	}
-	if err := flush(); err != nil {
+	if err := b.flush(); err != nil {
 		return BacklogResult{}, err
 	}
-	if end < in.Total {
-		in.Next = end
-		return BacklogResult{}, workflow.NewContinueAsNewError(ctx, LocalizeBacklog, in)
+	return b.continueAsNewOrComplete()
+}
+
+// setUp answers the progress query and settles what the run's versions
+// decide: the engine, its default window and the snapshot window.
+func (b *backlogWorkflow) setUp() error {
+	if err := workflow.SetQueryHandler(b.ctx, ProgressQuery, b.progress); err != nil {
+		return err
+	}
+	// Keep: a backlog started before batches (one Localize child per issue,
+	// window 8 by default) may still be in flight on a user's embedded
+	// server, whose state survives an upgrade, and resumes by replay.
+	b.batched = workflow.GetVersion(b.ctx, "backlog-batches", workflow.DefaultVersion, 1) >= 1
+	b.window = b.o.Window
+	if b.window <= 0 {
+		b.window = DefaultBacklogWindow
+		if !b.batched {
+			b.window = childBacklogWindow
+		}
+	}
+	b.childCtx = workflow.WithChildOptions(b.ctx, workflow.ChildWorkflowOptions{
+		TaskQueue:         IndexQueue,
+		ParentClosePolicy: 0, // terminate children with the run
+	})
+	b.sel = workflow.NewSelector(b.ctx)
+	b.snaps = snapshotWindow{
+		// Keep: a run started before the per-host window may still be in
+		// flight on a user's server (see "backlog-batches").
+		windowed: workflow.GetVersion(b.ctx, "snapshot-window", workflow.DefaultVersion, 1) >= 1,
+		futures:  map[string]workflow.Future{},
+		onHost:   map[string]int{},
+		waiting:  map[string][]waitingSnapshot{},
+	}
+	return nil
+}
+
+// progress answers ProgressQuery.
+func (b *backlogWorkflow) progress() (schema.BacklogProgress, error) {
+	in := &b.in
+	return schema.BacklogProgress{Total: in.Total, Done: in.Done, Failed: in.Failed, Running: b.running,
+		Pending: in.Total - b.next, TokensIn: in.TokensIn, TokensOut: in.TokensOut, BudgetExhausted: in.BudgetExhausted,
+		Started: in.StartedAt}, nil
+}
+
+// boundHistory ends a batched run at the end of the part under way once
+// its history passes HistoryBytes; the rest goes to the next run.
+func (b *backlogWorkflow) boundHistory() {
+	size := workflow.GetInfo(b.ctx).GetCurrentHistorySize()
+	if b.batched && size > cmp.Or(b.o.HistoryBytes, DefaultBacklogHistory) && b.next > b.first && b.end > b.next {
+		b.end = min(b.end, (b.next+b.partSize-1)/b.partSize*b.partSize)
+	}
+}
+
+// fillWindow starts issues until the window is full or this run's issues
+// are all started.
+func (b *backlogWorkflow) fillWindow() error {
+	for b.running < b.window && b.next < b.end {
+		is, err := b.nextIssue()
+		if err != nil {
+			return err
+		}
+		if b.batched {
+			b.startBatched(b.next-b.first, is)
+		} else {
+			b.startChild(b.next-b.first, is)
+		}
+		b.next++
+	}
+	return nil
+}
+
+// nextIssue is issue next, loaded with those after it when not yet.
+func (b *backlogWorkflow) nextIssue() (schema.BacklogIssue, error) {
+	if b.next == b.loadedTo {
+		var batch []schema.BacklogIssue
+		err := workflow.ExecuteActivity(b.actCtx, store.LoadBacklogIssues, activities.LoadBacklogInput{
+			Key: b.in.IssuesKey, Offset: b.next, Limit: b.end - b.next, MaxBytes: maxLoadBytes,
+		}).Get(b.ctx, &batch)
+		if err != nil {
+			return schema.BacklogIssue{}, err
+		}
+		if len(batch) == 0 {
+			return schema.BacklogIssue{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("backlog %s: no issues at offset %d of %s (want %d)", b.run, b.next, b.in.IssuesKey, b.in.Total), activities.ErrTypeBadInput, nil)
+		}
+		b.loaded, b.loadedTo = batch, b.next+len(batch)
+	}
+	return b.loaded[len(b.loaded)-(b.loadedTo-b.next)], nil
+}
+
+// record counts a finished issue's result into the carried totals and keeps
+// it until its part is written.
+func (b *backlogWorkflow) record(pos int, r schema.BacklogIssueResult) {
+	b.results[pos] = &r
+	if r.Error != "" {
+		b.in.Failed++
+	} else {
+		b.in.Done++
+	}
+	b.in.TokensIn += r.TokensIn
+	b.in.TokensOut += r.TokensOut
+}
+
+// budgetSpent: the run's token budget is spent, so issues starting now are
+// ranked without the selector.
+func (b *backlogWorkflow) budgetSpent() bool {
+	return b.o.MaxTokens > 0 && b.in.TokensIn+b.in.TokensOut >= b.o.MaxTokens
+}
+
+// flush writes every part whose issues have all finished, in order.
+func (b *backlogWorkflow) flush() error {
+	for b.written < b.end {
+		stop := min(b.written+b.partSize, b.end)
+		var part []schema.BacklogIssueResult
+		for i := b.written; i < stop; i++ {
+			if b.results[i-b.first] == nil {
+				return nil
+			}
+			part = append(part, *b.results[i-b.first])
+		}
+		err := workflow.ExecuteActivity(b.actCtx, store.WriteBacklogPart, activities.BacklogPartInput{
+			Run: b.run, Part: b.written / b.partSize, Results: part,
+		}).Get(b.ctx, nil)
+		if err != nil {
+			return err
+		}
+		for i := b.written; i < stop; i++ {
+			b.results[i-b.first] = nil // stored; keep the memory small
+		}
+		b.written = stop
+		b.in.Parts = (b.written + b.partSize - 1) / b.partSize
+	}
+	return nil
+}
+
+// continueAsNewOrComplete hands the issues after this run's to a new run,
+// or, when none are left, writes the backlog's summary.
+func (b *backlogWorkflow) continueAsNewOrComplete() (BacklogResult, error) {
+	in, o := b.in, b.o
+	if b.end < in.Total {
+		in.Next = b.end
+		return BacklogResult{}, workflow.NewContinueAsNewError(b.ctx, LocalizeBacklog, in)
 	}
 	var summaryKey string
-	err = workflow.ExecuteActivity(actCtx, store.WriteBacklogSummary, activities.BacklogSummaryInput{
-		Run: run, Parts: in.Parts, Total: in.Total, ParseErrors: in.ParseErrors, MaxTokens: o.MaxTokens,
+	err := workflow.ExecuteActivity(b.actCtx, store.WriteBacklogSummary, activities.BacklogSummaryInput{
+		Run: b.run, Parts: in.Parts, Total: in.Total, ParseErrors: in.ParseErrors, MaxTokens: o.MaxTokens,
 		PriceInPerM: o.PriceInPerM, PriceOutPerM: o.PriceOutPerM,
-		StartedAt: in.StartedAt, FinishedAt: workflow.Now(ctx),
-	}).Get(ctx, &summaryKey)
+		StartedAt: in.StartedAt, FinishedAt: workflow.Now(b.ctx),
+	}).Get(b.ctx, &summaryKey)
 	if err != nil {
 		return BacklogResult{}, err
 	}
-	return BacklogResult{Run: run, Total: in.Total, Done: in.Done, Failed: in.Failed, TokensIn: in.TokensIn,
+	return BacklogResult{Run: b.run, Total: in.Total, Done: in.Done, Failed: in.Failed, TokensIn: in.TokensIn,
 		TokensOut: in.TokensOut, BudgetExhausted: in.BudgetExhausted, Parts: in.Parts, SummaryKey: summaryKey}, nil
+}
+
+// snapshotOf is the EnsureSnapshot of the issue's repository and base
+// commit, started by the first issue that needs it.
+func (b *backlogWorkflow) snapshotOf(is schema.BacklogIssue) workflow.Future {
+	key := string(is.Repo) + "@" + strings.ToLower(is.BaseCommit)
+	if f, ok := b.snaps.futures[key]; ok {
+		return f
+	}
+	if !b.snaps.windowed {
+		b.snaps.futures[key] = b.ensureSnapshot(is)
+		return b.snaps.futures[key]
+	}
+	f, set := workflow.NewFuture(b.ctx)
+	b.snaps.futures[key] = f
+	w := waitingSnapshot{is, set}
+	if b.snaps.onHost[is.HostQueue] < SnapshotsPerHost {
+		b.startSnapshot(w)
+	} else {
+		b.snaps.waiting[is.HostQueue] = append(b.snaps.waiting[is.HostQueue], w)
+	}
+	return f
+}
+
+// startSnapshot schedules a windowed snapshot on its host; as it settles,
+// the next one waiting for that host starts.
+func (b *backlogWorkflow) startSnapshot(w waitingSnapshot) {
+	host := w.is.HostQueue
+	b.snaps.onHost[host]++
+	b.sel.AddFuture(b.ensureSnapshot(w.is), func(done workflow.Future) {
+		b.snaps.onHost[host]--
+		w.set.Chain(done)
+		if q := b.snaps.waiting[host]; len(q) > 0 {
+			b.snaps.waiting[host] = q[1:]
+			b.startSnapshot(q[0])
+		}
+	})
+}
+
+func (b *backlogWorkflow) ensureSnapshot(is schema.BacklogIssue) workflow.Future {
+	return workflow.ExecuteActivity(onHost(b.ctx, is.HostQueue, 2*time.Hour), snapActs.EnsureSnapshot, schema.EnsureSnapshotInput{Repo: is.Repo, Commit: is.BaseCommit})
+}
+
+// startBatched puts an issue in flight on the batched path: ready at once
+// against the indexed head, or once its snapshot is built.
+func (b *backlogWorkflow) startBatched(pos int, is schema.BacklogIssue) {
+	b.running++
+	if baseCommitError(is) == "" {
+		b.ready = append(b.ready, readyIssue{pos, is, ""})
+		return
+	}
+	if is.HostQueue == "" {
+		b.finished(pos, issueError(is, noHostError(is)))
+		return
+	}
+	b.sel.AddFuture(b.snapshotOf(is), func(f workflow.Future) {
+		var si schema.SnapshotInfo
+		if err := f.Get(b.ctx, &si); err != nil {
+			b.finished(pos, issueError(is, errorText(err)))
+			return
+		}
+		b.ready = append(b.ready, readyIssue{pos, is, si.Commit})
+	})
+}
+
+// launchReady launches every ready issue, in batches of up to batch.
+func (b *backlogWorkflow) launchReady() {
+	for len(b.ready) > 0 {
+		n := min(b.batch, len(b.ready))
+		b.launchBatch(b.ready[:n:n])
+		b.ready = b.ready[n:]
+	}
+}
+
+// finished takes a batched issue out of the window with its result.
+func (b *backlogWorkflow) finished(pos int, r schema.BacklogIssueResult) {
+	b.running--
+	b.record(pos, r)
+}
+
+// fail finishes a batched issue that failed with msg.
+func (b *backlogWorkflow) fail(p readyIssue, msg string, exhausted bool) {
+	r := issueError(p.is, msg)
+	r.BudgetExhausted = exhausted
+	b.finished(p.pos, r)
+}
+
+// launchBatch starts one RetrieveBatch activity for the batch.
+func (b *backlogWorkflow) launchBatch(batch []readyIssue) {
+	exhausted := b.budgetSpent()
+	if exhausted {
+		b.in.BudgetExhausted += len(batch)
+	}
+	rin := activities.RetrieveBatchInput{Issues: make([]activities.RetrieveInput, len(batch))}
+	for i, p := range batch {
+		rin.Issues[i] = activities.RetrieveInput{Repo: p.is.Repo, Issue: p.is.Text, Params: b.in.Params, Snapshot: p.snapshot}
+	}
+	batchStart := workflow.Now(b.ctx)
+	rf := workflow.ExecuteActivity(workflow.WithActivityOptions(b.ctx, retrieveOptions(len(batch))), searchActs.RetrieveBatch, rin)
+	b.sel.AddFuture(rf, func(f workflow.Future) { b.retrieved(batch, f, exhausted, batchStart) })
+}
+
+// retrieved takes a batch's retrievals: issues without centers (or with the
+// budget spent) are answered at once, the others go to one SelectBatch.
+func (b *backlogWorkflow) retrieved(batch []readyIssue, f workflow.Future, exhausted bool, batchStart time.Time) {
+	var outs []activities.RetrieveOutcome
+	err := f.Get(b.ctx, &outs)
+	if err == nil && len(outs) != len(batch) {
+		err = fmt.Errorf("retrieve batch: %d answers for %d issues", len(outs), len(batch))
+	}
+	if err != nil {
+		for _, p := range batch {
+			b.fail(p, errorText(err), exhausted)
+		}
+		return
+	}
+	var asks []selectAsk
+	var sin activities.SelectBatchInput
+	centers := 0
+	for i, p := range batch {
+		r := outs[i].Retrieval
+		if r == nil {
+			b.fail(p, cmp.Or(outs[i].Error, "retrieve: no answer"), exhausted)
+			continue
+		}
+		if msg := commitMismatch(p.is.Repo, strings.ToLower(p.is.BaseCommit), r); msg != "" {
+			b.fail(p, msg, exhausted)
+			continue
+		}
+		cs := search.CentersOf(r)
+		if exhausted || len(cs) == 0 {
+			b.answer(p, r, nil, exhausted, batchStart, batchStart)
+			continue
+		}
+		asks = append(asks, selectAsk{p, r, cs})
+		sin.Issues = append(sin.Issues, activities.SelectCentersInput{Repo: p.is.Repo, Commit: r.Commit, Issue: p.is.Text,
+			Centers: cs, MaxTokens: b.o.MaxIssueTokens})
+		centers += len(cs)
+	}
+	if len(asks) == 0 {
+		return
+	}
+	policy, perCenter := selectPolicy(b.in.LLMRetry)
+	selStart := workflow.Now(b.ctx)
+	sf := workflow.ExecuteActivity(workflow.WithActivityOptions(b.ctx, selectOptions(policy, perCenter, centers)), llmActs.SelectBatch, sin)
+	b.sel.AddFuture(sf, func(f workflow.Future) { b.selected(asks, f, selStart, batchStart) })
+}
+
+// selected answers each issue of a SelectBatch with the centers it settled;
+// a failed selection keeps those settled before it failed.
+func (b *backlogWorkflow) selected(asks []selectAsk, f workflow.Future, selStart, batchStart time.Time) {
+	var so activities.SelectBatchOutput
+	err := f.Get(b.ctx, &so)
+	if err == nil && len(so.Issues) != len(asks) {
+		err = fmt.Errorf("select batch: %d answers for %d issues", len(so.Issues), len(asks))
+	}
+	var progress activities.SelectBatchProgress
+	timedOut := false
+	if err != nil {
+		progress, timedOut = progressOf(err, func(p activities.SelectBatchProgress) bool { return len(p.Issues) > 0 })
+		if len(progress.Issues) != len(asks) {
+			progress.Issues = make([]activities.SelectCentersProgress, len(asks))
+		}
+	}
+	for i, a := range asks {
+		var cs []activities.CenterResult
+		if err != nil {
+			cs = settledCenters(a.centers, err, progress.Issues[i], timedOut)
+		} else {
+			cs = so.Issues[i].Centers
+		}
+		b.answer(a.p, a.r, cs, false, selStart, batchStart)
+	}
+}
+
+// answer ranks an issue from retrieval r and its settled centers cs, reranks
+// it when asked, and finishes it.
+func (b *backlogWorkflow) answer(p readyIssue, r *search.Retrieval, cs []activities.CenterResult, exhausted bool, selStart, batchStart time.Time) {
+	out := newLocalizeResult(r)
+	selected := map[string]spider.Selection{}
+	addCenters(&out, selected, cs)
+	now := workflow.Now(b.ctx)
+	if err := assemble(&out, r, selected, now.Sub(selStart), now.Sub(batchStart)); err != nil {
+		b.fail(p, err.Error(), exhausted)
+		return
+	}
+	done := func() {
+		res := issueResult(p.is, out, exhausted)
+		if b.o.Details {
+			if d, err := json.Marshal(out); err == nil {
+				res.Detail = d
+			}
+		}
+		b.finished(p.pos, res)
+	}
+	ask := rerankAsk{Repo: p.is.Repo, Issue: p.is.Text, N: b.in.Params.Rerank, MaxIssueTokens: b.o.MaxIssueTokens, Retry: b.in.LLMRetry}
+	if exhausted || b.budgetSpent() {
+		ask.Skip = "the run's token budget is spent"
+	}
+	f := startRerank(b.ctx, ask, &out)
+	if f == nil {
+		done()
+		return
+	}
+	b.sel.AddFuture(f, func(f workflow.Future) {
+		finishRerank(b.ctx, f, &out)
+		out.Latency = workflow.Now(b.ctx).Sub(batchStart)
+		done()
+	})
 }
 
 // noHostError is the per-issue error of an issue whose snapshot has no host

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"time"
@@ -35,232 +36,259 @@ type FleetResult struct {
 // IndexFleet indexes many repositories with a bounded sliding window of
 // IndexRepo children. After starting ContinueAsNewAfter children it stores
 // this run's results and continues as new with the children still running
-// (see runFleet), so the history stays small for any fleet size and the
-// window stays full. A failed repository is recorded and never fails the
-// fleet.
+// (see fleetWorkflow), so the history stays small for any fleet size and
+// the window stays full. A failed repository is recorded and never fails
+// the fleet.
 func IndexFleet(ctx workflow.Context, in schema.IndexFleetInput) (FleetResult, error) {
 	if err := checkInput(ctx, func() error { return validateFleetInput(in) }); err != nil {
 		return FleetResult{}, err
 	}
-	window := in.Options.Window
-	if window <= 0 {
-		window = DefaultWindow
+	f := newFleetWorkflow(ctx, in)
+	if err := f.loadBatch(); err != nil {
+		return FleetResult{}, err
 	}
-	perRun := in.Options.ContinueAsNewAfter
-	if perRun <= 0 {
-		perRun = DefaultContinueAsNewAfter
+	// Keep: a fleet started before the window was kept across runs may
+	// still be in flight on a user's embedded server, whose state survives
+	// an upgrade, and resumes by replay (indexfleet_draining.go).
+	if workflow.GetVersion(ctx, "fleet-window-across-runs", workflow.DefaultVersion, 1) >= 1 {
+		return f.Execute()
+	}
+	return f.executeDraining()
+}
+
+// fleetWorkflow is one run of IndexFleet: its share of the fleet (batch),
+// the children in flight, this run's results not yet stored and the totals
+// carried to the next run (in). Its methods run on the workflow's one
+// goroutine, from Execute and from the selector's callbacks.
+//
+// The window is kept full across continue-as-new: children are abandoned,
+// not terminated, when the run continues as new, and report their result to
+// the fleet by signal (RepoDoneSignal, to the fleet's workflow id, so the
+// run then current gets it); the next run adopts them (in.Running) and
+// fills only the free slots. A child that ends without reporting
+// (terminated by hand) is found by starting it again after ProbeAfter: a
+// start refused as already running means it still runs; otherwise it
+// indexes the repository again.
+type fleetWorkflow struct {
+	ctx      workflow.Context
+	actCtx   workflow.Context // store activities on the index queue
+	childCtx workflow.Context
+	sel      workflow.Selector
+	signals  workflow.ReceiveChannel // RepoDoneSignal
+
+	in            schema.IndexFleetInput // the carried totals and result keys
+	fleetID       string
+	window        int
+	perRun, total int
+	batch         []schema.RepoSpec // this run's share: repositories [in.Next, in.Next+len(batch))
+	next          int               // the next repository of the fleet to start
+	results       []schema.RepoResult
+
+	pending  map[schema.RepoName]bool // started, not yet reported
+	inFlight []schema.RepoSpec        // pending, in start order
+	adopted  map[schema.RepoName]bool // started by an earlier run, not probed since
+	children []fleetChild             // started by this run
+	probing  bool                     // a probe timer is set
+
+	running int // children in flight on the draining path
+}
+
+// fleetChild is an IndexRepo child this run started; probe: started to
+// find out whether an adopted child still runs.
+type fleetChild struct {
+	spec    schema.RepoSpec
+	probe   bool
+	started workflow.Future
+}
+
+// newFleetWorkflow resolves the defaults of a run; it issues no command.
+func newFleetWorkflow(ctx workflow.Context, in schema.IndexFleetInput) *fleetWorkflow {
+	f := &fleetWorkflow{ctx: ctx,
+		window: cmp.Or(max(in.Options.Window, 0), DefaultWindow),
+		perRun: cmp.Or(max(in.Options.ContinueAsNewAfter, 0), DefaultContinueAsNewAfter),
 	}
 	if in.StartedAt.IsZero() {
 		in.StartedAt = workflow.Now(ctx)
 	}
-	actCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	f.in = in
+	f.actCtx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           IndexQueue,
 		StartToCloseTimeout: 5 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
 	})
-
-	// This run's slice of the fleet: inline for small fleets, loaded from the
-	// store for large ones so that no payload or history grows with the fleet.
-	total := len(in.Repos)
-	var batch []schema.RepoSpec
-	if in.ReposKey != "" {
-		total = in.Total
-		if n := min(perRun, total-in.Next); n > 0 {
-			err := workflow.ExecuteActivity(actCtx, store.LoadFleetRepos, activities.LoadReposInput{
-				Key: in.ReposKey, Offset: in.Next, Limit: n,
-			}).Get(ctx, &batch)
-			if err != nil {
-				return FleetResult{}, err
-			}
-		}
-	} else {
-		batch = in.Repos[min(in.Next, total):min(in.Next+perRun, total)]
-	}
-
-	if workflow.GetVersion(ctx, "fleet-window-across-runs", workflow.DefaultVersion, 1) >= 1 {
-		return runFleet(ctx, in, batch, total, window, actCtx)
-	}
-	return runFleetDraining(ctx, in, batch, total, window, actCtx)
+	return f
 }
 
-// runFleet runs this run's batch with the window kept full across
-// continue-as-new: children are abandoned, not terminated, when the run
-// continues as new, and report their result to the fleet by signal
-// (RepoDoneSignal, to the fleet's workflow id, so the run then current gets
-// it); the next run adopts them (in.Running) and fills only the free slots.
-// A child that ends without reporting (terminated by hand) is found by
-// starting it again after ProbeAfter: a start refused as already running
-// means it still runs; otherwise it indexes the repository again.
-func runFleet(ctx workflow.Context, in schema.IndexFleetInput, batch []schema.RepoSpec, total, window int, actCtx workflow.Context) (FleetResult, error) {
-	fleetID := workflow.GetInfo(ctx).WorkflowExecution.ID
-	var results []schema.RepoResult
-	pending := map[schema.RepoName]bool{} // started, not yet reported
-	var inFlight []schema.RepoSpec        // pending, in start order
-	adopted := map[schema.RepoName]bool{} // started by an earlier run
-	for _, spec := range in.Running {
-		pending[spec.Name], adopted[spec.Name] = true, true
-		inFlight = append(inFlight, spec)
+// loadBatch sets this run's slice of the fleet: inline for small fleets,
+// loaded from the store for large ones so that no payload or history grows
+// with the fleet.
+func (f *fleetWorkflow) loadBatch() error {
+	in := &f.in
+	f.total = len(in.Repos)
+	if in.ReposKey == "" {
+		f.batch = in.Repos[min(in.Next, f.total):min(in.Next+f.perRun, f.total)]
+		return nil
 	}
-	next := in.Next
-	if err := setFleetProgress(ctx, &in, &results, total, func() int { return len(pending) }, &next); err != nil {
+	f.total = in.Total
+	if n := min(f.perRun, f.total-in.Next); n > 0 {
+		return workflow.ExecuteActivity(f.actCtx, store.LoadFleetRepos, activities.LoadReposInput{
+			Key: in.ReposKey, Offset: in.Next, Limit: n,
+		}).Get(f.ctx, &f.batch)
+	}
+	return nil
+}
+
+// Execute starts this run's batch with the window full, then stores the
+// results that came in and continues as new with the children still
+// running, or, at the fleet's end, writes its summary.
+func (f *fleetWorkflow) Execute() (FleetResult, error) {
+	f.fleetID = workflow.GetInfo(f.ctx).WorkflowExecution.ID
+	f.pending, f.adopted = map[schema.RepoName]bool{}, map[schema.RepoName]bool{}
+	for _, spec := range f.in.Running {
+		f.pending[spec.Name], f.adopted[spec.Name] = true, true
+		f.inFlight = append(f.inFlight, spec)
+	}
+	f.next = f.in.Next
+	if err := f.setProgress(func() int { return len(f.pending) }); err != nil {
 		return FleetResult{}, err
 	}
-	record := func(r schema.RepoResult) {
-		if !pending[r.Repo] {
-			return // reported twice (by signal and by the child's end), or a probe's duplicate
-		}
-		delete(pending, r.Repo)
-		inFlight = slices.DeleteFunc(inFlight, func(s schema.RepoSpec) bool { return s.Name == r.Repo })
-		results = append(results, r)
-	}
-	childCtx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+	f.childCtx = workflow.WithChildOptions(f.ctx, workflow.ChildWorkflowOptions{
 		TaskQueue: IndexQueue,
 		// Children outlive a continue-as-new; the next run adopts them.
 		ParentClosePolicy: enums.PARENT_CLOSE_POLICY_ABANDON,
 	})
-	sel := workflow.NewSelector(ctx)
-	signals := workflow.GetSignalChannel(ctx, RepoDoneSignal)
-	sel.AddReceive(signals, func(c workflow.ReceiveChannel, _ bool) {
+	f.sel = workflow.NewSelector(f.ctx)
+	f.signals = workflow.GetSignalChannel(f.ctx, RepoDoneSignal)
+	f.sel.AddReceive(f.signals, func(c workflow.ReceiveChannel, _ bool) {
 		var r schema.RepoResult
-		c.Receive(ctx, &r)
-		record(r)
+		c.Receive(f.ctx, &r)
+		f.record(r)
 	})
-	type child struct {
-		spec    schema.RepoSpec
-		probe   bool
-		started workflow.Future
+	f.runWindow()
+	f.settleStarts()
+	if err := f.storeReports(); err != nil {
+		return FleetResult{}, err
 	}
-	var children []child // started by this run
-	start := func(spec schema.RepoSpec, probe bool) {
-		cctx := workflow.WithWorkflowID(childCtx, RepoWorkflowID(string(spec.Name)))
-		fut := workflow.ExecuteChildWorkflow(cctx, IndexRepo, schema.IndexRepoInput{Repo: spec, Options: in.Options.Index, ReportTo: fleetID})
-		if !probe {
-			pending[spec.Name] = true
-			inFlight = append(inFlight, spec)
-		}
-		children = append(children, child{spec, probe, fut.GetChildWorkflowExecution()})
-		sel.AddFuture(fut, func(f workflow.Future) {
-			var r schema.RepoResult
-			err := f.Get(ctx, &r)
-			switch {
-			case isAlreadyStarted(err) && probe:
-				adopted[spec.Name] = true // still runs: probed again later
-				return
-			case isAlreadyStarted(err):
-				r = skippedResult(spec)
-			case err != nil:
-				r = schema.RepoResult{Repo: spec.Name, URL: spec.URL, Error: errorText(err)}
-			}
-			record(r)
-		})
-	}
-	probing := false
-	for i := 0; len(pending) > 0 || i < len(batch); {
-		for len(pending) < window && i < len(batch) {
-			start(batch[i], false)
+	return f.continueAsNewOrComplete()
+}
+
+// runWindow starts the batch, keeping at most window children pending,
+// until the batch is started and either more of the fleet is left for the
+// next run or every child has reported.
+func (f *fleetWorkflow) runWindow() {
+	for i := 0; len(f.pending) > 0 || i < len(f.batch); {
+		for len(f.pending) < f.window && i < len(f.batch) {
+			f.start(f.batch[i], false)
 			i++
-			next++
+			f.next++
 		}
-		if i == len(batch) && next < total {
+		if i == len(f.batch) && f.next < f.total {
 			break // this run's share is started: continue as new with the window full
 		}
-		if !probing && slices.ContainsFunc(inFlight, func(s schema.RepoSpec) bool { return adopted[s.Name] }) {
-			probing = true
-			sel.AddFuture(workflow.NewTimer(ctx, ProbeAfter), func(workflow.Future) {
-				probing = false
-				for _, spec := range slices.Clone(inFlight) {
-					if adopted[spec.Name] {
-						delete(adopted, spec.Name) // a child the probe starts is this run's
-						start(spec, true)
-					}
-				}
-			})
-		}
-		sel.Select(ctx)
+		f.probeAdopted()
+		f.sel.Select(f.ctx)
 	}
-	// A child must have started before the run continues as new, or its
-	// start is lost; one refused (another fleet holds the repository) is
-	// recorded as skipped here, since its end would come to no run.
-	for _, c := range children {
-		if err := c.started.Get(ctx, nil); isAlreadyStarted(err) && !c.probe {
-			record(skippedResult(c.spec))
+}
+
+// record takes a child's result, once: a second report (by signal and by
+// the child's end, or a probe's duplicate) is dropped.
+func (f *fleetWorkflow) record(r schema.RepoResult) {
+	if !f.pending[r.Repo] {
+		return
+	}
+	delete(f.pending, r.Repo)
+	f.inFlight = slices.DeleteFunc(f.inFlight, func(s schema.RepoSpec) bool { return s.Name == r.Repo })
+	f.results = append(f.results, r)
+}
+
+// start starts spec's IndexRepo child, reporting to this fleet.
+func (f *fleetWorkflow) start(spec schema.RepoSpec, probe bool) {
+	cctx := workflow.WithWorkflowID(f.childCtx, RepoWorkflowID(string(spec.Name)))
+	fut := workflow.ExecuteChildWorkflow(cctx, IndexRepo, schema.IndexRepoInput{Repo: spec, Options: f.in.Options.Index, ReportTo: f.fleetID})
+	if !probe {
+		f.pending[spec.Name] = true
+		f.inFlight = append(f.inFlight, spec)
+	}
+	f.children = append(f.children, fleetChild{spec, probe, fut.GetChildWorkflowExecution()})
+	f.sel.AddFuture(fut, func(fut workflow.Future) { f.childDone(spec, probe, fut) })
+}
+
+// childDone records a child's end: its result, its failure, or a start
+// refused because the repository is being indexed already.
+func (f *fleetWorkflow) childDone(spec schema.RepoSpec, probe bool, fut workflow.Future) {
+	var r schema.RepoResult
+	err := fut.Get(f.ctx, &r)
+	switch {
+	case isAlreadyStarted(err) && probe:
+		f.adopted[spec.Name] = true // still runs: probed again later
+		return
+	case isAlreadyStarted(err):
+		r = skippedResult(spec)
+	case err != nil:
+		r = schema.RepoResult{Repo: spec.Name, URL: spec.URL, Error: errorText(err)}
+	}
+	f.record(r)
+}
+
+// probeAdopted sets a ProbeAfter timer while adopted children are in
+// flight; when it fires, each is started again to see whether it still runs.
+func (f *fleetWorkflow) probeAdopted() {
+	if f.probing || !slices.ContainsFunc(f.inFlight, func(s schema.RepoSpec) bool { return f.adopted[s.Name] }) {
+		return
+	}
+	f.probing = true
+	f.sel.AddFuture(workflow.NewTimer(f.ctx, ProbeAfter), func(workflow.Future) {
+		f.probing = false
+		for _, spec := range slices.Clone(f.inFlight) {
+			if f.adopted[spec.Name] {
+				delete(f.adopted, spec.Name) // a child the probe starts is this run's
+				f.start(spec, true)
+			}
+		}
+	})
+}
+
+// settleStarts waits until every child of this run has started: a child
+// must have started before the run continues as new, or its start is lost;
+// one refused (another fleet holds the repository) is recorded as skipped
+// here, since its end would come to no run.
+func (f *fleetWorkflow) settleStarts() {
+	for _, c := range f.children {
+		if err := c.started.Get(f.ctx, nil); isAlreadyStarted(err) && !c.probe {
+			f.record(skippedResult(c.spec))
 		}
 	}
-	// Reports that arrive until the run ends are counted here, not lost: the
-	// run ends only right after a drain that found none, with nothing
-	// blocking in between.
+}
+
+// storeReports stores the results that came in, with the reports that
+// arrive until the run ends: the run ends only right after a drain that
+// found none, with nothing blocking in between.
+func (f *fleetWorkflow) storeReports() error {
 	for {
 		for {
 			var r schema.RepoResult
-			if !signals.ReceiveAsync(&r) {
+			if !f.signals.ReceiveAsync(&r) {
 				break
 			}
-			record(r)
+			f.record(r)
 		}
-		if len(results) == 0 {
-			break
+		if len(f.results) == 0 {
+			return nil
 		}
-		if err := storeFleetResults(ctx, actCtx, fleetID, &in, &results); err != nil {
-			return FleetResult{}, err
+		if err := f.storeResults(); err != nil {
+			return err
 		}
 	}
-	if next < total || len(pending) > 0 {
-		in.Next, in.Running = next, inFlight
-		return FleetResult{}, workflow.NewContinueAsNewError(ctx, IndexFleet, in)
-	}
-	return finishFleet(ctx, actCtx, fleetID, in, total)
 }
 
-// runFleetDraining is how fleets ran before runFleet: children terminate
-// with the run, so each run drains its window before continuing as new.
-// Kept for runs recorded before the change.
-func runFleetDraining(ctx workflow.Context, in schema.IndexFleetInput, batch []schema.RepoSpec, total, window int, actCtx workflow.Context) (FleetResult, error) {
-	fleetID := workflow.GetInfo(ctx).WorkflowExecution.ID
-	var results []schema.RepoResult
-	running := 0
-	next := in.Next
-	if err := setFleetProgress(ctx, &in, &results, total, func() int { return running }, &next); err != nil {
-		return FleetResult{}, err
+// continueAsNewOrComplete hands the rest of the fleet and the children in
+// flight to a new run, or, at the fleet's end, writes its summary.
+func (f *fleetWorkflow) continueAsNewOrComplete() (FleetResult, error) {
+	if f.next < f.total || len(f.pending) > 0 {
+		f.in.Next, f.in.Running = f.next, f.inFlight
+		return FleetResult{}, workflow.NewContinueAsNewError(f.ctx, IndexFleet, f.in)
 	}
-	childCtx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		TaskQueue:         IndexQueue,
-		ParentClosePolicy: 0, // terminate children with the fleet
-	})
-	sel := workflow.NewSelector(ctx)
-	start := func(spec schema.RepoSpec) {
-		cctx := workflow.WithWorkflowID(childCtx, RepoWorkflowID(string(spec.Name)))
-		fut := workflow.ExecuteChildWorkflow(cctx, IndexRepo, schema.IndexRepoInput{Repo: spec, Options: in.Options.Index})
-		running++
-		sel.AddFuture(fut, func(f workflow.Future) {
-			running--
-			var r schema.RepoResult
-			if err := f.Get(ctx, &r); isAlreadyStarted(err) {
-				r = skippedResult(spec)
-			} else if err != nil {
-				r = schema.RepoResult{Repo: spec.Name, URL: spec.URL, Error: errorText(err)}
-			}
-			results = append(results, r)
-		})
-	}
-	for i := 0; i < len(batch); {
-		for running < window && i < len(batch) {
-			start(batch[i])
-			i++
-			next++
-		}
-		sel.Select(ctx)
-	}
-	for running > 0 {
-		sel.Select(ctx)
-	}
-	if err := storeFleetResults(ctx, actCtx, fleetID, &in, &results); err != nil {
-		return FleetResult{}, err
-	}
-	if next < total {
-		in.Next = next
-		return FleetResult{}, workflow.NewContinueAsNewError(ctx, IndexFleet, in)
-	}
-	return finishFleet(ctx, actCtx, fleetID, in, total)
+	return f.finish()
 }
 
 // isAlreadyStarted: the child's workflow id runs already.
@@ -276,59 +304,59 @@ func skippedResult(spec schema.RepoSpec) schema.RepoResult {
 		Error: "already being indexed by another run (" + RepoWorkflowID(string(spec.Name)) + "): skipped; a later run takes it"}
 }
 
-// setFleetProgress answers the progress query from the carried totals and
-// this run's results.
-func setFleetProgress(ctx workflow.Context, in *schema.IndexFleetInput, results *[]schema.RepoResult, total int, running func() int, next *int) error {
-	return workflow.SetQueryHandler(ctx, ProgressQuery, func() (schema.FleetProgress, error) {
-		done, failed := in.Done, in.Failed
-		for _, r := range *results {
+// setProgress answers the progress query from the carried totals and this
+// run's results.
+func (f *fleetWorkflow) setProgress(running func() int) error {
+	return workflow.SetQueryHandler(f.ctx, ProgressQuery, func() (schema.FleetProgress, error) {
+		done, failed := f.in.Done, f.in.Failed
+		for _, r := range f.results {
 			if r.OK {
 				done++
 			} else {
 				failed++
 			}
 		}
-		return schema.FleetProgress{Total: total, Done: done, Failed: failed, Running: running(),
-			Pending: total - *next}, nil
+		return schema.FleetProgress{Total: f.total, Done: done, Failed: failed, Running: running(),
+			Pending: f.total - f.next}, nil
 	})
 }
 
-// storeFleetResults writes this run's results as the fleet's next result
-// part and moves them into the carried totals.
-func storeFleetResults(ctx, actCtx workflow.Context, fleetID string, in *schema.IndexFleetInput, results *[]schema.RepoResult) error {
-	if len(*results) == 0 {
+// storeResults writes this run's results as the fleet's next result part
+// and moves them into the carried totals.
+func (f *fleetWorkflow) storeResults() error {
+	if len(f.results) == 0 {
 		return nil
 	}
 	var key string
-	err := workflow.ExecuteActivity(actCtx, store.WriteFleetResults, activities.FleetResultsInput{
-		FleetID: fleetID, Seq: len(in.ResultKeys), Results: *results,
-	}).Get(ctx, &key)
+	err := workflow.ExecuteActivity(f.actCtx, store.WriteFleetResults, activities.FleetResultsInput{
+		FleetID: f.fleetID, Seq: len(f.in.ResultKeys), Results: f.results,
+	}).Get(f.ctx, &key)
 	if err != nil {
 		return err
 	}
-	in.ResultKeys = append(in.ResultKeys, key)
-	for _, r := range *results {
+	f.in.ResultKeys = append(f.in.ResultKeys, key)
+	for _, r := range f.results {
 		if r.OK {
-			in.Done++
+			f.in.Done++
 		} else {
-			in.Failed++
+			f.in.Failed++
 		}
 	}
-	*results = nil // now counted in in.Done/in.Failed
+	f.results = nil // now counted in in.Done/in.Failed
 	return nil
 }
 
-// finishFleet writes the fleet's summary.
-func finishFleet(ctx, actCtx workflow.Context, fleetID string, in schema.IndexFleetInput, total int) (FleetResult, error) {
+// finish writes the fleet's summary.
+func (f *fleetWorkflow) finish() (FleetResult, error) {
 	var summaryKey string
-	err := workflow.ExecuteActivity(actCtx, store.WriteFleetSummary, activities.FleetSummaryInput{
-		FleetID: fleetID, ResultKeys: in.ResultKeys, StartedAt: in.StartedAt, FinishedAt: workflow.Now(ctx),
-		Total: total,
-	}).Get(ctx, &summaryKey)
+	err := workflow.ExecuteActivity(f.actCtx, store.WriteFleetSummary, activities.FleetSummaryInput{
+		FleetID: f.fleetID, ResultKeys: f.in.ResultKeys, StartedAt: f.in.StartedAt, FinishedAt: workflow.Now(f.ctx),
+		Total: f.total,
+	}).Get(f.ctx, &summaryKey)
 	if err != nil {
 		return FleetResult{}, err
 	}
-	return FleetResult{Total: total, Done: in.Done, Failed: in.Failed, SummaryKey: summaryKey}, nil
+	return FleetResult{Total: f.total, Done: f.in.Done, Failed: f.in.Failed, SummaryKey: summaryKey}, nil
 }
 
 // errorText is what the failing step reported, capped: the child and activity

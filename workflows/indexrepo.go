@@ -79,136 +79,209 @@ func indexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 	if err := checkInput(ctx, func() error { return validateIndexOptions(in.Options) }); err != nil {
 		return res, err
 	}
-	syncCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	w := &repoWorkflow{ctx: ctx, in: in, res: res}
+	w.syncCtx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           IndexQueue,
 		StartToCloseTimeout: 2 * time.Hour,
 		HeartbeatTimeout:    HeartbeatTimeout,
 		RetryPolicy:         syncRetry,
 	})
-	var synced schema.SyncResult
-	if err := workflow.ExecuteActivity(syncCtx, git.Sync, schema.SyncInput{Repo: in.Repo, MaxBlobSize: in.Options.MaxBlobSize}).Get(ctx, &synced); err != nil {
-		return res, err
-	}
-	res.Head = synced.Head
-	res.Empty = synced.Empty
-	// Nothing new and the index whole: a scheduled pass over a fleet costs
-	// one activity for each such repository.
-	if synced.UpToDate && !in.Options.Summaries && workflow.GetVersion(ctx, "skip-up-to-date", workflow.DefaultVersion, 1) >= 1 {
-		res.OK, res.UpToDate, res.Rows = true, true, synced.Rows
-		return res, nil
-	}
+	return w.Execute()
+}
 
-	// The clone lives on the host that synced it: scrape there. When that
-	// host is gone (no worker took the task within its schedule-to-start
-	// timeout), the repository is synced again on the shared queue, which
-	// puts a clone on a live host, and the step runs there.
-	onCloneHost := func(act, arg, out any) error {
-		err := workflow.ExecuteActivity(onHost(ctx, synced.HostQueue, 6*time.Hour), act, arg).Get(ctx, out)
-		if !hostGone(err) || workflow.GetVersion(ctx, "host-fallback", workflow.DefaultVersion, 1) < 1 {
+// repoWorkflow is one IndexRepo run: what each step answered, read by the
+// steps after it, and the result (res) filled in as they succeed.
+type repoWorkflow struct {
+	ctx     workflow.Context
+	syncCtx workflow.Context // Sync on the shared index queue
+	in      schema.IndexRepoInput
+	res     schema.RepoResult
+
+	synced  schema.SyncResult
+	scraped schema.ScrapeResult
+	graph   *schema.GraphInfo  // nil: no graph (empty repository, or a run recorded before BuildGraph)
+	search  *schema.SearchInfo // nil: no retrieval indexes
+}
+
+// Execute runs the steps in order; the first failure ends the run with the
+// result so far. A repository whose head and whole index are unchanged
+// stops after Sync.
+func (w *repoWorkflow) Execute() (schema.RepoResult, error) {
+	if err := w.sync(); err != nil {
+		return w.res, err
+	}
+	if w.upToDate() {
+		w.res.OK, w.res.UpToDate, w.res.Rows = true, true, w.synced.Rows
+		return w.res, nil
+	}
+	for _, step := range []func() error{w.scrape, w.buildGraph, w.summarize, w.indexSearch, w.publish} {
+		if err := step(); err != nil {
+			return w.res, err
+		}
+	}
+	return w.res, nil
+}
+
+// sync clones or fetches the repository on some host; later clone-bound
+// steps run on that host's queue.
+func (w *repoWorkflow) sync() error {
+	if err := workflow.ExecuteActivity(w.syncCtx, git.Sync, schema.SyncInput{Repo: w.in.Repo, MaxBlobSize: w.in.Options.MaxBlobSize}).Get(w.ctx, &w.synced); err != nil {
+		return err
+	}
+	w.res.Head = w.synced.Head
+	w.res.Empty = w.synced.Empty
+	return nil
+}
+
+// upToDate: nothing new and the index whole, so a scheduled pass over a
+// fleet costs one activity for each such repository.
+func (w *repoWorkflow) upToDate() bool {
+	// Keep: with workflow and activity workers of two versions during a
+	// rolling upgrade, an older workflow may have gone on past an
+	// up-to-date Sync.
+	return w.synced.UpToDate && !w.in.Options.Summaries && workflow.GetVersion(w.ctx, "skip-up-to-date", workflow.DefaultVersion, 1) >= 1
+}
+
+// onCloneHost runs act on the host that holds the clone. When that host is
+// gone (no worker took the task within its schedule-to-start timeout), the
+// repository is synced again on the shared queue, which puts a clone on a
+// live host, and the step runs there.
+func (w *repoWorkflow) onCloneHost(act, arg, out any) error {
+	err := workflow.ExecuteActivity(onHost(w.ctx, w.synced.HostQueue, 6*time.Hour), act, arg).Get(w.ctx, out)
+	// Keep: the code before the fallback failed the run at the timeout, so
+	// only closed runs took that path, but a reset or query replays them.
+	if !hostGone(err) || workflow.GetVersion(w.ctx, "host-fallback", workflow.DefaultVersion, 1) < 1 {
+		return err
+	}
+	gone := w.synced.HostQueue
+	var again schema.SyncResult
+	if err := workflow.ExecuteActivity(w.syncCtx, git.Sync, schema.SyncInput{Repo: w.in.Repo, MaxBlobSize: w.in.Options.MaxBlobSize}).Get(w.ctx, &again); err != nil {
+		return err
+	}
+	w.synced.HostQueue = again.HostQueue // same head or a descendant: the step's input still holds
+	workflow.GetLogger(w.ctx).Warn("clone host gone; synced again on another host", "repo", w.in.Repo.Name, "gone", gone, "host", again.HostQueue)
+	return workflow.ExecuteActivity(onHost(w.ctx, w.synced.HostQueue, 6*time.Hour), act, arg).Get(w.ctx, out)
+}
+
+// scrape stores the commits new since the last run, on the clone's host.
+func (w *repoWorkflow) scrape() error {
+	if !w.synced.Empty {
+		err := w.onCloneHost(git.ScrapeCommits, schema.ScrapeInput{
+			Repo: w.in.Repo.Name, URL: w.in.Repo.URL, Head: w.synced.Head, Options: w.in.Options,
+		}, &w.scraped)
+		if err != nil {
 			return err
 		}
-		gone := synced.HostQueue
-		var again schema.SyncResult
-		if err := workflow.ExecuteActivity(syncCtx, git.Sync, schema.SyncInput{Repo: in.Repo, MaxBlobSize: in.Options.MaxBlobSize}).Get(ctx, &again); err != nil {
+	}
+	w.res.NewCommits = w.scraped.NewCommits
+	w.res.MissingRows = w.scraped.Missing
+	w.res.Rewritten = w.scraped.Replace && w.scraped.ReplaceReason != schema.ReplaceDamaged
+	w.res.Repaired = w.scraped.Replace && w.scraped.ReplaceReason == schema.ReplaceDamaged
+	return nil
+}
+
+// buildGraph builds the code graph of the head, on the clone's host.
+func (w *repoWorkflow) buildGraph() error {
+	// Keep: an IndexRepo started before BuildGraph may still be in flight
+	// under a draining fleet on a user's server, whose state survives an
+	// upgrade; it replays without the step.
+	if v := workflow.GetVersion(w.ctx, "build-graph", workflow.DefaultVersion, 1); v < 1 || w.synced.Empty {
+		return nil
+	}
+	var info schema.GraphInfo
+	err := w.onCloneHost(git.BuildGraph, schema.BuildGraphInput{
+		Repo: w.in.Repo.Name, Head: w.synced.Head, Options: w.in.Options,
+	}, &info)
+	if err != nil {
+		return err
+	}
+	w.graph = &info
+	w.res.Warning = info.Warning
+	w.res.MissingFiles = info.MissingFiles
+	return nil
+}
+
+// summarize has the LLM summarize functions, when asked for, before the
+// documents they join are indexed. Summarizing that fails for good is
+// reported, not fatal: the index is built with the summaries stored until
+// then.
+func (w *repoWorkflow) summarize() error {
+	if !w.in.Options.Summaries || w.graph == nil {
+		return nil
+	}
+	llmCtx := workflow.WithActivityOptions(w.ctx, workflow.ActivityOptions{
+		TaskQueue:           LLMQueue,
+		StartToCloseTimeout: 6 * time.Hour,
+		HeartbeatTimeout:    HeartbeatTimeout,
+		RetryPolicy:         summarizeRetry,
+	})
+	var sr schema.SummarizeResult
+	if err := workflow.ExecuteActivity(llmCtx, llmActs.Summarize, activities.SummarizeInput{Repo: w.in.Repo.Name, Graph: *w.graph}).Get(w.ctx, &sr); err != nil {
+		sr, _ = progressOf(err, func(r schema.SummarizeResult) bool { return r.Calls > 0 })
+		sr.Error = unavailable("summaries", err).Error
+	}
+	w.res.Summaries = &sr
+	return nil
+}
+
+// indexSearch builds the retrieval indexes (embeddings, vectors, BM25) on
+// the embedding queue, whose concurrency matches the embedding servers.
+func (w *repoWorkflow) indexSearch() error {
+	// Keep: IndexRepo runs started before the step (version 0) or before
+	// batched embedding (1) may still be in flight (see build-graph).
+	v := workflow.GetVersion(w.ctx, "search-index", workflow.DefaultVersion, 2)
+	if v < 1 || w.graph == nil {
+		return nil
+	}
+	embedCtx := workflow.WithActivityOptions(w.ctx, workflow.ActivityOptions{
+		TaskQueue:           EmbedQueue,
+		StartToCloseTimeout: 2 * time.Hour,
+		HeartbeatTimeout:    HeartbeatTimeout,
+		RetryPolicy:         embedRetry(w.in.Options.EmbedRetry),
+	})
+	sin := schema.IndexSearchInput{Repo: w.in.Repo.Name, Graph: *w.graph}
+	var si schema.SearchInfo
+	if v == 1 {
+		if err := workflow.ExecuteActivity(embedCtx, searchActs.IndexSearch, sin).Get(w.ctx, &si); err != nil {
 			return err
 		}
-		synced.HostQueue = again.HostQueue // same head or a descendant: the step's input still holds
-		workflow.GetLogger(ctx).Warn("clone host gone; synced again on another host", "repo", in.Repo.Name, "gone", gone, "host", again.HostQueue)
-		return workflow.ExecuteActivity(onHost(ctx, synced.HostQueue, 6*time.Hour), act, arg).Get(ctx, out)
+	} else if err := w.embedInBatches(embedCtx, sin, &si); err != nil {
+		return err
 	}
-	var scraped schema.ScrapeResult
-	if !synced.Empty {
-		err := onCloneHost(git.ScrapeCommits, schema.ScrapeInput{
-			Repo: in.Repo.Name, URL: in.Repo.URL, Head: synced.Head, Options: in.Options,
-		}, &scraped)
-		if err != nil {
-			return res, err
-		}
-	}
-	res.NewCommits = scraped.NewCommits
-	res.MissingRows = scraped.Missing
-	res.Rewritten = scraped.Replace && scraped.ReplaceReason != schema.ReplaceDamaged
-	res.Repaired = scraped.Replace && scraped.ReplaceReason == schema.ReplaceDamaged
+	w.search = &si
+	return nil
+}
 
-	// The code graph of the head, on the host with the clone. Histories
-	// recorded before this step existed replay without it.
-	var graph *schema.GraphInfo
-	if v := workflow.GetVersion(ctx, "build-graph", workflow.DefaultVersion, 1); v >= 1 && !synced.Empty {
-		var info schema.GraphInfo
-		err := onCloneHost(git.BuildGraph, schema.BuildGraphInput{
-			Repo: in.Repo.Name, Head: synced.Head, Options: in.Options,
-		}, &info)
-		if err != nil {
-			return res, err
-		}
-		graph = &info
-		res.Warning = info.Warning
-		res.MissingFiles = info.MissingFiles
+// embedInBatches embeds only content the cache lacks, in batches that are
+// separate activities (a failing batch retries alone), then finishes the
+// index.
+func (w *repoWorkflow) embedInBatches(embedCtx workflow.Context, sin schema.IndexSearchInput, si *schema.SearchInfo) error {
+	var plan activities.PlanEmbedOutput
+	if err := workflow.ExecuteActivity(embedCtx, searchActs.PlanEmbed, sin).Get(w.ctx, &plan); err != nil {
+		return err
 	}
-
-	// Function summaries by the LLM, when asked for, before the documents
-	// they join are indexed. Summarizing that fails for good is reported,
-	// not fatal: the index is built with the summaries stored until then.
-	if in.Options.Summaries && graph != nil {
-		llmCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue:           LLMQueue,
-			StartToCloseTimeout: 6 * time.Hour,
-			HeartbeatTimeout:    HeartbeatTimeout,
-			RetryPolicy:         summarizeRetry,
-		})
-		var sr schema.SummarizeResult
-		if err := workflow.ExecuteActivity(llmCtx, llmActs.Summarize, activities.SummarizeInput{Repo: in.Repo.Name, Graph: *graph}).Get(ctx, &sr); err != nil {
-			sr, _ = progressOf(err, func(r schema.SummarizeResult) bool { return r.Calls > 0 })
-			sr.Error = unavailable("summaries", err).Error
-		}
-		res.Summaries = &sr
+	var futs []workflow.Future
+	for _, key := range plan.Batches {
+		futs = append(futs, workflow.ExecuteActivity(embedCtx, searchActs.EmbedBatch, activities.EmbedBatchInput{Repo: w.in.Repo.Name, Key: key}))
 	}
-
-	// Retrieval indexes (embeddings, vectors, BM25) on the embedding queue,
-	// whose concurrency matches the embedding servers.
-	var searchInfo *schema.SearchInfo
-	v := workflow.GetVersion(ctx, "search-index", workflow.DefaultVersion, 2)
-	if v >= 1 && graph != nil {
-		embedCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue:           EmbedQueue,
-			StartToCloseTimeout: 2 * time.Hour,
-			HeartbeatTimeout:    HeartbeatTimeout,
-			RetryPolicy:         embedRetry(in.Options.EmbedRetry),
-		})
-		sin := schema.IndexSearchInput{Repo: in.Repo.Name, Graph: *graph}
-		var si schema.SearchInfo
-		if v == 1 {
-			if err := workflow.ExecuteActivity(embedCtx, searchActs.IndexSearch, sin).Get(ctx, &si); err != nil {
-				return res, err
-			}
-		} else {
-			// Only content the cache lacks is embedded, in batches that are
-			// separate activities: a failing batch retries alone.
-			var plan activities.PlanEmbedOutput
-			if err := workflow.ExecuteActivity(embedCtx, searchActs.PlanEmbed, sin).Get(ctx, &plan); err != nil {
-				return res, err
-			}
-			var futs []workflow.Future
-			for _, key := range plan.Batches {
-				futs = append(futs, workflow.ExecuteActivity(embedCtx, searchActs.EmbedBatch, activities.EmbedBatchInput{Repo: in.Repo.Name, Key: key}))
-			}
-			embedded := 0
-			for _, f := range futs {
-				var n int
-				if err := f.Get(ctx, &n); err != nil {
-					return res, err
-				}
-				embedded += n
-			}
-			if err := workflow.ExecuteActivity(embedCtx, searchActs.FinishIndex, sin).Get(ctx, &si); err != nil {
-				return res, err
-			}
-			si.Embedded += embedded // by the batches; FinishIndex finds them cached
+	embedded := 0
+	for _, f := range futs {
+		var n int
+		if err := f.Get(w.ctx, &n); err != nil {
+			return err
 		}
-		searchInfo = &si
+		embedded += n
 	}
+	if err := workflow.ExecuteActivity(embedCtx, searchActs.FinishIndex, sin).Get(w.ctx, si); err != nil {
+		return err
+	}
+	si.Embedded += embedded // by the batches; FinishIndex finds them cached
+	return nil
+}
 
-	pubCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+// publish writes the manifest, last: what it names is what is indexed.
+func (w *repoWorkflow) publish() error {
+	pubCtx := workflow.WithActivityOptions(w.ctx, workflow.ActivityOptions{
 		TaskQueue:           IndexQueue,
 		StartToCloseTimeout: 10 * time.Minute,
 		HeartbeatTimeout:    HeartbeatTimeout,
@@ -216,15 +289,15 @@ func indexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 	})
 	var m schema.Manifest
 	err := workflow.ExecuteActivity(pubCtx, store.PublishManifest, activities.PublishInput{
-		Repo: in.Repo, Head: synced.Head, Scrape: scraped, Graph: graph, Search: searchInfo, IndexedAt: workflow.Now(ctx),
-		HostQueue: synced.HostQueue,
-	}).Get(ctx, &m)
+		Repo: w.in.Repo, Head: w.synced.Head, Scrape: w.scraped, Graph: w.graph, Search: w.search, IndexedAt: workflow.Now(w.ctx),
+		HostQueue: w.synced.HostQueue,
+	}).Get(w.ctx, &m)
 	if err != nil {
-		return res, err
+		return err
 	}
-	res.OK = true
-	res.Rows = m.Rows
-	return res, nil
+	w.res.OK = true
+	w.res.Rows = m.Rows
+	return nil
 }
 
 // hostGone: an activity on a host queue was never taken by a worker within
