@@ -102,12 +102,32 @@ func NewParquetWriter[T any](ctx context.Context, b *blob.Bucket, key string, f 
 	if err != nil {
 		return nil, err
 	}
+	cw := &countingWriter{w: w, h: sha256.New()}
+	return &ParquetWriter[T]{key: key, w: w, cw: cw, pw: parquet.NewGenericWriter[T](cw, writerOptions(f, opts)...)}, nil
+}
+
+// writerOptions are the options of every table: zstd, f recorded (unless
+// zero), then opts.
+func writerOptions(f Format, opts []parquet.WriterOption) []parquet.WriterOption {
 	all := []parquet.WriterOption{parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault})}
 	if f.Key != "" {
 		all = append(all, parquet.KeyValueMetadata(f.Key, strconv.Itoa(f.Version)))
 	}
-	cw := &countingWriter{w: w, h: sha256.New()}
-	return &ParquetWriter[T]{key: key, w: w, cw: cw, pw: parquet.NewGenericWriter[T](cw, append(all, opts...)...)}, nil
+	return append(all, opts...)
+}
+
+// EncodeParquet returns rows as the bytes WriteParquet stores, for objects
+// whose key depends on their content (store them with WriteBlob).
+func EncodeParquet[T any](rows []T, f Format, opts ...parquet.WriterOption) ([]byte, error) {
+	var buf bytes.Buffer
+	pw := parquet.NewGenericWriter[T](&buf, writerOptions(f, opts)...)
+	if _, err := pw.Write(rows); err != nil {
+		return nil, err
+	}
+	if err := pw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // Write appends rows.

@@ -83,6 +83,11 @@ func TestParquet(t *testing.T) {
 	if err != nil || RefOf(ref.Key, data) != ref {
 		t.Fatalf("Ref %+v is not that of the stored bytes (%v)", ref, err)
 	}
+	// A table's bytes do not depend on how its rows were handed over:
+	// WriteParquet writes in chunks, EncodeParquet in one Write.
+	if enc, err := EncodeParquet(rows, f, parquet.KeyValueMetadata("locus.extra", "x")); err != nil || RefOf(ref.Key, enc) != ref {
+		t.Fatalf("EncodeParquet gives other bytes than WriteParquet (%v)", err)
+	}
 	pf, err := OpenParquet(ctx, b, ref, f)
 	if err != nil {
 		t.Fatal(err)
