@@ -3,9 +3,7 @@ package sparse
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -13,6 +11,7 @@ import (
 	"math"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/objio"
 )
 
 // File format, version 1. All integers little-endian.
@@ -114,26 +113,18 @@ func Digest(ctx context.Context, bucket *blob.Bucket, key string) (int64, string
 	if _, err := Decode(data); err != nil {
 		return 0, "", fmt.Errorf("sparse: digest %s: %w", key, err)
 	}
-	h := sha256.Sum256(data)
-	return int64(len(data)), hex.EncodeToString(h[:]), nil
+	ref := objio.RefOf(key, data)
+	return ref.Size, ref.SHA256, nil
 }
 
 // LoadVerified is Load that also checks the size and hex SHA-256 recorded
 // when the index was written (0 and "" skip the check, for manifests written
 // before they were recorded): an index replaced by another one, valid in
-// itself, is reported as ErrCorrupt too.
+// itself, is reported as blob.ErrCorrupt too (see objio.ReadBlob).
 func LoadVerified(ctx context.Context, bucket *blob.Bucket, key string, size int64, sum string) (*Index, error) {
-	data, err := bucket.ReadAll(ctx, key)
+	data, err := objio.ReadBlob(ctx, bucket, objio.Ref{Key: key, Size: size, SHA256: sum})
 	if err != nil {
-		return nil, fmt.Errorf("sparse: load %s: %w", key, err)
-	}
-	if size > 0 && int64(len(data)) != size {
-		return nil, fmt.Errorf("sparse: load %s: %d bytes, the manifest recorded %d (truncated or replaced): %w", key, len(data), size, ErrCorrupt)
-	}
-	if sum != "" {
-		if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != sum {
-			return nil, fmt.Errorf("sparse: load %s: SHA-256 %x, the manifest recorded %s: %w", key, h, sum, ErrCorrupt)
-		}
+		return nil, fmt.Errorf("sparse: load: %w", err)
 	}
 	ix, err := Decode(data)
 	if err != nil {
