@@ -177,7 +177,9 @@ func (r RepoName) SparseKey(commit string) string {
 // MemoryKey is where the memory of the repository at head is stored.
 func (r RepoName) MemoryKey(head string) string { return r.Prefix() + "memory/" + head + ".parquet" }
 
-// SummariesKey is where the function summaries of the repository by model live.
+// SummariesKey is where the repository's function summaries by model
+// live: one JSON object from function content hash to summary, so a
+// function keeps its summary while its code is unchanged, at any commit.
 func (r RepoName) SummariesKey(model string) string {
 	return r.Prefix() + "summaries/" + SafeKeySegment(model) + ".json"
 }

@@ -12,24 +12,12 @@ import (
 	"github.com/locus-dev/locus/schema"
 )
 
-// Version is the layout version of a stored table.
-const Version = 1
-
-// Key is where the memory of repo at head is stored.
-func Key(repo schema.RepoName, head string) string {
-	return "repos/" + string(repo) + "/memory/" + head + ".parquet"
-}
-
-// Layout is the schema.MemoryInfo.Layout of tables written now: they keep
-// the files their commits moved.
-const Layout = 1
-
 // renamesKey holds a table's renames (JSON) in its Parquet file's metadata;
 // tables written before renames were kept lack it and have none.
 const renamesKey = "locus.memory_renames"
 
 // format is the layout version a table records.
-var format = objio.Format{Key: "locus.memory_version", Version: Version}
+var format = objio.Format{Key: "locus.memory_version", Version: schema.MemoryVersion}
 
 // Write stores t at key as one Parquet file (zstd) and describes it.
 func Write(ctx context.Context, b *blob.Bucket, key string, t *Table) (schema.MemoryInfo, error) {
@@ -41,7 +29,7 @@ func Write(ctx context.Context, b *blob.Bucket, key string, t *Table) (schema.Me
 	if err != nil {
 		return schema.MemoryInfo{}, fmt.Errorf("memory: %w", err)
 	}
-	return schema.MemoryInfo{Key: key, Commits: t.Len(), Bytes: ref.Size, SHA256: ref.SHA256, Layout: Layout}, nil
+	return schema.MemoryInfo{Key: key, Commits: t.Len(), Bytes: ref.Size, SHA256: ref.SHA256, Layout: schema.MemoryLayout}, nil
 }
 
 // Read loads the table info describes; a damaged one (size, SHA-256, not
