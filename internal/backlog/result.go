@@ -46,10 +46,8 @@ type PartInfo struct {
 // format is the layout version a part records.
 var format = objio.Format{Key: "locus.backlog_version", Version: schema.BacklogVersion}
 
-// PartKey is the key of results part n of a run: backlogs/<run>/part-00000.parquet.
-func PartKey(run string, n int) string {
-	return schema.BacklogKey(run, fmt.Sprintf("part-%05d.parquet", n))
-}
+// PartKey is schema.BacklogPartKey, the key of results part n of a run.
+func PartKey(run string, n int) string { return schema.BacklogPartKey(run, n) }
 
 // rows flattens results into Parquet rows, strings made valid UTF-8.
 func rows(rs []Result) []schema.BacklogRow {
@@ -163,11 +161,9 @@ func readPart(ctx context.Context, b *blob.Bucket, p PartInfo) ([]Result, error)
 	return out, nil
 }
 
-// DetailKey is the key of the details beside results part n of a run:
-// backlogs/<run>/detail-00000.jsonl.
-func DetailKey(run string, n int) string {
-	return schema.BacklogKey(run, fmt.Sprintf("detail-%05d.jsonl", n))
-}
+// DetailKey is schema.BacklogDetailKey, the key of the details beside
+// results part n of a run.
+func DetailKey(run string, n int) string { return schema.BacklogDetailKey(run, n) }
 
 // detailLine is one line of a details file.
 type detailLine struct {

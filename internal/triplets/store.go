@@ -3,25 +3,14 @@ package triplets
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/objio"
 	"github.com/locus-dev/locus/schema"
 )
 
-// Version is the layout version of a stored part.
-const Version = 1
-
 // format is the layout version a part records.
-var format = objio.Format{Key: "locus.triplets_version", Version: Version}
-
-// PartKey is where part n of a run's records of repo (owner/name) live:
-// triplets/<run>/repo=<owner+name>/part-00000.parquet ("+" cannot occur in
-// a repository name, so two names never share a key).
-func PartKey(run string, repo schema.RepoName, n int) string {
-	return fmt.Sprintf("triplets/%s/repo=%s/part-%05d.parquet", schema.SafeKeySegment(run), strings.Replace(string(repo), "/", "+", 1), n)
-}
+var format = objio.Format{Key: "locus.triplets_version", Version: schema.TripletsVersion}
 
 // PartInfo describes one stored part.
 type PartInfo struct {
