@@ -184,7 +184,7 @@ func writeSegment(ctx context.Context, b *blob.Bucket, repo schema.RepoName, row
 		return schema.CodeSegment{}, fmt.Errorf("code segment of %s: %w", repo, err)
 	}
 	ref := objio.RefOf("", data)
-	ref.Key = repo.CodePrefix() + ref.SHA256 + ".parquet"
+	ref.Key = repo.CodeSegmentKey(ref.SHA256)
 	if _, err := objio.WriteBlob(ctx, b, ref.Key, data); err != nil {
 		return schema.CodeSegment{}, fmt.Errorf("write code segment %s: %w", ref.Key, err)
 	}

@@ -30,8 +30,9 @@ func Write(ctx context.Context, b *blob.Bucket, repo schema.RepoName, commit str
 // WriteAt is Write with the tables under another prefix (a snapshot's, see
 // schema.RepoName.SnapshotPrefix); the code goes to the same code store.
 func WriteAt(ctx context.Context, b *blob.Bucket, repo schema.RepoName, prefix, commit string, g *Graph) (schema.GraphInfo, error) {
-	info := schema.GraphInfo{Commit: commit, NodesKey: prefix + "nodes.parquet", EdgesKey: prefix + "edges.parquet",
-		ReportKey: prefix + "report.json", Nodes: len(g.Nodes), Edges: len(g.Edges), Files: g.Stats.Files,
+	nodesKey, edgesKey, reportKey, extractsKey := schema.GraphTableKeys(prefix)
+	info := schema.GraphInfo{Commit: commit, NodesKey: nodesKey, EdgesKey: edgesKey,
+		ReportKey: reportKey, Nodes: len(g.Nodes), Edges: len(g.Edges), Files: g.Stats.Files,
 		Languages: g.Stats.FilesByLang, Unresolved: g.Stats.Unresolved, CodeBytes: g.Stats.CodeBytes, MissingFiles: g.Stats.Missing}
 	info.Warning = LanguageWarning(&info)
 	// The edges, and the extractions the build kept, are written beside
@@ -43,9 +44,8 @@ func WriteAt(ctx context.Context, b *blob.Bucket, repo schema.RepoName, prefix, 
 	})
 	if g.Extracts != nil {
 		beside.Go(func() (err error) {
-			key := prefix + "extracts.gob.zst"
-			if info.ExtractsBytes, info.ExtractsSHA256, err = writeExtracts(ctx, b, key, g.Extracts); err == nil {
-				info.ExtractsKey = key
+			if info.ExtractsBytes, info.ExtractsSHA256, err = writeExtracts(ctx, b, extractsKey, g.Extracts); err == nil {
+				info.ExtractsKey = extractsKey
 			}
 			return err
 		})

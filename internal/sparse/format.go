@@ -12,6 +12,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/objio"
+	"github.com/locus-dev/locus/schema"
 )
 
 // File format, version 1. All integers little-endian.
@@ -19,7 +20,7 @@ import (
 //	offset  size  field
 //	0       8     magic "LOCUSBM\x19"
 //	8       2     format version (1)
-//	10      2     tokenizer version (TokenizerVersion)
+//	10      2     tokenizer version (schema.TokenizerVersion)
 //	12      4     flags, must be 0
 //	16      8     k1 (IEEE 754 float64)
 //	24      8     b  (IEEE 754 float64)
@@ -48,9 +49,8 @@ import (
 // varint-encoded and are decoded only for query terms at search time. Loading
 // is thus a checksum, a few table copies and one log per term for IDF.
 const (
-	formatVersion = 1
-	headerSize    = 64
-	trailerSize   = 4
+	headerSize  = 64
+	trailerSize = 4
 )
 
 var magic = [8]byte{'L', 'O', 'C', 'U', 'S', 'B', 'M', 0x19}
@@ -145,8 +145,8 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	cw := &crcWriter{w: w}
 	var h [headerSize]byte
 	copy(h[0:8], magic[:])
-	binary.LittleEndian.PutUint16(h[8:], formatVersion)
-	binary.LittleEndian.PutUint16(h[10:], TokenizerVersion)
+	binary.LittleEndian.PutUint16(h[8:], schema.SparseIndexVersion)
+	binary.LittleEndian.PutUint16(h[10:], schema.TokenizerVersion)
 	binary.LittleEndian.PutUint64(h[16:], math.Float64bits(ix.cfg.K1))
 	binary.LittleEndian.PutUint64(h[24:], math.Float64bits(ix.cfg.B))
 	binary.LittleEndian.PutUint32(h[32:], uint32(ix.nDocs))
@@ -222,11 +222,11 @@ func Decode(data []byte) (*Index, error) {
 		return nil, corrupt("bad magic %q: not a sparse index", data[:8])
 	}
 	le := binary.LittleEndian
-	if v := le.Uint16(data[8:]); v != formatVersion {
-		return nil, fmt.Errorf("%w: format version %d, this build reads %d", ErrVersion, v, formatVersion)
+	if v := le.Uint16(data[8:]); v != schema.SparseIndexVersion {
+		return nil, fmt.Errorf("%w: format version %d, this build reads %d", ErrVersion, v, schema.SparseIndexVersion)
 	}
-	if v := le.Uint16(data[10:]); v != TokenizerVersion {
-		return nil, fmt.Errorf("%w: built with tokenizer version %d, this build tokenizes queries with %d", ErrVersion, v, TokenizerVersion)
+	if v := le.Uint16(data[10:]); v != schema.TokenizerVersion {
+		return nil, fmt.Errorf("%w: built with tokenizer version %d, this build tokenizes queries with %d", ErrVersion, v, schema.TokenizerVersion)
 	}
 	if len(data) < headerSize+trailerSize {
 		return nil, corrupt("truncated: %d bytes, shorter than header and checksum (%d)", len(data), headerSize+trailerSize)
