@@ -28,6 +28,7 @@ import (
 //	    snapshots/<commit>/functions.bm25          SnapshotSparseKey
 //	status/<owner>/<name>/last-run.json            RepoName.LastRunKey
 //	runs/<workflow>/summary.json                   FleetSummaryKey
+//	runs/<workflow>/results-00000.json, repos.json FleetResultsKey, FleetReposKey
 //	backlogs/<run>/part-00000.parquet              BacklogPartKey (BacklogVersion)
 //	backlogs/<run>/detail-00000.jsonl, summary.json, input.json, parse-errors.json
 //	                                               BacklogKey
@@ -199,6 +200,12 @@ func (r RepoName) EmbedPendingPrefix(model, commit string) string {
 	return r.Prefix() + "embeddings/" + SafeKeySegment(model) + "-pending/" + commit + "/"
 }
 
+// ManifestPrefixes are the prefixes whose objects belong to a published
+// manifest: publishing one deletes those under them it does not refer to.
+func (r RepoName) ManifestPrefixes() []string {
+	return []string{r.CommitsPrefix(), r.Prefix() + "graph/", r.Prefix() + "sparse/", r.Prefix() + "memory/"}
+}
+
 // SnapshotPrefix is where the indexes of one commit other than the indexed
 // head live: repos/<repo>/snapshots/<commit>/ (commit: 40 hex digits). The
 // repository's manifest never refers to it, so publishing the head neither
@@ -224,6 +231,16 @@ func RunPrefix(workflowID string) string {
 
 // FleetSummaryKey is where a fleet run's FleetSummary is written when it ends.
 func FleetSummaryKey(fleetID string) string { return RunPrefix(fleetID) + "summary.json" }
+
+// FleetResultsKey is where the results of the seq-th run of a fleet
+// (between two continue-as-new points) are written.
+func FleetResultsKey(fleetID string, seq int) string {
+	return fmt.Sprintf("%sresults-%05d.json", RunPrefix(fleetID), seq)
+}
+
+// FleetReposKey is where a fleet's repositories are stored when there are
+// too many to pass inline.
+func FleetReposKey(fleetID string) string { return RunPrefix(fleetID) + "repos.json" }
 
 // BacklogKey is the key of a file of a backlog run: backlogs/<run>/<name>.
 func BacklogKey(run, name string) string { return "backlogs/" + SafeKeySegment(run) + "/" + name }

@@ -1,6 +1,9 @@
 package schema
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestLayoutKeys pins every key builder: a stored object's key must not
 // change, or what is stored is no longer found.
@@ -34,6 +37,9 @@ func TestLayoutKeys(t *testing.T) {
 		{r.SnapshotSparseKey(c), "repos/acme/widgets/snapshots/" + c + "/functions.bm25"},
 		{RunPrefix("fleet-1"), "runs/fleet-1/"},
 		{FleetSummaryKey("fleet-1"), "runs/fleet-1/summary.json"},
+		{FleetResultsKey("fleet-1", 2), "runs/fleet-1/results-00002.json"},
+		{FleetReposKey("fleet-1"), "runs/fleet-1/repos.json"},
+		{strings.Join(r.ManifestPrefixes(), " "), "repos/acme/widgets/commits/ repos/acme/widgets/graph/ repos/acme/widgets/sparse/ repos/acme/widgets/memory/"},
 		{BacklogKey("b-1", "summary.json"), "backlogs/b-1/summary.json"},
 		{BacklogPartKey("b-1", 3), "backlogs/b-1/part-00003.parquet"},
 		{BacklogDetailKey("b-1", 3), "backlogs/b-1/detail-00003.jsonl"},
