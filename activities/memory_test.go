@@ -8,6 +8,7 @@ import (
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/memory"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
+	"github.com/locus-dev/locus/schema"
 )
 
 // Indexing builds repository memory from the commits table and the clone's
@@ -32,7 +33,7 @@ func TestIndexBuildsMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Memory == nil || scraped.Memory == nil || m.Memory.Commits != 4 || m.Memory.Key != memory.Key("acme/cache", m.Head) {
+	if m.Memory == nil || scraped.Memory == nil || m.Memory.Commits != 4 || m.Memory.Key != schema.RepoName("acme/cache").MemoryKey(m.Head) {
 		t.Fatalf("memory %+v after the first index, want 4 commits at the head", m.Memory)
 	}
 	tb, err := memory.Read(ctx, b, *m.Memory)
@@ -81,7 +82,7 @@ func TestIndexBuildsMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if scraped.NewCommits != 0 || built.Memory == nil || built.Memory.Commits != 5 || built.Memory.Layout != memory.Layout {
+	if scraped.NewCommits != 0 || built.Memory == nil || built.Memory.Commits != 5 || built.Memory.Layout != schema.MemoryLayout {
 		t.Errorf("memory %+v after indexing a repository without it (%d new commits), want 5 commits and no re-scrape", built.Memory, scraped.NewCommits)
 	}
 	// A memory of an older layout (before renames were kept) is rebuilt
@@ -101,7 +102,7 @@ func TestIndexBuildsMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if scraped.NewCommits != 0 || scraped.Memory == nil || rebuilt.Memory.Layout != memory.Layout || rebuilt.Memory.Commits != 6 {
+	if scraped.NewCommits != 0 || scraped.Memory == nil || rebuilt.Memory.Layout != schema.MemoryLayout || rebuilt.Memory.Commits != 6 {
 		t.Fatalf("memory %+v (scrape %+v) after indexing one of an older layout", rebuilt.Memory, scraped.Memory)
 	}
 	tb, err = memory.Read(ctx, b, *rebuilt.Memory)

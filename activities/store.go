@@ -69,7 +69,7 @@ type FleetResultsInput struct {
 // WriteFleetResults stores the results of one run of a fleet (between two
 // continue-as-new points) and returns the key.
 func (a *Store) WriteFleetResults(ctx context.Context, in FleetResultsInput) (string, error) {
-	key := fmt.Sprintf("%sresults-%05d.json", schema.RunPrefix(in.FleetID), in.Seq)
+	key := schema.FleetResultsKey(in.FleetID, in.Seq)
 	if err := a.writeJSON(ctx, key, in.Results); err != nil {
 		return "", err
 	}
@@ -166,7 +166,7 @@ func (a *Store) ReadScheduleRepos(ctx context.Context, in ScheduleReposInput) (s
 	if len(specs) <= InlineRepos {
 		return schema.IndexFleetInput{Repos: specs}, nil
 	}
-	key := schema.RunPrefix(in.FleetID) + "repos.json"
+	key := schema.FleetReposKey(in.FleetID)
 	data, err := json.Marshal(specs)
 	if err != nil {
 		return schema.IndexFleetInput{}, err

@@ -111,14 +111,9 @@ type TripletsResultsInput struct {
 	Results []TripletsRepoResult `json:"results"`
 }
 
-// TripletsResultsKey is where results segment seq of a triplets run lives.
-func TripletsResultsKey(run string, seq int) string {
-	return fmt.Sprintf("triplets/%s/results-%05d.json", schema.SafeKeySegment(run), seq)
-}
-
 // WriteTripletsResults stores one run segment's per-repository results.
 func (a *Store) WriteTripletsResults(ctx context.Context, in TripletsResultsInput) (string, error) {
-	key := TripletsResultsKey(in.Run, in.Seq)
+	key := schema.TripletsResultsKey(in.Run, in.Seq)
 	return key, a.writeJSON(ctx, key, in.Results)
 }
 

@@ -90,6 +90,3 @@ type BacklogProgress struct {
 	// that predate it); with Done and Failed it gives the rate so far.
 	Started time.Time `json:"started,omitempty"`
 }
-
-// BacklogKey is the key of a file of a backlog run: backlogs/<run>/<name>.
-func BacklogKey(run, name string) string { return "backlogs/" + SafeKeySegment(run) + "/" + name }

@@ -1,8 +1,5 @@
 package schema
 
-// BacklogVersion is the version of the backlog results table layout.
-const BacklogVersion = 1
-
 // BacklogRow is one row of a backlog results part (backlogs/<run>/part-*.parquet):
 // one per (issue, rank), and one with Rank 0 for an issue that has no ranked
 // function (Error says why when it failed). The issue's fields (repo, tokens,

@@ -5,14 +5,6 @@ import (
 	"unicode/utf8"
 )
 
-// GraphVersion is the version of the graph tables' layout. 2 made every
-// string column valid UTF-8 (see ValidUTF8) and added nodes' path_raw; version 1
-// tables read as version 2 with path_raw empty. 3 moved node code to the
-// repository's content-addressed code store (GraphInfo.Code): a node whose
-// code is there has an empty code column; tables of versions 1 and 2 (no
-// GraphInfo.Code) keep their code inline and read as before.
-const GraphVersion = 3
-
 // GraphNode is one row of repos/<repo>/graph/<commit>/nodes.parquet.
 // Ids follow LocAgent: directories and files are repository-relative paths
 // (the root directory is "/"), classes and functions "<file>:<qualified name>".
@@ -39,9 +31,6 @@ type GraphEdge struct {
 	Dst  string `parquet:"dst,dict"`
 	Type string `parquet:"type,dict"` // contains, imports, invokes, inherits
 }
-
-// GraphPrefix is where the graph of one commit is stored.
-func (r RepoName) GraphPrefix(commit string) string { return r.Prefix() + "graph/" + commit + "/" }
 
 // GraphInfo is what the manifest records about the published graph.
 type GraphInfo struct {
@@ -107,10 +96,6 @@ type CodeRow struct {
 	Hash string `parquet:"hash"`
 	Code string `parquet:"code,zstd"`
 }
-
-// CodePrefix is where the repository's code store lives, shared by the
-// graph of the head and of every snapshot.
-func (r RepoName) CodePrefix() string { return r.Prefix() + "code/" }
 
 // SearchInfo is what the manifest records about the retrieval indexes.
 type SearchInfo struct {

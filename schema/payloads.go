@@ -297,7 +297,7 @@ type MemoryInfo struct {
 	Bytes   int64  `json:"bytes"`
 	SHA256  string `json:"sha256"`
 	// Layout is what the table holds: 0 commits only, 1 also the files
-	// they moved (memory.Layout is the current one; an older one is
+	// they moved (MemoryLayout is the current one; an older one is
 	// rebuilt from the commits table by the next index, without a
 	// re-scrape).
 	Layout int `json:"layout,omitempty"`

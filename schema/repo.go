@@ -44,22 +44,6 @@ func ParseRepoName(s string) (RepoName, error) {
 // String returns the name.
 func (r RepoName) String() string { return string(r) }
 
-// Prefix is the blob prefix of everything stored for the repository.
-func (r RepoName) Prefix() string { return "repos/" + string(r) + "/" }
-
-// ManifestKey is the key of the repository's manifest, written last by IndexRepo.
-func (r RepoName) ManifestKey() string { return r.Prefix() + "manifest.json" }
-
-// DamagedManifestKey is where a manifest that could not be read is kept
-// when the repository is indexed again (the latest one only).
-func (r RepoName) DamagedManifestKey() string { return r.Prefix() + "manifest.damaged.json" }
-
-// LastRunKey is where the last fleet run that took the repository says how
-// it went (LastRun): outside the repository's own prefix, since a run that
-// was refused (another repository under the name, say) must leave what is
-// stored there untouched.
-func (r RepoName) LastRunKey() string { return "status/" + string(r) + "/last-run.json" }
-
 // LastRun is how the last fleet run that took a repository went: the fleet's
 // workflow id (a schedule's run names the schedule), when its result was
 // stored, and its error when it failed. The manifest keeps what the last
@@ -71,28 +55,6 @@ type LastRun struct {
 	Error string    `json:"error,omitempty"`
 	Head  string    `json:"head,omitempty"`
 }
-
-// CommitsPrefix is the prefix of the commits table parts.
-func (r RepoName) CommitsPrefix() string { return r.Prefix() + "commits/" }
-
-// CommitsPartKey is the key of the part holding commits first..last (oldest to newest).
-func (r RepoName) CommitsPartKey(first, last string) string {
-	return r.CommitsPrefix() + "part-" + first + "-" + last + ".parquet"
-}
-
-// FileIDsKey is the key of the path → file id map as of the given scraped head
-// (gzip of lines "<file id> <Go-quoted path>", so any path bytes round-trip).
-func (r RepoName) FileIDsKey(head string) string {
-	return r.CommitsPrefix() + "fileids-" + head + ".txt.gz"
-}
-
-// RunPrefix is the prefix for the outputs of one workflow run (fleet summaries etc.).
-func RunPrefix(workflowID string) string {
-	return "runs/" + SafeKeySegment(workflowID) + "/"
-}
-
-// FleetSummaryKey is where a fleet run's FleetSummary is written when it ends.
-func FleetSummaryKey(fleetID string) string { return RunPrefix(fleetID) + "summary.json" }
 
 // SafeKeySegment maps an arbitrary string (a workflow id) onto one blob key segment.
 func SafeKeySegment(s string) string {

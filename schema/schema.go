@@ -2,23 +2,6 @@
 // Parquet row types, repository ids, blob key layout and workflow payloads.
 package schema
 
-// Versions of the stored formats; bump when a reader could misread older data.
-const (
-	// CommitsVersion is the version of the commits table layout.
-	// 2 added author_name_raw and author_email_raw, decodes messages in the
-	// commit's declared encoding, and keeps changed_functions valid UTF-8;
-	// parts of version 1 read as version 2 with those columns empty.
-	// 3 added missing (a blob the clone lacks; additions and deletions -1);
-	// parts of version 2 read as version 3 with missing false, which they
-	// are: a scrape before it failed on a missing blob.
-	CommitsVersion = 3
-	// ManifestVersion is the version of manifest.json. 2: the graph's code
-	// may live in the repository's code store (GraphInfo.Code, GraphVersion
-	// 3), which locus before it would read as empty code, and host_queue
-	// names the host with the clone; manifests of version 1 read as before.
-	ManifestVersion = 2
-)
-
 // Status values of a CommitFile row.
 const (
 	StatusAdded    = "added"

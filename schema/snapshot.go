@@ -2,25 +2,6 @@ package schema
 
 import "time"
 
-// SnapshotVersion is the version of a snapshot manifest. 2: the graph's
-// code is in the repository's code store, shared with the head and other
-// snapshots (GraphInfo.Code); snapshots of version 1 keep it inline in
-// their nodes table and still read (and are reused) as they are.
-const SnapshotVersion = 2
-
-// SnapshotPrefix is where the indexes of one commit other than the indexed
-// head live: repos/<repo>/snapshots/<commit>/ (commit: 40 hex digits). The
-// repository's manifest never refers to it, so publishing the head neither
-// reads nor sweeps it.
-func (r RepoName) SnapshotPrefix(commit string) string {
-	return r.Prefix() + "snapshots/" + commit + "/"
-}
-
-// SnapshotManifestKey is the key of a snapshot's manifest, written last.
-func (r RepoName) SnapshotManifestKey(commit string) string {
-	return r.SnapshotPrefix(commit) + "manifest.json"
-}
-
 // SnapshotManifest says what is built for one commit of a repository: its
 // code graph and BM25 index (sizes and SHA-256 checked by readers). Dense
 // retrieval reads the repository's embedding cache by content hash, so a

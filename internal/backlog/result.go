@@ -3,18 +3,13 @@ package backlog
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-
-	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/objio"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -48,10 +43,11 @@ type PartInfo struct {
 	SHA256 string `json:"sha256"` // hex SHA-256 of the part as written
 }
 
-// PartKey is the key of results part n of a run: backlogs/<run>/part-00000.parquet.
-func PartKey(run string, n int) string {
-	return schema.BacklogKey(run, fmt.Sprintf("part-%05d.parquet", n))
-}
+// format is the layout version a part records.
+var format = objio.Format{Key: "locus.backlog_version", Version: schema.BacklogVersion}
+
+// PartKey is schema.BacklogPartKey, the key of results part n of a run.
+func PartKey(run string, n int) string { return schema.BacklogPartKey(run, n) }
 
 // rows flattens results into Parquet rows, strings made valid UTF-8.
 func rows(rs []Result) []schema.BacklogRow {
@@ -99,20 +95,11 @@ func WritePart(ctx context.Context, b *blob.Bucket, key string, rs []Result) (Pa
 	}
 	rows := rows(rs)
 	info.Rows = int64(len(rows))
-	var buf bytes.Buffer
-	pw := parquet.NewGenericWriter[schema.BacklogRow](&buf, parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
-		parquet.KeyValueMetadata("locus.backlog_version", strconv.Itoa(schema.BacklogVersion)))
-	if _, err := pw.Write(rows); err != nil {
-		return info, fmt.Errorf("backlog part %s: %w", key, err)
+	ref, err := objio.WriteParquet(ctx, b, key, rows, format)
+	if err != nil {
+		return info, fmt.Errorf("backlog part: %w", err)
 	}
-	if err := pw.Close(); err != nil {
-		return info, fmt.Errorf("backlog part %s: %w", key, err)
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	info.Bytes, info.SHA256 = int64(buf.Len()), hex.EncodeToString(sum[:])
-	if err := b.WriteAll(ctx, key, buf.Bytes()); err != nil {
-		return info, fmt.Errorf("backlog part %s: %w", key, err)
-	}
+	info.Bytes, info.SHA256 = ref.Size, ref.SHA256
 	return info, nil
 }
 
@@ -143,55 +130,29 @@ func ReadPartsOf(ctx context.Context, b *blob.Bucket, parts []PartInfo) ([]Resul
 }
 
 func readPart(ctx context.Context, b *blob.Bucket, p PartInfo) ([]Result, error) {
-	data, err := b.ReadAll(ctx, p.Key)
+	f, err := objio.OpenParquet(ctx, b, objio.Ref{Key: p.Key, Size: p.Bytes, SHA256: p.SHA256}, format)
 	if err != nil {
-		return nil, fmt.Errorf("backlog part %s: %w", p.Key, err)
+		return nil, fmt.Errorf("backlog part: %w", err)
 	}
-	if p.Bytes > 0 && int64(len(data)) != p.Bytes {
-		return nil, fmt.Errorf("backlog part %s: %d bytes, %d were written (truncated or replaced): %w", p.Key, len(data), p.Bytes, blob.ErrCorrupt)
-	}
-	if p.SHA256 != "" {
-		if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != p.SHA256 {
-			return nil, fmt.Errorf("backlog part %s: SHA-256 %x, %s was written: %w", p.Key, h, p.SHA256, blob.ErrCorrupt)
-		}
-	}
-	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	rows, err := objio.Rows[schema.BacklogRow](p.Key, f)
 	if err != nil {
-		return nil, fmt.Errorf("backlog part %s: not a readable Parquet file (%v): %w", p.Key, err, blob.ErrCorrupt)
+		return nil, fmt.Errorf("backlog part: %w", err)
 	}
-	if ver, ok := f.Lookup("locus.backlog_version"); !ok || ver != strconv.Itoa(schema.BacklogVersion) {
-		return nil, fmt.Errorf("backlog part %s: layout version %q, want %d: %w", p.Key, ver, schema.BacklogVersion, blob.ErrCorrupt)
-	}
-	r := parquet.NewGenericReader[schema.BacklogRow](f)
-	defer r.Close()
 	var out []Result
-	buf := make([]schema.BacklogRow, 512)
-	for {
-		n, err := r.Read(buf)
-		for _, row := range buf[:n] {
-			if len(row.Notes) == 0 {
-				row.Notes = nil // read back as written
-			}
-			if len(out) == 0 || row.Rank <= 1 || out[len(out)-1].IssueID != row.IssueID {
-				out = append(out, Result{IssueID: row.IssueID, Repo: row.Repo, BaseCommit: row.BaseCommit, Method: row.Method,
-					Selector: row.Selector, TokensIn: int(row.TokensIn), TokensOut: int(row.TokensOut), Cached: row.Cached,
-					SelectorUnavailable: row.SelectorUnavailable, BudgetExhausted: row.BudgetExhausted, IssueBudgetSkipped: int(row.IssueBudgetSkipped),
-					Truncated: row.Truncated, Error: row.Error, Source: row.Source, Notes: row.Notes})
-			}
-			if row.Rank > 0 {
-				last := &out[len(out)-1]
-				last.Items = append(last.Items, Ranked{Rank: int(row.Rank), FunctionID: row.FunctionID, File: row.File,
-					Score: row.Score, Method: row.ItemMethod, Why: row.Why})
-			}
+	for _, row := range rows {
+		if len(row.Notes) == 0 {
+			row.Notes = nil // read back as written
 		}
-		if errors.Is(err, io.EOF) {
-			break
+		if len(out) == 0 || row.Rank <= 1 || out[len(out)-1].IssueID != row.IssueID {
+			out = append(out, Result{IssueID: row.IssueID, Repo: row.Repo, BaseCommit: row.BaseCommit, Method: row.Method,
+				Selector: row.Selector, TokensIn: int(row.TokensIn), TokensOut: int(row.TokensOut), Cached: row.Cached,
+				SelectorUnavailable: row.SelectorUnavailable, BudgetExhausted: row.BudgetExhausted, IssueBudgetSkipped: int(row.IssueBudgetSkipped),
+				Truncated: row.Truncated, Error: row.Error, Source: row.Source, Notes: row.Notes})
 		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("backlog part %s: %w", p.Key, err)
-			}
-			return nil, fmt.Errorf("backlog part %s: %v: %w", p.Key, err, blob.ErrCorrupt)
+		if row.Rank > 0 {
+			last := &out[len(out)-1]
+			last.Items = append(last.Items, Ranked{Rank: int(row.Rank), FunctionID: row.FunctionID, File: row.File,
+				Score: row.Score, Method: row.ItemMethod, Why: row.Why})
 		}
 	}
 	for i := range out {
@@ -200,11 +161,9 @@ func readPart(ctx context.Context, b *blob.Bucket, p PartInfo) ([]Result, error)
 	return out, nil
 }
 
-// DetailKey is the key of the details beside results part n of a run:
-// backlogs/<run>/detail-00000.jsonl.
-func DetailKey(run string, n int) string {
-	return schema.BacklogKey(run, fmt.Sprintf("detail-%05d.jsonl", n))
-}
+// DetailKey is schema.BacklogDetailKey, the key of the details beside
+// results part n of a run.
+func DetailKey(run string, n int) string { return schema.BacklogDetailKey(run, n) }
 
 // detailLine is one line of a details file.
 type detailLine struct {

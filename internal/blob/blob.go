@@ -23,8 +23,6 @@ package blob
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -137,26 +135,6 @@ func (b *Bucket) ReadAll(ctx context.Context, key string) ([]byte, error) {
 	default:
 		return nil, err
 	}
-}
-
-// ReadVerified is ReadAll that checks the object against what its writer
-// recorded: size bytes (0: unchecked) and hex SHA-256 sum ("": unchecked).
-// A mismatch names the key and wraps ErrCorrupt: the object was truncated
-// or replaced.
-func (b *Bucket) ReadVerified(ctx context.Context, key string, size int64, sum string) ([]byte, error) {
-	data, err := b.ReadAll(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	if size > 0 && int64(len(data)) != size {
-		return nil, fmt.Errorf("%s: %d bytes, %d were written (truncated or replaced): %w", key, len(data), size, ErrCorrupt)
-	}
-	if sum != "" {
-		if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != sum {
-			return nil, fmt.Errorf("%s: SHA-256 %x, %s was written: %w", key, h, sum, ErrCorrupt)
-		}
-	}
-	return data, nil
 }
 
 // NewReader streams the whole object.

@@ -1,7 +1,6 @@
 package blob
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -95,36 +94,6 @@ func TestS3Options(t *testing.T) {
 	want := s3blob.Options{Bucket: "bkt", Prefix: "runs/x", Endpoint: "http://127.0.0.1:9000", Region: "eu-west-1", PathStyle: true}
 	if got != want {
 		t.Errorf("s3Options = %+v, want %+v", got, want)
-	}
-}
-
-func TestReadVerified(t *testing.T) {
-	ctx := context.Background()
-	b, err := Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	if err := b.WriteAll(ctx, "a/x.bin", []byte("hello")); err != nil {
-		t.Fatal(err)
-	}
-	const sum = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824" // sha256("hello")
-	if data, err := b.ReadVerified(ctx, "a/x.bin", 5, sum); err != nil || string(data) != "hello" {
-		t.Fatalf("%q, %v", data, err)
-	}
-	if _, err := b.ReadVerified(ctx, "a/x.bin", 0, ""); err != nil {
-		t.Errorf("unchecked: %v", err)
-	}
-	for _, tc := range []struct {
-		size int64
-		sum  string
-	}{{4, ""}, {0, strings.Repeat("0", 64)}} {
-		if _, err := b.ReadVerified(ctx, "a/x.bin", tc.size, tc.sum); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "a/x.bin") {
-			t.Errorf("size %d sum %q: %v, want ErrCorrupt naming the key", tc.size, tc.sum, err)
-		}
-	}
-	if _, err := b.ReadVerified(ctx, "a/none", 5, sum); !errors.Is(err, ErrNotFound) {
-		t.Errorf("missing: %v", err)
 	}
 }
 

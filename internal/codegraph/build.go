@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/schema"
 )
 
 // File is one entry of the snapshot to build from.
@@ -67,14 +68,10 @@ type Options struct {
 
 // Extracts are files' extraction results by path, language and content.
 type Extracts struct {
-	// Version is ExtractVersion when they were made; others are not used.
+	// Version is schema.ExtractVersion when they were made; others are not used.
 	Version int
 	Files   map[string][]byte // extractKey → gob of a FileResult
 }
-
-// ExtractVersion changes whenever an extractor's output does, so that
-// results kept by an older build are never reused.
-const ExtractVersion = 7
 
 // extractKey names a file's extraction: its path, language and content.
 func extractKey(path, lang string, src []byte) string {
@@ -90,7 +87,7 @@ func extractKey(path, lang string, src []byte) string {
 // reused is the kept extraction of key, decoded afresh (the builder may
 // change what it is given); nil when there is none.
 func (e *Extracts) reused(key string) *FileResult {
-	if e == nil || e.Version != ExtractVersion {
+	if e == nil || e.Version != schema.ExtractVersion {
 		return nil
 	}
 	data, ok := e.Files[key]
@@ -412,7 +409,7 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 				delete(kept, k)
 			}
 		}
-		g.Extracts = &Extracts{Version: ExtractVersion, Files: kept}
+		g.Extracts = &Extracts{Version: schema.ExtractVersion, Files: kept}
 	}
 	return g, nil
 }

@@ -3,8 +3,6 @@ package codegraph
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,9 +12,9 @@ import (
 	"sync"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/objio"
 	"github.com/locus-dev/locus/internal/parquetcol"
 	"github.com/locus-dev/locus/schema"
 )
@@ -181,21 +179,16 @@ func reuseSegments(existing []storedSegment, need map[string]bool) []schema.Code
 
 // writeSegment stores rows as one segment named by its SHA-256.
 func writeSegment(ctx context.Context, b *blob.Bucket, repo schema.RepoName, rows []schema.CodeRow) (schema.CodeSegment, error) {
-	var buf bytes.Buffer
-	pw := parquet.NewGenericWriter[schema.CodeRow](&buf, parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
-		parquet.PageBufferSize(codePageBytes), parquet.KeyValueMetadata("locus.graph_version", fmt.Sprint(schema.GraphVersion)))
-	if _, err := pw.Write(rows); err != nil {
+	data, err := objio.EncodeParquet(rows, graphFormat, parquet.PageBufferSize(codePageBytes))
+	if err != nil {
 		return schema.CodeSegment{}, fmt.Errorf("code segment of %s: %w", repo, err)
 	}
-	if err := pw.Close(); err != nil {
-		return schema.CodeSegment{}, fmt.Errorf("code segment of %s: %w", repo, err)
+	ref := objio.RefOf("", data)
+	ref.Key = repo.CodeSegmentKey(ref.SHA256)
+	if _, err := objio.WriteBlob(ctx, b, ref.Key, data); err != nil {
+		return schema.CodeSegment{}, fmt.Errorf("write code segment %s: %w", ref.Key, err)
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	seg := schema.CodeSegment{Key: repo.CodePrefix() + hex.EncodeToString(sum[:]) + ".parquet",
-		Bytes: int64(buf.Len()), SHA256: hex.EncodeToString(sum[:]), Rows: len(rows)}
-	if err := b.WriteAll(ctx, seg.Key, buf.Bytes()); err != nil {
-		return schema.CodeSegment{}, fmt.Errorf("write code segment %s: %w", seg.Key, err)
-	}
+	seg := schema.CodeSegment{Key: ref.Key, Bytes: ref.Size, SHA256: ref.SHA256, Rows: len(rows)}
 	return seg, nil
 }
 
@@ -265,17 +258,15 @@ func listCode(ctx context.Context, b *blob.Bucket, repo schema.RepoName) ([]stor
 
 // readSegmentBytes reads a segment and checks its size and SHA-256.
 func readSegmentBytes(ctx context.Context, b *blob.Bucket, seg schema.CodeSegment) ([]byte, error) {
-	data, err := b.ReadAll(ctx, seg.Key)
+	data, err := objio.ReadBlob(ctx, b, segmentRef(seg))
 	if err != nil {
-		return nil, fmt.Errorf("code segment %s: %w", seg.Key, err)
-	}
-	if seg.Bytes > 0 && int64(len(data)) != seg.Bytes {
-		return nil, fmt.Errorf("code segment %s: %d bytes, %d recorded (truncated or replaced): %w", seg.Key, len(data), seg.Bytes, blob.ErrCorrupt)
-	}
-	if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != seg.SHA256 {
-		return nil, fmt.Errorf("code segment %s: SHA-256 %x, %s recorded: %w", seg.Key, h, seg.SHA256, blob.ErrCorrupt)
+		return nil, fmt.Errorf("code segment: %w", err)
 	}
 	return data, nil
+}
+
+func segmentRef(seg schema.CodeSegment) objio.Ref {
+	return objio.Ref{Key: seg.Key, Size: seg.Bytes, SHA256: seg.SHA256}
 }
 
 // segmentHashes decodes only the hash column of a segment.
@@ -299,17 +290,9 @@ func segmentHashes(key string, data []byte) ([]string, error) {
 func readCode(ctx context.Context, b *blob.Bucket, segs []schema.CodeSegment) (map[string]string, error) {
 	parts := make([][]schema.CodeRow, len(segs))
 	err := forEachParallel(ctx, len(segs), func(i int) error {
-		data, err := readSegmentBytes(ctx, b, segs[i])
+		rows, err := objio.ReadParquet[schema.CodeRow](ctx, b, segmentRef(segs[i]), objio.Format{})
 		if err != nil {
-			return err
-		}
-		f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
-		if err != nil {
-			return fmt.Errorf("code segment %s: not readable Parquet (%v): %w", segs[i].Key, err, blob.ErrCorrupt)
-		}
-		rows, err := readRows[schema.CodeRow](f)
-		if err != nil {
-			return fmt.Errorf("code segment %s: %v: %w", segs[i].Key, err, blob.ErrCorrupt)
+			return fmt.Errorf("code segment: %w", err)
 		}
 		parts[i] = rows
 		return nil

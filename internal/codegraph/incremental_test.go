@@ -13,6 +13,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/schema"
 )
 
 // canonical is a graph's nodes and edges, sorted, as JSON: two graphs are
@@ -101,11 +102,11 @@ func TestReuseOnlySameContentAndVersion(t *testing.T) {
 	if second.Stats.Reused != 1 || !bytes.Equal(canonical(t, second), canonical(t, build(c2, Options{}))) {
 		t.Errorf("second build: reused %d (want b.py only), or it differs from a full build", second.Stats.Reused)
 	}
-	old := &Extracts{Version: ExtractVersion - 1, Files: first.Extracts.Files}
+	old := &Extracts{Version: schema.ExtractVersion - 1, Files: first.Extracts.Files}
 	if g := build(c2, Options{Reuse: old}); g.Stats.Reused != 0 {
 		t.Errorf("an older extractor's results were reused for %d files", g.Stats.Reused)
 	}
-	garbage := &Extracts{Version: ExtractVersion, Files: map[string][]byte{}}
+	garbage := &Extracts{Version: schema.ExtractVersion, Files: map[string][]byte{}}
 	for k := range first.Extracts.Files {
 		garbage.Files[k] = []byte("not gob")
 	}

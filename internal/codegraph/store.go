@@ -3,22 +3,17 @@ package codegraph
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/gob"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"unicode/utf8"
 
 	kzstd "github.com/klauspost/compress/zstd"
-	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/objio"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -35,8 +30,9 @@ func Write(ctx context.Context, b *blob.Bucket, repo schema.RepoName, commit str
 // WriteAt is Write with the tables under another prefix (a snapshot's, see
 // schema.RepoName.SnapshotPrefix); the code goes to the same code store.
 func WriteAt(ctx context.Context, b *blob.Bucket, repo schema.RepoName, prefix, commit string, g *Graph) (schema.GraphInfo, error) {
-	info := schema.GraphInfo{Commit: commit, NodesKey: prefix + "nodes.parquet", EdgesKey: prefix + "edges.parquet",
-		ReportKey: prefix + "report.json", Nodes: len(g.Nodes), Edges: len(g.Edges), Files: g.Stats.Files,
+	nodesKey, edgesKey, reportKey, extractsKey := schema.GraphTableKeys(prefix)
+	info := schema.GraphInfo{Commit: commit, NodesKey: nodesKey, EdgesKey: edgesKey,
+		ReportKey: reportKey, Nodes: len(g.Nodes), Edges: len(g.Edges), Files: g.Stats.Files,
 		Languages: g.Stats.FilesByLang, Unresolved: g.Stats.Unresolved, CodeBytes: g.Stats.CodeBytes, MissingFiles: g.Stats.Missing}
 	info.Warning = LanguageWarning(&info)
 	// The edges, and the extractions the build kept, are written beside
@@ -48,9 +44,8 @@ func WriteAt(ctx context.Context, b *blob.Bucket, repo schema.RepoName, prefix, 
 	})
 	if g.Extracts != nil {
 		beside.Go(func() (err error) {
-			key := prefix + "extracts.gob.zst"
-			if info.ExtractsBytes, info.ExtractsSHA256, err = writeExtracts(ctx, b, key, g.Extracts); err == nil {
-				info.ExtractsKey = key
+			if info.ExtractsBytes, info.ExtractsSHA256, err = writeExtracts(ctx, b, extractsKey, g.Extracts); err == nil {
+				info.ExtractsKey = extractsKey
 			}
 			return err
 		})
@@ -127,41 +122,16 @@ func validEdges(edges []Edge) []Edge {
 	return out
 }
 
+// graphFormat is the layout version graph tables and code segments record.
+var graphFormat = objio.Format{Key: "locus.graph_version", Version: schema.GraphVersion}
+
 // writeParquet stores rows at key and returns the object's size and hex SHA-256.
 func writeParquet[T any](ctx context.Context, b *blob.Bucket, key string, rows []T) (int64, string, error) {
-	w, err := b.NewWriter(ctx, key)
+	ref, err := objio.WriteParquet(ctx, b, key, rows, graphFormat)
 	if err != nil {
-		return 0, "", err
+		return 0, "", fmt.Errorf("graph table: %w", err)
 	}
-	h := sha256.New()
-	cw := &countingWriter{w: io.MultiWriter(w, h)}
-	pw := parquet.NewGenericWriter[T](cw, parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
-		parquet.KeyValueMetadata("locus.graph_version", fmt.Sprint(schema.GraphVersion)))
-	for i := 0; i < len(rows); i += 4096 {
-		if _, err := pw.Write(rows[i:min(i+4096, len(rows))]); err != nil {
-			w.Abort()
-			return 0, "", fmt.Errorf("write %s: %w", key, err)
-		}
-	}
-	if err := pw.Close(); err != nil {
-		w.Abort()
-		return 0, "", fmt.Errorf("write %s: %w", key, err)
-	}
-	if err := w.Close(); err != nil {
-		return 0, "", fmt.Errorf("write %s: %w", key, err)
-	}
-	return cw.n, hex.EncodeToString(h.Sum(nil)), nil
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	return n, err
+	return ref.Size, ref.SHA256, nil
 }
 
 // Read loads a stored graph (nodes with their code, and edges; Stats only in
@@ -192,46 +162,15 @@ func Verify(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) error {
 	return err
 }
 
+// readParquet reads a graph table checked against the size and SHA-256
+// the manifest recorded (when it did). Its layout version is not checked:
+// the manifest's GraphVersion is.
 func readParquet[T any](ctx context.Context, b *blob.Bucket, key string, size int64, sum string) ([]T, error) {
-	data, err := b.ReadAll(ctx, key)
+	rows, err := objio.ReadParquet[T](ctx, b, objio.Ref{Key: key, Size: size, SHA256: sum}, objio.Format{})
 	if err != nil {
-		return nil, fmt.Errorf("graph table %s: %w", key, err)
-	}
-	if size > 0 && int64(len(data)) != size {
-		return nil, fmt.Errorf("graph table %s: %d bytes, the manifest recorded %d (truncated or replaced): %w", key, len(data), size, blob.ErrCorrupt)
-	}
-	if sum != "" {
-		if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != sum {
-			return nil, fmt.Errorf("graph table %s: SHA-256 %x, the manifest recorded %s: %w", key, h, sum, blob.ErrCorrupt)
-		}
-	}
-	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		return nil, fmt.Errorf("graph table %s: not a readable Parquet file (%v): %w", key, err, blob.ErrCorrupt)
-	}
-	rows, err := readRows[T](f)
-	if err != nil {
-		return nil, fmt.Errorf("graph table %s: %v: %w", key, err, blob.ErrCorrupt)
+		return nil, fmt.Errorf("graph table: %w", err)
 	}
 	return rows, nil
-}
-
-// readRows decodes every row of f.
-func readRows[T any](f *parquet.File) ([]T, error) {
-	r := parquet.NewGenericReader[T](f)
-	defer r.Close()
-	out := make([]T, 0, f.NumRows())
-	buf := make([]T, 1024)
-	for {
-		n, err := r.Read(buf)
-		out = append(out, buf[:n]...)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 }
 
 // writeExtracts keeps extractions at key (zstd-compressed gob) and returns
@@ -249,11 +188,11 @@ func writeExtracts(ctx context.Context, b *blob.Bucket, key string, e *Extracts)
 	if err := zw.Close(); err != nil {
 		return 0, "", err
 	}
-	if err := b.WriteAll(ctx, key, buf.Bytes()); err != nil {
+	ref, err := objio.WriteBlob(ctx, b, key, buf.Bytes())
+	if err != nil {
 		return 0, "", fmt.Errorf("keep extractions: %w", err)
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	return int64(buf.Len()), hex.EncodeToString(sum[:]), nil
+	return ref.Size, ref.SHA256, nil
 }
 
 // ReadExtracts reads the extraction results a graph kept (nil when it kept
@@ -263,7 +202,7 @@ func ReadExtracts(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*
 	if info.ExtractsKey == "" {
 		return nil, nil
 	}
-	data, err := b.ReadVerified(ctx, info.ExtractsKey, info.ExtractsBytes, info.ExtractsSHA256)
+	data, err := objio.ReadBlob(ctx, b, objio.Ref{Key: info.ExtractsKey, Size: info.ExtractsBytes, SHA256: info.ExtractsSHA256})
 	if err != nil {
 		return nil, err
 	}

@@ -4,11 +4,8 @@ package commits
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"hash"
-	"io"
 	"log/slog"
 	"path"
 	"slices"
@@ -16,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/htmlindex"
@@ -24,6 +20,7 @@ import (
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/objio"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -289,9 +286,7 @@ func parseHash(s string) (gitrepo.Hash, error) {
 type partWriter struct {
 	key     string
 	part    schema.Part
-	w       *blob.Writer
-	cw      *countingWriter
-	pq      *parquet.GenericWriter[schema.CommitFile]
+	pq      *objio.ParquetWriter[schema.CommitFile]
 	rows    []schema.CommitFile
 	pending int // bytes buffered in the current row group
 	limit   int
@@ -304,17 +299,13 @@ type partWriter struct {
 
 func newPartWriter(ctx context.Context, cfg Config, first, last string, want int) (*partWriter, error) {
 	key := cfg.Repo.CommitsPartKey(first, last)
-	w, err := cfg.Bucket.NewWriter(ctx, key)
+	pq, err := objio.NewParquetWriter[schema.CommitFile](ctx, cfg.Bucket, key,
+		objio.Format{Key: "locus.commits_version", Version: schema.CommitsVersion},
+		parquet.KeyValueMetadata("locus.repo", string(cfg.Repo)))
 	if err != nil {
 		return nil, fmt.Errorf("part %s: %w", key, err)
 	}
-	cw := &countingWriter{w: w, h: sha256.New()}
-	pq := parquet.NewGenericWriter[schema.CommitFile](cw,
-		parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
-		parquet.KeyValueMetadata("locus.commits_version", fmt.Sprint(schema.CommitsVersion)),
-		parquet.KeyValueMetadata("locus.repo", string(cfg.Repo)),
-	)
-	return &partWriter{key: key, part: schema.Part{Key: key, First: first, Last: last}, w: w, cw: cw, pq: pq,
+	return &partWriter{key: key, part: schema.Part{Key: key, First: first, Last: last}, pq: pq,
 		limit: cfg.RowGroupBytes, want: want}, nil
 }
 
@@ -376,8 +367,8 @@ func (p *partWriter) writeCommit(repo schema.RepoName, cd *gitrepo.CommitDiff, i
 		}
 		p.rows = append(p.rows, r)
 	}
-	if _, err := p.pq.Write(p.rows); err != nil {
-		return fmt.Errorf("part %s: commit %s: %w", p.key, id, err)
+	if err := p.pq.Write(p.rows); err != nil {
+		return fmt.Errorf("part: commit %s: %w", id, err)
 	}
 	for i := range p.rows {
 		p.pending += len(p.rows[i].Diff) + len(p.rows[i].Message) + 200
@@ -387,7 +378,7 @@ func (p *partWriter) writeCommit(repo schema.RepoName, cd *gitrepo.CommitDiff, i
 	p.part.Commits++
 	if p.pending >= p.limit {
 		if err := p.pq.Flush(); err != nil {
-			return fmt.Errorf("part %s: %w", p.key, err)
+			return fmt.Errorf("part: %w", err)
 		}
 		p.pending = 0
 	}
@@ -395,33 +386,15 @@ func (p *partWriter) writeCommit(repo schema.RepoName, cd *gitrepo.CommitDiff, i
 }
 
 func (p *partWriter) close() (schema.Part, error) {
-	if err := p.pq.Close(); err != nil {
-		p.w.Abort()
-		return p.part, fmt.Errorf("part %s: %w", p.key, err)
+	ref, err := p.pq.Close()
+	if err != nil {
+		return p.part, fmt.Errorf("part: %w", err)
 	}
-	if err := p.w.Close(); err != nil {
-		return p.part, fmt.Errorf("part %s: %w", p.key, err)
-	}
-	p.part.Bytes = p.cw.n
-	p.part.SHA256 = hex.EncodeToString(p.cw.h.Sum(nil))
+	p.part.Bytes, p.part.SHA256 = ref.Size, ref.SHA256
 	return p.part, nil
 }
 
-func (p *partWriter) abort() { p.w.Abort() }
-
-// countingWriter counts and hashes what reaches the store, for the manifest.
-type countingWriter struct {
-	w io.Writer
-	n int64
-	h hash.Hash
-}
-
-func (c *countingWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	c.h.Write(b[:n])
-	return n, err
-}
+func (p *partWriter) abort() { p.pq.Abort() }
 
 // utf8Field returns b as a string when it is valid UTF-8; otherwise a lossy
 // rendering plus the exact bytes, so nothing is lost.

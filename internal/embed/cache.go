@@ -37,7 +37,7 @@ type Cache struct {
 func (c *Cache) prefix(shard string) string { return c.root() + shard + "/" }
 
 func (c *Cache) root() string {
-	return c.Repo.Prefix() + "embeddings/" + schema.SafeKeySegment(c.Model) + "/"
+	return c.Repo.EmbedCachePrefix(c.Model)
 }
 
 func shardOf(hash string) string {

@@ -229,7 +229,7 @@ func sweep(ctx context.Context, b *blob.Bucket, m *schema.Manifest) error {
 	if m.Memory != nil {
 		keep[m.Memory.Key] = true
 	}
-	for _, prefix := range []string{m.Repo.CommitsPrefix(), m.Repo.Prefix() + "graph/", m.Repo.Prefix() + "sparse/", m.Repo.Prefix() + "memory/"} {
+	for _, prefix := range m.Repo.ManifestPrefixes() {
 		objs, err := b.List(ctx, prefix)
 		if err != nil {
 			return err

@@ -33,7 +33,7 @@ type BuildConfig struct {
 // commits table. It returns nil, nil when nothing changed.
 func Build(ctx context.Context, c BuildConfig) (*schema.MemoryInfo, error) {
 	prev := c.Prev
-	current := prev != nil && prev.Memory != nil && prev.Memory.Layout >= Layout
+	current := prev != nil && prev.Memory != nil && prev.Memory.Layout >= schema.MemoryLayout
 	if current && len(c.Parts) == 0 && prev.Head == c.Head {
 		return nil, nil // up to date
 	}
@@ -92,7 +92,7 @@ func Build(ctx context.Context, c BuildConfig) (*schema.MemoryInfo, error) {
 		return nil, fmt.Errorf("memory of %s: %w", c.Repo, err)
 	}
 	t = t.WithRenames(append(slices.Clip(renames), rows.Renames()...))
-	info, err := Write(ctx, c.Bucket, Key(c.Repo, c.Head), t)
+	info, err := Write(ctx, c.Bucket, c.Repo.MemoryKey(c.Head), t)
 	if err != nil {
 		return nil, err
 	}

@@ -187,7 +187,7 @@ func TestStoreRoundTripAndDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := Key("acme/cache", "m")
+	key := schema.RepoName("acme/cache").MemoryKey("m")
 	if key != "repos/acme/cache/memory/m.parquet" {
 		t.Errorf("key %q", key)
 	}
@@ -309,7 +309,7 @@ func TestLargeHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := blobtest.Bucket(t)
-	info, err := Write(context.Background(), b, Key("acme/mono", cs[n-1].ID), tb)
+	info, err := Write(context.Background(), b, schema.RepoName("acme/mono").MemoryKey(cs[n-1].ID), tb)
 	if err != nil {
 		t.Fatal(err)
 	}

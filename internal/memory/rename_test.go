@@ -72,7 +72,7 @@ func TestRenamesSurviveTheStore(t *testing.T) {
 	ctx := context.Background()
 	b := blobtest.Bucket(t)
 	tb := renameHistory(t)
-	info, err := Write(ctx, b, Key("acme/r", "c7"), tb)
+	info, err := Write(ctx, b, schema.RepoName("acme/r").MemoryKey("c7"), tb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestRenamesSurviveTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err = Write(ctx, b, Key("acme/r", "plain"), plain)
+	info, err = Write(ctx, b, schema.RepoName("acme/r").MemoryKey("plain"), plain)
 	if err != nil {
 		t.Fatal(err)
 	}

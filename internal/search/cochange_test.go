@@ -55,7 +55,7 @@ func TestHybridCoChangeEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mi, err := memory.Write(ctx, b, memory.Key(repo, info.Commit), tb)
+	mi, err := memory.Write(ctx, b, repo.MemoryKey(info.Commit), tb)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/llm"
+	"github.com/locus-dev/locus/schema"
 )
 
 // LLMCache keeps LLM answers in the object store by prompt hash, so a replayed
@@ -16,11 +17,9 @@ type LLMCache struct {
 	Bucket *blob.Bucket
 }
 
-func (c *LLMCache) key(k string) string { return "llmcache/" + k[:2] + "/" + k + ".json" }
-
 // Get implements llm.Cache.
 func (c *LLMCache) Get(ctx context.Context, k string) (llm.Response, bool, error) {
-	data, err := c.Bucket.ReadAll(ctx, c.key(k))
+	data, err := c.Bucket.ReadAll(ctx, schema.LLMCacheKey(k))
 	if errors.Is(err, blob.ErrNotFound) {
 		return llm.Response{}, false, nil
 	}
@@ -41,5 +40,5 @@ func (c *LLMCache) Put(ctx context.Context, k string, r llm.Response) error {
 	if err != nil {
 		return fmt.Errorf("llm cache: %w", err)
 	}
-	return c.Bucket.WriteAll(ctx, c.key(k), data)
+	return c.Bucket.WriteAll(ctx, schema.LLMCacheKey(k), data)
 }

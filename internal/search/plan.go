@@ -73,11 +73,6 @@ func readFunctionItems(ctx context.Context, d Deps, repo schema.RepoName, info s
 	return fns, items, nil
 }
 
-// pendingPrefix holds the batches of one indexing run.
-func pendingPrefix(repo schema.RepoName, model, commit string) string {
-	return repo.Prefix() + "embeddings/" + schema.SafeKeySegment(model) + "-pending/" + commit + "/"
-}
-
 // PlanEmbed finds the functions whose documents neither the vector store
 // nor the cache has a vector for and stores them as batches of at most
 // batchSize; it returns the batch keys.
@@ -102,7 +97,7 @@ func PlanEmbed(ctx context.Context, d Deps, repo schema.RepoName, info schema.Gr
 		return nil, err
 	}
 	var keys []string
-	prefix := pendingPrefix(repo, d.Embedder.Name(), info.Commit)
+	prefix := repo.EmbedPendingPrefix(d.Embedder.Name(), info.Commit)
 	for i := 0; i < len(missing); i += batchSize {
 		data, err := json.Marshal(missing[i:min(i+batchSize, len(missing))])
 		if err != nil {
@@ -141,7 +136,7 @@ func FinishIndex(ctx context.Context, d Deps, repo schema.RepoName, info schema.
 	if err != nil {
 		return nil, err
 	}
-	objs, err := d.Bucket.List(ctx, pendingPrefix(repo, d.Embedder.Name(), info.Commit))
+	objs, err := d.Bucket.List(ctx, repo.EmbedPendingPrefix(d.Embedder.Name(), info.Commit))
 	if err != nil {
 		return nil, err
 	}

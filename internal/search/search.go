@@ -82,11 +82,6 @@ func sharedLocal(b *blob.Bucket, model string, dim int) *vectors.Local {
 	return l
 }
 
-// SparseKey is where the BM25 index over a commit's function documents lives.
-func SparseKey(repo schema.RepoName, commit string) string {
-	return repo.Prefix() + "sparse/" + commit + "/functions.bm25"
-}
-
 // Document is what gets embedded and BM25-indexed for a function node;
 // classes holds the ids of class nodes.
 func Document(n codegraph.Node, classes map[string]bool) string {
@@ -121,7 +116,7 @@ type IndexResult struct {
 // the result equals a full rebuild's (TestReindexTouchesOnlyTheChange).
 func IndexRepo(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) (*IndexResult, error) {
 	d.defaults()
-	key := SparseKey(repo, info.Commit)
+	key := repo.SparseKey(info.Commit)
 	// The vector store keeps each node's document hash (code, path and
 	// summary): an equal one means an equal vector, already stored, so
 	// only the other functions' vectors are looked up or embedded.
@@ -448,7 +443,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 	var co spider.Overlay // hybrid: co-change edges from memory
 	switch p.Method {
 	case MethodSR, MethodSpISR, MethodHybrid:
-		key := SparseKey(repo, graph.Commit)
+		key := repo.SparseKey(graph.Commit)
 		if snap != nil {
 			key = snap.Search.SparseKey
 		}

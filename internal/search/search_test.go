@@ -122,7 +122,7 @@ func TestPlanEmbedBatches(t *testing.T) {
 	if err != nil || res.Embedded != 0 || res.Functions != 9 {
 		t.Fatalf("finish: %+v %v; want everything from the cache", res, err)
 	}
-	left, _ := b.List(ctx, pendingPrefix(repo, "lexical-hash-512", info.Commit))
+	left, _ := b.List(ctx, repo.EmbedPendingPrefix("lexical-hash-512", info.Commit))
 	if len(left) != 0 {
 		t.Errorf("%d planned batches left behind", len(left))
 	}
@@ -280,7 +280,7 @@ func TestHybridFusesMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mi, err := memory.Write(ctx, b, memory.Key(repo, info.Commit), tb)
+	mi, err := memory.Write(ctx, b, repo.MemoryKey(info.Commit), tb)
 	if err != nil {
 		t.Fatal(err)
 	}

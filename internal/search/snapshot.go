@@ -15,11 +15,6 @@ import (
 	"github.com/locus-dev/locus/schema"
 )
 
-// SnapshotSparseKey is where the BM25 index of a snapshot lives.
-func SnapshotSparseKey(repo schema.RepoName, commit string) string {
-	return repo.SnapshotPrefix(commit) + "functions.bm25"
-}
-
 // ReadSnapshot returns the snapshot manifest of repo at commit (a full
 // commit id), or nil when none is published.
 func ReadSnapshot(ctx context.Context, b *blob.Bucket, repo schema.RepoName, commit string) (*schema.SnapshotManifest, error) {
@@ -79,7 +74,7 @@ func PublishSnapshot(ctx context.Context, b *blob.Bucket, m *schema.SnapshotMani
 // and dense queries of the snapshot read the cache (see snapshotVectors).
 func IndexSnapshot(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) (*IndexResult, error) {
 	d.defaults()
-	ef, err := embedFunctions(ctx, d, repo, info, SnapshotSparseKey(repo, info.Commit), fmt.Sprintf("index snapshot %s@%s", repo, info.Commit), nil, nil)
+	ef, err := embedFunctions(ctx, d, repo, info, repo.SnapshotSparseKey(info.Commit), fmt.Sprintf("index snapshot %s@%s", repo, info.Commit), nil, nil)
 	if err != nil {
 		return nil, err
 	}

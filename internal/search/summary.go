@@ -32,20 +32,13 @@ type Summarizer struct {
 // Name is the chat model's name.
 func (s *Summarizer) Name() string { return s.Chat.Name() }
 
-// SummariesKey is where a repository's summaries by model live: one JSON
-// object from function content hash to summary, so a function keeps its
-// summary while its code is unchanged, at any commit.
-func SummariesKey(repo schema.RepoName, model string) string {
-	return repo.Prefix() + "summaries/" + schema.SafeKeySegment(model) + ".json"
-}
-
 // Summaries are function summaries by content hash.
 type Summaries map[string]string
 
 // ReadSummaries reads the summaries of repo by model; none stored is an
 // empty map, a damaged object an error naming it.
 func ReadSummaries(ctx context.Context, b *blob.Bucket, repo schema.RepoName, model string) (Summaries, error) {
-	key := SummariesKey(repo, model)
+	key := repo.SummariesKey(model)
 	data, err := b.ReadAll(ctx, key)
 	if errors.Is(err, blob.ErrNotFound) {
 		return Summaries{}, nil
@@ -115,7 +108,7 @@ func SummarizeFunctions(ctx context.Context, d Deps, repo schema.RepoName, info 
 		}
 		// Stored even when the attempt is being cancelled: what was
 		// answered is paid for, and the retry resumes after it.
-		if err := d.Bucket.WriteAll(context.WithoutCancel(ctx), SummariesKey(repo, s.Name()), data); err != nil {
+		if err := d.Bucket.WriteAll(context.WithoutCancel(ctx), repo.SummariesKey(s.Name()), data); err != nil {
 			return fmt.Errorf("summarize %s: store: %w", repo, err)
 		}
 		unsaved = 0

@@ -100,10 +100,10 @@ func TestSummariesJoinDocuments(t *testing.T) {
 
 	// A damaged summaries object: indexing says which and how to fix it;
 	// summarizing replaces it.
-	if err := b.WriteAll(ctx, SummariesKey(repo, "fake-summaries"), []byte("{not json")); err != nil {
+	if err := b.WriteAll(ctx, repo.SummariesKey("fake-summaries"), []byte("{not json")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := IndexRepo(ctx, d, repo, info); err == nil || !strings.Contains(err.Error(), SummariesKey(repo, "fake-summaries")+" is damaged") {
+	if _, err := IndexRepo(ctx, d, repo, info); err == nil || !strings.Contains(err.Error(), repo.SummariesKey("fake-summaries")+" is damaged") {
 		t.Errorf("damaged summaries: %v", err)
 	}
 	if _, err := SummarizeFunctions(ctx, d, repo, info, nil); err != nil {

@@ -3,9 +3,7 @@ package sparse
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -13,6 +11,8 @@ import (
 	"math"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/objio"
+	"github.com/locus-dev/locus/schema"
 )
 
 // File format, version 1. All integers little-endian.
@@ -20,7 +20,7 @@ import (
 //	offset  size  field
 //	0       8     magic "LOCUSBM\x19"
 //	8       2     format version (1)
-//	10      2     tokenizer version (TokenizerVersion)
+//	10      2     tokenizer version (schema.TokenizerVersion)
 //	12      4     flags, must be 0
 //	16      8     k1 (IEEE 754 float64)
 //	24      8     b  (IEEE 754 float64)
@@ -49,9 +49,8 @@ import (
 // varint-encoded and are decoded only for query terms at search time. Loading
 // is thus a checksum, a few table copies and one log per term for IDF.
 const (
-	formatVersion = 1
-	headerSize    = 64
-	trailerSize   = 4
+	headerSize  = 64
+	trailerSize = 4
 )
 
 var magic = [8]byte{'L', 'O', 'C', 'U', 'S', 'B', 'M', 0x19}
@@ -114,26 +113,18 @@ func Digest(ctx context.Context, bucket *blob.Bucket, key string) (int64, string
 	if _, err := Decode(data); err != nil {
 		return 0, "", fmt.Errorf("sparse: digest %s: %w", key, err)
 	}
-	h := sha256.Sum256(data)
-	return int64(len(data)), hex.EncodeToString(h[:]), nil
+	ref := objio.RefOf(key, data)
+	return ref.Size, ref.SHA256, nil
 }
 
 // LoadVerified is Load that also checks the size and hex SHA-256 recorded
 // when the index was written (0 and "" skip the check, for manifests written
 // before they were recorded): an index replaced by another one, valid in
-// itself, is reported as ErrCorrupt too.
+// itself, is reported as blob.ErrCorrupt too (see objio.ReadBlob).
 func LoadVerified(ctx context.Context, bucket *blob.Bucket, key string, size int64, sum string) (*Index, error) {
-	data, err := bucket.ReadAll(ctx, key)
+	data, err := objio.ReadBlob(ctx, bucket, objio.Ref{Key: key, Size: size, SHA256: sum})
 	if err != nil {
-		return nil, fmt.Errorf("sparse: load %s: %w", key, err)
-	}
-	if size > 0 && int64(len(data)) != size {
-		return nil, fmt.Errorf("sparse: load %s: %d bytes, the manifest recorded %d (truncated or replaced): %w", key, len(data), size, ErrCorrupt)
-	}
-	if sum != "" {
-		if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != sum {
-			return nil, fmt.Errorf("sparse: load %s: SHA-256 %x, the manifest recorded %s: %w", key, h, sum, ErrCorrupt)
-		}
+		return nil, fmt.Errorf("sparse: load: %w", err)
 	}
 	ix, err := Decode(data)
 	if err != nil {
@@ -154,8 +145,8 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	cw := &crcWriter{w: w}
 	var h [headerSize]byte
 	copy(h[0:8], magic[:])
-	binary.LittleEndian.PutUint16(h[8:], formatVersion)
-	binary.LittleEndian.PutUint16(h[10:], TokenizerVersion)
+	binary.LittleEndian.PutUint16(h[8:], schema.SparseIndexVersion)
+	binary.LittleEndian.PutUint16(h[10:], schema.TokenizerVersion)
 	binary.LittleEndian.PutUint64(h[16:], math.Float64bits(ix.cfg.K1))
 	binary.LittleEndian.PutUint64(h[24:], math.Float64bits(ix.cfg.B))
 	binary.LittleEndian.PutUint32(h[32:], uint32(ix.nDocs))
@@ -231,11 +222,11 @@ func Decode(data []byte) (*Index, error) {
 		return nil, corrupt("bad magic %q: not a sparse index", data[:8])
 	}
 	le := binary.LittleEndian
-	if v := le.Uint16(data[8:]); v != formatVersion {
-		return nil, fmt.Errorf("%w: format version %d, this build reads %d", ErrVersion, v, formatVersion)
+	if v := le.Uint16(data[8:]); v != schema.SparseIndexVersion {
+		return nil, fmt.Errorf("%w: format version %d, this build reads %d", ErrVersion, v, schema.SparseIndexVersion)
 	}
-	if v := le.Uint16(data[10:]); v != TokenizerVersion {
-		return nil, fmt.Errorf("%w: built with tokenizer version %d, this build tokenizes queries with %d", ErrVersion, v, TokenizerVersion)
+	if v := le.Uint16(data[10:]); v != schema.TokenizerVersion {
+		return nil, fmt.Errorf("%w: built with tokenizer version %d, this build tokenizes queries with %d", ErrVersion, v, schema.TokenizerVersion)
 	}
 	if len(data) < headerSize+trailerSize {
 		return nil, corrupt("truncated: %d bytes, shorter than header and checksum (%d)", len(data), headerSize+trailerSize)

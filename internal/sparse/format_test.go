@@ -12,6 +12,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/blob/fileblob"
+	"github.com/locus-dev/locus/schema"
 )
 
 const testKey = "repos/acme+widget/sparse/0123abcd/functions.bm25"
@@ -163,7 +164,7 @@ func TestLoadWrongVersion(t *testing.T) {
 	data := encode(t, build(t, DefaultConfig(), tiny))
 
 	v2 := slices.Clone(data)
-	binary.LittleEndian.PutUint16(v2[8:], formatVersion+1)
+	binary.LittleEndian.PutUint16(v2[8:], schema.SparseIndexVersion+1)
 	if err := bucket.WriteAll(ctx, testKey, v2); err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestLoadWrongVersion(t *testing.T) {
 	}
 
 	tok := slices.Clone(data)
-	binary.LittleEndian.PutUint16(tok[10:], TokenizerVersion+1)
+	binary.LittleEndian.PutUint16(tok[10:], schema.TokenizerVersion+1)
 	if _, err := Decode(tok); !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "tokenizer version") {
 		t.Fatalf("tokenizer version: err = %v", err)
 	}

@@ -6,11 +6,9 @@ import (
 	"unicode/utf8"
 )
 
-// TokenizerVersion identifies the behaviour of Tokenize. It is stored in every
-// persisted index and checked on load, because an index queried with tokens
-// produced by different rules silently loses recall. Bump it whenever a change
-// to this file can change the output of Tokenize.
-const TokenizerVersion = 1
+// The behaviour of Tokenize is versioned by schema.TokenizerVersion, stored
+// in every index and checked on load: bump it whenever a change to this file
+// can change the output of Tokenize.
 
 const (
 	// MinTokenRunes is the shortest token kept, in runes.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
+	"github.com/locus-dev/locus/schema"
 )
 
 func sampleRecords() []Record {
@@ -35,7 +36,7 @@ func TestPartRoundTripAndDamage(t *testing.T) {
 	ctx := context.Background()
 	b := blobtest.Bucket(t)
 	recs := sampleRecords()
-	key := PartKey("run-1", "acme/w", 0)
+	key := schema.TripletsPartKey("run-1", "acme/w", 0)
 	if key != "triplets/run-1/repo=acme+w/part-00000.parquet" {
 		t.Errorf("key %q", key)
 	}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/locus-dev/locus/internal/blob"
@@ -192,17 +191,11 @@ func MineChunk(ctx context.Context, c ChunkConfig) (ChunkResult, error) {
 		return ChunkResult{}, fmt.Errorf("triplets %s chunk %d: %w", c.Repo, c.Chunk, err)
 	}
 	st.ReadMs += readTime.Milliseconds()
-	part, err := WritePart(ctx, c.Bucket, PartKey(c.Run, c.Repo, c.Chunk), recs)
+	part, err := WritePart(ctx, c.Bucket, schema.TripletsPartKey(c.Run, c.Repo, c.Chunk), recs)
 	if err != nil {
 		return ChunkResult{}, err
 	}
 	return ChunkResult{Part: part, Stats: st}, nil
-}
-
-// InstancesPartKey is where a run's records from benchmark instances of
-// repo live (beside its chunk parts).
-func InstancesPartKey(run string, repo schema.RepoName) string {
-	return strings.TrimSuffix(PartKey(run, repo, 0), "part-00000.parquet") + "instances.parquet"
 }
 
 // InstancesKey is where a run's instance file is stored: by the hash of
@@ -215,7 +208,7 @@ func IssuesKey(data []byte) string { return inputKey("issues", data) }
 
 func inputKey(kind string, data []byte) string {
 	sum := sha256.Sum256(data)
-	return "triplets/inputs/" + kind + "-" + hex.EncodeToString(sum[:8]) + ".json"
+	return schema.TripletsInputKey(kind, hex.EncodeToString(sum[:8]))
 }
 
 // ReadIssues reads issue texts stored at key ("" : none).
@@ -255,7 +248,7 @@ func MineInstanceFile(ctx context.Context, c ChunkConfig, key string) (ChunkResu
 	if err != nil {
 		return ChunkResult{}, fmt.Errorf("triplets %s instances: %w", c.Repo, err)
 	}
-	part, err := WritePart(ctx, c.Bucket, InstancesPartKey(c.Run, c.Repo), recs)
+	part, err := WritePart(ctx, c.Bucket, schema.TripletsInstancesKey(c.Run, c.Repo), recs)
 	if err != nil {
 		return ChunkResult{}, err
 	}

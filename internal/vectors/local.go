@@ -56,7 +56,7 @@ func NewLocal(b *blob.Bucket, model string, dim int) *Local {
 }
 
 func (l *Local) key(repo string) string {
-	return schema.RepoName(repo).Prefix() + "vectors/" + schema.SafeKeySegment(l.model) + ".vec"
+	return schema.RepoName(repo).VectorsKey(l.model)
 }
 
 func (l *Local) repo(ctx context.Context, repo string) (*localRepo, error) {
