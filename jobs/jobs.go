@@ -215,7 +215,7 @@ func FleetID(in schema.IndexFleetInput) string {
 // travel as a blob key, never as a payload.
 func StartFleet(ctx context.Context, c client.Client, b *blob.Bucket, id string, in schema.IndexFleetInput) (client.WorkflowRun, error) {
 	if len(in.Repos) > activities.InlineRepos {
-		key := schema.RunPrefix(id) + "repos.json"
+		key := schema.FleetReposKey(id)
 		if err := storeJSON(ctx, b, key, in.Repos); err != nil {
 			return nil, err
 		}

@@ -68,7 +68,7 @@ type TripletsRepoInput struct {
 }
 
 // TripletsResult is what BuildTriplets returns: totals and where each
-// run's per-repository results are (activities.TripletsResultsKey).
+// run's per-repository results are (schema.TripletsResultsKey).
 type TripletsResult struct {
 	Run        string   `json:"run"`
 	Repos      int      `json:"repos"`
