@@ -197,7 +197,7 @@ func TestRepoDirErrors(t *testing.T) {
 
 // TestSharedBench loads the real benchmark files when present.
 func TestSharedBench(t *testing.T) {
-	const dir = "../../../../shared/bench"
+	const dir = "../../../shared/bench"
 	if _, err := os.Stat(dir); err != nil {
 		t.Skip("shared bench not present")
 	}
