@@ -1,4 +1,8 @@
-package onnx
+// Package onnxtest writes BERT encoders in ONNX with deterministic random
+// weights and BERT's uncased vocabulary: models whose vectors mean nothing,
+// for the onnx package's tests and the embedding speed benchmark, where a
+// real model's weights cannot be had.
+package onnxtest
 
 import (
 	_ "embed"
@@ -24,9 +28,9 @@ type BERTConfig struct {
 	// Runtime's dynamic quantization writes them; default float32.
 	Int8 bool
 
-	// Broken models, for tests of what Open and Embed refuse:
-	nan    bool // a NaN weight, so every output is NaN
-	pooled bool // the output is [batch, hidden], not token states
+	// Broken models, for tests of what onnx.Open and Embed refuse:
+	NaN    bool // a NaN weight, so every output is NaN
+	Pooled bool // the output is [batch, hidden], not token states
 }
 
 // MiniLML6 is the shape of all-MiniLM-L6-v2 (6 layers, 384 wide, 12 heads).
@@ -105,7 +109,7 @@ func buildBERT(c BERTConfig) []byte {
 	for _, in := range []string{"input_ids", "attention_mask", "token_type_ids"} {
 		g.inputs = append(g.inputs, valueInfo(in, elemInt64, []int64{-1, -1}, syms))
 	}
-	if c.pooled {
+	if c.Pooled {
 		g.outputs = append(g.outputs, valueInfo("pooler_output", elemFloat, []int64{-1, H}, syms))
 	} else {
 		g.outputs = append(g.outputs, valueInfo("last_hidden_state", elemFloat, []int64{-1, -1, H}, syms))
@@ -160,7 +164,7 @@ func buildBERT(c BERTConfig) []byte {
 			y = g.op("MatMul", []string{in, g.floats(name+".weight", wv, int64(from), int64(to))})
 		}
 		bv := rnd(to, 0.02)
-		if c.nan {
+		if c.NaN {
 			bv[0] = float32(math.NaN())
 		}
 		return g.op("Add", []string{y, g.floats(name+".bias", bv, int64(to))})
@@ -186,7 +190,7 @@ func buildBERT(c BERTConfig) []byte {
 	}
 	// The graph's output is named as the exports name it.
 	out := pb(nil).str(nodeInput, x).str(nodeOutput, "last_hidden_state").str(nodeName, "output").str(nodeOpType, "Identity")
-	if c.pooled {
+	if c.Pooled {
 		out = pb(nil).str(nodeInput, x).str(nodeOutput, "pooler_output").str(nodeName, "output").str(nodeOpType, "ReduceMean").
 			bytes(nodeAttribute, intsAttr("axes", 1).encode()).bytes(nodeAttribute, iattr("keepdims", 0).encode())
 	}
