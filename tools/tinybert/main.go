@@ -1,6 +1,6 @@
 // Command tinybert writes a BERT encoder with deterministic random weights
 // (model.onnx and BERT's uncased vocab.txt) for `--embedder onnx:///DIR`:
-// the model the tests and `locus bench embed` use, for measuring speed
+// the model the tests and `locus-dev bench embed` use, for measuring speed
 // where real weights cannot be had. Its vectors mean nothing.
 //
 //	go run ./tools/tinybert -out DIR [-shape tiny|minilm-l6] [-int8]
