@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +21,7 @@ import (
 // Target resolves a repository read in place (a working copy or a bare
 // directory) and a ref (empty: HEAD) to its git directory and commit.
 func Target(repo, ref string) (string, gitrepo.Hash, error) {
-	gitDir, err := GitDir(repo)
+	gitDir, err := gitrepo.GitDir(repo)
 	if err != nil {
 		return "", gitrepo.ZeroHash, err
 	}
@@ -31,21 +30,6 @@ func Target(repo, ref string) (string, gitrepo.Hash, error) {
 		return "", gitrepo.ZeroHash, fmt.Errorf("resolve %q in %s: %w", ref, repo, err)
 	}
 	return gitDir, head, nil
-}
-
-// GitDir returns the git directory of a working copy, or dir itself if bare.
-func GitDir(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("repository %s: %w", dir, err)
-	}
-	if st, err := os.Stat(filepath.Join(abs, ".git")); err == nil && st.IsDir() {
-		return filepath.Join(abs, ".git"), nil
-	}
-	if _, err := os.Stat(filepath.Join(abs, "objects")); err != nil {
-		return "", fmt.Errorf("%s is not a git repository", dir)
-	}
-	return abs, nil
 }
 
 // ChildFunc returns the command that runs one measured pass in a fresh

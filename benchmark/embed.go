@@ -14,7 +14,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/embed"
-	"github.com/locus-dev/locus/internal/embed/onnx"
+	"github.com/locus-dev/locus/internal/embed/onnx/onnxtest"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/search"
 )
@@ -25,7 +25,7 @@ type EmbedOptions struct {
 	GitDir string
 	Head   gitrepo.Hash
 	// Model is a model directory (model.onnx and its tokenizer); "" writes
-	// a MiniLM-L6-shaped BERT with random weights (onnx.MiniLML6), which
+	// a MiniLM-L6-shaped BERT with random weights (onnxtest.MiniLML6), which
 	// costs what all-MiniLM-L6-v2 costs.
 	Model string
 	// Tokens: the max_tokens settings to time; default 256 and 128.
@@ -114,13 +114,13 @@ func Embed(ctx context.Context, o EmbedOptions) (*EmbedResult, error) {
 			kinds = append(kinds, true)
 		}
 		for _, int8 := range kinds {
-			c := onnx.MiniLML6
+			c := onnxtest.MiniLML6
 			c.Int8 = int8
 			dir, label := filepath.Join(tmp, "minilm-l6-f32"), "MiniLM-L6-shaped, float32"
 			if int8 {
 				dir, label = filepath.Join(tmp, "minilm-l6-int8"), "MiniLM-L6-shaped, int8"
 			}
-			if err := onnx.WriteBERT(dir, c); err != nil {
+			if err := onnxtest.WriteBERT(dir, c); err != nil {
 				return nil, fmt.Errorf("bench embed: write the model: %w", err)
 			}
 			for _, t := range o.Tokens {
@@ -130,7 +130,7 @@ func Embed(ctx context.Context, o EmbedOptions) (*EmbedResult, error) {
 				variants = append(variants, variant{dir, t, label + ", every text cut to max", true})
 			}
 		}
-		c := onnx.MiniLML6
+		c := onnxtest.MiniLML6
 		res.Model = fmt.Sprintf("generated BERT, %d layers, hidden %d, %d heads, FFN %d, random weights (all-MiniLM-L6-v2's shape)", c.Layers, c.Hidden, c.Heads, c.FFN)
 	} else {
 		for _, t := range o.Tokens {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/locus-dev/locus/internal/embed/onnx"
+	"github.com/locus-dev/locus/internal/embed/onnx/onnxtest"
 )
 
 func TestEmbed(t *testing.T) {
@@ -15,7 +16,7 @@ func TestEmbed(t *testing.T) {
 	}
 	gitDir, head := fixture(t)
 	model := t.TempDir()
-	if err := onnx.WriteBERT(model, onnx.BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
+	if err := onnxtest.WriteBERT(model, onnxtest.BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := Embed(context.Background(), EmbedOptions{GitDir: gitDir, Head: head, Model: model, Tokens: []int{16, 8}, Functions: 2})

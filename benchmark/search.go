@@ -33,7 +33,7 @@ type Hit struct {
 }
 
 // Peer is another BM25 engine measured against ours on the same documents
-// and queries. It lives outside the main binary (see cmd/locus-bench), so
+// and queries. Only cmd/locus-dev links one (benchmark/blevepeer), so
 // locus itself does not carry the peer's code.
 type Peer interface {
 	Name() string
@@ -445,7 +445,7 @@ func WriteSearchTable(w io.Writer, r *SearchResult) error {
 		row("max_score_rel_diff", p.MaxScoreRelDiff)
 		row("mean_top10_overlap", p.MeanOverlap)
 	} else {
-		row("peer", "none (the bleve comparison: go run ./cmd/locus-bench search --repo DIR)")
+		row("peer", "none (the bleve comparison: locus-dev bench search --peer bleve)")
 	}
 	row("spider_p50_ms", r.SpiderP50)
 	row("spider_p99_ms", r.SpiderP99)

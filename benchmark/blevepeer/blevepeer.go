@@ -1,5 +1,5 @@
 // Package blevepeer is bleve's BM25 as the peer of locus's own in the
-// search benchmark; only cmd/locus-bench imports it, so the locus binary
+// search benchmark; only cmd/locus-dev imports it, so the locus binary
 // does not carry bleve.
 package blevepeer
 

@@ -10,13 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locus-dev/locus/benchmark"
 	"github.com/locus-dev/locus/eval/funceval"
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/dataset"
 	"github.com/locus-dev/locus/internal/eval/commitrun"
 	"github.com/locus-dev/locus/internal/eval/metrics"
 	"github.com/locus-dev/locus/internal/eval/report"
+	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/jobs"
 	"go.temporal.io/sdk/client"
@@ -115,7 +115,7 @@ func DefaultOutDir(dataDir, benchFile string) string {
 func Resolver(root string, paths map[string]string) func(string) (string, error) {
 	return func(repo string) (string, error) {
 		if p, ok := paths[strings.ToLower(repo)]; ok {
-			d, err := benchmark.GitDir(p)
+			d, err := gitrepo.GitDir(p)
 			if err != nil {
 				return "", fmt.Errorf("repository %s: %w", repo, err)
 			}

@@ -257,7 +257,7 @@ var schedCases = []badCase{
 		},
 	},
 	helpCase("help-lists-every-command", []string{"--help"}, "schedule create|list|describe|pause|unpause|trigger|backfill|delete",
-		"locus triplets stats DIR", "locus triplets fit DIR", "scrape|graph|search|backlog|reindex|ctags|embed|history"),
+		"locus triplets stats DIR", "locus triplets fit DIR", "locus eval"),
 	helpCase("help-schedule-trigger-names-name", []string{"schedule", "trigger", "--help"}, "usage: locus schedule trigger NAME"),
 	helpCase("help-schedule-delete-names-name", []string{"schedule", "delete", "--help"}, "usage: locus schedule delete NAME"),
 }

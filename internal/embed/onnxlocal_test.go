@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/locus-dev/locus/internal/embed/onnx"
+	"github.com/locus-dev/locus/internal/embed/onnx/onnxtest"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 )
 
@@ -21,7 +22,7 @@ func TestOpenONNXWithCache(t *testing.T) {
 		t.Skipf("%v", err) // CI installs the runtime and fails this skip
 	}
 	dir := t.TempDir()
-	if err := onnx.WriteBERT(dir, onnx.BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
+	if err := onnxtest.WriteBERT(dir, onnxtest.BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -62,7 +63,7 @@ func TestOpenONNXFromHub(t *testing.T) {
 		t.Skipf("%v", err) // CI installs the runtime and fails this skip
 	}
 	src := t.TempDir()
-	if err := onnx.WriteBERT(src, onnx.BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
+	if err := onnxtest.WriteBERT(src, onnxtest.BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
 		t.Fatal(err)
 	}
 	var requests atomic.Int32

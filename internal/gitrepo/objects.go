@@ -538,5 +538,21 @@ func checkGitDir(dir string) error {
 	return nil
 }
 
+// GitDir returns the git directory of a working copy (its .git), or dir
+// itself if it is a bare repository (has objects/).
+func GitDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("repository %s: %w", dir, err)
+	}
+	if st, err := os.Stat(filepath.Join(abs, ".git")); err == nil && st.IsDir() {
+		return filepath.Join(abs, ".git"), nil
+	}
+	if _, err := os.Stat(filepath.Join(abs, "objects")); err != nil {
+		return "", fmt.Errorf("%s is not a git repository", dir)
+	}
+	return abs, nil
+}
+
 // ParseHash parses a 40-digit hex commit id.
 func ParseHash(s string) (Hash, bool) { return parseHex([]byte(s)) }

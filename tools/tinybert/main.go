@@ -1,6 +1,6 @@
 // Command tinybert writes a BERT encoder with deterministic random weights
 // (model.onnx and BERT's uncased vocab.txt) for `--embedder onnx:///DIR`:
-// the model the tests and `locus bench embed` use, for measuring speed
+// the model the tests and `locus-dev bench embed` use, for measuring speed
 // where real weights cannot be had. Its vectors mean nothing.
 //
 //	go run ./tools/tinybert -out DIR [-shape tiny|minilm-l6] [-int8]
@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/locus-dev/locus/internal/embed/onnx"
+	"github.com/locus-dev/locus/internal/embed/onnx/onnxtest"
 )
 
 func main() {
@@ -19,11 +19,11 @@ func main() {
 	shape := flag.String("shape", "minilm-l6", "tiny (2 layers, 32 wide, as the tests) or minilm-l6 (all-MiniLM-L6-v2's shape)")
 	int8 := flag.Bool("int8", false, "int8 weights (dynamic quantization's layout)")
 	flag.Parse()
-	var c onnx.BERTConfig
+	var c onnxtest.BERTConfig
 	switch *shape {
 	case "tiny":
 	case "minilm-l6":
-		c = onnx.MiniLML6
+		c = onnxtest.MiniLML6
 	default:
 		fmt.Fprintf(os.Stderr, "tinybert: -shape %q: want tiny or minilm-l6\n", *shape)
 		os.Exit(2)
@@ -33,7 +33,7 @@ func main() {
 		os.Exit(2)
 	}
 	c.Int8 = *int8
-	if err := onnx.WriteBERT(*out, c); err != nil {
+	if err := onnxtest.WriteBERT(*out, c); err != nil {
 		fmt.Fprintf(os.Stderr, "tinybert: %v\n", err)
 		os.Exit(1)
 	}

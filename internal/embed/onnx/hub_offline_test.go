@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/locus-dev/locus/internal/embed/onnx/onnxtest"
 )
 
 // noNetwork is a hub that fails the test if it is asked anything.
@@ -26,7 +28,7 @@ func noNetwork(t *testing.T) string {
 func TestHubOffline(t *testing.T) {
 	ctx := context.Background()
 	src := t.TempDir()
-	if err := WriteBERT(src, BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
+	if err := onnxtest.WriteBERT(src, onnxtest.BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
 		t.Fatal(err)
 	}
 	cached := t.TempDir()

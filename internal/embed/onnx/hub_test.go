@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/locus-dev/locus/internal/embed/onnx/onnxtest"
 )
 
 // hubServer serves the files of dir as repository org/name at revision
@@ -32,7 +34,7 @@ func hubServer(t *testing.T, repo string, files map[string]string) (*httptest.Se
 
 func TestHubFetch(t *testing.T) {
 	src := t.TempDir()
-	if err := WriteBERT(src, BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
+	if err := onnxtest.WriteBERT(src, onnxtest.BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
 		t.Fatal(err)
 	}
 	files := map[string]string{"onnx/model.onnx": filepath.Join(src, "model.onnx"), "vocab.txt": filepath.Join(src, "vocab.txt")}
@@ -93,7 +95,7 @@ func srv2(t *testing.T, src string) string {
 
 func TestHubFetchFailures(t *testing.T) {
 	src := t.TempDir()
-	if err := WriteBERT(src, BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
+	if err := onnxtest.WriteBERT(src, onnxtest.BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -130,7 +132,7 @@ func TestHubFetchFailures(t *testing.T) {
 	}
 	// Files placed by hand where the download would go are used as they are.
 	hub := &Hub{Endpoint: down.URL, Dir: t.TempDir()}
-	if err := WriteBERT(filepath.Join(hub.Dir, "acme", "tiny"), BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
+	if err := onnxtest.WriteBERT(filepath.Join(hub.Dir, "acme", "tiny"), onnxtest.BERTConfig{Hidden: 16, Heads: 2, Layers: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if dir, err := hub.Fetch(ctx, "acme/tiny", "", ""); err != nil || dir != filepath.Join(hub.Dir, "acme", "tiny") {

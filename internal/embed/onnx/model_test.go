@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/locus-dev/locus/internal/embed/onnx/onnxtest"
 )
 
 // requireRuntime skips when the ONNX Runtime library is missing here; CI
@@ -21,10 +23,10 @@ func requireRuntime(t *testing.T) {
 }
 
 // modelDir writes a model of shape c with BERT's uncased vocabulary.
-func modelDir(t *testing.T, c BERTConfig) string {
+func modelDir(t *testing.T, c onnxtest.BERTConfig) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := WriteBERT(dir, c); err != nil {
+	if err := onnxtest.WriteBERT(dir, c); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -42,7 +44,7 @@ func openModel(t *testing.T, dir string, o Options) *Model {
 
 func TestEmbedShapesAndNorms(t *testing.T) {
 	requireRuntime(t)
-	dir := modelDir(t, BERTConfig{})
+	dir := modelDir(t, onnxtest.BERTConfig{})
 	mean := openModel(t, dir, Options{})
 	cls := openModel(t, dir, Options{Pool: "cls"})
 	if mean.Dim() != 32 || mean.MaxTokens() != 256 {
@@ -86,7 +88,7 @@ func TestEmbedShapesAndNorms(t *testing.T) {
 // vectors each text gives alone.
 func TestEmbedBatchEqualsSingles(t *testing.T) {
 	requireRuntime(t)
-	m := openModel(t, modelDir(t, BERTConfig{}), Options{Batch: 16})
+	m := openModel(t, modelDir(t, onnxtest.BERTConfig{}), Options{Batch: 16})
 	var texts []string
 	for i := 0; i < 16; i++ {
 		texts = append(texts, strings.Repeat("def f(x): return x + 1\n", i%5+1)+strings.Repeat("y ", i))
@@ -143,7 +145,7 @@ func TestPool(t *testing.T) {
 // closing [SEP].
 func TestEmbedTruncates(t *testing.T) {
 	requireRuntime(t)
-	m := openModel(t, modelDir(t, BERTConfig{MaxPositions: 64}), Options{MaxTokens: 256})
+	m := openModel(t, modelDir(t, onnxtest.BERTConfig{MaxPositions: 64}), Options{MaxTokens: 256})
 	if m.MaxTokens() != 64 {
 		t.Fatalf("MaxTokens = %d; want the model's 64 positions", m.MaxTokens())
 	}
@@ -166,7 +168,7 @@ func TestEmbedTruncates(t *testing.T) {
 
 func TestOpenRefusesBadModels(t *testing.T) {
 	requireRuntime(t)
-	good := modelDir(t, BERTConfig{})
+	good := modelDir(t, onnxtest.BERTConfig{})
 	model, err := os.ReadFile(filepath.Join(good, "model.onnx"))
 	if err != nil {
 		t.Fatal(err)
@@ -177,32 +179,32 @@ func TestOpenRefusesBadModels(t *testing.T) {
 		want string // in the error
 	}{
 		{"no model", func() string {
-			d := modelDir(t, BERTConfig{})
+			d := modelDir(t, onnxtest.BERTConfig{})
 			os.Remove(filepath.Join(d, "model.onnx"))
 			return d
 		}, "model.onnx"},
 		{"garbage model", func() string {
-			d := modelDir(t, BERTConfig{})
+			d := modelDir(t, onnxtest.BERTConfig{})
 			os.WriteFile(filepath.Join(d, "model.onnx"), []byte("this is not a protobuf \xff\xfe"), 0o644)
 			return d
 		}, "model.onnx"},
 		{"truncated model", func() string {
-			d := modelDir(t, BERTConfig{})
+			d := modelDir(t, onnxtest.BERTConfig{})
 			os.WriteFile(filepath.Join(d, "model.onnx"), model[:len(model)/2], 0o644)
 			return d
 		}, "model.onnx"},
 		{"no tokenizer", func() string {
-			d := modelDir(t, BERTConfig{})
+			d := modelDir(t, onnxtest.BERTConfig{})
 			os.Remove(filepath.Join(d, "vocab.txt"))
 			return d
 		}, "vocab.txt"},
 		{"malformed tokenizer.json", func() string {
-			d := modelDir(t, BERTConfig{})
+			d := modelDir(t, onnxtest.BERTConfig{})
 			os.WriteFile(filepath.Join(d, "tokenizer.json"), []byte(`{"model": {"type": "WordPiece", "vocab": 7}}`), 0o644)
 			return d
 		}, "tokenizer.json"},
-		{"tokenizer of another model", func() string { return modelDir(t, BERTConfig{Vocab: 1000}) }, "do not belong together"},
-		{"pooled output", func() string { return modelDir(t, BERTConfig{pooled: true}) }, "[batch, tokens, dim]"},
+		{"tokenizer of another model", func() string { return modelDir(t, onnxtest.BERTConfig{Vocab: 1000}) }, "do not belong together"},
+		{"pooled output", func() string { return modelDir(t, onnxtest.BERTConfig{Pooled: true}) }, "[batch, tokens, dim]"},
 		{"bad pooling", func() string { return good }, "pool"},
 		{"file outside the directory", func() string { return good }, "inside the model directory"},
 		{"file missing", func() string { return good }, "model_quantized.onnx"},
@@ -234,7 +236,7 @@ func TestOpenRefusesBadModels(t *testing.T) {
 // A model whose output holds NaN gives an error naming it, and no vectors.
 func TestEmbedRefusesNaN(t *testing.T) {
 	requireRuntime(t)
-	m := openModel(t, modelDir(t, BERTConfig{nan: true}), Options{})
+	m := openModel(t, modelDir(t, onnxtest.BERTConfig{NaN: true}), Options{})
 	vecs, err := m.Embed(context.Background(), []string{"a", "b"})
 	if err == nil || vecs != nil || !strings.Contains(err.Error(), "NaN") || !strings.Contains(err.Error(), "model.onnx") {
 		t.Fatalf("Embed = %d vectors, %v; want no vectors and a NaN error naming the model", len(vecs), err)
@@ -245,7 +247,7 @@ func TestEmbedRefusesNaN(t *testing.T) {
 // to install it. Run in a child process: the library loads once per process.
 func TestMissingRuntime(t *testing.T) {
 	if os.Getenv("LOCUS_ONNX_CHILD") == "1" {
-		_, err := Open(modelDir(t, BERTConfig{}), Options{})
+		_, err := Open(modelDir(t, onnxtest.BERTConfig{}), Options{})
 		if !errors.Is(err, ErrNoRuntime) || !strings.Contains(err.Error(), "/nonexistent/libonnxruntime.so.1") ||
 			!strings.Contains(err.Error(), "install-onnxruntime.sh") {
 			t.Fatalf("Open without the library: %v", err)
@@ -261,7 +263,7 @@ func TestMissingRuntime(t *testing.T) {
 
 func TestGraphInfo(t *testing.T) {
 	dir := t.TempDir()
-	if err := WriteBERT(dir, BERTConfig{Vocab: 777, MaxPositions: 99}); err != nil {
+	if err := onnxtest.WriteBERT(dir, onnxtest.BERTConfig{Vocab: 777, MaxPositions: 99}); err != nil {
 		t.Fatal(err)
 	}
 	info, _, _, err := inspect(dir, filepath.Join(dir, "model.onnx"))
@@ -297,8 +299,8 @@ func maxDiff(a, b []float32) float64 {
 func TestEmbedInt8(t *testing.T) {
 	requireRuntime(t)
 	// One directory with both files, as the exports ship them.
-	dir := modelDir(t, BERTConfig{})
-	if err := WriteBERT(filepath.Join(dir, "onnx"), BERTConfig{Int8: true}); err != nil {
+	dir := modelDir(t, onnxtest.BERTConfig{})
+	if err := onnxtest.WriteBERT(filepath.Join(dir, "onnx"), onnxtest.BERTConfig{Int8: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(filepath.Join(dir, "onnx", "model.onnx"), filepath.Join(dir, "onnx", "model_quantized.onnx")); err != nil {

@@ -2,15 +2,18 @@ package onnx
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/locus-dev/locus/internal/embed/onnx/onnxtest"
 )
 
 // BERT's uncased vocabulary (all-MiniLM-L6-v2, bge-small and gte-small use
-// it): the ids are the tokens' line numbers in bertvocab.txt
+// it): the ids are the tokens' line numbers in onnxtest.BERTVocab
 // (0-based), split as the Hugging Face BertTokenizer splits: lower case,
 // accents stripped, punctuation and CJK characters alone, WordPiece
 // continuations, [UNK] for what the vocabulary lacks.
@@ -26,7 +29,7 @@ var bertCases = []struct {
 
 func TestBERTVocabTokenIDs(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "vocab.txt"), BERTVocab, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "vocab.txt"), onnxtest.BERTVocab, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tok, err := LoadTokenizer(dir)
@@ -66,13 +69,8 @@ func writeJSON(t *testing.T, dir string, v any) {
 // The same vocabulary as a tokenizer.json (the Hugging Face layout of the
 // MiniLM exports) tokenizes as vocab.txt does.
 func TestTokenizerJSONWordPiece(t *testing.T) {
-	f, err := os.Open("bertvocab.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	vocab := map[string]int{}
-	for s := bufio.NewScanner(f); s.Scan(); {
+	for s := bufio.NewScanner(bytes.NewReader(onnxtest.BERTVocab)); s.Scan(); {
 		vocab[s.Text()] = len(vocab)
 	}
 	dir := t.TempDir()
@@ -184,7 +182,7 @@ func TestVocabKeepsCase(t *testing.T) {
 // whole text cut to the limit, for each kind of tokenizer, on code.
 func TestEncodePrefixIsExact(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "vocab.txt"), BERTVocab, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "vocab.txt"), onnxtest.BERTVocab, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	bert, err := LoadTokenizer(dir)
