@@ -61,7 +61,10 @@ func run(ctx context.Context, args []string) int {
 	cmd, ok := commands[name]
 	if !ok {
 		msg := fmt.Sprintf("unknown command %q", name)
-		if s := nearest(name, sortedKeys(commands)); s != "" {
+		if name == "bench" {
+			// Benchmarks are developer tools, kept out of the locus binary.
+			msg += "; benchmarks are in locus-dev: go run ./cmd/locus-dev bench " + strings.Join(rest, " ")
+		} else if s := nearest(name, sortedKeys(commands)); s != "" {
 			msg += fmt.Sprintf("; did you mean %s?", s)
 		}
 		fmt.Fprintf(stderr, "locus: %s\nRun 'locus -h' for the list of commands.\n", msg)
