@@ -214,9 +214,10 @@ func runFunctions(ctx context.Context, o Options) (*Result, error) {
 		tokensIn += r.TokensIn
 		tokensOut += r.TokensOut
 	}
+	failed := Failed(skips)
 	rs.Notes = append(rs.Notes,
 		fmt.Sprintf("embedder: %s; selector: %s (%d prompt and %d completion tokens); ranked through the LocalizeBacklog workflow, one run per method", embedder, selector, tokensIn, tokensOut),
-		fmt.Sprintf("%d instances evaluated, %d skipped, %d failed (failed instances are not in the figures); every gold function from the patch is in gold_spans on %d of %d instances that have them", len(evaluated), len(skips)-Failed(skips), Failed(skips), agree, withSpans),
+		fmt.Sprintf("%d instances evaluated, %d skipped, %d failed (failed instances are not in the figures); every gold function from the patch is in gold_spans on %d of %d instances that have them", len(evaluated), len(skips)-failed, failed, agree, withSpans),
 		fmt.Sprintf("run time %s", time.Since(start).Round(time.Second)))
 	for _, s := range skips {
 		what := "skipped "
