@@ -185,3 +185,15 @@ var stopWords = func() map[string]bool {
 	}
 	return m
 }()
+
+// IssueTokens is the set of identifier tokens the heuristic reads in text:
+// whole identifiers and their camelCase / snake_case / letter-digit parts,
+// lower-cased, stop words and tokens under three characters left out.
+func IssueTokens(text string) map[string]bool { return tokenSet(text) }
+
+// CodeTokens is IssueTokens of a function's code, cached across queries;
+// callers must not change the set.
+func CodeTokens(code string) map[string]bool { return codeTokens(code) }
+
+// OwnName is the last segment of a graph id: "a/b.py:C.m" → "m".
+func OwnName(id string) string { return ownName(id) }

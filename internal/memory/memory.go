@@ -192,6 +192,9 @@ type Episodic struct {
 	hotOnce sync.Once
 	hot     map[string]float64
 
+	histOnce sync.Once
+	hist     map[string]Changes
+
 	coOnce sync.Once
 	co     map[string][]int32 // the allowed rows that changed each function with others
 }
@@ -313,6 +316,35 @@ func (e *Episodic) Hotspots() map[string]float64 {
 		}
 	})
 	return e.hot
+}
+
+// Changes is what a memory's commits did to one function: how many
+// changed it and the age, in days before the base, of the newest of them.
+type Changes struct {
+	Commits     int
+	LastAgeDays float64
+}
+
+// History is Changes for every function the allowed commits changed, under
+// their ids at the base (as in Rank). Computed once; shared, do not modify.
+func (e *Episodic) History() map[string]Changes {
+	e.histOnce.Do(func() {
+		const dayMs = 24 * 60 * 60 * 1000
+		e.hist = map[string]Changes{}
+		for _, r := range e.rows {
+			c := &e.t.commits[r]
+			age := float64(max(0, e.baseTime-c.Time)) / dayMs
+			for _, f := range e.functions(r) {
+				h, seen := e.hist[f]
+				if !seen || age < h.LastAgeDays {
+					h.LastAgeDays = age
+				}
+				h.Commits++
+				e.hist[f] = h
+			}
+		}
+	})
+	return e.hist
 }
 
 // Vote is what one past commit says about each of the n things (functions,

@@ -1,0 +1,140 @@
+package rank
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+
+	"github.com/dmitryikh/leaves"
+
+	"github.com/locus-dev/locus/internal/spider"
+)
+
+// ModelFormat names the model file's layout.
+const ModelFormat = "locus-rank-model/1"
+
+// ErrBadModel marks a model file that cannot rank: unreadable, truncated,
+// of another format or feature version, or with other features.
+var ErrBadModel = errors.New("bad ranking model")
+
+// File is a model file: what the trees read, how they were trained, and
+// the trees in LightGBM's JSON dump layout, which leaves reads (XGBoost
+// 1.x's own files it does not; train.py converts, exactly: see its doc).
+type File struct {
+	Format         string   `json:"format"`
+	FeatureVersion int      `json:"feature_version"`
+	Features       []string `json:"features"`
+	// Trainer says what trained the trees (library, version, objective,
+	// parameters).
+	Trainer map[string]any `json:"trainer"`
+	// Trained is the manifest of the training data: the repositories, the
+	// queries and rows, the data's SHA-256 and the command that rebuilds
+	// the model.
+	Trained Manifest `json:"trained"`
+	// Importance is each feature's total gain in the trees.
+	Importance map[string]float64 `json:"importance,omitempty"`
+	Trees      json.RawMessage    `json:"trees"`
+}
+
+// Manifest says what a model was trained on.
+type Manifest struct {
+	Repos   []string `json:"repos"`
+	Queries int      `json:"queries"`
+	Rows    int      `json:"rows"`
+	// DataSHA256 is the SHA-256 of the training table as the trainer read it.
+	DataSHA256 string `json:"data_sha256"`
+	Command    string `json:"command,omitempty"`
+}
+
+// Model ranks candidates by a trained ensemble.
+type Model struct {
+	Name string // where it was read from
+	File File
+	ens  *leaves.Ensemble
+}
+
+// ReadModel reads the model file at path (see ParseModel).
+func ReadModel(path string) (*Model, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("ranking model %s: %w", path, err)
+	}
+	return ParseModel(path, data)
+}
+
+// ParseModel decodes a model file named name. It is refused, with an error
+// naming it and wrapping ErrBadModel, when it is not whole JSON of
+// ModelFormat, when its feature version or feature names are not this
+// build's (a model trained without a feature the query path now computes
+// would read the wrong columns), or when its trees do not load.
+func ParseModel(name string, data []byte) (*Model, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("ranking model %s: %s: %w", name, fmt.Sprintf(format, a...), ErrBadModel)
+	}
+	var f File
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&f); err != nil {
+		return nil, bad("not a model file (truncated or not JSON: %v)", err)
+	}
+	if f.Format != ModelFormat {
+		return nil, bad("format %q, want %q", f.Format, ModelFormat)
+	}
+	if f.FeatureVersion != FeatureVersion {
+		return nil, bad("trained on feature version %d, this build computes version %d (train it again: locus rank train)", f.FeatureVersion, FeatureVersion)
+	}
+	want := FeatureNames()
+	if !slices.Equal(f.Features, want) {
+		for i, n := range want {
+			if i >= len(f.Features) || f.Features[i] != n {
+				return nil, bad("its features differ from this build's at column %d (%q; the model has %d features, this build %d)", i, n, len(f.Features), len(want))
+			}
+		}
+		return nil, bad("it has %d features, this build %d", len(f.Features), len(want))
+	}
+	if len(f.Trees) == 0 {
+		return nil, bad("no trees")
+	}
+	ens, err := leaves.LGEnsembleFromJSON(bytes.NewReader(f.Trees), false)
+	if err != nil {
+		return nil, bad("trees: %v", err)
+	}
+	if ens.NFeatures() > len(want) {
+		return nil, bad("trees read %d features, the table has %d", ens.NFeatures(), len(want))
+	}
+	return &Model{Name: name, File: f, ens: ens}, nil
+}
+
+// Score is the model's score of one feature row. Features are rounded to
+// float32 first, as XGBoost reads them, so that a tree's threshold splits a
+// value the way it did in training.
+func (m *Model) Score(x []float64) float64 {
+	row := make([]float64, len(x))
+	for i, v := range x {
+		row[i] = float64(float32(v))
+	}
+	return m.ens.PredictSingle(row, 0)
+}
+
+// Rank orders cands by the model's score, best first, ties by id.
+func (m *Model) Rank(cands []Candidate) ([]spider.Scored, error) {
+	out := make([]spider.Scored, len(cands))
+	for i, c := range cands {
+		if len(c.X) != numFeatures {
+			return nil, fmt.Errorf("rank %s: %d features, want %d", c.ID, len(c.X), numFeatures)
+		}
+		s := m.Score(c.X)
+		if math.IsNaN(s) || math.IsInf(s, 0) {
+			return nil, fmt.Errorf("ranking model %s scored %s %v: %w", m.Name, c.ID, s, ErrBadModel)
+		}
+		out[i] = spider.Scored{ID: c.ID, Score: s}
+	}
+	slices.SortFunc(out, func(a, b spider.Scored) int {
+		return cmp.Or(-cmp.Compare(a.Score, b.Score), cmp.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
