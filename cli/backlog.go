@@ -32,7 +32,8 @@ func runBacklog(ctx context.Context, args []string) error {
 	batch := fs.Int("batch", workflows.DefaultBacklogBatch, "issues ranked together by one activity (at most the window)")
 	maxTokens := fs.Int("max-tokens", 0, "LLM token budget of the run (selection and rerank, prompt + completion); once spent, the remaining issues are ranked without the LLM; 0: no budget")
 	maxIssueTokens := fs.Int("max-issue-tokens", 0, "selector token limit of each issue (prompt + completion); once spent, its remaining centers are not asked; 0: no limit")
-	method := fs.String("method", search.MethodHybrid, "hybrid (BM25 fused with repository memory, + graph; the best measured), sr, der, spisr or spider")
+	model := modelFlag(fs)
+	method := fs.String("method", search.MethodHybrid, "hybrid (BM25 fused with repository memory, + graph; the best measured), sr, der, spisr, spider, or learned (a trained model: --model)")
 	includeTests := fs.Bool("include-tests", false, "rank test functions too (by default tests are left out)")
 	k := fs.Int("k", 20, "functions to return per issue (budget K)")
 	rerank := fs.Int("rerank", 0, "an LLM (--llm) reorders the first N functions of each result, listwise, within the token budgets; 0: no rerank")
@@ -57,7 +58,8 @@ func runBacklog(ctx context.Context, args []string) error {
 		intRange("batch", *batch, 1, workflows.MaxWindow),
 		intRange("max-tokens", *maxTokens, 0, -1),
 		intRange("max-issue-tokens", *maxIssueTokens, 0, -1),
-		oneOf("method", *method, search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER, search.MethodHybrid),
+		oneOf("method", *method, search.AllMethods...),
+		checkModel(*method, model),
 		intRange("k", *k, 1, -1),
 		intRange("max-issue-bytes", *maxText, 1, -1),
 		intRange("continue-as-new-after", *perRun, 1, workflows.MaxContinueAsNewAfter),
@@ -133,7 +135,7 @@ func runBacklog(ctx context.Context, args []string) error {
 	}
 	opts := workflows.BacklogOptions{Window: *window, Batch: *batch, ContinueAsNewAfter: *perRun, MaxTokens: *maxTokens, MaxIssueTokens: *maxIssueTokens,
 		PriceInPerM: *priceIn, PriceOutPerM: *priceOut}
-	params := search.Params{Method: *method, Params: spider.Params{K: *k}, IncludeTests: *includeTests, Rerank: *rerank}
+	params := search.Params{Method: *method, Params: spider.Params{K: *k}, IncludeTests: *includeTests, Rerank: *rerank, Model: *model}
 	c, closeAll, err := g.connect(ctx, log)
 	if err != nil {
 		return err

@@ -27,6 +27,7 @@ var commands = map[string]func(context.Context, []string) error{
 	"localize": runLocalize,
 	"backlog":  runBacklog,
 	"triplets": runTriplets,
+	"rank":     runRank,
 	"schedule": runSchedule,
 	"eval":     runEval,
 	"server":   runServer,

@@ -33,12 +33,18 @@ func runEval(ctx context.Context, args []string) error {
 	rerank := fs.Int("rerank", 0, "function-level benchmarks: an LLM (--llm) reorders the first N functions of each result; 0: no rerank")
 	coChange := fs.Int("co-change-cost", 0, "hybrid: hop cost of edges to the functions past commits changed together with a function (0: none, the default; measured in docs/results.md)")
 	denseWeight := fs.Float64("dense-weight", 0, "hybrid: weight of the embedder's ranking in the fusion (0: 1 with a model embedder, none with the lexical one; negative: none)")
+	model := modelFlag(fs)
 	seed := fs.Uint64("seed", 1, "bootstrap seed")
 	maxBlob := fs.Int("max-blob-size", 0, maxBlobSizeUsage)
 	paths := repoPaths{}
 	fs.Var(paths, "repo-path", "owner/name=DIR: where one repository's clone is (repeatable; wins over --repo-dir)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if strings.Contains(","+*methods+",", ","+search.MethodLearned+",") {
+		if err := check(fs, checkModel(search.MethodLearned, model)); err != nil {
+			return err
+		}
 	}
 	g.logger()
 	if *benchFile == "" || *repoDir == "" && len(paths) == 0 {
@@ -52,7 +58,7 @@ func runEval(ctx context.Context, args []string) error {
 	defer b.Close()
 	o := evalrun.Options{BenchFile: *benchFile, Bucket: b, Resolve: evalrun.Resolver(*repoDir, paths),
 		Methods: strings.Split(*methods, ","), Limit: *limit, Seed: *seed, Query: search.Params{IncludeTests: *includeTests, MemoryWeight: *memoryWeight,
-			HotspotWeight: *hotspotWeight, DenseWeight: *denseWeight, Rerank: *rerank, CoChangeCost: *coChange},
+			HotspotWeight: *hotspotWeight, DenseWeight: *denseWeight, Rerank: *rerank, CoChangeCost: *coChange, Model: *model},
 		Log: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }, MaxBlobSize: int64(*maxBlob)}
 	if *repos != "" {
 		o.Repos = strings.Split(*repos, ",")

@@ -23,7 +23,8 @@ func runLocalize(ctx context.Context, args []string) error {
 	repoFlag := fs.String("repo", "", "indexed repository: owner/name as locus status shows it, or the path, '.' or URL it was indexed from")
 	ref := fs.String("ref", "", "commit id (7+ digits) to rank the code of; default the indexed head (another commit gets a snapshot built once, then cached)")
 	issueFile := fs.String("issue-file", "", "read the issue text from this file ('-' for standard input)")
-	method := fs.String("method", search.MethodHybrid, "hybrid (BM25 fused with repository memory, + graph; the best measured), sr, der, spisr or spider")
+	method := fs.String("method", search.MethodHybrid, "hybrid (BM25 fused with repository memory, + graph; the best measured), sr, der, spisr, spider, or learned (a trained model: --model)")
+	model := modelFlag(fs)
 	k := fs.Int("k", 20, "functions to return (budget K)")
 	n := fs.Int("n", 500, "pool N the neighbours must come from")
 	c := fs.Int("c", 5, "centers C expanded along the graph")
@@ -43,13 +44,14 @@ func runLocalize(ctx context.Context, args []string) error {
 		return err
 	}
 	if err := check(fs,
-		oneOf("method", *method, search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER, search.MethodHybrid),
+		oneOf("method", *method, search.AllMethods...),
 		intRange("k", *k, 1, -1),
 		atLeastK(*n, *k),
 		intRange("c", *c, 1, -1),
 		intRange("depth", *depth, 1, -1),
 		intRange("max-issue-tokens", *maxIssueTokens, 0, -1),
 		checkRef(*ref),
+		checkModel(*method, model),
 		g.checkRerank(*rerank, *noWorker),
 	); err != nil {
 		return err
@@ -104,7 +106,7 @@ func runLocalize(ctx context.Context, args []string) error {
 		defer stop()
 	}
 	// A backlog of one: the same workflow path as every other ranking.
-	params := search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}, IncludeTests: *includeTests, Rerank: *rerank}
+	params := search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}, IncludeTests: *includeTests, Rerank: *rerank, Model: *model}
 	st, err := jobs.StartBacklog(ctx, cl, b, jobs.Backlog{Prefix: "localize", Rerun: true, Params: params, Backends: g.backends(),
 		Options: workflows.BacklogOptions{MaxIssueTokens: *maxIssueTokens, Details: true},
 		Issues:  []schema.BacklogIssue{{ID: localizeIssueID, Repo: repo, BaseCommit: *ref, Text: issue, Source: issueName}}})

@@ -41,6 +41,7 @@ Usage:
   locus triplets --out DIR REPO...    mine training triplets (query, positives, hard negatives) from history
   locus triplets stats DIR       write a triplets output's stats.md and plots again
   locus triplets fit DIR         fit the hybrid method's fusion weights on a triplets output
+  locus rank train DIR           train the learned ranker (LambdaMART) on a triplets output
   locus eval --bench F --repo-dir D   evaluate retrieval on a benchmark, write a report
   locus server [flags]           run only the embedded Temporal server
   locus worker [flags]           run workers against a Temporal server

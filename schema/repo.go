@@ -73,3 +73,6 @@ func SafeKeySegment(s string) string {
 	}
 	return out
 }
+
+// FileName is r as one file name: owner+name.
+func (r RepoName) FileName() string { return strings.ReplaceAll(string(r), "/", "+") }

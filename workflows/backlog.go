@@ -710,10 +710,8 @@ func validateBacklogInput(in LocalizeBacklogInput) error {
 	if in.Total < 0 || in.Next < 0 || in.Next > in.Total || in.Done < 0 || in.Failed < 0 || in.Parts < 0 {
 		errs = append(errs, fmt.Errorf("bad counts (total %d, next %d, done %d, failed %d, parts %d)", in.Total, in.Next, in.Done, in.Failed, in.Parts))
 	}
-	switch in.Params.Method {
-	case "", search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER, search.MethodHybrid:
-	default:
-		errs = append(errs, fmt.Errorf("method %q: want sr, der, spisr, spider or hybrid", in.Params.Method))
+	if err := search.CheckMethod(in.Params.Method); err != nil {
+		errs = append(errs, err)
 	}
 	if err := in.Params.Validate(); err != nil {
 		errs = append(errs, err)

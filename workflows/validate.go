@@ -117,10 +117,8 @@ func validateLocalizeInput(in LocalizeInput) error {
 	if strings.TrimSpace(in.Issue) == "" {
 		errs = append(errs, errors.New("the issue text is empty"))
 	}
-	switch in.Params.Method {
-	case "", search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER, search.MethodHybrid:
-	default:
-		errs = append(errs, fmt.Errorf("method %q: want sr, der, spisr, spider or hybrid", in.Params.Method))
+	if err := search.CheckMethod(in.Params.Method); err != nil {
+		errs = append(errs, err)
 	}
 	if err := in.Params.Validate(); err != nil {
 		errs = append(errs, err)

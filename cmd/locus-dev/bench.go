@@ -309,7 +309,7 @@ func runBenchBacklog(ctx context.Context, args []string) error {
 		cli.IntRange("issues", *issues, 1, -1),
 		cli.IntRange("window", *window, 1, workflows.MaxWindow),
 		cli.IntRange("batch", *batch, 1, workflows.MaxWindow),
-		cli.OneOf("method", *method, search.MethodSR, search.MethodDER, search.MethodSpISR, search.MethodSpIDER, search.MethodHybrid),
+		cli.OneOf("method", *method, search.AllMethods...),
 		cli.IntRange("k", *k, 1, -1),
 	); err != nil {
 		return err

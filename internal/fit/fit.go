@@ -22,6 +22,7 @@ import (
 	"github.com/locus-dev/locus/internal/eval/metrics"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/memory"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/triplets"
@@ -135,14 +136,32 @@ func Sample(recs []triplets.Record, n int) []triplets.Record {
 // it. A parent that cannot be indexed is counted and named, and the rest
 // carry on.
 func Prepare(ctx context.Context, c Config) ([]Query, Stats, error) {
+	var out []Query
+	st, err := rankEach(ctx, c, false, func(r triplets.Record, _ *triplets.Anchor, h search.HybridRankings, _ *memory.Episodic) error {
+		q := Query{Repo: r.Repo, ID: r.QueryID, Rankings: h}
+		for _, p := range r.Positives {
+			q.Positives = append(q.Positives, p.ID)
+		}
+		out = append(out, q)
+		return nil
+	})
+	return out, st, err
+}
+
+// rankEach calls fn for each record of a sample of c.Records with the
+// anchor at its parent (keeping its graph when graph is set), the hybrid
+// rankings there and the memory they came from (nil: none). Memory is
+// moved back by Options.MemoryGap for commit queries; a benchmark
+// instance's query sees memory at its base, as a query does.
+func rankEach(ctx context.Context, c Config, graph bool, fn func(triplets.Record, *triplets.Anchor, search.HybridRankings, *memory.Episodic) error) (Stats, error) {
 	o := c.Options.withDefaults()
 	st := Stats{Repo: string(c.Repo), Records: len(c.Records)}
 	m, err := manifest.Read(ctx, c.Bucket, c.Repo)
 	if err != nil {
-		return nil, st, err
+		return st, err
 	}
 	if m == nil || m.Memory == nil {
-		return nil, st, fmt.Errorf("fit %s: %w (run locus index %s)", c.Repo, ErrNoMemory, c.Repo)
+		return st, fmt.Errorf("fit %s: %w (run locus index %s)", c.Repo, ErrNoMemory, c.Repo)
 	}
 	var long []triplets.Record
 	for _, r := range c.Records {
@@ -154,19 +173,18 @@ func Prepare(ctx context.Context, c Config) ([]Query, Stats, error) {
 	}
 	sample := Sample(long, o.Sample)
 	st.Sampled = len(sample)
-	miner := &triplets.Miner{Repo: string(c.Repo), GitDir: c.GitDir, Backend: c.Backend}
-	var out []Query
+	miner := &triplets.Miner{Repo: string(c.Repo), GitDir: c.GitDir, Backend: c.Backend, KeepGraph: graph}
 	var an *triplets.Anchor
 	anchorAt := ""
 	for i, r := range sample {
 		if err := ctx.Err(); err != nil {
-			return nil, st, err
+			return st, err
 		}
 		if an == nil || anchorAt != r.Parent {
 			a, err := miner.IndexAt(ctx, r.Parent)
 			if err != nil {
 				if ctx.Err() != nil {
-					return nil, st, ctx.Err()
+					return st, ctx.Err()
 				}
 				st.Failed++
 				if len(st.FailedExamples) < 10 {
@@ -177,28 +195,30 @@ func Prepare(ctx context.Context, c Config) ([]Query, Stats, error) {
 			an, anchorAt = a, r.Parent
 		}
 		code := an.Search(r.Query, o.Fetch)
-		base, err := search.MemoryBase(ctx, c.Bucket, m, r.Parent, o.MemoryGap)
-		if err != nil {
-			return nil, st, fmt.Errorf("fit %s: %s: %w", c.Repo, r.QueryID, err)
+		gap := o.MemoryGap
+		if r.Source == triplets.QueryInstance {
+			gap = 0
 		}
-		h, _, warning, err := search.MemoryRankings(ctx, c.Bucket, c.Repo, m, base, r.Query, an.Has, code)
+		base, err := search.MemoryBase(ctx, c.Bucket, m, r.Parent, gap)
 		if err != nil {
-			return nil, st, fmt.Errorf("fit %s: %s: %w", c.Repo, r.QueryID, err)
+			return st, fmt.Errorf("fit %s: %s: %w", c.Repo, r.QueryID, err)
+		}
+		h, ep, warning, err := search.MemoryRankings(ctx, c.Bucket, c.Repo, m, base, r.Query, an.Has, code)
+		if err != nil {
+			return st, fmt.Errorf("fit %s: %s: %w", c.Repo, r.QueryID, err)
 		}
 		if warning != "" {
 			st.NoMemory++
 		}
-		q := Query{Repo: r.Repo, ID: r.QueryID, Rankings: h}
-		for _, p := range r.Positives {
-			q.Positives = append(q.Positives, p.ID)
+		if err := fn(r, an, h, ep); err != nil {
+			return st, fmt.Errorf("fit %s: %s: %w", c.Repo, r.QueryID, err)
 		}
-		out = append(out, q)
 		st.Ranked++
 		if c.Progress != nil {
 			c.Progress(i+1, len(sample))
 		}
 	}
-	return out, st, nil
+	return st, nil
 }
 
 // Point is one setting of the weights and how the fused rankings placed

@@ -292,10 +292,25 @@ const (
 	MethodSpISR  = "spisr"  // BM25 + graph expansion
 	MethodSpIDER = "spider" // dense + graph expansion
 	MethodHybrid = "hybrid" // BM25 fused with repository memory, + graph expansion
+	// MethodLearned orders the hybrid method's candidates (its rankings and
+	// their graph expansion) by a trained model (internal/rank).
+	MethodLearned = "learned"
 )
 
 // Methods lists every method, in the order reports show them.
 var Methods = []string{MethodSR, MethodDER, MethodSpISR, MethodSpIDER, MethodHybrid}
+
+// AllMethods are Methods and the learned method, which needs a model
+// (Params.Model).
+var AllMethods = append(slices.Clone(Methods), MethodLearned)
+
+// CheckMethod says what is wrong with method ("" is the default).
+func CheckMethod(method string) error {
+	if method == "" || slices.Contains(AllMethods, method) {
+		return nil
+	}
+	return fmt.Errorf("method %q: want %s", method, strings.Join(AllMethods, ", "))
+}
 
 // Params of one query.
 type Params struct {
@@ -325,6 +340,9 @@ type Params struct {
 	// expansion, of an edge from a function to those that memory's commits
 	// changed together with it (see coChangeOverlay); 0: no such edges.
 	CoChangeCost int `json:"co_change_cost,omitempty"`
+	// Model is the ranking model file of the learned method (rank.File,
+	// written by locus rank train); required by that method.
+	Model string `json:"model,omitempty"`
 }
 
 // MaxRerank bounds Params.Rerank: a rerank prompt holds every item's code.
@@ -442,7 +460,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 	}
 	var co spider.Overlay // hybrid: co-change edges from memory
 	switch p.Method {
-	case MethodSR, MethodSpISR, MethodHybrid:
+	case MethodSR, MethodSpISR, MethodHybrid, MethodLearned:
 		key := repo.SparseKey(graph.Commit)
 		if snap != nil {
 			key = snap.Search.SparseKey
@@ -459,7 +477,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 		for _, h := range ix.Search(issue, fetch) {
 			ranking = append(ranking, spider.Scored{ID: h.DocID, Score: h.Score})
 		}
-		if p.Method == MethodHybrid {
+		if p.Method == MethodHybrid || p.Method == MethodLearned {
 			if lg, err = getGraph(ctx, d.Bucket, graph); err != nil {
 				return nil, fmt.Errorf("localize %s: %w", repo, err)
 			}
@@ -478,6 +496,13 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 				}
 				r.Embedder = d.Embedder.Name()
 			}
+			if p.Method == MethodLearned && (len(h.Code) > 0 || len(h.Memory) > 0) {
+				if ranking, err = learnedRanking(repo, issue, h, w, ep, lg, p); err != nil {
+					return nil, fmt.Errorf("localize %s: %w", repo, err)
+				}
+				r.TopK = spider.TopK(ranking, p.K)
+				return r, nil
+			}
 			ranking = h.Fuse(w)
 			if len(ranking) == 0 {
 				// No word of the issue is in the code or the history: rather
@@ -495,7 +520,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("unknown method %q (want sr, der, spisr, spider or hybrid): %w", p.Method, ErrBadQuery)
+		return nil, fmt.Errorf("unknown %w: %w", CheckMethod(p.Method), ErrBadQuery)
 	}
 	ranking = withoutTests(ranking, p.IncludeTests, p.N)
 	r.TopK = spider.TopK(ranking, p.K)

@@ -109,6 +109,6 @@ func (m *Miner) mineInstance(ctx context.Context, o Options, in dataset.SWEInsta
 	if err != nil {
 		return Record{}, "", err
 	}
-	rec.Commit, rec.Time, rec.QueryID, rec.Source = "", t, in.InstanceID, "instance"
+	rec.Commit, rec.Time, rec.QueryID, rec.Source = "", t, in.InstanceID, QueryInstance
 	return rec, "", nil
 }

@@ -74,6 +74,13 @@ const (
 	SourceGraph = "graph"
 )
 
+// Query sources (Record.Source).
+const (
+	QueryCommit   = "commit"
+	QueryIssue    = "issue"
+	QueryInstance = "instance"
+)
+
 // HardFromSources lists the negative sources Options.HardFrom accepts.
 var HardFromSources = []string{SourceBM25, SourceDense, SourceGraph}
 
@@ -295,6 +302,9 @@ type Miner struct {
 	// Dense, needed when Options takes negatives from dense, embeds each
 	// anchor's functions and the queries.
 	Dense *Dense
+	// KeepGraph keeps each anchor's code graph for expansion (Anchor.Graph),
+	// as the learned ranker's features need.
+	KeepGraph bool
 
 	anchorTime, parentTime, rankTime time.Duration
 }
@@ -318,6 +328,7 @@ type Anchor struct {
 	docs   map[string]Doc
 	blobs  map[string]gitrepo.Hash // by path
 	calls  map[string][]string     // function → functions it calls or is called by
+	graph  *spider.Graph           // with Miner.KeepGraph
 	// With a Dense: the embedder's unit vectors of the functions.
 	dense *Dense
 	ids   []string
@@ -390,9 +401,9 @@ func (m *Miner) Mine(ctx context.Context, commits []Commit, emit func(Record) er
 			an = a
 			st.Anchors++
 		}
-		source := "commit"
+		source := QueryCommit
 		if text, ok := m.Issues.lookup(m.Repo, c.Message); ok {
-			query, source = text, "issue"
+			query, source = text, QueryIssue
 		}
 		co := coChanged(changed, i, o.CoChangeWindow, o.CoChangeMaxFunctions, positives)
 		rec, why, err := m.mineOne(ctx, o, an, c, query, positives, co)
@@ -504,6 +515,11 @@ func (m *Miner) IndexAt(ctx context.Context, commit string) (*Anchor, error) {
 			a.calls[e.Dst] = append(a.calls[e.Dst], e.Src)
 		}
 	}
+	if m.KeepGraph {
+		if a.graph, _, err = search.SpiderGraph(g); err != nil {
+			return nil, fmt.Errorf("anchor %s: %w", commit, err)
+		}
+	}
 	if len(a.docs) > 0 {
 		if a.ix, err = b.Build(); err != nil {
 			return nil, fmt.Errorf("anchor %s: %w", commit, err)
@@ -566,7 +582,7 @@ func (m *Miner) mineOne(ctx context.Context, o Options, an *Anchor, c Commit, qu
 	if err != nil {
 		return Record{}, "", fmt.Errorf("parse the parent's files: %w", err)
 	}
-	rec := Record{Repo: m.Repo, Commit: c.Commit, Parent: c.Parent, Time: c.Time, QueryID: m.Repo + "@" + c.Commit, Query: query, Source: "commit"}
+	rec := Record{Repo: m.Repo, Commit: c.Commit, Parent: c.Parent, Time: c.Time, QueryID: m.Repo + "@" + c.Commit, Query: query, Source: QueryCommit}
 	posHash := map[string]bool{}
 	isPos := map[string]bool{}
 	for _, n := range g.Nodes {
@@ -753,6 +769,13 @@ func (a *Anchor) Search(query string, n int) []spider.Scored {
 	}
 	return out
 }
+
+// Graph is the anchor's code graph for expansion (search.SpiderGraph); nil
+// unless the miner keeps graphs.
+func (a *Anchor) Graph() *spider.Graph { return a.graph }
+
+// Code is the code of one of the anchor's functions ("" for others).
+func (a *Anchor) Code(id string) string { return a.docs[id].Code }
 
 // Has reports whether id is one of the anchor's functions.
 func (a *Anchor) Has(id string) bool {

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/locus-dev/locus/activities"
+	"github.com/locus-dev/locus/internal/fit"
+	"github.com/locus-dev/locus/internal/rank"
+	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/schema"
+	"github.com/locus-dev/locus/workers"
+)
+
+const rankUsage = "usage: locus rank train [flags] DIR   train the learned ranker on a triplets output (locus rank train -h)\n"
+
+func runRank(ctx context.Context, args []string) error {
+	switch {
+	case len(args) > 0 && args[0] == "train":
+		return runRankTrain(ctx, args[1:])
+	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
+		fmt.Fprint(stdout, rankUsage)
+		return nil
+	}
+	fmt.Fprint(stderr, rankUsage)
+	return exitError{code: 2, msg: "rank needs a subcommand: train"}
+}
+
+// runRankTrain trains the learned ranker on the records of a triplets run.
+func runRankTrain(ctx context.Context, args []string) error {
+	var g Globals
+	fs := newFlags("rank train", &g)
+	out := fs.String("out", "", "directory for the features, the model, the leave-one-out models and train.json (default DIR/rank)")
+	sample := fs.Int("sample", fit.DefaultSample, "commit queries featurised per repository, spread evenly over its history (benchmark instances: all)")
+	minWords := fs.Int("min-words", 4, "leave out commit queries of fewer words (a bare subject says too little to learn from)")
+	memoryGap := fs.Duration("memory-gap", fit.DefaultMemoryGap, "take each commit query's memory this much before its parent commit (an issue's query takes it at its base)")
+	jobs := fs.Int("jobs", 2, "repositories featurised at once")
+	rounds := fs.Int("rounds", 200, "boosting rounds")
+	leaveOut := fs.String("leave-out", "", "repositories (comma-separated) to also train a model without, for leave-one-repository-out validation: OUT/loo/OWNER+NAME.json")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: locus rank train [flags] DIR\n\n"+
+			"Trains the learned ranker (LambdaMART, XGBoost) on the records of the triplets run DIR came from:\n"+
+			"each sampled query is ranked at its parent commit the way the learned method ranks an issue, and its\n"+
+			"candidates' features (docs/ranking.md) are the training rows; benchmark instances (--instances of the\n"+
+			"triplets run) are featurised for validation, never trained on. Needs Python 3 with XGBoost.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := check(fs, intRange("sample", *sample, 1, -1), intRange("jobs", *jobs, 1, 64), intRange("min-words", *minWords, 0, -1), intRange("rounds", *rounds, 1, 100000)); err != nil {
+		return err
+	}
+	var loo []string
+	for _, r := range strings.Split(*leaveOut, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			loo = append(loo, r)
+		}
+	}
+	dir, b, _, col, err := openTripletsRun(ctx, &g, fs, "rank train")
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if *out == "" {
+		*out = filepath.Join(dir, "rank")
+	}
+	var done, total atomic.Int64
+	stopProgress := watchProgressOf(ctx, stderr, "queries", func(context.Context) (schema.FleetProgress, error) {
+		t, d := int(total.Load()), int(done.Load())
+		return schema.FleetProgress{Total: t, Done: d, Pending: max(t-d, 0)}, nil
+	}, time.Second, 10*time.Second)
+	res, err := fit.TrainRanker(ctx, fit.RankerConfig{
+		Bucket:  b,
+		GitDir:  func(r schema.RepoName) (string, error) { return activities.ClonePath(workers.CloneDir(g.dataDir), r) },
+		Records: col.Records,
+		Options: fit.Options{Sample: *sample, MinWords: *minWords, MemoryGap: *memoryGap},
+		Jobs:    *jobs, Out: *out, LeaveOut: loo,
+		Train:    rank.TrainConfig{Rounds: *rounds, Trained: rank.Manifest{Command: "locus rank train " + strings.Join(args, " ")}},
+		Progress: func(d, t int) { done.Store(int64(d)); total.Store(int64(t)) },
+	})
+	stopProgress(err == nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d training queries from %d repositories: %s\n", res.Queries, len(res.Repos), res.Model)
+	fmt.Fprintf(stdout, "%-32s %7s %6s %7s %6s %10s %9s %9s\n", "REPO", "RECORDS", "SHORT", "SAMPLED", "UNLAB", "CANDIDATES", "CAND-REC", "INST-REC")
+	for _, r := range res.Repos {
+		fmt.Fprintf(stdout, "%-32s %7d %6d %7d %6d %10.0f %9.3f %9.3f\n", r.Repo, r.Records, r.Short, r.Sampled, r.Unlabelled, r.Candidates, r.CandidateRecall, r.InstanceRecall)
+	}
+	type kv struct {
+		k string
+		v float64
+	}
+	var imp []kv
+	for k, v := range res.Importance {
+		imp = append(imp, kv{k, v})
+	}
+	sort.Slice(imp, func(i, j int) bool { return imp[i].v > imp[j].v })
+	for i, e := range imp[:min(len(imp), 10)] {
+		fmt.Fprintf(stdout, "importance %2d %-18s %.1f\n", i+1, e.k, e.v)
+	}
+	for r, p := range res.LeaveOut {
+		fmt.Fprintf(stdout, "without %s: %s\n", r, p)
+	}
+	return nil
+}
+
+// modelFlag defines --model.
+func modelFlag(fs *flag.FlagSet) *string {
+	return fs.String("model", "", "ranking model of the learned method: a model file (locus rank train writes OUT/model.json), or a directory of OWNER+NAME.json files, one per repository (leave-one-repository-out validation)")
+}
+
+// checkModel makes *model absolute (workers may run elsewhere in the tree)
+// and checks that the learned method has one that loads.
+func checkModel(method string, model *string) error {
+	if method != search.MethodLearned {
+		if *model != "" {
+			return fmt.Errorf("--model is for --method %s", search.MethodLearned)
+		}
+		return nil
+	}
+	if *model == "" {
+		return fmt.Errorf("--method %s needs --model FILE (train one with locus rank train)", search.MethodLearned)
+	}
+	abs, err := filepath.Abs(*model)
+	if err != nil {
+		return err
+	}
+	*model = abs
+	st, err := os.Stat(abs)
+	if err != nil {
+		return fmt.Errorf("--model: %w", err)
+	}
+	if !st.IsDir() {
+		_, err = search.LoadModel(abs)
+	}
+	return err
+}

@@ -1,0 +1,171 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locus-dev/locus/activities"
+	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/fit"
+	"github.com/locus-dev/locus/internal/rank"
+	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
+	"github.com/locus-dev/locus/internal/testutil/testctx"
+	"github.com/locus-dev/locus/internal/triplets"
+	"github.com/locus-dev/locus/jobs"
+	"github.com/locus-dev/locus/schema"
+	"github.com/locus-dev/locus/workers"
+	"github.com/locus-dev/locus/workflows"
+)
+
+// TestLearnedRanking closes the loop on a real indexed repository: its
+// mined triplets are featurised at their parents (nothing of a query's own
+// commit or later in its features), a model is trained on them, and the
+// learned method ranks a query with it through the query path; a model of
+// another feature version, or a missing one, is an error naming the file.
+func TestLearnedRanking(t *testing.T) {
+	ctx, cancel := context.WithCancel(testctx.New(t))
+	defer cancel()
+	r := tripletsRepo(t)
+	srv := startServer(t, t.TempDir())
+	c := dial(t, srv)
+	b := blobtest.Bucket(t)
+	dataDir := t.TempDir()
+	startWorkersWith(t, c, workers.Config{DataDir: dataDir, Bucket: b})
+	name := schema.RepoName("acme/widgets")
+	if _, res := runFleet(ctx, t, c, "fleet-learned", schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: name, URL: r.Dir}}}); res.Done != 1 {
+		t.Fatalf("indexing failed: %+v", res)
+	}
+	st, err := jobs.StartTriplets(ctx, c, jobs.TripletsRun{Repos: []schema.RepoName{name}, Options: workflows.TripletsOptions{Mine: triplets.Options{Negatives: 3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, col := collectRun(ctx, t, b, st)
+	if len(col.Records) != 4 {
+		t.Fatalf("%d records, want 4", len(col.Records))
+	}
+	gitDir, err := activities.ClonePath(workers.CloneDir(dataDir), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, fst, err := fit.Features(ctx, fit.Config{Bucket: b, Repo: name, GitDir: gitDir, Records: col.Records})
+	if err != nil || len(qs) != 4 || fst.Failed != 0 {
+		t.Fatalf("features: %d queries, %+v, %v", len(qs), fst, err)
+	}
+	// Each fix at its parent: memory holds the commits strictly before
+	// the parent, never the fix's own commit or a later one. The get fix is
+	// the second commit: at its parent (the initial layout) memory is
+	// empty; the evict fix, the last, sees Cache.get changed twice (the
+	// layout, which created every function, and the get fix) and
+	// Cache.evict once.
+	col2 := map[string]int{}
+	for i, f := range rank.Features {
+		col2[f.Name] = i
+	}
+	want := map[string]map[string]float64{
+		"pkg/cache.py:Cache.get":   {"pkg/cache.py:Cache.get": 0, "pkg/cache.py:Cache.evict": 0},
+		"pkg/cache.py:Cache.evict": {"pkg/cache.py:Cache.get": 2, "pkg/cache.py:Cache.evict": 1},
+	}
+	seen := 0
+	for _, q := range qs {
+		for positive, counts := range want {
+			if !q.Positive[positive] {
+				continue
+			}
+			seen++
+			if !q.Labelled() {
+				t.Errorf("%s: its positive is not among its %d candidates", q.ID, len(q.Candidates))
+			}
+			for _, cand := range q.Candidates {
+				if n, ok := counts[cand.ID]; ok && cand.X[col2["memory_commits"]] != n {
+					t.Errorf("the %s fix: %s memory_commits %v, want %v: a commit at or after the query's informed its features", positive, cand.ID, cand.X[col2["memory_commits"]], n)
+				}
+				if codegraph.IsTestID(cand.ID) {
+					t.Errorf("a test function is a candidate: %s", cand.ID)
+				}
+			}
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("%d of the get and evict fixes among %d queries", seen, len(qs))
+	}
+
+	py, err := rank.FindPython(ctx)
+	if err != nil {
+		if os.Getenv("LOCUS_REQUIRE_TRAINER") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	mdir := t.TempDir()
+	m, err := rank.Train(ctx, qs, rank.TrainConfig{Python: py, Dir: mdir, Rounds: 10, Params: map[string]any{
+		"objective": "rank:ndcg", "max_depth": 3, "eta": 0.3, "min_child_weight": 0, "seed": 1, "nthread": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(mdir, "model.json")
+	d := search.Deps{Bucket: b}
+	res, err := search.Retrieve(ctx, d, name, "evicting a key raises KeyError from the cache", search.Params{Method: search.MethodLearned, Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.TopK) == 0 || res.Expansion != nil {
+		t.Fatalf("learned ranking: %+v", res)
+	}
+	for _, s := range res.TopK {
+		if codegraph.IsTestID(s.ID) || !strings.HasPrefix(s.ID, "pkg/") {
+			t.Errorf("ranked %s", s.ID)
+		}
+	}
+	for i := 1; i < len(res.TopK); i++ {
+		if res.TopK[i].Score > res.TopK[i-1].Score {
+			t.Errorf("not best first at %d: %+v", i, res.TopK)
+		}
+	}
+	if m.File.Trained.Queries != 4 {
+		t.Errorf("manifest %+v", m.File.Trained)
+	}
+	// A directory of per-repository models: the repository's own file.
+	loo := t.TempDir()
+	data, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(loo, "acme+widgets.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, err := search.Retrieve(ctx, d, name, "evicting a key raises KeyError from the cache", search.Params{Method: search.MethodLearned, Model: loo})
+	if err != nil || len(again.TopK) != len(res.TopK) || again.TopK[0] != res.TopK[0] {
+		t.Errorf("from a model directory: %+v, %v", again, err)
+	}
+	// Models that cannot rank.
+	var f map[string]any
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	f["feature_version"] = rank.FeatureVersion + 1
+	old, _ := json.Marshal(f)
+	oldPath := filepath.Join(t.TempDir(), "old.json")
+	if err := os.WriteFile(oldPath, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ model, want string }{
+		{oldPath, "old.json: trained on feature version"},
+		{filepath.Join(t.TempDir(), "absent.json"), "absent.json"},
+		{t.TempDir(), "acme+widgets.json"},
+		{"", "needs a ranking model"},
+	} {
+		_, err := search.Retrieve(ctx, d, name, "cache eviction", search.Params{Method: search.MethodLearned, Model: tc.model})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("model %q: %v, want an error saying %q", tc.model, err, tc.want)
+		}
+	}
+	if _, err := search.Retrieve(ctx, d, name, "cache eviction", search.Params{Method: search.MethodLearned, Model: oldPath}); !errors.Is(err, rank.ErrBadModel) {
+		t.Errorf("an old model: %v, want ErrBadModel", err)
+	}
+}

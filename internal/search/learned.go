@@ -1,0 +1,130 @@
+package search
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/memory"
+	"github.com/locus-dev/locus/internal/rank"
+	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/schema"
+)
+
+// LearnedCoChangeCost is the hop cost of memory's co-change edges in the
+// learned method's expansion: the model weighs what they are worth
+// (rank.Features graph_hops), so they are always walked.
+const LearnedCoChangeCost = 2
+
+// LearnedInputs assembles the learned ranker's inputs from what the hybrid
+// method computes for issue: its rankings h, the fusion of them with w, the
+// fusion's expansion along sg (with memory ep's co-change edges; ep nil: no
+// memory) and memory's history. code gives a function's code; keep says
+// which functions may be candidates. The query path (RetrieveAt) and
+// training (internal/fit) both call it, so a model is trained on the
+// features it ranks by.
+func LearnedInputs(issue string, h HybridRankings, w Weights, ep *memory.Episodic, sg *spider.Graph, code func(string) string, keep func(string) bool, p spider.Params) (rank.Inputs, error) {
+	fused := h.Fuse(w)
+	in := rank.Inputs{Query: issue, Code: h.Code, Memory: h.Memory, Hotspots: h.Hotspots, Dense: h.Dense, Source: code, Keep: keep}
+	for _, s := range fused {
+		if keep == nil || keep(s.ID) {
+			in.Fused = append(in.Fused, s)
+		}
+	}
+	if ep != nil {
+		in.History = ep.History()
+	}
+	if sg != nil && len(in.Fused) > 0 {
+		co, err := coChangeOverlay(ep, Params{CoChangeCost: LearnedCoChangeCost})
+		if err != nil {
+			return rank.Inputs{}, err
+		}
+		exp, err := spider.ExpandWith(sg, in.Fused, p, co)
+		if err != nil {
+			return rank.Inputs{}, fmt.Errorf("learned ranking: %w", err)
+		}
+		in.Expansion = &exp
+	}
+	return in, nil
+}
+
+// keepFunction is LearnedInputs' keep for a query: functions of the graph,
+// tests only when asked.
+func keepFunction(sg *spider.Graph, includeTests bool) func(string) bool {
+	return func(id string) bool {
+		return sg.IsFunction(id) && (includeTests || !codegraph.IsTestID(id))
+	}
+}
+
+// ModelFor is the model file that ranks repo's queries: model itself, or
+// when model is a directory (one model per repository, as
+// leave-one-repository-out validation trains them) its OWNER+NAME.json.
+func ModelFor(model string, repo schema.RepoName) string {
+	if st, err := os.Stat(model); err == nil && st.IsDir() {
+		return filepath.Join(model, repo.FileName()+".json")
+	}
+	return model
+}
+
+// models holds the ranking models a process has read, by path, size and
+// modification time (a file replaced in place is read again).
+var models = struct {
+	sync.Mutex
+	m map[modelKey]*rank.Model
+}{m: map[modelKey]*rank.Model{}}
+
+type modelKey struct {
+	path  string
+	size  int64
+	mtime int64
+}
+
+// ErrNoModel: the learned method was asked for without a model.
+var ErrNoModel = fmt.Errorf("the learned method needs a ranking model (--model FILE; train one with locus rank train): %w", ErrBadQuery)
+
+// LoadModel reads the ranking model at path once per process (see
+// rank.ReadModel for what is refused).
+func LoadModel(path string) (*rank.Model, error) {
+	if path == "" {
+		return nil, ErrNoModel
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("ranking model %s: %w", path, err)
+	}
+	k := modelKey{path, st.Size(), st.ModTime().UnixNano()}
+	models.Lock()
+	defer models.Unlock()
+	if m := models.m[k]; m != nil {
+		return m, nil
+	}
+	m, err := rank.ReadModel(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(models.m) >= 8 {
+		clear(models.m)
+	}
+	models.m[k] = m
+	return m, nil
+}
+
+// learnedRanking is the learned method's ranking of the candidates
+// LearnedInputs gathers.
+func learnedRanking(repo schema.RepoName, issue string, h HybridRankings, w Weights, ep *memory.Episodic, lg *loadedGraph, p Params) ([]spider.Scored, error) {
+	m, err := LoadModel(ModelFor(p.Model, repo))
+	if err != nil {
+		return nil, err
+	}
+	in, err := LearnedInputs(issue, h, w, ep, lg.sg, func(id string) string { return lg.code[id] }, keepFunction(lg.sg, p.IncludeTests), spider.Params{}.WithDefaults())
+	if err != nil {
+		return nil, err
+	}
+	cands, err := rank.Collect(in, rank.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return m.Rank(cands)
+}
