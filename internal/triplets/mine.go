@@ -305,6 +305,7 @@ type Miner struct {
 	// KeepGraph keeps each anchor's code graph for expansion (Anchor.Graph),
 	// as the learned ranker's features need.
 	KeepGraph bool
+	extracts  *codegraph.Extracts // the last anchor's, with KeepGraph
 
 	anchorTime, parentTime, rankTime time.Duration
 }
@@ -482,10 +483,13 @@ func (m *Miner) IndexAt(ctx context.Context, commit string) (*Anchor, error) {
 	for _, f := range snap.Files() {
 		a.blobs[string(f.Path)] = f.Blob
 	}
-	g, err := codegraph.Build(ctx, codegraph.GitFiles(snap), codegraph.Options{})
+	// With KeepGraph (anchors at many nearby parents), each build reuses the
+	// last one's extractions: only changed files are parsed again.
+	g, err := codegraph.Build(ctx, codegraph.GitFiles(snap), codegraph.Options{Reuse: m.extracts, KeepExtracts: m.KeepGraph})
 	if err != nil {
 		return nil, fmt.Errorf("anchor %s: %w", commit, err)
 	}
+	m.extracts, g.Extracts = g.Extracts, nil
 	classes := map[string]bool{}
 	for _, n := range g.Nodes {
 		if n.Type == codegraph.TypeClass {
