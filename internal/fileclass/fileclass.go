@@ -15,11 +15,11 @@
 //     own packages as often as not, and adds _vendor/ (notVendor,
 //     moreVendor).
 //   - IsGenerated also takes the markers generators write at the top of a
-//     file in any language (HasGeneratedMarker) and generators' file names
-//     (GeneratedName), which enry tells only by content in some languages
-//     and not at all in others. The graph build skips a file by its
-//     markers alone, so that which files get a graph does not move with
-//     enry's lists.
+//     file in any language (HasGeneratedMarker) and, where the content is
+//     not at hand, generators' file names (GeneratedName): enry tells
+//     protobuf's and others' outputs only by content. The graph build
+//     skips a file by its markers alone, so that which files get a graph
+//     does not move with enry's lists.
 //   - IsTest also takes locus's conventions for the languages it parses
 //     (test directories anywhere in the path, conftest.py, *IT.java, C and
 //     C++ test files); enry's are narrower for these languages, and the
@@ -130,13 +130,16 @@ var vendorPaths = func() *regexp.Regexp {
 // and env/ (notVendor), and with _vendor/.
 func IsVendor(p string) bool { return vendorPaths.MatchString(p) }
 
-// IsGenerated reports whether the file at p with content (nil when it is
-// not at hand: then by name only) was written by a program: linguist's
-// generated files (lock files, minified JavaScript, protobuf and other
-// generators' outputs recognised by content), a generator's marker at
-// its top (HasGeneratedMarker) or a generator's file name (GeneratedName).
+// IsGenerated reports whether the file at p with content was written by a
+// program: linguist's generated files (lock files, minified JavaScript,
+// protobuf and other generators' outputs recognised by content) or a
+// generator's marker at its top (HasGeneratedMarker). With content nil
+// (not at hand) it goes by the name: linguist's generated names and
+// generators' file names (GeneratedName), a guess that content
+// overrules (grpc-go's hand-written codes/code_string.go has a stringer
+// output's name).
 func IsGenerated(p string, content []byte) bool {
-	return GeneratedName(p) || HasGeneratedMarker(content) || enry.IsGenerated(p, content)
+	return content == nil && GeneratedName(p) || HasGeneratedMarker(content) || enry.IsGenerated(p, content)
 }
 
 // generatedMarkerBytes: HasGeneratedMarker looks this far into a file.
