@@ -11,6 +11,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/s3 v1.114.7
 	github.com/aws/smithy-go v1.28.8
 	github.com/blevesearch/bleve/v2 v2.6.1
+	github.com/go-enry/go-enry/v2 v2.9.6
 	github.com/go-git/go-billy/v5 v5.9.2
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/milvus-io/milvus-proto/go-api/v2 v2.6.8-0.20251223041313-25746c47c1a7
@@ -28,17 +29,20 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
-require go.temporal.io/sdk/contrib/tally v0.2.0
+require (
+	github.com/dmitryikh/leaves v0.0.0-20230708180554-25d19a787328
+	github.com/sugarme/tokenizer v0.3.0
+	github.com/yalue/onnxruntime_go v1.27.0
+	go.temporal.io/sdk/contrib/tally v0.2.0
+)
 
 require (
-	github.com/dmitryikh/leaves v0.0.0-20230708180554-25d19a787328 // indirect
+	github.com/go-enry/go-oniguruma v1.2.1 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/patrickmn/go-cache v2.1.0+incompatible // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/schollz/progressbar/v2 v2.15.0 // indirect
 	github.com/sugarme/regexpset v0.0.0-20200920021344-4d4ec8eaf93c // indirect
-	github.com/sugarme/tokenizer v0.3.0 // indirect
-	github.com/yalue/onnxruntime_go v1.27.0 // indirect
 )
 
 require (

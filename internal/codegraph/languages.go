@@ -6,22 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/locus-dev/locus/internal/fileclass"
 	"github.com/locus-dev/locus/schema"
 )
-
-// otherLanguages names common programming languages the code graph does not
-// parse, by extension, so that a build can say what a repository is written
-// in even where it has no graph for it. As linguist's language bar, only
-// programming languages count: no markup, data or prose.
-var otherLanguages = map[string]string{
-	".cs": "c#", ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".kts": "kotlin", ".swift": "swift", ".scala": "scala",
-	".m": "objective-c", ".mm": "objective-c++", ".lua": "lua", ".dart": "dart", ".ex": "elixir", ".exs": "elixir",
-	".erl": "erlang", ".hs": "haskell", ".clj": "clojure", ".jl": "julia", ".zig": "zig", ".ml": "ocaml",
-	".pl": "perl", ".pm": "perl", ".r": "r", ".sh": "shell", ".bash": "shell", ".groovy": "groovy", ".fs": "f#",
-	".vue": "vue", ".svelte": "svelte", ".nim": "nim", ".cr": "crystal", ".d": "d", ".f90": "fortran",
-	".pas": "pascal", ".tcl": "tcl", ".vb": "visual basic", ".cu": "cuda", ".sol": "solidity", ".v": "verilog",
-	".vhd": "vhdl", ".asm": "assembly", ".s": "assembly", ".ps1": "powershell", ".elm": "elm", ".purs": "purescript",
-}
 
 // headerExt is the extension shared by C and C++ headers: a build parses
 // them as C or C++ by the repository's source files (headerLanguage).
@@ -30,14 +17,47 @@ const headerExt = ".h"
 // IsHeader reports whether p is a .h file, C or C++ by its repository.
 func IsHeader(p string) bool { return strings.EqualFold(path.Ext(p), headerExt) }
 
-// DetectLanguage is the programming language of path by its extension: a
-// language with a graph (supported) or one of otherLanguages; "" for
-// anything else (markup, data, prose, unknown).
+// DetectLanguage is the programming language of path by its name and
+// extension: a language with a graph (supported, by the registry's
+// extensions), else the programming language linguist's rules give it
+// (fileclass.Languages, lower-case: "ruby", "c#", "shell"); where an
+// extension is shared by several languages, all of them programming ones,
+// their names joined by " or " ("perl or prolog or raku"); "" for markup,
+// data, prose and unknown files, and for extensions shared with one of
+// those (".md": Markdown or GCC machine description). A build tells the
+// language of a file without a graph from its content too (codeLanguage).
 func DetectLanguage(p string) (name string, supported bool) {
 	if l := LanguageFor(p); l != nil {
 		return l.Name(), true
 	}
-	return otherLanguages[strings.ToLower(path.Ext(p))], false
+	var names []string
+	for _, l := range fileclass.Languages(p) {
+		if !fileclass.IsProgramming(l) {
+			return "", false
+		}
+		names = append(names, codeName(l))
+	}
+	return strings.Join(names, " or "), false
+}
+
+// codeLanguage is the programming language a build counts the bytes of
+// the file at p with content under (Stats.CodeBytes): linguist's, by name,
+// extension and content (fileclass.Language), lower-case; "" when it is
+// not a programming language.
+func codeLanguage(p string, content []byte) string {
+	if l := fileclass.Language(p, content); fileclass.IsProgramming(l) {
+		return codeName(l)
+	}
+	return ""
+}
+
+// codeName is the name locus gives linguist's language l: lower-case, and
+// the graph's name where it has one under another ("C++" is "cpp").
+func codeName(l string) string {
+	if l == "C++" {
+		return "cpp"
+	}
+	return strings.ToLower(l)
 }
 
 // isSupported reports whether the code graph parses language name.

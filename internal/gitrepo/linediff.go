@@ -4,19 +4,16 @@ import (
 	"bytes"
 	"math"
 	"strconv"
+
+	"github.com/locus-dev/locus/internal/fileclass"
 )
 
 // isBinary reports whether data looks binary the way git decides it without
 // attributes: a NUL byte in the first 8000 bytes (xdiff-interface.c's
-// buffer_is_binary), or more than core.bigFileThreshold bytes (512 MiB).
+// buffer_is_binary, fileclass.IsBinary), or more than
+// core.bigFileThreshold bytes (512 MiB).
 func isBinary(data []byte) bool {
-	if len(data) > bigFileThreshold {
-		return true
-	}
-	if len(data) > 8000 {
-		data = data[:8000]
-	}
-	return bytes.IndexByte(data, 0) >= 0
+	return len(data) > bigFileThreshold || fileclass.IsBinary(data)
 }
 
 // splitLines splits data into lines that keep their '\n', so "x" at end of file

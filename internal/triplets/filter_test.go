@@ -57,6 +57,12 @@ func TestIsVendored(t *testing.T) {
 		"vendor/github.com/x/y.go": true, "src/third_party/zlib/inflate.c": true, "web/node_modules/a/index.js": true,
 		"api/v1/service.pb.go": true, "proto/msg_pb2.py": true, "static/app.min.js": true, "pkg/zz_generated.deepcopy.go": true,
 		"src/vendored.py": false, "pkg/cache.py": false, "docs/distance.md": false,
+		// linguist's rules (fileclass): CI scripts, test fixtures, bundled
+		// themes and pip's _vendor are not the project's code; a package
+		// named cache or env is.
+		".github/scripts/junit.py": true, "testdata/grpc_testing_not_regenerated/dynamic.go": true,
+		"docs/_themes/flask_theme_support.py": true, "src/pip/_vendor/rich/console.py": true,
+		"internal/cache/timeoutCache.go": false, "lib/env/data.js": false,
 	} {
 		if got := IsVendored(p); got != want {
 			t.Errorf("IsVendored(%q) = %v, want %v", p, got, want)

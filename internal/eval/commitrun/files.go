@@ -1,10 +1,10 @@
 package commitrun
 
 import (
-	"bytes"
 	"math"
 	"sort"
 
+	"github.com/locus-dev/locus/internal/fileclass"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/sparse"
 	"github.com/locus-dev/locus/internal/spider"
@@ -58,11 +58,7 @@ func (x *fileIndex) doc(h gitrepo.Hash, path string, read func() ([]byte, error)
 		}
 	}
 	d := &fileDoc{}
-	head := data
-	if len(head) > 8000 {
-		head = head[:8000]
-	}
-	if len(data) <= maxFileBytes && bytes.IndexByte(head, 0) < 0 {
+	if len(data) <= maxFileBytes && !fileclass.IsBinary(data) {
 		tf := map[uint32]uint32{}
 		for _, t := range sparse.Tokenize(path + "\n" + string(data)) {
 			id, ok := x.terms[t]
