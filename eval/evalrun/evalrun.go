@@ -67,10 +67,21 @@ type Options struct {
 	// are set per ranking. Zero values: defaults.
 	Query search.Params
 	Seed  uint64 // bootstrap seed
+	// Baselines are the function-level methods every other is compared
+	// with (paired bootstrap); default sr.
+	Baselines []string
 	// Log receives progress lines; may be nil.
 	Log func(format string, args ...any)
 	// MaxBlobSize is the index's schema.IndexOptions.MaxBlobSize.
 	MaxBlobSize int64
+}
+
+// baselines are o.Baselines, default sr.
+func (o Options) baselines() []string {
+	if len(o.Baselines) == 0 {
+		return []string{search.MethodSR}
+	}
+	return o.Baselines
 }
 
 // Result is a summarised run.
@@ -198,7 +209,7 @@ func runFunctions(ctx context.Context, o Options) (*Result, error) {
 	}
 	rs, err := report.Build(recs, report.BuildOptions{Benchmark: filepath.Base(o.BenchFile), Methods: methods,
 		Levels: []string{"function", "file"}, Metrics: []string{metrics.Recall, metrics.Acc, metrics.Precision, metrics.NDCG},
-		Ks: FunctionKs, Uncut: []string{metrics.MRR, metrics.MAP}, Baseline: search.MethodSR, Bootstrap: metrics.DefaultBootstrap(o.Seed)})
+		Ks: FunctionKs, Uncut: []string{metrics.MRR, metrics.MAP}, Baselines: o.baselines(), Bootstrap: metrics.DefaultBootstrap(o.Seed)})
 	if err != nil {
 		return nil, fmt.Errorf("eval %s: %w", o.BenchFile, err)
 	}
@@ -309,8 +320,8 @@ func runCommits(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("eval %s: no query could be evaluated: %s", o.BenchFile, strings.Join(notes, "; "))
 	}
 	rs, err := report.Build(recs, report.BuildOptions{Benchmark: filepath.Base(o.BenchFile), Methods: []string{MethodMessages, MethodFiles, MethodRRF, MethodHybrid},
-		Baseline: MethodMessages,
-		Levels:   []string{"file"}, Metrics: []string{metrics.Recall, metrics.Precision}, Ks: CommitKs,
+		Baselines: []string{MethodMessages},
+		Levels:    []string{"file"}, Metrics: []string{metrics.Recall, metrics.Precision}, Ks: CommitKs,
 		Uncut: []string{metrics.MRR, metrics.MAP}, Bootstrap: metrics.DefaultBootstrap(o.Seed)})
 	if err != nil {
 		return nil, fmt.Errorf("eval %s: %w", o.BenchFile, err)

@@ -80,7 +80,7 @@ type BuildOptions struct {
 	Metrics   []string // metric names (metrics.Recall, …); required
 	Ks        []int    // cutoffs for metrics that take one
 	Uncut     []string // metrics reported without cutoff, e.g. MRR, MAP
-	Baseline  string   // if set, every other method is compared against it
+	Baselines []string // every other method is compared against each
 	Bootstrap metrics.Bootstrap
 }
 
@@ -171,32 +171,34 @@ func Build(insts []Instance, o BuildOptions) (*ResultSet, error) {
 					}
 					rs.Cells = append(rs.Cells, Cell{method, group, level, key.metric, key.k, sum})
 				}
-				if o.Baseline == "" || method == o.Baseline {
-					continue
-				}
-				base := map[string]Instance{}
-				for _, in := range sel(o.Baseline, level, group) {
-					base[in.ID] = in
-				}
-				for _, key := range keys {
-					name := metrics.Key(key.metric, key.k)
-					var a, b []float64
-					for _, in := range s {
-						bi, ok := base[in.ID]
-						va, okA := in.Values[name]
-						vb, okB := bi.Values[name]
-						if ok && okA && okB {
-							a, b = append(a, va), append(b, vb)
-						}
-					}
-					if len(a) == 0 {
+				for _, baseline := range o.Baselines {
+					if method == baseline {
 						continue
 					}
-					p, err := metrics.Compare(a, b, bs)
-					if err != nil {
-						return nil, fmt.Errorf("report: %s vs %s %s %s %s: %w", method, o.Baseline, level, group, name, err)
+					base := map[string]Instance{}
+					for _, in := range sel(baseline, level, group) {
+						base[in.ID] = in
 					}
-					rs.Comparisons = append(rs.Comparisons, Comparison{method, o.Baseline, group, level, key.metric, key.k, p})
+					for _, key := range keys {
+						name := metrics.Key(key.metric, key.k)
+						var a, b []float64
+						for _, in := range s {
+							bi, ok := base[in.ID]
+							va, okA := in.Values[name]
+							vb, okB := bi.Values[name]
+							if ok && okA && okB {
+								a, b = append(a, va), append(b, vb)
+							}
+						}
+						if len(a) == 0 {
+							continue
+						}
+						p, err := metrics.Compare(a, b, bs)
+						if err != nil {
+							return nil, fmt.Errorf("report: %s vs %s %s %s %s: %w", method, baseline, level, group, name, err)
+						}
+						rs.Comparisons = append(rs.Comparisons, Comparison{method, baseline, group, level, key.metric, key.k, p})
+					}
 				}
 			}
 		}

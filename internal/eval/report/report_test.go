@@ -53,7 +53,7 @@ func fixture(t *testing.T) *ResultSet {
 	rs, err := Build(insts, BuildOptions{
 		Benchmark: "fixture", Methods: []string{"SR", "DER"}, Levels: []string{"function", "file"},
 		Metrics: []string{metrics.Recall, metrics.Acc}, Ks: ks, Uncut: []string{metrics.MRR, metrics.MAP},
-		Baseline: "SR", Bootstrap: metrics.DefaultBootstrap(1),
+		Baselines: []string{"SR"}, Bootstrap: metrics.DefaultBootstrap(1),
 	})
 	if err != nil {
 		t.Fatal(err)
