@@ -51,7 +51,7 @@ const (
 // Features is the table, in column order. docs/ranking.md prints it.
 var Features = []Feature{
 	{"bm25", "the code's BM25 score over function documents, divided by the query's best"},
-	{"bm25_rank", "1-based rank in the code's BM25 ranking (NoRank: absent)"},
+	{"bm25_rank", "1-based rank in the code's BM25 ranking (1000 when absent; every rank below likewise)"},
 	{"bm25_raw", "the code's BM25 score as is"},
 	{"memory", "episodic memory's vote (past commits like the query that changed it), divided by the query's best"},
 	{"memory_rank", "rank in episodic memory's ranking"},
@@ -64,11 +64,11 @@ var Features = []Feature{
 	{"file_bm25", "the best BM25 (divided by the query's best) of any function of its file"},
 	{"file_rank", "rank of its file when files are ordered by their best function's BM25"},
 	{"file_hits", "how many functions of its file are among the BM25 candidates"},
-	{"graph_hops", "hop cost from the nearest center of the fused ranking's graph expansion (contains 1, invokes and inherits 3, co-change 2; 0: a center; NoHops: not reached)"},
-	{"graph_center_rank", "rank of that nearest center (NoHops: not reached)"},
+	{"graph_hops", "hop cost from the nearest center of the fused ranking's graph expansion (contains 1, invokes and inherits 3, co-change 2; 0: a center; 99: not reached)"},
+	{"graph_center_rank", "rank of that nearest center (99: not reached)"},
 	{"graph_centers", "how many centers reach it"},
 	{"memory_commits", "how many commits of memory (before the query's base) changed it"},
-	{"memory_age_days", "days between the newest of those commits and the base (NoAge: never changed)"},
+	{"memory_age_days", "days between the newest of those commits and the base (100000: never changed)"},
 	{"name_hits", "tokens of its own name (camelCase and snake_case parts, whole name) that the query mentions"},
 	{"name_frac", "name_hits over its own name's tokens"},
 	{"name_exact", "1 when the query contains its own name as a whole identifier"},
