@@ -107,6 +107,23 @@ func runRankTrain(ctx context.Context, args []string) error {
 	for i, e := range imp[:min(len(imp), 10)] {
 		fmt.Fprintf(stdout, "importance %2d %-18s %.1f\n", i+1, e.k, e.v)
 	}
+	if len(res.Validation) > 0 {
+		fmt.Fprintf(stdout, "leave one repository out, its instances (training's features): learned vs the hybrid fusion before its graph step\n")
+		fmt.Fprintf(stdout, "%-28s %5s  %-20s  %-20s\n", "REPO", "N", "LEARNED R/A/MRR", "FUSED R/A/MRR")
+		var n int
+		var l, f fit.Scores
+		for _, v := range res.Validation {
+			fmt.Fprintf(stdout, "%-28s %5d  %.3f %.3f %.3f  %.3f %.3f %.3f\n", v.Repo, v.Instances, v.Learned.Recall, v.Learned.Acc, v.Learned.MRR, v.Fused.Recall, v.Fused.Acc, v.Fused.MRR)
+			w := float64(v.Instances)
+			n += v.Instances
+			l.Recall, l.Acc, l.MRR = l.Recall+w*v.Learned.Recall, l.Acc+w*v.Learned.Acc, l.MRR+w*v.Learned.MRR
+			f.Recall, f.Acc, f.MRR = f.Recall+w*v.Fused.Recall, f.Acc+w*v.Fused.Acc, f.MRR+w*v.Fused.MRR
+		}
+		if n > 0 {
+			w := float64(n)
+			fmt.Fprintf(stdout, "%-28s %5d  %.3f %.3f %.3f  %.3f %.3f %.3f\n", "all", n, l.Recall/w, l.Acc/w, l.MRR/w, f.Recall/w, f.Acc/w, f.MRR/w)
+		}
+	}
 	for r, p := range res.LeaveOut {
 		fmt.Fprintf(stdout, "without %s: %s\n", r, p)
 	}

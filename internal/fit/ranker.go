@@ -76,6 +76,10 @@ type RankerResult struct {
 	Model      string             `json:"model"`
 	LeaveOut   map[string]string  `json:"leave_out,omitempty"` // repository → model file
 	Importance map[string]float64 `json:"importance"`
+	// Validation: each LeaveOut repository's benchmark instances ranked by
+	// its model, from the features training computes (the figures of
+	// record come from locus eval, through the query path).
+	Validation []Validation `json:"validation,omitempty"`
 }
 
 // ErrNoTrainingQueries: nothing to train on after the filters.
@@ -103,7 +107,7 @@ func TrainRanker(ctx context.Context, c RankerConfig) (*RankerResult, error) {
 		return nil, err
 	}
 	res := &RankerResult{Repos: make([]RepoFeatures, len(repos))}
-	train := make([][]rank.Query, len(repos))
+	train, instances := make([][]rank.Query, len(repos)), make([][]rank.Query, len(repos))
 	var mu sync.Mutex
 	done, total := 0, 0
 	for _, r := range repos {
@@ -113,7 +117,7 @@ func TrainRanker(ctx context.Context, c RankerConfig) (*RankerResult, error) {
 	eg.SetLimit(cmp.Or(max(c.Jobs, 0), 2))
 	for i, r := range repos {
 		eg.Go(func() error {
-			qs, rf, err := c.repoFeatures(gctx, schema.RepoName(r), byRepo[r], func() {
+			qs, inst, rf, err := c.repoFeatures(gctx, schema.RepoName(r), byRepo[r], func() {
 				mu.Lock()
 				done++
 				d, t := done, total
@@ -125,7 +129,7 @@ func TrainRanker(ctx context.Context, c RankerConfig) (*RankerResult, error) {
 			if err != nil {
 				return err
 			}
-			res.Repos[i], train[i] = rf, qs
+			res.Repos[i], train[i], instances[i] = rf, qs, inst
 			return nil
 		})
 	}
@@ -162,8 +166,16 @@ func TrainRanker(ctx context.Context, c RankerConfig) (*RankerResult, error) {
 		lc := c.Train
 		lc.Trained.Repos = slices.DeleteFunc(slices.Clone(repos), func(s string) bool { return s == r })
 		lc.Dir = filepath.Join(c.Out, "trainer-loo", schema.RepoName(r).FileName())
-		if _, err := rank.Train(ctx, all(r), lc); err != nil {
+		lm, err := rank.Train(ctx, all(r), lc)
+		if err != nil {
 			return nil, fmt.Errorf("train ranker without %s: %w", r, err)
+		}
+		if inst := instances[slices.Index(repos, r)]; len(inst) > 0 {
+			v, err := validate(r, inst, lm, DefaultK)
+			if err != nil {
+				return nil, err
+			}
+			res.Validation = append(res.Validation, v)
 		}
 		if res.LeaveOut == nil {
 			res.LeaveOut = map[string]string{}
@@ -184,16 +196,16 @@ func TrainRanker(ctx context.Context, c RankerConfig) (*RankerResult, error) {
 }
 
 // repoFeatures featurises one repository's records, from the cache when
-// it holds them; it returns the labelled training queries.
-func (c RankerConfig) repoFeatures(ctx context.Context, repo schema.RepoName, recs []triplets.Record, tick func()) ([]rank.Query, RepoFeatures, error) {
-	var rf RepoFeatures
+// it holds them; it returns the labelled training queries and the
+// benchmark instances.
+func (c RankerConfig) repoFeatures(ctx context.Context, repo schema.RepoName, recs []triplets.Record, tick func()) (train, instances []rank.Query, rf RepoFeatures, err error) {
 	cache := filepath.Join(c.Out, "features", repo.FileName()+".jsonl.gz")
 	key := c.cacheKey(recs)
 	qs, st, err := readFeatures(cache, key)
 	if err != nil {
 		gitDir, err := c.GitDir(repo)
 		if err != nil {
-			return nil, rf, err
+			return nil, nil, rf, err
 		}
 		// Every benchmark instance, and a sample of the other queries.
 		var inst, other []triplets.Record
@@ -207,14 +219,14 @@ func (c RankerConfig) repoFeatures(ctx context.Context, repo schema.RepoName, re
 		qs, st, err = Features(ctx, Config{Bucket: c.Bucket, Repo: repo, GitDir: gitDir, Records: other, Options: c.Options,
 			Progress: func(int, int) { tick() }})
 		if err != nil {
-			return nil, rf, err
+			return nil, nil, rf, err
 		}
 		if len(inst) > 0 {
 			io := c.Options
 			io.Sample, io.MinWords = len(inst), 0
 			iqs, ist, err := Features(ctx, Config{Bucket: c.Bucket, Repo: repo, GitDir: gitDir, Records: inst, Options: io})
 			if err != nil {
-				return nil, rf, err
+				return nil, nil, rf, err
 			}
 			qs = append(qs, iqs...)
 			st.Records += ist.Records
@@ -222,7 +234,7 @@ func (c RankerConfig) repoFeatures(ctx context.Context, repo schema.RepoName, re
 			st.FailedExamples = append(st.FailedExamples, ist.FailedExamples...)
 		}
 		if err := writeFeatures(cache, key, qs, st); err != nil {
-			return nil, rf, err
+			return nil, nil, rf, err
 		}
 	}
 	rf.Stats = st
@@ -232,7 +244,6 @@ func (c RankerConfig) repoFeatures(ctx context.Context, repo schema.RepoName, re
 			instance[r.QueryID] = true
 		}
 	}
-	var train []rank.Query
 	var sumCands, sumRecall, sumInst float64
 	var nCommit int
 	for _, q := range qs {
@@ -246,6 +257,7 @@ func (c RankerConfig) repoFeatures(ctx context.Context, repo schema.RepoName, re
 		if instance[q.ID] {
 			rf.Instances++
 			sumInst += recall
+			instances = append(instances, q)
 			continue
 		}
 		nCommit++
@@ -263,7 +275,7 @@ func (c RankerConfig) repoFeatures(ctx context.Context, repo schema.RepoName, re
 	if rf.Instances > 0 {
 		rf.InstanceRecall = sumInst / float64(rf.Instances)
 	}
-	return train, rf, nil
+	return train, instances, rf, nil
 }
 
 // cacheKey names what a features file was computed from.
