@@ -63,6 +63,9 @@ func TestIsVendored(t *testing.T) {
 		".github/scripts/junit.py": true, "testdata/grpc_testing_not_regenerated/dynamic.go": true,
 		"docs/_themes/flask_theme_support.py": true, "src/pip/_vendor/rich/console.py": true,
 		"internal/cache/timeoutCache.go": false, "lib/env/data.js": false,
+		// Python packages bundled inside a package (requests before 2.16).
+		"requests/packages/urllib3/connectionpool.py": true, "setuptools/extern/__init__.py": true,
+		"packages/core/src/index.py": false, "packages/app/index.js": false, "requests/sessions.py": false,
 	} {
 		if got := IsVendored(p); got != want {
 			t.Errorf("IsVendored(%q) = %v, want %v", p, got, want)
