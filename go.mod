@@ -34,6 +34,7 @@ require (
 	github.com/sugarme/tokenizer v0.3.0
 	github.com/yalue/onnxruntime_go v1.27.0
 	go.temporal.io/sdk/contrib/tally v0.2.0
+	gonum.org/v1/gonum v0.17.0
 )
 
 require (

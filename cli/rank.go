@@ -108,20 +108,33 @@ func runRankTrain(ctx context.Context, args []string) error {
 		fmt.Fprintf(stdout, "importance %2d %-18s %.1f\n", i+1, e.k, e.v)
 	}
 	if len(res.Validation) > 0 {
-		fmt.Fprintf(stdout, "leave one repository out, its instances (training's features): learned vs the hybrid fusion before its graph step\n")
-		fmt.Fprintf(stdout, "%-28s %5s  %-20s  %-20s\n", "REPO", "N", "LEARNED R/A/MRR", "FUSED R/A/MRR")
+		fmt.Fprintf(stdout, "leave one repository out, its instances (training's features), Recall@20 / Acc@20 / MRR:\n")
+		fmt.Fprintf(stdout, "%-28s %5s  %-17s  %-17s  %-17s\n", "REPO", "N", "LEARNED (TREES)", "LINEAR PAIRWISE", "FUSION (HYBRID'S)")
 		var n int
-		var l, f fit.Scores
+		var sum [3]fit.Scores
+		add := func(a *fit.Scores, b fit.Scores, w float64) {
+			a.Recall, a.Acc, a.MRR = a.Recall+w*b.Recall, a.Acc+w*b.Acc, a.MRR+w*b.MRR
+		}
+		line := func(name string, n int, s [3]fit.Scores) {
+			fmt.Fprintf(stdout, "%-28s %5d", name, n)
+			for _, x := range s {
+				fmt.Fprintf(stdout, "  %.3f %.3f %.3f", x.Recall, x.Acc, x.MRR)
+			}
+			fmt.Fprintln(stdout)
+		}
 		for _, v := range res.Validation {
-			fmt.Fprintf(stdout, "%-28s %5d  %.3f %.3f %.3f  %.3f %.3f %.3f\n", v.Repo, v.Instances, v.Learned.Recall, v.Learned.Acc, v.Learned.MRR, v.Fused.Recall, v.Fused.Acc, v.Fused.MRR)
-			w := float64(v.Instances)
+			s := [3]fit.Scores{v.Learned, v.Linear, v.Fused}
+			line(v.Repo, v.Instances, s)
 			n += v.Instances
-			l.Recall, l.Acc, l.MRR = l.Recall+w*v.Learned.Recall, l.Acc+w*v.Learned.Acc, l.MRR+w*v.Learned.MRR
-			f.Recall, f.Acc, f.MRR = f.Recall+w*v.Fused.Recall, f.Acc+w*v.Fused.Acc, f.MRR+w*v.Fused.MRR
+			for i := range s {
+				add(&sum[i], s[i], float64(v.Instances))
+			}
 		}
 		if n > 0 {
-			w := float64(n)
-			fmt.Fprintf(stdout, "%-28s %5d  %.3f %.3f %.3f  %.3f %.3f %.3f\n", "all", n, l.Recall/w, l.Acc/w, l.MRR/w, f.Recall/w, f.Acc/w, f.MRR/w)
+			for i := range sum {
+				add(&sum[i], sum[i], 1/float64(n)-1)
+			}
+			line("all", n, sum)
 		}
 	}
 	for r, p := range res.LeaveOut {

@@ -171,7 +171,11 @@ func TrainRanker(ctx context.Context, c RankerConfig) (*RankerResult, error) {
 			return nil, fmt.Errorf("train ranker without %s: %w", r, err)
 		}
 		if inst := instances[slices.Index(repos, r)]; len(inst) > 0 {
-			v, err := validate(r, inst, lm, DefaultK)
+			lin, err := rank.TrainLinear(all(r), rank.LinearConfig{})
+			if err != nil {
+				return nil, fmt.Errorf("train the linear baseline without %s: %w", r, err)
+			}
+			v, err := validate(r, inst, lm, lin, DefaultK)
 			if err != nil {
 				return nil, err
 			}

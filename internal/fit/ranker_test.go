@@ -54,7 +54,7 @@ func TestValidate(t *testing.T) {
 		{ID: "1", Positive: rank.Positives([]string{"b"}), Candidates: []rank.Candidate{{ID: "a", X: row(2)}, {ID: "b", X: row(1)}}},
 		{ID: "2", Positive: rank.Positives([]string{"z", "a"}), Candidates: []rank.Candidate{{ID: "a", X: row(1)}, {ID: "c", X: row(2)}}},
 	}
-	v, err := validate("x/y", qs, m, 1)
+	v, err := validate("x/y", qs, m, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,14 +25,18 @@ type Validation struct {
 	Instances int    `json:"instances"`
 	K         int    `json:"k"`
 	Learned   Scores `json:"learned"`
-	Fused     Scores `json:"fused"`
+	// Linear is the pairwise logistic baseline (rank.TrainLinear) trained
+	// on the same queries.
+	Linear Scores `json:"linear"`
+	Fused  Scores `json:"fused"`
 }
 
 // fusedColumn is the feature column of the fusion's rank.
 var fusedColumn = slices.Index(rank.FeatureNames(), "fused_rank")
 
-// validate ranks qs (one repository's instances) by m and by the fusion.
-func validate(repo string, qs []rank.Query, m *rank.Model, k int) (Validation, error) {
+// validate ranks qs (one repository's instances) by m, by lin (nil: not
+// scored) and by the fusion.
+func validate(repo string, qs []rank.Query, m *rank.Model, lin *rank.Linear, k int) (Validation, error) {
 	v := Validation{Repo: repo, Instances: len(qs), K: k}
 	for _, q := range qs {
 		gold := make([]string, 0, len(q.Positive))
@@ -54,10 +58,20 @@ func validate(repo string, qs []rank.Query, m *rank.Model, k int) (Validation, e
 		for i, c := range byFusion {
 			fused[i] = c.ID
 		}
+		var linear []string
+		if lin != nil {
+			ordered, _ := lin.Rank(q.Candidates)
+			for _, c := range ordered {
+				linear = append(linear, c.ID)
+			}
+		}
 		for _, x := range []struct {
 			s      *Scores
 			ranked []string
-		}{{&v.Learned, byModel}, {&v.Fused, fused}} {
+		}{{&v.Learned, byModel}, {&v.Linear, linear}, {&v.Fused, fused}} {
+			if x.ranked == nil {
+				continue
+			}
 			r, err1 := metrics.RecallAt(x.ranked, gold, k)
 			a, err2 := metrics.AccAt(x.ranked, gold, k)
 			rr, err3 := metrics.ReciprocalRank(x.ranked, gold)
