@@ -25,7 +25,7 @@ type Def struct {
 	// BodyStart and BodyEnd delimit a function's braced body, from its `{`
 	// to just past its `}`; both 0 when it has none (Python, a declaration,
 	// an expression body). The history scrape uses them to re-read only
-	// what changed (spanderive.go).
+	// what changed (package changes).
 	BodyStart, BodyEnd int
 }
 
@@ -89,7 +89,7 @@ type FileResult struct {
 	// keep what parses.
 	ErrorNodes int
 	// declAt are the byte offsets of the declarations behind Decls (C and
-	// C++), kept so that a body holding one is never skipped (spanderive.go):
+	// C++), kept so that a body holding one is never skipped (package changes):
 	// a declaration can make a name overloaded.
 	declAt []int
 	// reread: the file had syntax errors and was also read another way
@@ -100,6 +100,26 @@ type FileResult struct {
 	// read a file with errors in other ways too); tests read it.
 	reads int
 }
+
+// DeclOffsets are the byte offsets of the declarations behind Decls (C and
+// C++).
+func (r *FileResult) DeclOffsets() []int { return r.declAt }
+
+// Functions counts the function definitions in Defs.
+func (r *FileResult) Functions() int {
+	n := 0
+	for _, d := range r.Defs {
+		if d.Kind == KindFunction {
+			n++
+		}
+	}
+	return n
+}
+
+// Reread reports whether the file had syntax errors and was also read
+// another way (closers appended, conditionals blanked): its reading is then
+// not a function of its text's parts.
+func (r *FileResult) Reread() bool { return r.reread }
 
 // Language extracts definitions and references from one language's files.
 // Implementations live one per file (lang_<name>.go) and must be safe for

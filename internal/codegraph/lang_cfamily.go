@@ -100,7 +100,7 @@ func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res 
 			res, err = nil, fmt.Errorf("extract %s %s: %w: %v", l.name, path, errExtractor, r)
 		}
 	}()
-	parsed := cBlankMacroLines(src, l.cpp)
+	parsed := CBlankMacroLines(src, l.cpp)
 	err = parseTree(ctx, l.lang(), path, parsed, func(root *fnode) error {
 		errs := errorsIn(root)
 		res = l.walk(root, parsed)
@@ -119,7 +119,7 @@ func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res 
 		// macro tree-sitter cannot read) gain nothing from them.
 		var alts [][]byte
 		everyBranch := -1 // the index in alts of the reading keeping every branch
-		if cUnbalancedBranches(parsed) {
+		if CUnbalancedBranches(parsed) {
 			for _, firstOnly := range []bool{false, true} {
 				if alt := cBlankConditionals(parsed, firstOnly); alt != nil {
 					if firstOnly && everyBranch >= 0 && bytes.Equal(alt, alts[everyBranch]) {
@@ -194,7 +194,7 @@ func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res 
 					return err
 				}
 			}
-			if cFuncs(got) > cFuncs(res) {
+			if got.Functions() > res.Functions() {
 				res = got
 				res.ErrorNodes = errs
 				res.reread = true
@@ -210,12 +210,12 @@ func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res 
 	return res, nil
 }
 
-// cUnbalancedBranches reports whether a branch of a conditional directive
+// CUnbalancedBranches reports whether a branch of a conditional directive
 // (#if, #ifdef, #ifndef, #elif, #else) opens more braces than it closes or
 // the reverse, as in `#ifdef X\nvoid f(int a) {\n#else\nvoid f(void) {\n#endif`,
 // which leaves tree-sitter, reading every branch, with braces that do not
 // pair. Braces in comments, strings and character literals do not count.
-func cUnbalancedBranches(src []byte) bool {
+func CUnbalancedBranches(src []byte) bool {
 	var balance []int // per open #if, the braces of its current branch
 	inComment := false
 	for start := 0; start < len(src); {
@@ -229,15 +229,15 @@ func cUnbalancedBranches(src []byte) bool {
 		start = end + 1
 		if t := bytes.TrimLeft(line, " \t"); !inComment && len(t) > 0 && t[0] == '#' {
 			switch {
-			case cDirective(t, "if"): // if, ifdef, ifndef
+			case CDirective(t, "if"): // if, ifdef, ifndef
 				balance = append(balance, 0)
-			case cDirective(t, "el"): // else, elif, elifdef
+			case CDirective(t, "el"): // else, elif, elifdef
 				if len(balance) > 0 {
 					if balance[len(balance)-1] != 0 {
 						return true
 					}
 				}
-			case cDirective(t, "endif"):
+			case CDirective(t, "endif"):
 				if len(balance) > 0 {
 					if balance[len(balance)-1] != 0 {
 						return true
@@ -276,16 +276,6 @@ func cClamp(r *FileResult, src []byte) {
 		}
 		d.EndLine = d.StartLine + bytes.Count(src[d.StartByte:d.EndByte], []byte("\n"))
 	}
-}
-
-func cFuncs(r *FileResult) int {
-	n := 0
-	for _, d := range r.Defs {
-		if d.Kind == KindFunction {
-			n++
-		}
-	}
-	return n
 }
 
 func (l cFamilyLang) walk(root *fnode, src []byte) *FileResult {
@@ -370,16 +360,16 @@ func cBlankConditionals(src []byte, firstOnly bool) []byte {
 	return out
 }
 
-// cBlankMacroLines returns src with every line that holds only an upper-case
+// CBlankMacroLines returns src with every line that holds only an upper-case
 // identifier (FMT_BEGIN_NAMESPACE) blanked, or src itself when there is none.
 // Such a line is a macro expanding to declarations or braces; left in, it
 // reads as the type of the next declaration. In C it also blanks a macro
 // qualifier before a declaration's type (cQualifierMacro).
-func cBlankMacroLines(src []byte, cpp bool) []byte {
+func CBlankMacroLines(src []byte, cpp bool) []byte {
 	if !cpp {
 		// Macros standing for braces first: the rules below read the
 		// braces.
-		src = cWriteBraceMacros(src)
+		src = CWriteBraceMacros(src)
 	}
 	var out []byte
 	blank := func(from, to int) {
@@ -504,9 +494,9 @@ func cStatementMacros(src []byte, owned bool) []byte {
 		}
 		return out
 	}
-	li := newLineIndex(src)
+	li := NewLineIndex(src)
 	trimmed := func(k int) []byte { // as mended so far
-		a, b := li.bounds(k, len(src))
+		a, b := li.Bounds(k, len(src))
 		if out != nil {
 			return bytes.TrimSpace(out[a:b])
 		}
@@ -532,7 +522,7 @@ func cStatementMacros(src []byte, owned bool) []byte {
 		return nil
 	}
 	for k := 0; k < len(li); k++ {
-		a, b := li.bounds(k, len(src))
+		a, b := li.Bounds(k, len(src))
 		line := src[a:b]
 		if bytes.IndexByte(line, '"') >= 0 {
 			// "less than " STRINGIFY(LEN) " characters": a macro call
@@ -585,7 +575,7 @@ func cStatementMacros(src []byte, owned bool) []byte {
 			if k2 > k {
 				o := edit()
 				for _, d := range cDirectiveLines(src, li, k, k2) {
-					a, b := li.bounds(d, len(src))
+					a, b := li.Bounds(d, len(src))
 					for x := a; x < b; x++ {
 						o[x] = ' '
 					}
@@ -662,16 +652,16 @@ func cStatementMacros(src []byte, owned bool) []byte {
 // arguments end on one of the next four lines, followed there by `{`
 // alone: the call's name, the brace's offset and the line; "" when text
 // does not read so.
-func cBlockCallAcross(text []byte, at int, li lineIndex, k int) (name string, brace, line int) {
+func cBlockCallAcross(text []byte, at int, li LineIndex, k int) (name string, brace, line int) {
 	for n := k + 1; n <= k+4 && n < len(li); n++ {
-		_, b := li.bounds(n, len(text))
+		_, b := li.Bounds(n, len(text))
 		name, after := cCallShape(text[at:b])
 		if name == "" {
 			continue
 		}
 		rest := bytes.TrimRight(text[at+after:b], " \t\r")
 		if len(rest) == 0 && n+1 < len(li) { // the brace alone on the next line
-			a2, b2 := li.bounds(n+1, len(text))
+			a2, b2 := li.Bounds(n+1, len(text))
 			rest, n = bytes.TrimRight(text[b:b2], " \t\r"), n+1
 			after = b - at
 			if a2 != b+1 || len(rest) < 3 {
@@ -741,13 +731,13 @@ func cBraceMacros(src []byte) map[string][]byte {
 	}
 }
 
-// cWriteBraceMacros returns C source src with what its cBraceMacros stand
+// CWriteBraceMacros returns C source src with what its cBraceMacros stand
 // for written over their names, outside directives (src itself when it
 // defines none): a statement left open or closed by a macro would
 // otherwise lose every brace after it. A part of src read alone (a body, a
 // run of members) is cut from what this returns, so that it reads as in
 // src.
-func cWriteBraceMacros(src []byte) []byte {
+func CWriteBraceMacros(src []byte) []byte {
 	m := cBraceMacros(src)
 	if len(m) == 0 {
 		return src
@@ -927,10 +917,10 @@ func cArgEnds(line []byte, i int) (comma, close int) {
 // or a string's pieces: the line before it and every line inside it
 // (directives aside) end with a comma, or they end with `"` and the lines
 // inside begin with one; k otherwise.
-func cListConditional(src []byte, li lineIndex, k int) int {
-	line := func(j int) []byte { a, b := li.bounds(j, len(src)); return src[a:b] }
+func cListConditional(src []byte, li LineIndex, k int) int {
+	line := func(j int) []byte { a, b := li.Bounds(j, len(src)); return src[a:b] }
 	t := bytes.TrimSpace(line(k))
-	if !cDirective(t, "if") {
+	if !CDirective(t, "if") {
 		return k
 	}
 	prev := k - 1
@@ -955,9 +945,9 @@ func cListConditional(src []byte, li lineIndex, k int) int {
 			if l[len(l)-1] == '\\' {
 				return k // a directive going on to the next line
 			}
-			if cDirective(l, "if") {
+			if CDirective(l, "if") {
 				depth++
-			} else if cDirective(l, "endif") {
+			} else if CDirective(l, "endif") {
 				if depth--; depth == 0 {
 					return j
 				}
@@ -974,12 +964,12 @@ func cListConditional(src []byte, li lineIndex, k int) int {
 // if-else chain, `} else if (x) {`: it closes a brace before it opens one,
 // and leaves as many open as it found (nothing else nested in it); k
 // otherwise. tree-sitter reads no directive that cuts a statement so.
-func cChainConditional(src []byte, li lineIndex, k int) int {
-	if !cDirective(bytes.TrimSpace(src[li[k]:]), "if") {
+func cChainConditional(src []byte, li LineIndex, k int) int {
+	if !CDirective(bytes.TrimSpace(src[li[k]:]), "if") {
 		return k
 	}
 	for j := k + 1; j < len(li); j++ { // its first line of code must close a brace
-		a, b := li.bounds(j, len(src))
+		a, b := li.Bounds(j, len(src))
 		t := bytes.TrimSpace(src[a:b])
 		if len(t) == 0 || t[0] == '*' || bytes.HasPrefix(t, []byte("//")) || bytes.HasPrefix(t, []byte("/*")) {
 			continue
@@ -993,21 +983,21 @@ func cChainConditional(src []byte, li lineIndex, k int) int {
 	branch := func() bool { ok := code && depth == 0 && low < 0; depth, low, code = 0, 0, false; return ok }
 	nested := 0 // conditionals open inside, each with one branch
 	for j := k + 1; j < len(li); j++ {
-		a, b := li.bounds(j, len(src))
+		a, b := li.Bounds(j, len(src))
 		line := src[a:b]
 		if t := bytes.TrimSpace(line); !inComment && len(t) > 0 && t[0] == '#' {
 			switch {
-			case t[len(t)-1] == '\\' || nested > 0 && cDirective(t, "el"):
+			case t[len(t)-1] == '\\' || nested > 0 && CDirective(t, "el"):
 				return k
-			case cDirective(t, "if"):
+			case CDirective(t, "if"):
 				nested++
-			case nested > 0 && cDirective(t, "endif"):
+			case nested > 0 && CDirective(t, "endif"):
 				nested--
-			case cDirective(t, "el"):
+			case CDirective(t, "el"):
 				if !branch() {
 					return k
 				}
-			case cDirective(t, "endif"):
+			case CDirective(t, "endif"):
 				if !branch() {
 					return k
 				}
@@ -1085,9 +1075,9 @@ func cCode(line []byte) []byte {
 	return t
 }
 
-// cDirective reports whether trimmed line t is a directive whose word
+// CDirective reports whether trimmed line t is a directive whose word
 // begins with kw (#if, #ifdef, #ifndef for "if"), spaces after # allowed.
-func cDirective(t []byte, kw string) bool {
+func CDirective(t []byte, kw string) bool {
 	if len(t) == 0 || t[0] != '#' {
 		return false
 	}
@@ -1095,10 +1085,10 @@ func cDirective(t []byte, kw string) bool {
 }
 
 // cDirectiveLines are the lines from k to end holding a directive.
-func cDirectiveLines(src []byte, li lineIndex, k, end int) []int {
+func cDirectiveLines(src []byte, li LineIndex, k, end int) []int {
 	var ds []int
 	for j := k; j <= end; j++ {
-		if a, b := li.bounds(j, len(src)); bytes.HasPrefix(bytes.TrimSpace(src[a:b]), []byte("#")) {
+		if a, b := li.Bounds(j, len(src)); bytes.HasPrefix(bytes.TrimSpace(src[a:b]), []byte("#")) {
 			ds = append(ds, j)
 		}
 	}

@@ -171,8 +171,8 @@ func TestCUnbalancedBranches(t *testing.T) {
 		{"#if A\n  if (x) {\n#endif\n  y();\n#if A\n  }\n#endif\n", true},
 		{"#if A\n/* a comment\n  { spanning lines */\n#endif\n", false},
 	} {
-		if got := cUnbalancedBranches([]byte(tc.src)); got != tc.want {
-			t.Errorf("cUnbalancedBranches(%q) = %v, want %v", tc.src, got, tc.want)
+		if got := CUnbalancedBranches([]byte(tc.src)); got != tc.want {
+			t.Errorf("CUnbalancedBranches(%q) = %v, want %v", tc.src, got, tc.want)
 		}
 	}
 }
@@ -212,11 +212,11 @@ func TestCQualifierMacro(t *testing.T) {
 	}
 	// Blanked in C only, keeping every byte's place.
 	src := []byte("struct s {\n    redisAtomic int x;\n};\n")
-	if got, want := string(cBlankMacroLines(src, false)), "struct s {\n                int x;\n};\n"; got != want {
-		t.Errorf("cBlankMacroLines(C) = %q, want %q", got, want)
+	if got, want := string(CBlankMacroLines(src, false)), "struct s {\n                int x;\n};\n"; got != want {
+		t.Errorf("CBlankMacroLines(C) = %q, want %q", got, want)
 	}
-	if got := cBlankMacroLines(src, true); string(got) != string(src) {
-		t.Errorf("cBlankMacroLines(C++) = %q, want it unchanged", got)
+	if got := CBlankMacroLines(src, true); string(got) != string(src) {
+		t.Errorf("CBlankMacroLines(C++) = %q, want it unchanged", got)
 	}
 	// The struct reads without a syntax error, which would make a file
 	// with unpaired branches be read again (redis's server.h).
@@ -252,7 +252,7 @@ func TestCReadings(t *testing.T) {
 }
 
 // TestCMacroPrefilters: wherever the regular expressions of
-// cBlankMacroLines match a line, their prefilters let it through (they
+// CBlankMacroLines match a line, their prefilters let it through (they
 // only skip lines that cannot match).
 func TestCMacroPrefilters(t *testing.T) {
 	lines := []string{
@@ -333,10 +333,10 @@ func TestCExportAndAttributeMacros(t *testing.T) {
 	}
 	// Blanked in C only: C++'s grammar reads FMT_CONSTEXPR and the like.
 	src := []byte("FOO_API void f(int x) FOO_ATTR;\n")
-	if got, want := string(cBlankMacroLines(src, false)), "        void f(int x)         ;\n"; got != want {
+	if got, want := string(CBlankMacroLines(src, false)), "        void f(int x)         ;\n"; got != want {
 		t.Errorf("C: %q, want %q", got, want)
 	}
-	if got := string(cBlankMacroLines(src, true)); got != string(src) {
+	if got := string(CBlankMacroLines(src, true)); got != string(src) {
 		t.Errorf("C++: %q, want it unchanged", got)
 	}
 }
@@ -409,11 +409,11 @@ func TestCStatementMacros(t *testing.T) {
 		if want == "" {
 			want = tc.src
 		}
-		if got := string(cBlankMacroLines([]byte(tc.src), false)); got != want {
-			t.Errorf("cBlankMacroLines(%q) =\n%q, want\n%q", tc.src, got, want)
+		if got := string(CBlankMacroLines([]byte(tc.src), false)); got != want {
+			t.Errorf("CBlankMacroLines(%q) =\n%q, want\n%q", tc.src, got, want)
 		}
-		if got := string(cBlankMacroLines([]byte(tc.src), true)); got != tc.src {
-			t.Errorf("C++: cBlankMacroLines(%q) = %q, want it unchanged", tc.src, got)
+		if got := string(CBlankMacroLines([]byte(tc.src), true)); got != tc.src {
+			t.Errorf("C++: CBlankMacroLines(%q) = %q, want it unchanged", tc.src, got)
 		}
 	}
 }

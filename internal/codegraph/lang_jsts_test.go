@@ -2,9 +2,12 @@ package codegraph
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/locus-dev/locus/internal/testutil/extractfixture"
 )
 
 // TestJSTSCases pins decisions the golden fixtures do not show on their own.
@@ -124,13 +127,13 @@ func TestJSTSConcurrent(t *testing.T) {
 		want string
 	}
 	var fixtures []fixture
-	for _, f := range extractFixtures(t, "javascript", "typescript") {
-		l := LanguageFor(f.name)
-		res, err := l.Extract(context.Background(), f.name, f.src)
+	for _, f := range extractfixture.Read(t, filepath.Join("testdata", "extract"), "javascript", "typescript") {
+		l := LanguageFor(f.Name)
+		res, err := l.Extract(context.Background(), f.Name, f.Src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fixtures = append(fixtures, fixture{l, f.name, f.src, render(res)})
+		fixtures = append(fixtures, fixture{l, f.Name, f.Src, render(res)})
 	}
 	var wg sync.WaitGroup
 	for w := 0; w < 4; w++ {
@@ -155,8 +158,8 @@ func TestJSTSConcurrent(t *testing.T) {
 // TestJSTSTruncated cuts every fixture at many points (and splices garbage
 // in): error recovery must never yield empty names, callees or modules.
 func TestJSTSTruncated(t *testing.T) {
-	for _, f := range extractFixtures(t, "javascript", "typescript") {
-		full, name := f.src, f.name
+	for _, f := range extractfixture.Read(t, filepath.Join("testdata", "extract"), "javascript", "typescript") {
+		full, name := f.Src, f.Name
 		l := LanguageFor(name)
 		step := max(len(full)/40, 1)
 		for cut := 0; cut <= len(full); cut += step {

@@ -48,8 +48,8 @@ func TestMinifiedIgnoresIndentation(t *testing.T) {
 			if got := isMinified([]byte(tc.text)); got != tc.want {
 				t.Errorf("isMinified = %v, want %v", got, tc.want)
 			}
-			if got := linesOf([]byte(tc.text), nil).minified(); got != tc.want {
-				t.Errorf("textLines.minified = %v, want %v", got, tc.want)
+			if got := MinifiedLines([]byte(tc.text), NewLineIndex([]byte(tc.text))); got != tc.want {
+				t.Errorf("MinifiedLines = %v, want %v", got, tc.want)
 			}
 		})
 	}

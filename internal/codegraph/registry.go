@@ -43,6 +43,14 @@ func Languages() []Language {
 	return out
 }
 
+// LanguageNamed returns the registered language named name ("c",
+// "cpp", …), or nil.
+func LanguageNamed(name string) Language {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	return byName[name]
+}
+
 // LanguageFor returns the language of a path by its extension, or nil.
 func LanguageFor(path string) Language {
 	i := strings.LastIndexByte(path, '.')

@@ -30,6 +30,10 @@ type rustMacro struct {
 	line               int // 1-based, of the name
 }
 
+// HasRustItemMacros reports whether Rust source src holds invocations that
+// the extractor may read as items (rustProposeItemMacros).
+func HasRustItemMacros(src []byte) bool { return len(rustProposeItemMacros(src)) > 0 }
+
 // rustProposeItemMacros proposes the invocations `name! { … }` (a plain
 // name) that begin an item in a file, an inline module, an impl, a trait, an
 // extern block or another such invocation: where itemMacro reads items. It

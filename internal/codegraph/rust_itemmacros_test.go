@@ -137,7 +137,7 @@ func TestRustMembersOfTheKeptReading(t *testing.T) {
 		{"ok! {\n    fn a() {}\n}\n\nbad! {\n    fn b() -> {}\n}\n\nfn c() {}\n", 1},
 	} {
 		src := []byte(tc.src)
-		ctx, want := withMembers(context.Background())
+		ctx, want := WithMembers(context.Background())
 		if tc.kept == 0 {
 			if _, err := rustExtractWritten(ctx, "a.rs", src); err != nil {
 				t.Fatal(err)
@@ -148,23 +148,12 @@ func TestRustMembersOfTheKeptReading(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		v, _ := readSpans(context.Background(), rustLang{}, "a.rs", src)
-		for i := range v.members {
-			v.members[i].def = false // set from the definitions, not by the sink
+		ctx, got := WithMembers(context.Background())
+		if _, err := (rustLang{}).Extract(ctx, "a.rs", src); err != nil {
+			t.Fatal(err)
 		}
-		if fmt.Sprint(v.members, v.errs) != fmt.Sprint(want.members, want.errs) {
-			t.Errorf("%q: members %v, errors at %v; the kept reading's are %v, %v", tc.src, v.members, v.errs, want.members, want.errs)
+		if fmt.Sprint(got.Members, got.Errs) != fmt.Sprint(want.Members, want.Errs) {
+			t.Errorf("%q: members %v, errors at %v; the kept reading's are %v, %v", tc.src, got.Members, got.Errs, want.Members, want.Errs)
 		}
 	}
-}
-
-// TestRustSkeletonNotWithItemMacros: a Rust version with item macros is
-// not derived from a skeleton: whether a macro is read in place depends on
-// the bodies a skeleton leaves out.
-func TestRustSkeletonNotWithItemMacros(t *testing.T) {
-	p := "mac! {\n    fn a() {\n        1\n    }\n}\n\nfn c() {\n    2\n}\n"
-	tt := strings.Replace(p, "fn c() {", "fn c(x: i32) {", 1)
-	checkDerive(t, "a.rs", []byte(p), []byte(tt), []int{7}, []int{7}, derivedParsed)
-	plain := strings.Replace(strings.Replace(p, "mac! {", "mod m {", 1), "fn c() {", "fn c() {", 1)
-	checkDerive(t, "a.rs", []byte(plain), []byte(strings.Replace(plain, "fn c() {", "fn c(x: i32) {", 1)), []int{7}, []int{7}, derivedSkeleton)
 }

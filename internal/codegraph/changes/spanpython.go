@@ -1,8 +1,10 @@
-package codegraph
+package changes
 
 import (
 	"bytes"
 	"context"
+
+	"github.com/locus-dev/locus/internal/codegraph"
 )
 
 // Deriving a Python version's functions from the other version's.
@@ -21,7 +23,7 @@ import (
 // derivePython derives T (its text and lines tv, changed lines tChanged)
 // from P (p, its np lines, pChanged) as above; nil where that does not
 // hold.
-func derivePython(ctx context.Context, lang Language, path string, p *versionSpans, np int, tv *textLines, pChanged, tChanged []int) *versionSpans {
+func derivePython(ctx context.Context, lang codegraph.Language, path string, p *versionSpans, np int, tv *textLines, pChanged, tChanged []int) *versionSpans {
 	if !p.clean {
 		return nil
 	}
@@ -59,7 +61,7 @@ func derivePython(ctx context.Context, lang Language, path string, p *versionSpa
 // pyReadsAlone reports whether T's lines [s, e], where function name is
 // defined from line s, read clean by themselves and define exactly that
 // function, over all of them.
-func pyReadsAlone(ctx context.Context, lang Language, path string, t []byte, tl lineIndex, s, e int, name string) bool {
+func pyReadsAlone(ctx context.Context, lang codegraph.Language, path string, t []byte, tl lineIndex, s, e int, name string) bool {
 	from, to := tl[s-1], len(t)
 	if e < len(tl) {
 		to = tl[e]
@@ -77,11 +79,11 @@ func pyReadsAlone(ctx context.Context, lang Language, path string, t []byte, tl 
 	_, own, _ := qualifier(name)
 	fns := 0
 	for _, d := range res.Defs {
-		if d.Kind == KindClass && rows > 0 && d.StartByte == 0 {
+		if d.Kind == codegraph.KindClass && rows > 0 && d.StartByte == 0 {
 			continue // the wrapper
 		}
 		_, dOwn, _ := qualifier(d.Name)
-		if d.Kind != KindFunction || dOwn != own || d.StartLine != 1+rows || d.EndLine != e-s+1+rows {
+		if d.Kind != codegraph.KindFunction || dOwn != own || d.StartLine != 1+rows || d.EndLine != e-s+1+rows {
 			return false
 		}
 		fns++

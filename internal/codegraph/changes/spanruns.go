@@ -1,4 +1,4 @@
-package codegraph
+package changes
 
 // Reading a changed Java or C body by its changed statements alone (a C
 // body holding a preprocessor directive is read whole).

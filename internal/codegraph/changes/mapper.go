@@ -1,7 +1,6 @@
-package codegraph
+package changes
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/gitrepo"
 )
 
@@ -39,7 +39,7 @@ type FunctionMapper struct {
 	// the graph leaves them out (Options.Exclude); default DefaultExclude.
 	// Set it before the first Map.
 	Exclude  []string
-	excluded func() map[string]bool // the set of Exclude, made once
+	excluded func() func(string) bool // Exclude as a matcher, made once
 	// Headers is the language .h files are parsed as, "c" or "cpp", as the
 	// repository's graph does (HeaderLanguageAt); default "c".
 	Headers string
@@ -117,28 +117,26 @@ func NewFunctionMapper(size int) *FunctionMapper {
 	}
 	m := &FunctionMapper{cache: map[spanKey]*versionSpans{}, pending: map[spanKey]*pendingVersion{}, max: size,
 		maxBytes: 128 << 20}
-	m.excluded = sync.OnceValue(func() map[string]bool {
+	m.excluded = sync.OnceValue(func() func(string) bool {
 		if m.Exclude == nil {
-			return excludeSet(DefaultExclude)
+			return codegraph.Excluder(codegraph.DefaultExclude)
 		}
-		return excludeSet(m.Exclude)
+		return codegraph.Excluder(m.Exclude)
 	})
 	return m
 }
 
-func (m *FunctionMapper) language(path string) Language {
+func (m *FunctionMapper) language(path string) codegraph.Language {
 	if path == "" {
 		return nil
 	}
-	if inExcluded(path, m.excluded()) {
+	if m.excluded()(path) {
 		return nil
 	}
-	if m.Headers != "" && IsHeader(path) {
-		regMu.RLock()
-		defer regMu.RUnlock()
-		return byName[m.Headers]
+	if m.Headers != "" && codegraph.IsHeader(path) {
+		return codegraph.LanguageNamed(m.Headers)
 	}
-	return LanguageFor(path)
+	return codegraph.LanguageFor(path)
 }
 
 // pendingVersion is a version some goroutine is finding: by (a Map with)
@@ -255,7 +253,7 @@ func (m *FunctionMapper) remember(path string, blob gitrepo.Hash, v *versionSpan
 
 // side is one version of a changed file.
 type side struct {
-	lang    Language
+	lang    codegraph.Language
 	path    string
 	blob    gitrepo.Hash
 	text    *textLines
@@ -272,7 +270,7 @@ func (m *FunctionMapper) resolve(s, other *side) {
 	ctx := context.Background()
 	start := time.Now()
 	how := derivedParsed
-	if reason, _ := skipContentOf(s.text.text, 1<<20, s.text.minified); reason != "" {
+	if codegraph.SkipReason(s.text.text, 1<<20, s.text.minified) != "" {
 		s.v = &versionSpans{}
 	} else if other != nil && other.v != nil && other.v.derivable() && other.lang.Name() == s.lang.Name() && !m.whole {
 		s.v, how = m.derive(ctx, s, other)
@@ -383,7 +381,7 @@ func (v *versionSpans) charge(set map[string]bool, path string, contains func(*f
 		}
 	}
 	if best >= 0 {
-		set[EntityID(path, v.fns[best].name)] = true
+		set[codegraph.EntityID(path, v.fns[best].name)] = true
 	}
 }
 
@@ -472,7 +470,7 @@ func (v *versionSpans) diff(o *versionSpans) string {
 }
 
 // parseSpans reads a whole file version.
-func parseSpans(ctx context.Context, lang Language, path string, src []byte) *versionSpans {
+func parseSpans(ctx context.Context, lang codegraph.Language, path string, src []byte) *versionSpans {
 	v, _ := readSpans(ctx, lang, path, src)
 	if v == nil {
 		return &versionSpans{}
@@ -482,24 +480,24 @@ func parseSpans(ctx context.Context, lang Language, path string, src []byte) *ve
 
 // readSpans extracts src and keeps its functions and members; nil when
 // extraction fails.
-func readSpans(ctx context.Context, lang Language, path string, src []byte) (*versionSpans, *FileResult) {
-	var sink *memberSink
+func readSpans(ctx context.Context, lang codegraph.Language, path string, src []byte) (*versionSpans, *codegraph.FileResult) {
+	var sink *codegraph.MemberSink
 	if _, ok := bodyWrappers[lang.Name()]; ok { // only what derive reads
-		ctx, sink = withMembers(ctx)
+		ctx, sink = codegraph.WithMembers(ctx)
 	}
 	res, err := lang.Extract(ctx, path, src)
 	if err != nil {
 		return nil, nil
 	}
-	return spansOf(res, newLineIndex(src), sink, lang.Name() != "c"), res
+	return spansOf(res, codegraph.NewLineIndex(src), sink, lang.Name() != "c"), res
 }
 
 // spansOf keeps res's functions, and the members sink holds; lines indexes
 // the text res was read from. declsName says whether a declaration can
 // change a name: not in C, where a prototype names nothing (NAMING.md), so
 // a member holding only prototypes is no definition (member.def).
-func spansOf(res *FileResult, lines lineIndex, sink *memberSink, declsName bool) *versionSpans {
-	starts := make([]int, 0, len(res.Defs)+len(res.declAt))
+func spansOf(res *codegraph.FileResult, lines lineIndex, sink *codegraph.MemberSink, declsName bool) *versionSpans {
+	starts := make([]int, 0, len(res.Defs)+len(res.DeclOffsets()))
 	for _, d := range res.Defs {
 		starts = append(starts, d.StartByte)
 	}
@@ -508,19 +506,19 @@ func spansOf(res *FileResult, lines lineIndex, sink *memberSink, declsName bool)
 		memberStarts = slices.Clone(starts)
 		sort.Ints(memberStarts)
 	}
-	starts = append(starts, res.declAt...)
+	starts = append(starts, res.DeclOffsets()...)
 	sort.Ints(starts)
 	if declsName {
 		memberStarts = starts
 	}
-	v := &versionSpans{clean: res.ErrorNodes == 0, reread: res.reread, fns: make([]fnSpan, 0, cFuncs(res))}
+	v := &versionSpans{clean: res.ErrorNodes == 0, reread: res.Reread(), fns: make([]fnSpan, 0, res.Functions())}
 	for _, d := range res.Defs {
-		if d.Kind != KindFunction {
+		if d.Kind != codegraph.KindFunction {
 			continue
 		}
 		f := fnSpan{name: d.Name, start: int32(d.StartLine), end: int32(d.EndLine), open: point{-1, 0}}
 		if d.BodyEnd > d.BodyStart {
-			f.open, f.close = lines.point(d.BodyStart), lines.point(d.BodyEnd-1)
+			f.open, f.close = pointAt(lines, d.BodyStart), pointAt(lines, d.BodyEnd-1)
 			i := sort.SearchInts(starts, d.BodyStart+1)
 			f.leaf = i == len(starts) || starts[i] >= d.BodyEnd
 		}
@@ -529,8 +527,8 @@ func spansOf(res *FileResult, lines lineIndex, sink *memberSink, declsName bool)
 	v.setMembers(sink, memberStarts)
 	if !declsName { // C
 		for _, d := range res.Defs {
-			if d.Kind != KindFunction {
-				v.classes = append(v.classes, baseName(d.Name))
+			if d.Kind != codegraph.KindFunction {
+				v.classes = append(v.classes, codegraph.BaseName(d.Name))
 			}
 		}
 	}
@@ -538,36 +536,16 @@ func spansOf(res *FileResult, lines lineIndex, sink *memberSink, declsName bool)
 }
 
 // lineIndex holds the byte offset of each line's start.
-type lineIndex []int
+type lineIndex = codegraph.LineIndex
 
-func newLineIndex(src []byte) lineIndex {
-	li := make(lineIndex, 1, len(src)/32+1)
-	for i := 0; ; {
-		j := bytes.IndexByte(src[i:], '\n')
-		if j < 0 {
-			return li
-		}
-		i += j + 1
-		li = append(li, i)
-	}
-}
-
-func (li lineIndex) point(off int) point {
+// pointAt is the place of byte off in the text li indexes.
+func pointAt(li lineIndex, off int) point {
 	row := sort.Search(len(li), func(i int) bool { return li[i] > off }) - 1
 	return point{int32(row), int32(off - li[row])}
 }
 
-// bounds are the [start, end) offsets of line k (0-based) of a text of n
-// bytes, its newline left out.
-func (li lineIndex) bounds(k, n int) (start, end int) {
-	if k+1 < len(li) {
-		return li[k], li[k+1] - 1
-	}
-	return li[k], n
-}
-
-// offset is the byte at p, or -1 past the text.
-func (li lineIndex) offset(p point) int {
+// offsetAt is the byte at p in the text li indexes, or -1 past the text.
+func offsetAt(li lineIndex, p point) int {
 	if p.row < 0 || int(p.row) >= len(li) {
 		return -1
 	}

@@ -1,4 +1,4 @@
-package codegraph
+package changes
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/locus-dev/locus/internal/codegraph"
 )
 
 // Deriving one version's functions from another's.
@@ -98,7 +100,7 @@ var bodyWrappers = map[string][2]string{
 // lines tChanged) from those of the other version P of the same change (p,
 // its text and lines pv, changed lines pChanged; lines are 1-based). P must
 // be derivable.
-func derive(ctx context.Context, lang Language, path string, p *versionSpans, pv, tv *textLines, pChanged, tChanged []int) (*versionSpans, derivation) {
+func derive(ctx context.Context, lang codegraph.Language, path string, p *versionSpans, pv, tv *textLines, pChanged, tChanged []int) (*versionSpans, derivation) {
 	np, nt := pv.count(), tv.count()
 	if lang.Name() == "python" {
 		if v := derivePython(ctx, lang, path, p, np, tv, pChanged, tChanged); v != nil {
@@ -113,8 +115,8 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pv
 		// Read as the whole file is (cBlankMacroLines): a body cut from
 		// the texts must hold what the file's macros stand for. Lines
 		// stay where they were.
-		pv = &textLines{text: cWriteBraceMacros(pv.text), lines: pv.lines}
-		tv = &textLines{text: cWriteBraceMacros(tv.text), lines: tv.index()}
+		pv = &textLines{text: codegraph.CWriteBraceMacros(pv.text), lines: pv.lines}
+		tv = &textLines{text: codegraph.CWriteBraceMacros(tv.text), lines: tv.index()}
 	}
 	t := tv.text
 	lm := newLineMap(np, nt, pChanged, tChanged)
@@ -134,7 +136,7 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pv
 	// other ways too. P was read once (derivable), so only T's branches
 	// are in doubt; with them paired, T is read once as well, and a
 	// change in a body or a run of members is as local as any other.
-	local := conditional && !cUnbalancedBranches(cBlankMacroLines(t, lang.Name() == "cpp"))
+	local := conditional && !codegraph.CUnbalancedBranches(codegraph.CBlankMacroLines(t, lang.Name() == "cpp"))
 	if p.clean || (!conditional || local) && awayFromErrors(p, hunks) {
 		if v, how := deriveLocal(ctx, lang, path, wrap, p, pv, leaves, lm, hunks, t, tl, np, nt); v != nil {
 			if !p.clean {
@@ -163,7 +165,7 @@ func derive(ctx context.Context, lang Language, path string, p *versionSpans, pv
 // conditionalChanged reports whether, in C or C++, a hunk changes a
 // conditional preprocessor line (one can change how the extractor reads
 // the whole file).
-func conditionalChanged(lang Language, hunks []lineHunk, pv, tv *textLines) bool {
+func conditionalChanged(lang codegraph.Language, hunks []lineHunk, pv, tv *textLines) bool {
 	if n := lang.Name(); n == "c" || n == "cpp" {
 		for _, h := range hunks {
 			if conditionalIn(pv, h.pa, h.pb) || conditionalIn(tv, h.ta, h.tb) {
@@ -258,8 +260,8 @@ func awayFromErrors(p *versionSpans, hunks []lineHunk) bool {
 func conditionalIn(x *textLines, a, b int) bool {
 	li := x.index()
 	for k := max(a, 1) - 1; k < b && k < len(li); k++ {
-		s, e := li.bounds(k, len(x.text))
-		if l := bytes.TrimLeft(x.text[s:e], " \t"); cDirective(l, "if") || cDirective(l, "el") || cDirective(l, "endif") {
+		s, e := li.Bounds(k, len(x.text))
+		if l := bytes.TrimLeft(x.text[s:e], " \t"); codegraph.CDirective(l, "if") || codegraph.CDirective(l, "el") || codegraph.CDirective(l, "endif") {
 			return true
 		}
 	}
@@ -272,15 +274,15 @@ func conditionalIn(x *textLines, a, b int) bool {
 func conditionalsPaired(text []byte, li lineIndex, a, b int) bool {
 	depth := 0
 	for k := max(a, 1) - 1; k < b && k < len(li); k++ {
-		s, e := li.bounds(k, len(text))
+		s, e := li.Bounds(k, len(text))
 		switch l := bytes.TrimLeft(text[s:e], " \t"); {
-		case cDirective(l, "if"):
+		case codegraph.CDirective(l, "if"):
 			depth++
-		case cDirective(l, "el"):
+		case codegraph.CDirective(l, "el"):
 			if depth == 0 {
 				return false
 			}
-		case cDirective(l, "endif"):
+		case codegraph.CDirective(l, "endif"):
 			if depth--; depth < 0 {
 				return false
 			}
@@ -342,7 +344,7 @@ func place(f *fnSpan, lm lineMap, t []byte, tl lineIndex) (mb movedBody, ok bool
 		return mb, false
 	}
 	mb.open, mb.close = point{int32(or - 1), f.open.col}, point{int32(cr - 1), f.close.col}
-	mb.ob, mb.cb = tl.offset(mb.open), tl.offset(mb.close)
+	mb.ob, mb.cb = offsetAt(tl, mb.open), offsetAt(tl, mb.close)
 	if mb.ob < 0 || mb.cb <= mb.ob || mb.cb >= len(t) || t[mb.ob] != '{' || t[mb.cb] != '}' {
 		return mb, false
 	}
@@ -530,7 +532,7 @@ func qualifier(name string) (class, own, sig string) {
 // deriveLocal derives T when every hunk lies inside a leaf function's body
 // or in a run of members between definitions: it parses only those bodies
 // and runs (each wrapped where the language reads it), and moves the rest.
-func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, np, nt int) (*versionSpans, derivation) {
+func deriveLocal(ctx context.Context, lang codegraph.Language, path string, wrap [2]string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, np, nt int) (*versionSpans, derivation) {
 	if len(hunks) == 0 {
 		return nil, derivedParsed
 	}
@@ -700,7 +702,7 @@ func deriveLocal(ctx context.Context, lang Language, path string, wrap [2]string
 // wrapper, which are named as in r's class. It sets r's members and
 // functions, placed in T. In Java, the bodies of the run's methods whose
 // lines did not change are left out of the reading (bodiesLeftOut).
-func regionMembers(ctx context.Context, lang Language, path string, p *versionSpans, r *region, t []byte, tl lineIndex, lm lineMap) bool {
+func regionMembers(ctx context.Context, lang codegraph.Language, path string, p *versionSpans, r *region, t []byte, tl lineIndex, lm lineMap) bool {
 	c := p.containers[r.in]
 	for _, o := range p.containers[1:] { // no container inside the run
 		if int(o.open) >= r.pa && int(o.open) <= r.pb {
@@ -727,7 +729,7 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 		// around the run, which its reading alone cannot see.
 		return false
 	}
-	prefix, suffix, ok := memberWrapper(lang.Name(), c.kind)
+	prefix, suffix, ok := codegraph.MemberWrapper(lang.Name(), c.kind)
 	if !ok {
 		return false
 	}
@@ -740,11 +742,11 @@ func regionMembers(ctx context.Context, lang Language, path string, p *versionSp
 		text = bodiesLeftOut(p, r, lm, t, tl, from, to)
 	}
 	v, res := readSpans(ctx, lang, path, wrapped(prefix, text, suffix))
-	if v == nil || res.ErrorNodes != 0 || len(res.declAt) != 0 && lang.Name() != "c" || len(v.fns) != 0 && !r.defs {
+	if v == nil || res.ErrorNodes != 0 || len(res.DeclOffsets()) != 0 && lang.Name() != "c" || len(v.fns) != 0 && !r.defs {
 		return false
 	}
 	for _, d := range res.Defs {
-		if (d.StartByte != 0 || prefix == "") && (d.Kind != KindFunction || !r.defs) { // only the wrapper's own class
+		if (d.StartByte != 0 || prefix == "") && (d.Kind != codegraph.KindFunction || !r.defs) { // only the wrapper's own class
 			return false
 		}
 	}
@@ -816,20 +818,20 @@ func cRunNames(p *versionSpans, r *region, fns []fnSpan) bool {
 		if int(f.start) >= r.pa && int(f.end) <= r.pb {
 			continue
 		}
-		outside[baseName(f.name)] = true
+		outside[codegraph.BaseName(f.name)] = true
 	}
 	seen := map[string]bool{}
 	for _, f := range p.fns {
 		if int(f.start) < r.pa || int(f.end) > r.pb {
 			continue
 		}
-		if b := baseName(f.name); b != f.name || outside[b] || seen[b] {
+		if b := codegraph.BaseName(f.name); b != f.name || outside[b] || seen[b] {
 			return false
 		}
 		seen[f.name] = true
 	}
 	for _, f := range fns {
-		if baseName(f.name) != f.name || outside[f.name] || slices.Contains(p.classes, f.name) {
+		if codegraph.BaseName(f.name) != f.name || outside[f.name] || slices.Contains(p.classes, f.name) {
 			return false
 		}
 	}
@@ -965,15 +967,15 @@ func wrapped(prefix string, text []byte, suffix string) []byte {
 // bodyDefinesNothing parses body (`{ … }`) wrapped as a function of lang:
 // true when it reads without syntax errors and the wrapper's function, with
 // exactly this body, is all it defines or declares.
-func bodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2]string, body []byte) bool {
+func bodyDefinesNothing(ctx context.Context, lang codegraph.Language, path string, wrap [2]string, body []byte) bool {
 	res, err := lang.Extract(ctx, path, wrapped(wrap[0], body, wrap[1]))
-	if err != nil || res.ErrorNodes != 0 || len(res.declAt) != 0 {
+	if err != nil || res.ErrorNodes != 0 || len(res.DeclOffsets()) != 0 {
 		return false
 	}
 	fns := 0
 	for _, d := range res.Defs {
 		switch {
-		case d.Kind != KindFunction:
+		case d.Kind != codegraph.KindFunction:
 			if lang.Name() != "java" || d.StartByte != 0 { // Java's wrapper class
 				return false
 			}
@@ -990,7 +992,7 @@ func bodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2
 // changed by hunks (in order, all inside it) and placed in T by mb. In Java
 // and C only the runs of statements around the changes are read
 // (spanruns.go).
-func changedBodyDefinesNothing(ctx context.Context, lang Language, path string, wrap [2]string, pv *textLines, f *fnSpan, t []byte, mb movedBody, hunks []lineHunk) bool {
+func changedBodyDefinesNothing(ctx context.Context, lang codegraph.Language, path string, wrap [2]string, pv *textLines, f *fnSpan, t []byte, mb movedBody, hunks []lineHunk) bool {
 	body := t[mb.ob : mb.cb+1]
 	if n := lang.Name(); n == "java" || n == "c" {
 		if body = changedRuns(pv.text, pv.offset(f.open), pv.offset(f.close), t, mb, hunks, n == "c"); body == nil {
@@ -1008,12 +1010,12 @@ type textLines struct {
 
 func (x *textLines) index() lineIndex {
 	if x.lines == nil {
-		x.lines = newLineIndex(x.text)
+		x.lines = codegraph.NewLineIndex(x.text)
 	}
 	return x.lines
 }
 
-func (x *textLines) offset(pt point) int { return x.index().offset(pt) }
+func (x *textLines) offset(pt point) int { return offsetAt(x.index(), pt) }
 
 // count is the number of x's lines as the differ cuts them: the last one
 // may lack its newline.
@@ -1025,19 +1027,8 @@ func (x *textLines) count() int {
 	return n
 }
 
-// minified is isMinified(x.text), read from its lines.
-func (x *textLines) minified() bool {
-	if len(x.text) < 2000 {
-		return false
-	}
-	li, content, longest := x.index(), 0, 0
-	for k := range li {
-		s, e := li.bounds(k, len(x.text))
-		n := unindentedLen(x.text[s:e])
-		content, longest = content+n, max(longest, n)
-	}
-	return minifiedBy(len(x.text), content, len(li), longest)
-}
+// minified is whether the graph build judges x.text minified.
+func (x *textLines) minified() bool { return codegraph.MinifiedLines(x.text, x.index()) }
 
 // linesOf is the line index of text cut into lines (after each newline, a
 // last line without one too), or made from text when lines is nil.
@@ -1057,8 +1048,8 @@ func linesOf(text []byte, lines [][]byte) *textLines {
 
 // deriveSkeleton reads T's skeleton (skeletonOf) and puts back what it left
 // out; nil when the reading does not bear out the skeleton.
-func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32) *versionSpans {
-	if lang.Name() == "rust" && len(rustProposeItemMacros(t)) > 0 {
+func deriveSkeleton(ctx context.Context, lang codegraph.Language, path string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32) *versionSpans {
+	if lang.Name() == "rust" && codegraph.HasRustItemMacros(t) {
 		// Whether an item macro is read in place depends on the whole
 		// tree around it (rust_itemmacros.go), bodies included: the
 		// skeleton's tree can bear out a macro that T's does not.
@@ -1075,13 +1066,13 @@ func deriveSkeleton(ctx context.Context, lang Language, path string, p *versionS
 // back what it left out; v is nil when the reading does not bear out the
 // skeleton, and methodsBack false when what failed was putting methods
 // back.
-func readSkeleton(ctx context.Context, lang Language, path string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32, methods bool) (v *versionSpans, methodsBack bool) {
+func readSkeleton(ctx context.Context, lang codegraph.Language, path string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32, methods bool) (v *versionSpans, methodsBack bool) {
 	sk := skeletonOf(ctx, lang, path, p, pv, leaves, lm, hunks, t, tl, pChanged, zones, methods)
 	if sk == nil {
 		return nil, true
 	}
 	v, res := readSpans(ctx, lang, path, sk.text)
-	if v == nil || res.ErrorNodes != 0 && (len(zones) == 0 || res.reread) {
+	if v == nil || res.ErrorNodes != 0 && (len(zones) == 0 || res.Reread()) {
 		return nil, true // errors where P had none, or read again another way
 	}
 	bodies := make(map[point]point, len(v.fns))
@@ -1177,7 +1168,7 @@ type skeleton struct {
 // bodies, unchanged bodies holding definitions (Java), changed leaf bodies
 // whose changed statements read clean and define nothing (Java, P clean),
 // and unchanged members that define nothing; nil when nothing is left out.
-func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32, methods bool) *skeleton {
+func skeletonOf(ctx context.Context, lang codegraph.Language, path string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32, methods bool) *skeleton {
 	changedIn := func(a, b int) bool { // a changed P line in [a, b]
 		k := sort.SearchInts(pChanged, a)
 		if k < len(pChanged) && pChanged[k] <= b {
@@ -1229,7 +1220,7 @@ func skeletonOf(ctx context.Context, lang Language, path string, p *versionSpans
 		if e < len(tl) {
 			to = tl[e]
 		}
-		if !blankUpTo(t[from:], int(m.scol)) || !blankFrom(t, tl.offset(point{int32(e - 1), m.ecol}), to) {
+		if !blankUpTo(t[from:], int(m.scol)) || !blankFrom(t, offsetAt(tl, point{int32(e - 1), m.ecol}), to) {
 			continue
 		}
 		open := 0 // its container's first line in T, to number it as T does
@@ -1383,7 +1374,7 @@ func (v *versionSpans) putBack(p *versionSpans, opaque []opaqueBody, lm lineMap)
 // skeleton's reading res, moved with their lines: the class around each
 // must be the one that names it in P, and no function of that class in
 // the skeleton may have its own name (an overload added).
-func (v *versionSpans) putBackMethods(p *versionSpans, gone []int, lm lineMap, res *FileResult) bool {
+func (v *versionSpans) putBackMethods(p *versionSpans, gone []int, lm lineMap, res *codegraph.FileResult) bool {
 	in := make(map[[2]string]bool, len(v.fns))
 	for _, f := range v.fns {
 		in[methodKey(f.name)] = true
@@ -1397,7 +1388,7 @@ func (v *versionSpans) putBackMethods(p *versionSpans, gone []int, lm lineMap, r
 		}
 		around := ""
 		for _, d := range res.Defs { // the innermost class around it
-			if d.Kind == KindClass && d.StartLine < int(g.start) && int(g.end) < d.EndLine {
+			if d.Kind == codegraph.KindClass && d.StartLine < int(g.start) && int(g.end) < d.EndLine {
 				around = d.Name
 			}
 		}
@@ -1522,7 +1513,7 @@ func (v *versionSpans) blankable(methods bool) (ms []member, after, fn []int) {
 		if k := v.containers[m.in].kind; !m.named || k == "enum_body_declarations" || ownEnd[k] {
 			continue // (a container without braces ends where its members do)
 		}
-		if afterToken && cContainerTypes[v.containers[m.in].kind] {
+		if afterToken && codegraph.IsCConditional(v.containers[m.in].kind) {
 			continue // the newline ending #if's line would take in the blank lines left
 		}
 		i := -1

@@ -1,9 +1,11 @@
-package codegraph
+package changes
 
 import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/locus-dev/locus/internal/codegraph"
 )
 
 // TestChangedRun: a changed Java body is read by the run of whole
@@ -174,7 +176,7 @@ func FuzzDeriveJava(f *testing.F) {
 			return
 		}
 		ctx := context.Background()
-		lang := LanguageFor("A.java")
+		lang := codegraph.LanguageFor("A.java")
 		pv := parseSpans(ctx, lang, "A.java", []byte(p))
 		if !pv.derivable() {
 			return // the mapper parses T whole
@@ -223,12 +225,12 @@ func TestDeriveCByChangedRun(t *testing.T) {
 func changedRunOf(t *testing.T, path, p, tt string, ta, tb int) []byte {
 	t.Helper()
 	ctx := context.Background()
-	lang := LanguageFor(path)
+	lang := codegraph.LanguageFor(path)
 	pv, tv := parseSpans(ctx, lang, path, []byte(p)), parseSpans(ctx, lang, path, []byte(tt))
-	pl, tl := newLineIndex([]byte(p)), newLineIndex([]byte(tt))
+	pl, tl := codegraph.NewLineIndex([]byte(p)), codegraph.NewLineIndex([]byte(tt))
 	f, g := pv.fns[0], tv.fns[0]
-	mb := movedBody{open: g.open, close: g.close, ob: tl.offset(g.open), cb: tl.offset(g.close)}
-	return changedRuns([]byte(p), pl.offset(f.open), pl.offset(f.close), []byte(tt), mb, []lineHunk{{pa: ta, pb: tb, ta: ta, tb: tb}}, true)
+	mb := movedBody{open: g.open, close: g.close, ob: offsetAt(tl, g.open), cb: offsetAt(tl, g.close)}
+	return changedRuns([]byte(p), offsetAt(pl, f.open), offsetAt(pl, f.close), []byte(tt), mb, []lineHunk{{pa: ta, pb: tb, ta: ta, tb: tb}}, true)
 }
 
 // TestDeriveCBraceMacros: a changed body using a macro that stands for
