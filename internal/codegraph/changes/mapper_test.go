@@ -262,14 +262,8 @@ func skeletonFor(p, tt []byte, deleted, added []int, methods bool) *skeleton {
 	ctx := context.Background()
 	lang := codegraph.LanguageFor("A.java")
 	pv := parseSpans(ctx, lang, "A.java", p)
-	var leaves []int
-	for i, f := range pv.fns {
-		if f.leaf && f.open.row >= 0 {
-			leaves = append(leaves, i)
-		}
-	}
-	np, nt := countLines(p), countLines(tt)
-	return skeletonOf(ctx, lang, "A.java", pv, &textLines{text: p}, leaves, newLineMap(np, nt, deleted, added), hunksOf(np, nt, deleted, added), tt, codegraph.NewLineIndex(tt), deleted, nil, methods)
+	d := newDeriver(lang, "A.java", pv, &textLines{text: p}, &textLines{text: tt, lines: codegraph.NewLineIndex(tt)}, deleted, added)
+	return d.skeletonOf(ctx, nil, methods)
 }
 
 // TestDeriveSkeletonLeavesOutBodiesWithClasses: a Java method whose body

@@ -96,56 +96,83 @@ var bodyWrappers = map[string][2]string{
 	"rust": {"fn __f()", ""},
 }
 
+// deriver holds what one derivation reads: the other version P of a change
+// (its functions p, derivable, its text and lines pv, its changed lines
+// pChanged) and version T, whose functions it finds (its text t and lines
+// tl, changed lines tChanged; lines are 1-based). Its methods are the ways
+// of deriving T.
+type deriver struct {
+	lang codegraph.Language
+	path string
+	// wrap is where a body of lang reads alone (bodyWrappers).
+	wrap               [2]string
+	p                  *versionSpans
+	pv                 *textLines
+	t                  []byte
+	tl                 lineIndex
+	np, nt             int // line counts of P and T
+	pChanged, tChanged []int
+	lm                 lineMap
+	hunks              []lineHunk
+	// leaves are P's leaves with braced bodies, by position: they cannot
+	// nest.
+	leaves []int
+}
+
+// newDeriver is the deriver of T (tv, changed lines tChanged) from P (p, pv,
+// changed lines pChanged).
+func newDeriver(lang codegraph.Language, path string, p *versionSpans, pv, tv *textLines, pChanged, tChanged []int) *deriver {
+	d := &deriver{lang: lang, path: path, wrap: bodyWrappers[lang.Name()], p: p, pv: pv, t: tv.text, tl: tv.lines,
+		np: pv.count(), nt: tv.count(), pChanged: pChanged, tChanged: tChanged}
+	d.lm = newLineMap(d.np, d.nt, pChanged, tChanged)
+	d.hunks = hunksOf(d.np, d.nt, pChanged, tChanged)
+	for i, f := range p.fns {
+		if f.leaf && f.open.row >= 0 {
+			d.leaves = append(d.leaves, i)
+		}
+	}
+	sort.Slice(d.leaves, func(a, b int) bool { return p.fns[d.leaves[a]].open.row < p.fns[d.leaves[b]].open.row })
+	return d
+}
+
 // derive finds the functions of version T (its text and lines tv, changed
 // lines tChanged) from those of the other version P of the same change (p,
 // its text and lines pv, changed lines pChanged; lines are 1-based). P must
 // be derivable.
 func derive(ctx context.Context, lang codegraph.Language, path string, p *versionSpans, pv, tv *textLines, pChanged, tChanged []int) (*versionSpans, derivation) {
-	np, nt := pv.count(), tv.count()
 	if lang.Name() == "python" {
-		if v := derivePython(ctx, lang, path, p, np, tv, pChanged, tChanged); v != nil {
+		tv.index() // read by lines
+		if v := newDeriver(lang, path, p, pv, tv, pChanged, tChanged).python(ctx); v != nil {
 			return v, derivedBodies
 		}
 	}
-	wrap, ok := bodyWrappers[lang.Name()]
-	if !ok {
+	if _, ok := bodyWrappers[lang.Name()]; !ok {
 		return parseSpans(ctx, lang, path, tv.text), derivedParsed
 	}
 	if lang.Name() == "c" {
-		// Read as the whole file is (cBlankMacroLines): a body cut from
+		// Read as the whole file is (CBlankMacroLines): a body cut from
 		// the texts must hold what the file's macros stand for. Lines
 		// stay where they were.
 		pv = &textLines{text: codegraph.CWriteBraceMacros(pv.text), lines: pv.lines}
 		tv = &textLines{text: codegraph.CWriteBraceMacros(tv.text), lines: tv.index()}
 	}
-	t := tv.text
-	lm := newLineMap(np, nt, pChanged, tChanged)
-	tl := tv.lines
-	// P's leaves with braced bodies, by position: they cannot nest.
-	var leaves []int
-	for i, f := range p.fns {
-		if f.leaf && f.open.row >= 0 {
-			leaves = append(leaves, i)
-		}
-	}
-	sort.Slice(leaves, func(a, b int) bool { return p.fns[leaves[a]].open.row < p.fns[leaves[b]].open.row })
-	hunks := hunksOf(np, nt, pChanged, tChanged)
-	conditional := !p.clean && conditionalChanged(lang, hunks, pv, tv)
+	d := newDeriver(lang, path, p, pv, tv, pChanged, tChanged)
+	conditional := !p.clean && conditionalChanged(lang, d.hunks, pv, tv)
 	// A changed conditional can change how the extractor reads a file
 	// with errors: where a branch's braces do not pair, it reads the file
 	// other ways too. P was read once (derivable), so only T's branches
 	// are in doubt; with them paired, T is read once as well, and a
 	// change in a body or a run of members is as local as any other.
-	local := conditional && !codegraph.CUnbalancedBranches(codegraph.CBlankMacroLines(t, lang.Name() == "cpp"))
-	if p.clean || (!conditional || local) && awayFromErrors(p, hunks) {
-		if v, how := deriveLocal(ctx, lang, path, wrap, p, pv, leaves, lm, hunks, t, tl, np, nt); v != nil {
+	local := conditional && !codegraph.CUnbalancedBranches(codegraph.CBlankMacroLines(d.t, lang.Name() == "cpp"))
+	if p.clean || (!conditional || local) && awayFromErrors(p, d.hunks) {
+		if v, how := d.local(ctx); v != nil {
 			if !p.clean {
 				v.clean = false
 				v.errs = make([][2]int32, len(p.errs))
 				for k, e := range p.errs {
-					a, b, ok := lm.span(e[0], e[1])
+					a, b, ok := d.lm.span(e[0], e[1])
 					if !ok {
-						return parseSpans(ctx, lang, path, t), derivedParsed
+						return parseSpans(ctx, lang, path, d.t), derivedParsed
 					}
 					v.errs[k] = [2]int32{a, b}
 				}
@@ -154,12 +181,12 @@ func derive(ctx context.Context, lang codegraph.Language, path string, p *versio
 		}
 	}
 	if conditional {
-		return parseSpans(ctx, lang, path, t), derivedParsed
+		return parseSpans(ctx, lang, path, d.t), derivedParsed
 	}
-	if v := deriveSkeleton(ctx, lang, path, p, pv, leaves, lm, hunks, t, tl, pChanged, p.errorZones()); v != nil {
+	if v := d.viaSkeleton(ctx); v != nil {
 		return v, derivedSkeleton
 	}
-	return parseSpans(ctx, lang, path, t), derivedParsed
+	return parseSpans(ctx, lang, path, d.t), derivedParsed
 }
 
 // conditionalChanged reports whether, in C or C++, a hunk changes a
@@ -338,14 +365,14 @@ type movedBody struct {
 
 // place puts P's body of f in T; ok is false when its brace lines changed
 // or T does not have the braces there.
-func place(f *fnSpan, lm lineMap, t []byte, tl lineIndex) (mb movedBody, ok bool) {
-	or, cr := lm.at(int(f.open.row)+1), lm.at(int(f.close.row)+1)
+func (d *deriver) place(f *fnSpan) (mb movedBody, ok bool) {
+	or, cr := d.lm.at(int(f.open.row)+1), d.lm.at(int(f.close.row)+1)
 	if or == 0 || cr == 0 {
 		return mb, false
 	}
 	mb.open, mb.close = point{int32(or - 1), f.open.col}, point{int32(cr - 1), f.close.col}
-	mb.ob, mb.cb = offsetAt(tl, mb.open), offsetAt(tl, mb.close)
-	if mb.ob < 0 || mb.cb <= mb.ob || mb.cb >= len(t) || t[mb.ob] != '{' || t[mb.cb] != '}' {
+	mb.ob, mb.cb = offsetAt(d.tl, mb.open), offsetAt(d.tl, mb.close)
+	if mb.ob < 0 || mb.cb <= mb.ob || mb.cb >= len(d.t) || d.t[mb.ob] != '{' || d.t[mb.cb] != '}' {
 		return mb, false
 	}
 	return mb, true
@@ -529,30 +556,30 @@ func qualifier(name string) (class, own, sig string) {
 	return name[:dot], name[dot+1 : cut], name[cut:]
 }
 
-// deriveLocal derives T when every hunk lies inside a leaf function's body
+// local derives T when every hunk lies inside a leaf function's body
 // or in a run of members between definitions: it parses only those bodies
 // and runs (each wrapped where the language reads it), and moves the rest.
-func deriveLocal(ctx context.Context, lang codegraph.Language, path string, wrap [2]string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, np, nt int) (*versionSpans, derivation) {
-	if len(hunks) == 0 {
+func (d *deriver) local(ctx context.Context) (*versionSpans, derivation) {
+	if len(d.hunks) == 0 {
 		return nil, derivedParsed
 	}
-	inP := func(i int) (int, int) { return int(p.fns[i].open.row) + 1, int(p.fns[i].close.row) + 1 }
+	inP := func(i int) (int, int) { return int(d.p.fns[i].open.row) + 1, int(d.p.fns[i].close.row) + 1 }
 	affected := map[int][]lineHunk{} // leaf → the hunks inside its body
 	var regions []region
-	for _, h := range hunks {
+	for _, h := range d.hunks {
 		// The leaf whose braces' lines hold the hunk's anchors: leaves
 		// do not nest, so it is the last one opening at or before pa-1.
-		k := sort.Search(len(leaves), func(k int) bool { a, _ := inP(leaves[k]); return a > h.pa-1 }) - 1
+		k := sort.Search(len(d.leaves), func(k int) bool { a, _ := inP(d.leaves[k]); return a > h.pa-1 }) - 1
 		if k >= 0 {
-			if a, b := inP(leaves[k]); h.pa-1 >= a && h.pb+1 <= b {
-				affected[leaves[k]] = append(affected[leaves[k]], h)
+			if a, b := inP(d.leaves[k]); h.pa-1 >= a && h.pb+1 <= b {
+				affected[d.leaves[k]] = append(affected[d.leaves[k]], h)
 				continue
 			}
 		}
-		if p.members == nil {
+		if d.p.members == nil {
 			return nil, derivedParsed
 		}
-		r, ok := p.gapRegion(h.pa, h.pb, defRuns[lang.Name()])
+		r, ok := d.p.gapRegion(h.pa, h.pb, defRuns[d.lang.Name()])
 		if !ok {
 			return nil, derivedParsed
 		}
@@ -567,7 +594,7 @@ func deriveLocal(ctx context.Context, lang codegraph.Language, path string, wrap
 			if last.in != r.in {
 				return nil, derivedParsed
 			}
-			g, ok := p.gapRegion(last.pa, max(last.pb, r.pb), last.defs || r.defs)
+			g, ok := d.p.gapRegion(last.pa, max(last.pb, r.pb), last.defs || r.defs)
 			if !ok || g.in != r.in {
 				return nil, derivedParsed
 			}
@@ -578,14 +605,14 @@ func deriveLocal(ctx context.Context, lang codegraph.Language, path string, wrap
 	}
 	for k := range merged {
 		r := &merged[k]
-		r.ta, r.tb = 1, nt
+		r.ta, r.tb = 1, d.nt
 		if r.pa > 1 {
-			if r.ta = lm.at(r.pa-1) + 1; r.ta == 1 {
+			if r.ta = d.lm.at(r.pa-1) + 1; r.ta == 1 {
 				return nil, derivedParsed
 			}
 		}
-		if r.pb < np {
-			if r.tb = lm.at(r.pb+1) - 1; r.tb == -1 {
+		if r.pb < d.np {
+			if r.tb = d.lm.at(r.pb+1) - 1; r.tb == -1 {
 				return nil, derivedParsed
 			}
 		}
@@ -597,7 +624,7 @@ func deriveLocal(ctx context.Context, lang codegraph.Language, path string, wrap
 	owner := map[classMethod]int{} // the run defining each name of a class
 	for k := range merged {
 		r := &merged[k]
-		if !regionMembers(ctx, lang, path, p, r, t, tl, lm) {
+		if !d.regionMembers(ctx, r) {
 			return nil, derivedParsed
 		}
 		// Two runs of one class defining one name: an overload, whose
@@ -605,7 +632,7 @@ func deriveLocal(ctx context.Context, lang codegraph.Language, path string, wrap
 		for _, f := range r.fns {
 			_, own, _ := qualifier(f.name)
 			key := classMethod{r.in, own}
-			if lang.Name() == "c" { // one name space for the file
+			if d.lang.Name() == "c" { // one name space for the file
 				key.in = -1
 			}
 			if o, ok := owner[key]; ok && o != k {
@@ -614,9 +641,9 @@ func deriveLocal(ctx context.Context, lang codegraph.Language, path string, wrap
 			owner[key] = k
 		}
 	}
-	v := &versionSpans{clean: true, fns: make([]fnSpan, 0, len(p.fns)), containers: p.containers, classes: p.classes}
+	v := &versionSpans{clean: true, fns: make([]fnSpan, 0, len(d.p.fns)), containers: d.p.containers, classes: d.p.classes}
 	nextFns := 0 // the next region with definitions whose functions are not placed yet
-	for i, f := range p.fns {
+	for i, f := range d.p.fns {
 		for ; nextFns < len(merged) && int(f.start) > merged[nextFns].pb; nextFns++ {
 			v.fns = append(v.fns, merged[nextFns].fns...)
 		}
@@ -626,19 +653,19 @@ func deriveLocal(ctx context.Context, lang codegraph.Language, path string, wrap
 			}
 			continue // replaced by the run's
 		}
-		s, e, ok := lm.span(f.start, f.end)
+		s, e, ok := d.lm.span(f.start, f.end)
 		if !ok {
 			return nil, derivedParsed
 		}
 		g := f
 		g.start, g.end = s, e
 		if f.open.row >= 0 {
-			mb, ok := place(&p.fns[i], lm, t, tl)
+			mb, ok := d.place(&d.p.fns[i])
 			if !ok {
 				return nil, derivedParsed
 			}
 			g.open, g.close = mb.open, mb.close
-			if hs, ok := affected[i]; ok && !changedBodyDefinesNothing(ctx, lang, path, wrap, pv, &f, t, mb, hs) {
+			if hs, ok := affected[i]; ok && !d.changedBodyDefinesNothing(ctx, d.wrap, &f, mb, hs) {
 				return nil, derivedParsed
 			}
 		}
@@ -647,31 +674,31 @@ func deriveLocal(ctx context.Context, lang codegraph.Language, path string, wrap
 	for ; nextFns < len(merged); nextFns++ {
 		v.fns = append(v.fns, merged[nextFns].fns...)
 	}
-	if p.members == nil {
+	if d.p.members == nil {
 		return v, derivedBodies
 	}
-	v.containers = make([]container, len(p.containers))
-	for k, c := range p.containers {
+	v.containers = make([]container, len(d.p.containers))
+	for k, c := range d.p.containers {
 		if k > 0 {
 			var ok bool
-			if c.open, c.close, ok = lm.span(c.open, c.close); !ok {
+			if c.open, c.close, ok = d.lm.span(c.open, c.close); !ok {
 				return nil, derivedParsed
 			}
 		}
 		v.containers[k] = c
 	}
 	// Members: those outside the regions moved, each region's read anew.
-	v.members = make([]member, 0, len(p.members))
+	v.members = make([]member, 0, len(d.p.members))
 	next := 0 // next region
-	for k := 0; k <= len(p.members); k++ {
-		for next < len(merged) && (k == len(p.members) || int(p.members[k].start) >= merged[next].pa) {
+	for k := 0; k <= len(d.p.members); k++ {
+		for next < len(merged) && (k == len(d.p.members) || int(d.p.members[k].start) >= merged[next].pa) {
 			v.members = append(v.members, merged[next].members...)
 			next++
 		}
-		if k == len(p.members) {
+		if k == len(d.p.members) {
 			break
 		}
-		m := p.members[k]
+		m := d.p.members[k]
 		inRegion := false
 		for _, r := range merged {
 			if int(m.start) >= r.pa && int(m.last()) <= r.pb {
@@ -682,7 +709,7 @@ func deriveLocal(ctx context.Context, lang codegraph.Language, path string, wrap
 			continue
 		}
 		var ok bool
-		if m, ok = p.movedMember(m, lm); !ok {
+		if m, ok = d.p.movedMember(m, d.lm); !ok {
 			return nil, derivedParsed
 		}
 		v.members = append(v.members, m)
@@ -690,7 +717,7 @@ func deriveLocal(ctx context.Context, lang codegraph.Language, path string, wrap
 	if len(merged) == 0 {
 		return v, derivedBodies
 	}
-	if lang.Name() == "c" && !v.defsAround(p, merged) {
+	if d.lang.Name() == "c" && !v.defsAround(d.p, merged) {
 		return nil, derivedParsed
 	}
 	return v, derivedMembers
@@ -702,9 +729,9 @@ func deriveLocal(ctx context.Context, lang codegraph.Language, path string, wrap
 // wrapper, which are named as in r's class. It sets r's members and
 // functions, placed in T. In Java, the bodies of the run's methods whose
 // lines did not change are left out of the reading (bodiesLeftOut).
-func regionMembers(ctx context.Context, lang codegraph.Language, path string, p *versionSpans, r *region, t []byte, tl lineIndex, lm lineMap) bool {
-	c := p.containers[r.in]
-	for _, o := range p.containers[1:] { // no container inside the run
+func (d *deriver) regionMembers(ctx context.Context, r *region) bool {
+	c := d.p.containers[r.in]
+	for _, o := range d.p.containers[1:] { // no container inside the run
 		if int(o.open) >= r.pa && int(o.open) <= r.pb {
 			return false
 		}
@@ -712,11 +739,11 @@ func regionMembers(ctx context.Context, lang codegraph.Language, path string, p 
 	var class string // "" until named
 	var outside map[string]bool
 	name := func() (ok bool) {
-		class, outside, ok = p.classOf(r)
+		class, outside, ok = d.p.classOf(r)
 		return ok
 	}
-	isC := lang.Name() == "c"
-	for _, m := range p.members {
+	isC := d.lang.Name() == "c"
+	for _, m := range d.p.members {
 		if !isC && int(m.in) == r.in && m.def && int(m.start) >= r.pa && int(m.end) <= r.pb && class == "" && !name() {
 			return false // a method removed or changed may have overloads outside
 		}
@@ -724,29 +751,29 @@ func regionMembers(ctx context.Context, lang codegraph.Language, path string, p 
 	if r.tb < r.ta {
 		return true // only deleted
 	}
-	if (isC || lang.Name() == "cpp") && !conditionalsPaired(t, tl, r.ta, r.tb) {
+	if (isC || d.lang.Name() == "cpp") && !conditionalsPaired(d.t, d.tl, r.ta, r.tb) {
 		// A branch added or ended (#else alone) changes the containers
 		// around the run, which its reading alone cannot see.
 		return false
 	}
-	prefix, suffix, ok := codegraph.MemberWrapper(lang.Name(), c.kind)
+	prefix, suffix, ok := codegraph.MemberWrapper(d.lang.Name(), c.kind)
 	if !ok {
 		return false
 	}
-	from, to := tl[r.ta-1], len(t)
-	if r.tb < len(tl) {
-		to = tl[r.tb]
+	from, to := d.tl[r.ta-1], len(d.t)
+	if r.tb < len(d.tl) {
+		to = d.tl[r.tb]
 	}
-	text := t[from:to]
-	if lang.Name() == "java" && p.clean && r.defs {
-		text = bodiesLeftOut(p, r, lm, t, tl, from, to)
+	text := d.t[from:to]
+	if d.lang.Name() == "java" && d.p.clean && r.defs {
+		text = d.bodiesLeftOut(r, from, to)
 	}
-	v, res := readSpans(ctx, lang, path, wrapped(prefix, text, suffix))
-	if v == nil || res.ErrorNodes != 0 || len(res.DeclOffsets()) != 0 && lang.Name() != "c" || len(v.fns) != 0 && !r.defs {
+	v, res := readSpans(ctx, d.lang, d.path, wrapped(prefix, text, suffix))
+	if v == nil || res.ErrorNodes != 0 || len(res.DeclOffsets()) != 0 && d.lang.Name() != "c" || len(v.fns) != 0 && !r.defs {
 		return false
 	}
-	for _, d := range res.Defs {
-		if (d.StartByte != 0 || prefix == "") && (d.Kind != codegraph.KindFunction || !r.defs) { // only the wrapper's own class
+	for _, def := range res.Defs {
+		if (def.StartByte != 0 || prefix == "") && (def.Kind != codegraph.KindFunction || !r.defs) { // only the wrapper's own class
 			return false
 		}
 	}
@@ -772,7 +799,7 @@ func regionMembers(ctx context.Context, lang codegraph.Language, path string, p 
 	}
 	switch {
 	case isC:
-		if !cRunNames(p, r, v.fns) {
+		if !cRunNames(d.p, r, v.fns) {
 			return false
 		}
 	case len(v.fns) > 0 && class == "" && !name():
@@ -843,31 +870,31 @@ func cRunNames(p *versionSpans, r *region, fns []fnSpan) bool {
 // leave them out: their newlines kept and their `}` at its column. A leaf
 // body of a clean P defines nothing, so it cannot change a name, a member
 // or a syntax error.
-func bodiesLeftOut(p *versionSpans, r *region, lm lineMap, t []byte, tl lineIndex, from, to int) []byte {
+func (d *deriver) bodiesLeftOut(r *region, from, to int) []byte {
 	var cuts []cut
-	for i := range p.fns {
-		f := &p.fns[i]
+	for i := range d.p.fns {
+		f := &d.p.fns[i]
 		if !f.leaf || f.open.row < 0 || int(f.start) < r.pa || int(f.end) > r.pb {
 			continue
 		}
 		same := true // no line of the body changed
 		for l := int(f.open.row) + 1; l <= int(f.close.row)+1 && same; l++ {
-			same = lm.at(l) != 0
+			same = d.lm.at(l) != 0
 		}
 		if !same {
 			continue
 		}
-		if mb, ok := placeUnchanged(f, lm, t, tl); ok && mb.ob >= from && mb.cb < to {
+		if mb, ok := d.placeUnchanged(f); ok && mb.ob >= from && mb.cb < to {
 			cuts = append(cuts, bodyCut(mb))
 		}
 	}
 	if len(cuts) == 0 {
-		return t[from:to]
+		return d.t[from:to]
 	}
-	if text := leaveOutCuts(t, from, to, cuts); text != nil { // P lists functions in file order
+	if text := leaveOutCuts(d.t, from, to, cuts); text != nil { // P lists functions in file order
 		return text
 	}
-	return t[from:to] // cannot happen: leaves do not nest
+	return d.t[from:to] // cannot happen: leaves do not nest
 }
 
 // cut is text left out of a reading: t[from:to] becomes its newlines, then
@@ -911,8 +938,8 @@ func leaveOutCuts(t []byte, from, to int, cuts []cut) []byte {
 
 // placeUnchanged places P's body of f in T, where no line was inserted
 // inside it; the caller has checked that none of its lines changed.
-func placeUnchanged(f *fnSpan, lm lineMap, t []byte, tl lineIndex) (movedBody, bool) {
-	mb, ok := place(f, lm, t, tl)
+func (d *deriver) placeUnchanged(f *fnSpan) (movedBody, bool) {
+	mb, ok := d.place(f)
 	if !ok || mb.close.row-mb.open.row != f.close.row-f.open.row {
 		return mb, false // lines inserted inside
 	}
@@ -967,19 +994,19 @@ func wrapped(prefix string, text []byte, suffix string) []byte {
 // bodyDefinesNothing parses body (`{ … }`) wrapped as a function of lang:
 // true when it reads without syntax errors and the wrapper's function, with
 // exactly this body, is all it defines or declares.
-func bodyDefinesNothing(ctx context.Context, lang codegraph.Language, path string, wrap [2]string, body []byte) bool {
-	res, err := lang.Extract(ctx, path, wrapped(wrap[0], body, wrap[1]))
+func (d *deriver) bodyDefinesNothing(ctx context.Context, wrap [2]string, body []byte) bool {
+	res, err := d.lang.Extract(ctx, d.path, wrapped(wrap[0], body, wrap[1]))
 	if err != nil || res.ErrorNodes != 0 || len(res.DeclOffsets()) != 0 {
 		return false
 	}
 	fns := 0
-	for _, d := range res.Defs {
+	for _, def := range res.Defs {
 		switch {
-		case d.Kind != codegraph.KindFunction:
-			if lang.Name() != "java" || d.StartByte != 0 { // Java's wrapper class
+		case def.Kind != codegraph.KindFunction:
+			if d.lang.Name() != "java" || def.StartByte != 0 { // Java's wrapper class
 				return false
 			}
-		case d.BodyStart != len(wrap[0]) || d.BodyEnd != len(wrap[0])+len(body):
+		case def.BodyStart != len(wrap[0]) || def.BodyEnd != len(wrap[0])+len(body):
 			return false
 		default:
 			fns++
@@ -992,14 +1019,14 @@ func bodyDefinesNothing(ctx context.Context, lang codegraph.Language, path strin
 // changed by hunks (in order, all inside it) and placed in T by mb. In Java
 // and C only the runs of statements around the changes are read
 // (spanruns.go).
-func changedBodyDefinesNothing(ctx context.Context, lang codegraph.Language, path string, wrap [2]string, pv *textLines, f *fnSpan, t []byte, mb movedBody, hunks []lineHunk) bool {
-	body := t[mb.ob : mb.cb+1]
-	if n := lang.Name(); n == "java" || n == "c" {
-		if body = changedRuns(pv.text, pv.offset(f.open), pv.offset(f.close), t, mb, hunks, n == "c"); body == nil {
+func (d *deriver) changedBodyDefinesNothing(ctx context.Context, wrap [2]string, f *fnSpan, mb movedBody, hunks []lineHunk) bool {
+	body := d.t[mb.ob : mb.cb+1]
+	if n := d.lang.Name(); n == "java" || n == "c" {
+		if body = changedRuns(d.pv.text, d.pv.offset(f.open), d.pv.offset(f.close), d.t, mb, hunks, n == "c"); body == nil {
 			return false
 		}
 	}
-	return bodyDefinesNothing(ctx, lang, path, wrap, body)
+	return d.bodyDefinesNothing(ctx, wrap, body)
 }
 
 // textLines is a text with its line index, made when first asked for.
@@ -1046,18 +1073,19 @@ func linesOf(text []byte, lines [][]byte) *textLines {
 	return &textLines{text: text, lines: li}
 }
 
-// deriveSkeleton reads T's skeleton (skeletonOf) and puts back what it left
+// viaSkeleton reads T's skeleton (skeletonOf) and puts back what it left
 // out; nil when the reading does not bear out the skeleton.
-func deriveSkeleton(ctx context.Context, lang codegraph.Language, path string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32) *versionSpans {
-	if lang.Name() == "rust" && codegraph.HasRustItemMacros(t) {
+func (d *deriver) viaSkeleton(ctx context.Context) *versionSpans {
+	if d.lang.Name() == "rust" && codegraph.HasRustItemMacros(d.t) {
 		// Whether an item macro is read in place depends on the whole
-		// tree around it (rust_itemmacros.go), bodies included: the
+		// tree around it (codegraph's rust_itemmacros.go), bodies included: the
 		// skeleton's tree can bear out a macro that T's does not.
 		return nil
 	}
-	v, methodsBack := readSkeleton(ctx, lang, path, p, pv, leaves, lm, hunks, t, tl, pChanged, zones, lang.Name() == "java")
+	zones := d.p.errorZones()
+	v, methodsBack := d.readSkeleton(ctx, zones, d.lang.Name() == "java")
 	if v == nil && !methodsBack { // a method left out shares its name with one read (an overload added)
-		v, _ = readSkeleton(ctx, lang, path, p, pv, leaves, lm, hunks, t, tl, pChanged, zones, false)
+		v, _ = d.readSkeleton(ctx, zones, false)
 	}
 	return v
 }
@@ -1066,12 +1094,12 @@ func deriveSkeleton(ctx context.Context, lang codegraph.Language, path string, p
 // back what it left out; v is nil when the reading does not bear out the
 // skeleton, and methodsBack false when what failed was putting methods
 // back.
-func readSkeleton(ctx context.Context, lang codegraph.Language, path string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32, methods bool) (v *versionSpans, methodsBack bool) {
-	sk := skeletonOf(ctx, lang, path, p, pv, leaves, lm, hunks, t, tl, pChanged, zones, methods)
+func (d *deriver) readSkeleton(ctx context.Context, zones [][2]int32, methods bool) (v *versionSpans, methodsBack bool) {
+	sk := d.skeletonOf(ctx, zones, methods)
 	if sk == nil {
 		return nil, true
 	}
-	v, res := readSpans(ctx, lang, path, sk.text)
+	v, res := readSpans(ctx, d.lang, d.path, sk.text)
 	if v == nil || res.ErrorNodes != 0 && (len(zones) == 0 || res.Reread()) {
 		return nil, true // errors where P had none, or read again another way
 	}
@@ -1086,10 +1114,10 @@ func readSkeleton(ctx context.Context, lang codegraph.Language, path string, p *
 			return nil, true
 		}
 	}
-	if len(sk.opaque) > 0 && !v.putBack(p, sk.opaque, lm) {
+	if len(sk.opaque) > 0 && !v.putBack(d.p, sk.opaque, d.lm) {
 		return nil, true
 	}
-	if len(sk.goneFns) > 0 && !v.putBackMethods(p, sk.goneFns, lm, res) {
+	if len(sk.goneFns) > 0 && !v.putBackMethods(d.p, sk.goneFns, d.lm, res) {
 		return nil, false
 	}
 	gone, goneOpen := sk.gone, sk.goneOpen
@@ -1133,7 +1161,7 @@ func readSkeleton(ctx context.Context, lang codegraph.Language, path string, p *
 		}
 		v.members = mergeByStart(v.members, gone, func(m member) int32 { return m.start })
 	}
-	if len(zones) > 0 && !keptErrors(p, v, lm, zones) {
+	if len(zones) > 0 && !keptErrors(d.p, v, d.lm, zones) {
 		return nil, true
 	}
 	return v, true
@@ -1150,7 +1178,7 @@ func (v *versionSpans) innermost(m member) int {
 	return in
 }
 
-// skeleton is T's text with parts left out, for deriveSkeleton, and what
+// skeleton is T's text with parts left out, for viaSkeleton, and what
 // its reading must show of them.
 type skeleton struct {
 	text   []byte
@@ -1168,10 +1196,10 @@ type skeleton struct {
 // bodies, unchanged bodies holding definitions (Java), changed leaf bodies
 // whose changed statements read clean and define nothing (Java, P clean),
 // and unchanged members that define nothing; nil when nothing is left out.
-func skeletonOf(ctx context.Context, lang codegraph.Language, path string, p *versionSpans, pv *textLines, leaves []int, lm lineMap, hunks []lineHunk, t []byte, tl lineIndex, pChanged []int, zones [][2]int32, methods bool) *skeleton {
+func (d *deriver) skeletonOf(ctx context.Context, zones [][2]int32, methods bool) *skeleton {
 	changedIn := func(a, b int) bool { // a changed P line in [a, b]
-		k := sort.SearchInts(pChanged, a)
-		if k < len(pChanged) && pChanged[k] <= b {
+		k := sort.SearchInts(d.pChanged, a)
+		if k < len(d.pChanged) && d.pChanged[k] <= b {
 			return true
 		}
 		for _, z := range zones { // kept whole, as if changed
@@ -1189,7 +1217,7 @@ func skeletonOf(ctx context.Context, lang codegraph.Language, path string, p *ve
 		if changedIn(int(f.open.row)+1, int(f.close.row)+1) {
 			return movedBody{}, false
 		}
-		return placeUnchanged(f, lm, t, tl)
+		return d.placeUnchanged(f)
 	}
 	leaveOut := func(mb movedBody) { cuts = append(cuts, bodyCut(mb)) }
 	// Unchanged members that define nothing and have their lines to
@@ -1202,30 +1230,30 @@ func skeletonOf(ctx context.Context, lang codegraph.Language, path string, p *ve
 	var gone []member
 	var goneOpen []int32
 	var goneFns []int
-	inGone := make([]bool, len(p.fns))
+	inGone := make([]bool, len(d.p.fns))
 	var members []member
 	var after, fn []int
-	if lang.Name() != "go" { // Go's newline terminators are members of their own
-		members, after, fn = p.blankable(methods)
+	if d.lang.Name() != "go" { // Go's newline terminators are members of their own
+		members, after, fn = d.p.blankable(methods)
 	}
 	for k, m := range members {
 		if changedIn(after[k], int(m.end)) {
 			continue
 		}
-		s, e, a := lm.at(int(m.start)), lm.at(int(m.end)), lm.at(after[k])
+		s, e, a := d.lm.at(int(m.start)), d.lm.at(int(m.end)), d.lm.at(after[k])
 		if s == 0 || e == 0 || a == 0 || e-a != int(m.end)-after[k] {
 			continue
 		}
-		from, to := tl[s-1], len(t)
-		if e < len(tl) {
-			to = tl[e]
+		from, to := d.tl[s-1], len(d.t)
+		if e < len(d.tl) {
+			to = d.tl[e]
 		}
-		if !blankUpTo(t[from:], int(m.scol)) || !blankFrom(t, offsetAt(tl, point{int32(e - 1), m.ecol}), to) {
+		if !blankUpTo(d.t[from:], int(m.scol)) || !blankFrom(d.t, offsetAt(d.tl, point{int32(e - 1), m.ecol}), to) {
 			continue
 		}
 		open := 0 // its container's first line in T, to number it as T does
 		if m.in > 0 {
-			if open = lm.at(int(p.containers[m.in].open)); open == 0 {
+			if open = d.lm.at(int(d.p.containers[m.in].open)); open == 0 {
 				open = -1 // that line changed (a class's header): the container around it in T
 			}
 		}
@@ -1243,18 +1271,18 @@ func skeletonOf(ctx context.Context, lang codegraph.Language, path string, p *ve
 	// enclosing definition), so they are put back from P, moved with
 	// their lines and named after the function as the skeleton names it.
 	var opaque []opaqueBody
-	inOpaque := make([]bool, len(p.fns))
-	if lang.Name() == "java" {
-		for i := 0; i < len(p.fns); i++ {
-			f := &p.fns[i]
+	inOpaque := make([]bool, len(d.p.fns))
+	if d.lang.Name() == "java" {
+		for i := 0; i < len(d.p.fns); i++ {
+			f := &d.p.fns[i]
 			if f.leaf || f.open.row < 0 {
 				continue
 			}
 			j := i + 1 // P lists a function's definitions right after it
-			for j < len(p.fns) && p.fns[j].start <= f.close.row+1 && f.holds(&p.fns[j]) {
+			for j < len(d.p.fns) && d.p.fns[j].start <= f.close.row+1 && f.holds(&d.p.fns[j]) {
 				j++
 			}
-			if j < len(p.fns) && p.fns[j].start <= f.close.row+1 && p.fns[j].end >= f.open.row+1 {
+			if j < len(d.p.fns) && d.p.fns[j].start <= f.close.row+1 && d.p.fns[j].end >= f.open.row+1 {
 				continue // a definition beside the body on its brace lines
 			}
 			mb, ok := unchanged(f)
@@ -1274,28 +1302,28 @@ func skeletonOf(ctx context.Context, lang codegraph.Language, path string, p *ve
 	// it reads clean and defines nothing (Java; spanruns.go).
 	changedLeaf := func(f *fnSpan) (movedBody, bool) {
 		a, b := int(f.open.row)+1, int(f.close.row)+1
-		if lang.Name() != "java" || len(zones) != 0 || changedIn(a, a) || changedIn(b, b) {
+		if d.lang.Name() != "java" || len(zones) != 0 || changedIn(a, a) || changedIn(b, b) {
 			return movedBody{}, false
 		}
 		var inside []lineHunk
-		for _, h := range hunks {
+		for _, h := range d.hunks {
 			if h.pa-1 >= a && h.pb+1 <= b {
 				inside = append(inside, h)
 			}
 		}
-		mb, ok := place(f, lm, t, tl)
+		mb, ok := d.place(f)
 		if len(inside) == 0 || !ok {
 			return mb, false
 		}
-		return mb, changedBodyDefinesNothing(ctx, lang, path, bodyWrappers["java"], pv, f, t, mb, inside)
+		return mb, d.changedBodyDefinesNothing(ctx, bodyWrappers["java"], f, mb, inside)
 	}
-	for _, i := range leaves {
+	for _, i := range d.leaves {
 		if inOpaque[i] || inGone[i] {
 			continue
 		}
-		mb, ok := unchanged(&p.fns[i])
+		mb, ok := unchanged(&d.p.fns[i])
 		if !ok {
-			if mb, ok = changedLeaf(&p.fns[i]); !ok {
+			if mb, ok = changedLeaf(&d.p.fns[i]); !ok {
 				continue
 			}
 		}
@@ -1306,7 +1334,7 @@ func skeletonOf(ctx context.Context, lang codegraph.Language, path string, p *ve
 		return nil
 	}
 	sort.Slice(cuts, func(a, b int) bool { return cuts[a].from < cuts[b].from })
-	text := leaveOutCuts(t, 0, len(t), cuts)
+	text := leaveOutCuts(d.t, 0, len(d.t), cuts)
 	if text == nil {
 		return nil // cannot happen: leaves lie inside definitions
 	}

@@ -20,37 +20,28 @@ import (
 // each function where it was: the lines after it did not belong to it in
 // P, and still do not, since its text reads whole by itself.
 
-// derivePython derives T (its text and lines tv, changed lines tChanged)
-// from P (p, its np lines, pChanged) as above; nil where that does not
-// hold.
-func derivePython(ctx context.Context, lang codegraph.Language, path string, p *versionSpans, np int, tv *textLines, pChanged, tChanged []int) *versionSpans {
-	if !p.clean {
-		return nil
-	}
-	nt, t := tv.count(), tv.text
-	hunks := hunksOf(np, nt, pChanged, tChanged)
-	if len(hunks) == 0 {
+// python derives T from P as above; nil where that does not hold.
+func (d *deriver) python(ctx context.Context) *versionSpans {
+	if !d.p.clean || len(d.hunks) == 0 {
 		return nil
 	}
 	affected := map[int]bool{}
-	for _, h := range hunks {
+	for _, h := range d.hunks {
 		in := -1 // the innermost function around the hunk: the last in definition order
-		for i, f := range p.fns {
+		for i, f := range d.p.fns {
 			if h.pa-1 >= int(f.start) && h.pb+1 <= int(f.end) {
 				in = i
 			}
 		}
-		if in < 0 || in+1 < len(p.fns) && p.fns[in+1].start <= p.fns[in].end {
+		if in < 0 || in+1 < len(d.p.fns) && d.p.fns[in+1].start <= d.p.fns[in].end {
 			return nil // between functions, or around a function inside
 		}
 		affected[in] = true
 	}
-	lm := newLineMap(np, nt, pChanged, tChanged)
-	tl := tv.index()
-	v := &versionSpans{clean: true, fns: make([]fnSpan, 0, len(p.fns))}
-	for i, f := range p.fns {
-		g, ok := f.moved(lm) // the def and last lines did not change
-		if !ok || affected[i] && !pyReadsAlone(ctx, lang, path, t, tl, int(g.start), int(g.end), f.name) {
+	v := &versionSpans{clean: true, fns: make([]fnSpan, 0, len(d.p.fns))}
+	for i, f := range d.p.fns {
+		g, ok := f.moved(d.lm) // the def and last lines did not change
+		if !ok || affected[i] && !d.pyReadsAlone(ctx, int(g.start), int(g.end), f.name) {
 			return nil
 		}
 		v.fns = append(v.fns, g)
@@ -61,29 +52,29 @@ func derivePython(ctx context.Context, lang codegraph.Language, path string, p *
 // pyReadsAlone reports whether T's lines [s, e], where function name is
 // defined from line s, read clean by themselves and define exactly that
 // function, over all of them.
-func pyReadsAlone(ctx context.Context, lang codegraph.Language, path string, t []byte, tl lineIndex, s, e int, name string) bool {
-	from, to := tl[s-1], len(t)
-	if e < len(tl) {
-		to = tl[e]
+func (d *deriver) pyReadsAlone(ctx context.Context, s, e int, name string) bool {
+	from, to := d.tl[s-1], len(d.t)
+	if e < len(d.tl) {
+		to = d.tl[e]
 	}
-	text := t[from:to]
+	text := d.t[from:to]
 	indent := len(text) - len(bytes.TrimLeft(text, " \t"))
 	prefix, rows := "", 0
 	if indent > 0 {
 		prefix, rows = "class __C:\n", 1
 	}
-	res, err := lang.Extract(ctx, path, wrapped(prefix, text, ""))
+	res, err := d.lang.Extract(ctx, d.path, wrapped(prefix, text, ""))
 	if err != nil || res.ErrorNodes != 0 {
 		return false
 	}
 	_, own, _ := qualifier(name)
 	fns := 0
-	for _, d := range res.Defs {
-		if d.Kind == codegraph.KindClass && rows > 0 && d.StartByte == 0 {
+	for _, def := range res.Defs {
+		if def.Kind == codegraph.KindClass && rows > 0 && def.StartByte == 0 {
 			continue // the wrapper
 		}
-		_, dOwn, _ := qualifier(d.Name)
-		if d.Kind != codegraph.KindFunction || dOwn != own || d.StartLine != 1+rows || d.EndLine != e-s+1+rows {
+		_, dOwn, _ := qualifier(def.Name)
+		if def.Kind != codegraph.KindFunction || dOwn != own || def.StartLine != 1+rows || def.EndLine != e-s+1+rows {
 			return false
 		}
 		fns++

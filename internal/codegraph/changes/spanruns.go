@@ -240,7 +240,7 @@ func wordByte(c byte) bool {
 // so does the body. It returns the whole body when nothing narrows it,
 // and nil when T's brackets do not pair (the body cannot read clean).
 // With ownLines (C) the runs begin on a line of their own after the `{`:
-// C macros are mended line by line (cBlankMacroLines), as in the file.
+// C macros are mended line by line (codegraph.CBlankMacroLines), as in the file.
 func changedRuns(pText []byte, pOb, pCb int, t []byte, mb movedBody, hunks []lineHunk, ownLines bool) []byte {
 	whole := t[mb.ob : mb.cb+1]
 	tToks, tLast, ok := javaBodyTokens(t, mb.ob, mb.cb)
@@ -266,7 +266,7 @@ func changedRuns(pText []byte, pOb, pCb int, t []byte, mb movedBody, hunks []lin
 	}
 	ob, cb := mb.ob, mb.cb
 	base, tEnd, pEnd := 0, tLast, pLast
-	if tb, pb, ok := innerBlock(pText, pToks, pOb, pCb, tToks, tBlocks, mb.ob, mb.cb, first, last); ok {
+	if tb, pb, ok := innerBlock(bodyTokens{src: pText, toks: pToks, ob: pOb, cb: pCb}, bodyTokens{src: t, toks: tToks, ob: mb.ob, cb: mb.cb}, tBlocks, first, last); ok {
 		ob, cb = tToks[tb.open].off, tToks[tb.close].off
 		base, tEnd, pEnd = tToks[tb.open].line, tToks[tb.close].line, pToks[pb.close].line
 		tToks, pToks = tToks[tb.open+1:tb.close], pToks[pb.open+1:pb.close]
@@ -339,18 +339,25 @@ func directive(toks []javaToken) bool {
 	return false
 }
 
-// innerBlock finds the innermost block among T's body tokens (tToks, whose
+// bodyTokens is a function body's text, its tokens (javaBodyTokens) and
+// the offsets of its braces.
+type bodyTokens struct {
+	src    []byte
+	toks   []javaToken
+	ob, cb int
+}
+
+// innerBlock finds the innermost block among T's body tokens (t, whose
 // blocks are tBlocks) that holds its changed lines, [first, last] counted
 // from the body's `{` line, with its braces on unchanged lines, and the
-// same block among P's; ok is false where none qualifies. pOb, pCb, ob and
-// cb are the offsets of the bodies' braces. A block's text is its
-// statements: if P's block read clean and T's block's statements read
-// clean alone, T's block reads clean where P's stood, for all around it is
-// P's text.
-func innerBlock(pText []byte, pToks []javaToken, pOb, pCb int, tToks []javaToken, tBlocks []javaBlock, ob, cb int, first, last int) (tb, pb javaBlock, ok bool) {
+// same block among P's (p); ok is false where none qualifies. A block's
+// text is its statements: if P's block read clean and T's block's
+// statements read clean alone, T's block reads clean where P's stood, for
+// all around it is P's text.
+func innerBlock(p, t bodyTokens, tBlocks []javaBlock, first, last int) (tb, pb javaBlock, ok bool) {
 	found := false
 	for _, b := range tBlocks { // inner blocks close first
-		if tToks[b.open].line < first && tToks[b.close].line > last {
+		if t.toks[b.open].line < first && t.toks[b.close].line > last {
 			tb, found = b, true
 			break
 		}
@@ -361,12 +368,12 @@ func innerBlock(pText []byte, pToks []javaToken, pOb, pCb int, tToks []javaToken
 	// Before the changes the texts agree from the body's `{`, and after
 	// them up to its `}`: P's block has as many tokens before it and
 	// after it as T's, at the same distances from the body's braces.
-	pb = javaBlock{open: tb.open, close: len(pToks) - (len(tToks) - tb.close)}
-	if pb.close <= pb.open || pb.close >= len(pToks) ||
-		pToks[pb.open].off-pOb != tToks[tb.open].off-ob || pCb-pToks[pb.close].off != cb-tToks[tb.close].off {
+	pb = javaBlock{open: tb.open, close: len(p.toks) - (len(t.toks) - tb.close)}
+	if pb.close <= pb.open || pb.close >= len(p.toks) ||
+		p.toks[pb.open].off-p.ob != t.toks[tb.open].off-t.ob || p.cb-p.toks[pb.close].off != t.cb-t.toks[tb.close].off {
 		return tb, pb, false
 	}
-	pBlocks, ok := bodyBlocks(pText, pToks)
+	pBlocks, ok := bodyBlocks(p.src, p.toks)
 	if !ok {
 		return tb, pb, false
 	}
