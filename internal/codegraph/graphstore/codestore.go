@@ -1,4 +1,4 @@
-package codegraph
+package graphstore
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/objio"
 	"github.com/locus-dev/locus/internal/parquetcol"
 	"github.com/locus-dev/locus/schema"
@@ -61,7 +62,7 @@ const (
 // nodes it covers. A node's code goes to the store when its content hash is
 // the hash of its code (always, for graphs the builder made: with hashed,
 // that is taken as known); any other node keeps its code inline.
-func codeRows(nodes []Node, hashed bool) (rows []schema.CodeRow, stored int) {
+func codeRows(nodes []codegraph.Node, hashed bool) (rows []schema.CodeRow, stored int) {
 	seen := map[string]bool{}
 	for _, n := range nodes {
 		if !inStore(n, hashed) {
@@ -76,10 +77,12 @@ func codeRows(nodes []Node, hashed bool) (rows []schema.CodeRow, stored int) {
 	return rows, stored
 }
 
-func storable(n Node) bool { return n.ContentHash != "" && contentHash(n.Code) == n.ContentHash }
+func storable(n codegraph.Node) bool {
+	return n.ContentHash != "" && codegraph.ContentHash(n.Code) == n.ContentHash
+}
 
 // inStore reports whether n's code goes to the store (codeRows).
-func inStore(n Node, hashed bool) bool {
+func inStore(n codegraph.Node, hashed bool) bool {
 	if hashed {
 		return n.ContentHash != ""
 	}
@@ -89,7 +92,7 @@ func inStore(n Node, hashed bool) bool {
 // storeCode puts the code of nodes into repo's code store, writing only
 // content no intact segment holds, and returns the nodes with that code
 // cleared, the segments that hold it and how many nodes read from them.
-func storeCode(ctx context.Context, b *blob.Bucket, repo schema.RepoName, nodes []Node, hashed bool) ([]Node, []schema.CodeSegment, int, error) {
+func storeCode(ctx context.Context, b *blob.Bucket, repo schema.RepoName, nodes []codegraph.Node, hashed bool) ([]codegraph.Node, []schema.CodeSegment, int, error) {
 	rows, stored := codeRows(nodes, hashed)
 	if stored == 0 {
 		return nodes, nil, 0, nil
@@ -123,7 +126,7 @@ func storeCode(ctx context.Context, b *blob.Bucket, repo schema.RepoName, nodes 
 		start = end
 	}
 	slices.SortFunc(segs, func(x, y schema.CodeSegment) int { return strings.Compare(x.Key, y.Key) })
-	out := make([]Node, len(nodes))
+	out := make([]codegraph.Node, len(nodes))
 	copy(out, nodes)
 	for i := range out {
 		if inStore(out[i], hashed) {
@@ -314,7 +317,7 @@ func readCode(ctx context.Context, b *blob.Bucket, segs []schema.CodeSegment) (m
 }
 
 // fillCode puts the code of the graph's segments back into its nodes.
-func fillCode(ctx context.Context, b *blob.Bucket, info schema.GraphInfo, nodes []Node) error {
+func fillCode(ctx context.Context, b *blob.Bucket, info schema.GraphInfo, nodes []codegraph.Node) error {
 	if len(info.Code) == 0 {
 		return nil
 	}

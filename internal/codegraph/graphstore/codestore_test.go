@@ -1,4 +1,4 @@
-package codegraph
+package graphstore
 
 import (
 	"context"
@@ -6,13 +6,14 @@ import (
 	"os"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/blob/fileblob"
+	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/testutil/cputime"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -23,7 +24,7 @@ func TestCodeStore(t *testing.T) {
 	if len(info.Code) != 1 || info.CodeNodes == 0 || !strings.HasPrefix(info.Code[0].Key, repo.CodePrefix()) {
 		t.Fatalf("graph info lists code %+v (%d nodes); want one segment of %s", info.Code, info.CodeNodes, repo.CodePrefix())
 	}
-	inline, err := readParquet[Node](ctx, b, info.NodesKey, info.NodesBytes, info.NodesSHA256)
+	inline, err := readParquet[codegraph.Node](ctx, b, info.NodesKey, info.NodesBytes, info.NodesSHA256)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,22 +36,22 @@ func TestCodeStore(t *testing.T) {
 
 	for _, tc := range []struct {
 		name string
-		edit func(g *Graph)
+		edit func(g *codegraph.Graph)
 		// rows the second write stores: none when all its content is stored
 		rows int
 		// inline nodes keep their code in nodes.parquet
 		inline int
 	}{
-		{"the same graph again", func(*Graph) {}, 0, 0},
-		{"one function changed", func(g *Graph) {
+		{"the same graph again", func(*codegraph.Graph) {}, 0, 0},
+		{"one function changed", func(g *codegraph.Graph) {
 			for i := range g.Nodes {
 				if g.Nodes[i].ID == "pkg/b.py:run" {
 					g.Nodes[i].Code += "  # changed"
-					g.Nodes[i].ContentHash = contentHash(g.Nodes[i].Code)
+					g.Nodes[i].ContentHash = codegraph.ContentHash(g.Nodes[i].Code)
 				}
 			}
 		}, 1, 0},
-		{"a content hash that is not the code's", func(g *Graph) {
+		{"a content hash that is not the code's", func(g *codegraph.Graph) {
 			for i := range g.Nodes {
 				if g.Nodes[i].ID == "pkg/b.py:run" {
 					g.Nodes[i].Code += "  # not hashed"
@@ -59,7 +60,7 @@ func TestCodeStore(t *testing.T) {
 		}, 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g2 := &Graph{Nodes: append([]Node(nil), g.Nodes...), Edges: g.Edges}
+			g2 := &codegraph.Graph{Nodes: append([]codegraph.Node(nil), g.Nodes...), Edges: g.Edges}
 			tc.edit(g2)
 			before, err := b.List(ctx, repo.CodePrefix())
 			if err != nil {
@@ -108,7 +109,7 @@ func TestCodeStore(t *testing.T) {
 	// A segment that lost content a graph needs: named, corrupt.
 	info3 := info
 	info3.Code = nil
-	other := &Graph{Nodes: []Node{{ID: "x.py", Type: TypeFile, ContentHash: contentHash("x = 1\n"), Code: "x = 1\n"}}}
+	other := &codegraph.Graph{Nodes: []codegraph.Node{{ID: "x.py", Type: codegraph.TypeFile, ContentHash: codegraph.ContentHash("x = 1\n"), Code: "x = 1\n"}}}
 	oi, err := WriteAt(ctx, b, repo, "other/", info.Commit, other)
 	if err != nil {
 		t.Fatal(err)
@@ -119,20 +120,11 @@ func TestCodeStore(t *testing.T) {
 	}
 }
 
-// cpuTime is the CPU time this process has used (user and system).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkGraphRead compares loading a graph whose code is inline (as
 // before the code store) with loading it from the code store, for the head
 // of the repository at LOCUS_BENCH_REPO:
 //
-//	LOCUS_BENCH_REPO=/path/to/sympy.git go test ./internal/codegraph -run '^$' -bench GraphRead -benchtime 5x
+//	LOCUS_BENCH_REPO=/path/to/sympy.git go test ./internal/codegraph/graphstore -run '^$' -bench GraphRead -benchtime 5x
 func BenchmarkGraphRead(b *testing.B) {
 	gitDir := os.Getenv("LOCUS_BENCH_REPO")
 	if gitDir == "" {
@@ -143,7 +135,7 @@ func BenchmarkGraphRead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := BuildCommit(ctx, gitDir, "", head, Options{})
+	g, err := codegraph.BuildCommit(ctx, gitDir, "", head, codegraph.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -173,7 +165,7 @@ func BenchmarkGraphRead(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			// CPU time as well as wall time: on a shared machine the
 			// first says more.
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			t0 := time.Now()
 			for range b.N {
 				if _, err := Read(ctx, bk, c.info); err != nil {
@@ -182,7 +174,7 @@ func BenchmarkGraphRead(b *testing.B) {
 			}
 			b.ReportMetric(float64(c.bytes)/1e6, "MB-nodes+code")
 			b.ReportMetric(float64(time.Since(t0).Milliseconds())/float64(b.N), "ms/read")
-			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/read")
+			b.ReportMetric(float64((cputime.Process()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/read")
 		})
 	}
 }

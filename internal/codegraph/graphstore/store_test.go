@@ -1,4 +1,4 @@
-package codegraph
+package graphstore
 
 import (
 	"context"
@@ -11,21 +11,22 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/blob/fileblob"
+	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/schema"
 )
 
-func storedGraph(t *testing.T) (dir string, b *blob.Bucket, info schema.GraphInfo, g *Graph) {
+func storedGraph(t *testing.T) (dir string, b *blob.Bucket, info schema.GraphInfo, g *codegraph.Graph) {
 	t.Helper()
 	src := map[string]string{
 		"pkg/a.py": "class A:\n    def m(self):\n        return helper()\n\n\ndef helper():\n    return 1\n",
 		"pkg/b.py": "from pkg.a import helper\n\n\ndef run():\n    return helper()\n",
 	}
-	var files []File
+	var files []codegraph.File
 	for p, c := range src {
-		files = append(files, File{Path: p, Regular: true, Read: func() ([]byte, error) { return []byte(c), nil }})
+		files = append(files, codegraph.File{Path: p, Regular: true, Read: func() ([]byte, error) { return []byte(c), nil }})
 	}
 	ctx := context.Background()
-	g, err := Build(ctx, files, Options{})
+	g, err := codegraph.Build(ctx, files, codegraph.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,14 +107,14 @@ func TestDamagedGraphIsCorrupt(t *testing.T) {
 // them, and they read back as kept; one built without them has none.
 func TestWriteKeepsExtracts(t *testing.T) {
 	ctx := context.Background()
-	files := []File{{Path: "pkg/a.py", Regular: true, Read: func() ([]byte, error) { return []byte("def f():\n    return g()\n\n\ndef g():\n    return 1\n"), nil }}}
+	files := []codegraph.File{{Path: "pkg/a.py", Regular: true, Read: func() ([]byte, error) { return []byte("def f():\n    return g()\n\n\ndef g():\n    return 1\n"), nil }}}
 	b, err := blob.OpenFile(t.TempDir(), fileblob.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
 	for _, keep := range []bool{true, false} {
-		g, err := Build(ctx, files, Options{KeepExtracts: keep})
+		g, err := codegraph.Build(ctx, files, codegraph.Options{KeepExtracts: keep})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package codegraph
+package graphstore
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/objio"
 	"github.com/locus-dev/locus/schema"
 )
@@ -23,18 +24,18 @@ import (
 // repository's code store (see codestore.go). Each object is
 // replaced atomically (code segments, named by content, are never
 // replaced by other content); the manifest, written later, makes them visible.
-func Write(ctx context.Context, b *blob.Bucket, repo schema.RepoName, commit string, g *Graph) (schema.GraphInfo, error) {
+func Write(ctx context.Context, b *blob.Bucket, repo schema.RepoName, commit string, g *codegraph.Graph) (schema.GraphInfo, error) {
 	return WriteAt(ctx, b, repo, repo.GraphPrefix(commit), commit, g)
 }
 
 // WriteAt is Write with the tables under another prefix (a snapshot's, see
 // schema.RepoName.SnapshotPrefix); the code goes to the same code store.
-func WriteAt(ctx context.Context, b *blob.Bucket, repo schema.RepoName, prefix, commit string, g *Graph) (schema.GraphInfo, error) {
+func WriteAt(ctx context.Context, b *blob.Bucket, repo schema.RepoName, prefix, commit string, g *codegraph.Graph) (schema.GraphInfo, error) {
 	nodesKey, edgesKey, reportKey, extractsKey := schema.GraphTableKeys(prefix)
 	info := schema.GraphInfo{Commit: commit, NodesKey: nodesKey, EdgesKey: edgesKey,
 		ReportKey: reportKey, Nodes: len(g.Nodes), Edges: len(g.Edges), Files: g.Stats.Files,
 		Languages: g.Stats.FilesByLang, Unresolved: g.Stats.Unresolved, CodeBytes: g.Stats.CodeBytes, MissingFiles: g.Stats.Missing}
-	info.Warning = LanguageWarning(&info)
+	info.Warning = codegraph.LanguageWarning(&info)
 	// The edges, and the extractions the build kept, are written beside
 	// the code and the nodes, which need it.
 	var beside errgroup.Group
@@ -70,11 +71,11 @@ func WriteAt(ctx context.Context, b *blob.Bucket, repo schema.RepoName, prefix, 
 
 // writeNodes puts g's code in the repository's code store and its nodes,
 // their code cleared where the store holds it, at key.
-func writeNodes(ctx context.Context, b *blob.Bucket, repo schema.RepoName, key string, g *Graph) (size int64, sum string, segs []schema.CodeSegment, stored int, err error) {
+func writeNodes(ctx context.Context, b *blob.Bucket, repo schema.RepoName, key string, g *codegraph.Graph) (size int64, sum string, segs []schema.CodeSegment, stored int, err error) {
 	valid := validNodes(g.Nodes)
 	// Build's hashes are of its nodes' code, as long as validNodes left
 	// that code as it was (it always does: Build's code is valid UTF-8).
-	hashed := g.codeHashed && (len(valid) == 0 || &valid[0] == &g.Nodes[0])
+	hashed := g.CodeHashed() && (len(valid) == 0 || &valid[0] == &g.Nodes[0])
 	nodes, segs, stored, err := storeCode(ctx, b, repo, valid, hashed)
 	if err != nil {
 		return 0, "", nil, 0, err
@@ -86,8 +87,8 @@ func writeNodes(ctx context.Context, b *blob.Bucket, repo schema.RepoName, key s
 // validNodes returns nodes with ids, paths and names made valid UTF-8 (the
 // exact path bytes go to PathRaw), copying only when some are not: Parquet
 // string columns must be UTF-8, and other readers (DuckDB) refuse them otherwise.
-func validNodes(nodes []Node) []Node {
-	i := slices.IndexFunc(nodes, func(n Node) bool {
+func validNodes(nodes []codegraph.Node) []codegraph.Node {
+	i := slices.IndexFunc(nodes, func(n codegraph.Node) bool {
 		return !utf8.ValidString(n.ID) || !utf8.ValidString(n.Path) || !utf8.ValidString(n.Name) ||
 			!utf8.ValidString(n.Type) || !utf8.ValidString(n.Language) || !utf8.ValidString(n.Code)
 	})
@@ -107,8 +108,8 @@ func validNodes(nodes []Node) []Node {
 }
 
 // validEdges is validNodes for edges, whose ends are node ids.
-func validEdges(edges []Edge) []Edge {
-	i := slices.IndexFunc(edges, func(e Edge) bool {
+func validEdges(edges []codegraph.Edge) []codegraph.Edge {
+	i := slices.IndexFunc(edges, func(e codegraph.Edge) bool {
 		return !utf8.ValidString(e.Src) || !utf8.ValidString(e.Dst) || !utf8.ValidString(e.Type)
 	})
 	if i < 0 {
@@ -140,16 +141,16 @@ func writeParquet[T any](ctx context.Context, b *blob.Bucket, key string, rows [
 // one that is not is an error naming its key and wrapping blob.ErrCorrupt,
 // which a retry cannot fix but a rebuild (IndexRepo's BuildGraph,
 // snapshot.Ensure) does.
-func Read(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*Graph, error) {
-	g := &Graph{}
+func Read(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*codegraph.Graph, error) {
+	g := &codegraph.Graph{}
 	var err error
-	if g.Nodes, err = readParquet[Node](ctx, b, info.NodesKey, info.NodesBytes, info.NodesSHA256); err != nil {
+	if g.Nodes, err = readParquet[codegraph.Node](ctx, b, info.NodesKey, info.NodesBytes, info.NodesSHA256); err != nil {
 		return nil, err
 	}
 	if err := fillCode(ctx, b, info, g.Nodes); err != nil {
 		return nil, err
 	}
-	if g.Edges, err = readParquet[Edge](ctx, b, info.EdgesKey, info.EdgesBytes, info.EdgesSHA256); err != nil {
+	if g.Edges, err = readParquet[codegraph.Edge](ctx, b, info.EdgesKey, info.EdgesBytes, info.EdgesSHA256); err != nil {
 		return nil, err
 	}
 	g.Stats.Nodes = len(g.Nodes)
@@ -175,7 +176,7 @@ func readParquet[T any](ctx context.Context, b *blob.Bucket, key string, size in
 
 // writeExtracts keeps extractions at key (zstd-compressed gob) and returns
 // the object's size and hex SHA-256.
-func writeExtracts(ctx context.Context, b *blob.Bucket, key string, e *Extracts) (int64, string, error) {
+func writeExtracts(ctx context.Context, b *blob.Bucket, key string, e *codegraph.Extracts) (int64, string, error) {
 	var buf bytes.Buffer
 	zw, err := kzstd.NewWriter(&buf, kzstd.WithEncoderLevel(kzstd.SpeedFastest))
 	if err != nil {
@@ -198,7 +199,7 @@ func writeExtracts(ctx context.Context, b *blob.Bucket, key string, e *Extracts)
 // ReadExtracts reads the extraction results a graph kept (nil when it kept
 // none). A damaged or unreadable object is an error naming it; callers
 // build without them.
-func ReadExtracts(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*Extracts, error) {
+func ReadExtracts(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*codegraph.Extracts, error) {
 	if info.ExtractsKey == "" {
 		return nil, nil
 	}
@@ -211,7 +212,7 @@ func ReadExtracts(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*
 		return nil, fmt.Errorf("%s: %w", info.ExtractsKey, err)
 	}
 	defer zr.Close()
-	var e Extracts
+	var e codegraph.Extracts
 	if err := gob.NewDecoder(zr).Decode(&e); err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", info.ExtractsKey, err, blob.ErrCorrupt)
 	}
