@@ -1,5 +1,7 @@
 // Package codegraph builds per-repository code graphs (directories, files, classes,
-// functions; contains/imports/invokes/inherits edges) with tree-sitter.
+// functions; contains/imports/invokes/inherits edges) with tree-sitter. The
+// functions a commit's changes touch are package changes' (codegraph/changes);
+// writing and reading graphs in the store, package graphstore's.
 package codegraph
 
 import "context"

@@ -1,3 +1,8 @@
+// Package changes maps the line changes of a commit's files onto the
+// functions they touch, as graph ids (FunctionMapper, the history scrape's
+// changed functions). It reads file versions with codegraph's extractors
+// and, next to a version it knows, derives the other without parsing it
+// whole where the change allows (spanderive.go).
 package changes
 
 import (

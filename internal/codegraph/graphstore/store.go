@@ -1,3 +1,8 @@
+// Package graphstore writes code graphs to the store and reads them back:
+// nodes and edges as Parquet tables, a report, the extractions a build
+// kept, and the nodes' code in the repository's shared code store
+// (codestore.go), every object checked against the size and SHA-256 the
+// manifest records.
 package graphstore
 
 import (
