@@ -529,6 +529,43 @@ func TestMapperSkipsExcluded(t *testing.T) {
 	}
 }
 
+// TestMapperReadsFilesAsTheGraph: the mapper reads a file as the graph
+// build does. Headers parses .h files as the graph's (C++ here, so a method
+// in a struct is A.f; C reads no function there); Exclude replaces the
+// default exclusions, as Options.Exclude does; a generated or minified
+// version, which the graph does not parse, maps to no function.
+func TestMapperReadsFilesAsTheGraph(t *testing.T) {
+	h := "struct A {\n  int f() {\n    return %d;\n  }\n};\n"
+	c := "int f(void) {\n  return %d;\n}\n"
+	for _, tc := range []struct {
+		name, path, src string
+		line            int // the changed line
+		headers         string
+		exclude         []string
+		want            []string
+	}{
+		{"header as C++", "a.h", h, 3, "cpp", nil, []string{"a.h:A.f"}},
+		{"header as C", "a.h", h, 3, "", nil, nil},
+		{"excluded by the list", "gen/a.c", c, 2, "", []string{"gen"}, nil},
+		{"the list replaces the defaults", "vendor/a.c", c, 2, "", []string{"gen"}, []string{"vendor/a.c:f"}},
+		{"generated", "a.c", "// @generated\n" + c, 3, "", nil, nil},
+		{"minified", "a.c", "/* " + strings.Repeat("x", 10001) + " */\n" + c, 3, "", nil, nil},
+		{"a long line, not minified", "a.c", "/* " + strings.Repeat("x", 9000) + " */\n" + strings.Repeat("\n", 40) + c, 43, "", nil, []string{"a.c:f"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewFunctionMapper(0)
+			m.Headers, m.Exclude = tc.headers, tc.exclude
+			var oldBlob, newBlob gitrepo.Hash
+			oldBlob[0], newBlob[0] = 1, 2
+			got := m.Map(&gitrepo.LineChanges{OldPath: tc.path, NewPath: tc.path, OldBlob: oldBlob, NewBlob: newBlob,
+				Old: fmt.Appendf(nil, tc.src, 1), New: fmt.Appendf(nil, tc.src, 2), Deleted: []int{tc.line}, Added: []int{tc.line}})
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("charged %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestDeriveRunsWithMethods: in Java, a change to whole leaf methods (a
 // signature, a method added or removed) is read from the changed methods
 // alone, named as in their class, unless a name depends on methods outside
