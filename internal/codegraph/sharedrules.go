@@ -1,6 +1,6 @@
 package codegraph
 
-import "bytes"
+import "github.com/locus-dev/locus/internal/codegraph/extract"
 
 // What the change mapping (package changes) shares with the graph build, so
 // that a function a change touches has the id it has in the graph: the same
@@ -23,7 +23,7 @@ func SkipReason(data []byte, max int, minified func() bool) string {
 
 // MinifiedLines is whether text, whose lines start at li, is minified as
 // Build judges a file (isMinified), read from its lines.
-func MinifiedLines(text []byte, li LineIndex) bool {
+func MinifiedLines(text []byte, li extract.LineIndex) bool {
 	if len(text) < 2000 {
 		return false
 	}
@@ -39,28 +39,3 @@ func MinifiedLines(text []byte, li LineIndex) bool {
 // BaseName strips an overload signature and a duplicate suffix from a name
 // segment: "m(int)#2" → "m".
 func BaseName(seg string) string { return baseName(seg) }
-
-// LineIndex holds the byte offset of each line's start.
-type LineIndex []int
-
-// NewLineIndex indexes the lines of src.
-func NewLineIndex(src []byte) LineIndex {
-	li := make(LineIndex, 1, len(src)/32+1)
-	for i := 0; ; {
-		j := bytes.IndexByte(src[i:], '\n')
-		if j < 0 {
-			return li
-		}
-		i += j + 1
-		li = append(li, i)
-	}
-}
-
-// Bounds are the [start, end) offsets of line k (0-based) of a text of n
-// bytes, its newline left out.
-func (li LineIndex) Bounds(k, n int) (start, end int) {
-	if k+1 < len(li) {
-		return li[k], li[k+1] - 1
-	}
-	return li[k], n
-}

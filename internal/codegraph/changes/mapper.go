@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/extract"
 	"github.com/locus-dev/locus/internal/gitrepo"
 )
 
@@ -131,7 +132,7 @@ func NewFunctionMapper(size int) *FunctionMapper {
 	return m
 }
 
-func (m *FunctionMapper) language(path string) codegraph.Language {
+func (m *FunctionMapper) language(path string) extract.Language {
 	if path == "" {
 		return nil
 	}
@@ -258,7 +259,7 @@ func (m *FunctionMapper) remember(path string, blob gitrepo.Hash, v *versionSpan
 
 // side is one version of a changed file.
 type side struct {
-	lang    codegraph.Language
+	lang    extract.Language
 	path    string
 	blob    gitrepo.Hash
 	text    *textLines
@@ -475,7 +476,7 @@ func (v *versionSpans) diff(o *versionSpans) string {
 }
 
 // parseSpans reads a whole file version.
-func parseSpans(ctx context.Context, lang codegraph.Language, path string, src []byte) *versionSpans {
+func parseSpans(ctx context.Context, lang extract.Language, path string, src []byte) *versionSpans {
 	v, _ := readSpans(ctx, lang, path, src)
 	if v == nil {
 		return &versionSpans{}
@@ -485,23 +486,23 @@ func parseSpans(ctx context.Context, lang codegraph.Language, path string, src [
 
 // readSpans extracts src and keeps its functions and members; nil when
 // extraction fails.
-func readSpans(ctx context.Context, lang codegraph.Language, path string, src []byte) (*versionSpans, *codegraph.FileResult) {
-	var sink *codegraph.MemberSink
+func readSpans(ctx context.Context, lang extract.Language, path string, src []byte) (*versionSpans, *extract.FileResult) {
+	var sink *extract.MemberSink
 	if _, ok := bodyWrappers[lang.Name()]; ok { // only what derive reads
-		ctx, sink = codegraph.WithMembers(ctx)
+		ctx, sink = extract.WithMembers(ctx)
 	}
 	res, err := lang.Extract(ctx, path, src)
 	if err != nil {
 		return nil, nil
 	}
-	return spansOf(res, codegraph.NewLineIndex(src), sink, lang.Name() != "c"), res
+	return spansOf(res, extract.NewLineIndex(src), sink, lang.Name() != "c"), res
 }
 
 // spansOf keeps res's functions, and the members sink holds; lines indexes
 // the text res was read from. declsName says whether a declaration can
 // change a name: not in C, where a prototype names nothing (NAMING.md), so
 // a member holding only prototypes is no definition (member.def).
-func spansOf(res *codegraph.FileResult, lines lineIndex, sink *codegraph.MemberSink, declsName bool) *versionSpans {
+func spansOf(res *extract.FileResult, lines lineIndex, sink *extract.MemberSink, declsName bool) *versionSpans {
 	starts := make([]int, 0, len(res.Defs)+len(res.DeclOffsets()))
 	for _, d := range res.Defs {
 		starts = append(starts, d.StartByte)
@@ -518,7 +519,7 @@ func spansOf(res *codegraph.FileResult, lines lineIndex, sink *codegraph.MemberS
 	}
 	v := &versionSpans{clean: res.ErrorNodes == 0, reread: res.Reread(), fns: make([]fnSpan, 0, res.Functions())}
 	for _, d := range res.Defs {
-		if d.Kind != codegraph.KindFunction {
+		if d.Kind != extract.KindFunction {
 			continue
 		}
 		f := fnSpan{name: d.Name, start: int32(d.StartLine), end: int32(d.EndLine), open: point{-1, 0}}
@@ -532,7 +533,7 @@ func spansOf(res *codegraph.FileResult, lines lineIndex, sink *codegraph.MemberS
 	v.setMembers(sink, memberStarts)
 	if !declsName { // C
 		for _, d := range res.Defs {
-			if d.Kind != codegraph.KindFunction {
+			if d.Kind != extract.KindFunction {
 				v.classes = append(v.classes, codegraph.BaseName(d.Name))
 			}
 		}
@@ -541,7 +542,7 @@ func spansOf(res *codegraph.FileResult, lines lineIndex, sink *codegraph.MemberS
 }
 
 // lineIndex holds the byte offset of each line's start.
-type lineIndex = codegraph.LineIndex
+type lineIndex = extract.LineIndex
 
 // pointAt is the place of byte off in the text li indexes.
 func pointAt(li lineIndex, off int) point {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/extract"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/testutil/extractfixture"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
@@ -37,7 +38,7 @@ var addedFunction = map[string]string{
 func editHistory(t *testing.T, n int, seed uint64) *gitfixture.Repo {
 	r := gitfixture.New(t)
 	files := map[string][]string{}
-	for _, f := range extractfixture.Read(t, filepath.Join("..", "testdata", "extract"), "java", "c", "cpp", "go", "rust") {
+	for _, f := range extractfixture.Read(t, filepath.Join("..", "extract", "testdata"), "java", "c", "cpp", "go", "rust") {
 		files[f.Lang+"/"+f.Name] = strings.SplitAfter(string(f.Src), "\n")
 	}
 	write := func(paths ...string) {
@@ -262,7 +263,7 @@ func skeletonFor(p, tt []byte, deleted, added []int, methods bool) *skeleton {
 	ctx := context.Background()
 	lang := codegraph.LanguageFor("A.java")
 	pv := parseSpans(ctx, lang, "A.java", p)
-	d := newDeriver(lang, "A.java", pv, &textLines{text: p}, &textLines{text: tt, lines: codegraph.NewLineIndex(tt)}, deleted, added)
+	d := newDeriver(lang, "A.java", pv, &textLines{text: p}, &textLines{text: tt, lines: extract.NewLineIndex(tt)}, deleted, added)
 	return d.skeletonOf(ctx, nil, methods)
 }
 
@@ -663,10 +664,10 @@ func TestDeriveSkeletonPutsMembersBack(t *testing.T) {
 // deriving) costs that file version a whole parse, not the scrape: the
 // change maps as a whole parse maps it, and the panic is counted.
 func TestMapperRecoversFromDerivePanic(t *testing.T) {
-	defer func(d func(context.Context, codegraph.Language, string, *versionSpans, *textLines, *textLines, []int, []int) (*versionSpans, derivation)) {
+	defer func(d func(context.Context, extract.Language, string, *versionSpans, *textLines, *textLines, []int, []int) (*versionSpans, derivation)) {
 		deriveVersion = d
 	}(deriveVersion)
-	deriveVersion = func(context.Context, codegraph.Language, string, *versionSpans, *textLines, *textLines, []int, []int) (*versionSpans, derivation) {
+	deriveVersion = func(context.Context, extract.Language, string, *versionSpans, *textLines, *textLines, []int, []int) (*versionSpans, derivation) {
 		panic("derivation bug")
 	}
 	oldSrc := []byte("class A {\n  int f(int x) {\n    return x;\n  }\n\n  int g() {\n    return 1;\n  }\n}\n")

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/extract"
 )
 
 // Deriving one version's functions from another's.
@@ -102,7 +103,7 @@ var bodyWrappers = map[string][2]string{
 // tl, changed lines tChanged; lines are 1-based). Its methods are the ways
 // of deriving T.
 type deriver struct {
-	lang codegraph.Language
+	lang extract.Language
 	path string
 	// wrap is where a body of lang reads alone (bodyWrappers).
 	wrap               [2]string
@@ -121,7 +122,7 @@ type deriver struct {
 
 // newDeriver is the deriver of T (tv, changed lines tChanged) from P (p, pv,
 // changed lines pChanged).
-func newDeriver(lang codegraph.Language, path string, p *versionSpans, pv, tv *textLines, pChanged, tChanged []int) *deriver {
+func newDeriver(lang extract.Language, path string, p *versionSpans, pv, tv *textLines, pChanged, tChanged []int) *deriver {
 	d := &deriver{lang: lang, path: path, wrap: bodyWrappers[lang.Name()], p: p, pv: pv, t: tv.text, tl: tv.lines,
 		np: pv.count(), nt: tv.count(), pChanged: pChanged, tChanged: tChanged}
 	d.lm = newLineMap(d.np, d.nt, pChanged, tChanged)
@@ -139,7 +140,7 @@ func newDeriver(lang codegraph.Language, path string, p *versionSpans, pv, tv *t
 // lines tChanged) from those of the other version P of the same change (p,
 // its text and lines pv, changed lines pChanged; lines are 1-based). P must
 // be derivable.
-func derive(ctx context.Context, lang codegraph.Language, path string, p *versionSpans, pv, tv *textLines, pChanged, tChanged []int) (*versionSpans, derivation) {
+func derive(ctx context.Context, lang extract.Language, path string, p *versionSpans, pv, tv *textLines, pChanged, tChanged []int) (*versionSpans, derivation) {
 	if lang.Name() == "python" {
 		tv.index() // read by lines
 		if v := newDeriver(lang, path, p, pv, tv, pChanged, tChanged).python(ctx); v != nil {
@@ -153,8 +154,8 @@ func derive(ctx context.Context, lang codegraph.Language, path string, p *versio
 		// Read as the whole file is (CBlankMacroLines): a body cut from
 		// the texts must hold what the file's macros stand for. Lines
 		// stay where they were.
-		pv = &textLines{text: codegraph.CWriteBraceMacros(pv.text), lines: pv.lines}
-		tv = &textLines{text: codegraph.CWriteBraceMacros(tv.text), lines: tv.index()}
+		pv = &textLines{text: extract.CWriteBraceMacros(pv.text), lines: pv.lines}
+		tv = &textLines{text: extract.CWriteBraceMacros(tv.text), lines: tv.index()}
 	}
 	d := newDeriver(lang, path, p, pv, tv, pChanged, tChanged)
 	conditional := !p.clean && conditionalChanged(lang, d.hunks, pv, tv)
@@ -163,7 +164,7 @@ func derive(ctx context.Context, lang codegraph.Language, path string, p *versio
 	// other ways too. P was read once (derivable), so only T's branches
 	// are in doubt; with them paired, T is read once as well, and a
 	// change in a body or a run of members is as local as any other.
-	local := conditional && !codegraph.CUnbalancedBranches(codegraph.CBlankMacroLines(d.t, lang.Name() == "cpp"))
+	local := conditional && !extract.CUnbalancedBranches(extract.CBlankMacroLines(d.t, lang.Name() == "cpp"))
 	if p.clean || (!conditional || local) && awayFromErrors(p, d.hunks) {
 		if v, how := d.local(ctx); v != nil {
 			if !p.clean {
@@ -192,7 +193,7 @@ func derive(ctx context.Context, lang codegraph.Language, path string, p *versio
 // conditionalChanged reports whether, in C or C++, a hunk changes a
 // conditional preprocessor line (one can change how the extractor reads
 // the whole file).
-func conditionalChanged(lang codegraph.Language, hunks []lineHunk, pv, tv *textLines) bool {
+func conditionalChanged(lang extract.Language, hunks []lineHunk, pv, tv *textLines) bool {
 	if n := lang.Name(); n == "c" || n == "cpp" {
 		for _, h := range hunks {
 			if conditionalIn(pv, h.pa, h.pb) || conditionalIn(tv, h.ta, h.tb) {
@@ -288,7 +289,7 @@ func conditionalIn(x *textLines, a, b int) bool {
 	li := x.index()
 	for k := max(a, 1) - 1; k < b && k < len(li); k++ {
 		s, e := li.Bounds(k, len(x.text))
-		if l := bytes.TrimLeft(x.text[s:e], " \t"); codegraph.CDirective(l, "if") || codegraph.CDirective(l, "el") || codegraph.CDirective(l, "endif") {
+		if l := bytes.TrimLeft(x.text[s:e], " \t"); extract.CDirective(l, "if") || extract.CDirective(l, "el") || extract.CDirective(l, "endif") {
 			return true
 		}
 	}
@@ -303,13 +304,13 @@ func conditionalsPaired(text []byte, li lineIndex, a, b int) bool {
 	for k := max(a, 1) - 1; k < b && k < len(li); k++ {
 		s, e := li.Bounds(k, len(text))
 		switch l := bytes.TrimLeft(text[s:e], " \t"); {
-		case codegraph.CDirective(l, "if"):
+		case extract.CDirective(l, "if"):
 			depth++
-		case codegraph.CDirective(l, "el"):
+		case extract.CDirective(l, "el"):
 			if depth == 0 {
 				return false
 			}
-		case codegraph.CDirective(l, "endif"):
+		case extract.CDirective(l, "endif"):
 			if depth--; depth < 0 {
 				return false
 			}
@@ -756,7 +757,7 @@ func (d *deriver) regionMembers(ctx context.Context, r *region) bool {
 		// around the run, which its reading alone cannot see.
 		return false
 	}
-	prefix, suffix, ok := codegraph.MemberWrapper(d.lang.Name(), c.kind)
+	prefix, suffix, ok := extract.MemberWrapper(d.lang.Name(), c.kind)
 	if !ok {
 		return false
 	}
@@ -773,7 +774,7 @@ func (d *deriver) regionMembers(ctx context.Context, r *region) bool {
 		return false
 	}
 	for _, def := range res.Defs {
-		if (def.StartByte != 0 || prefix == "") && (def.Kind != codegraph.KindFunction || !r.defs) { // only the wrapper's own class
+		if (def.StartByte != 0 || prefix == "") && (def.Kind != extract.KindFunction || !r.defs) { // only the wrapper's own class
 			return false
 		}
 	}
@@ -1002,7 +1003,7 @@ func (d *deriver) bodyDefinesNothing(ctx context.Context, wrap [2]string, body [
 	fns := 0
 	for _, def := range res.Defs {
 		switch {
-		case def.Kind != codegraph.KindFunction:
+		case def.Kind != extract.KindFunction:
 			if d.lang.Name() != "java" || def.StartByte != 0 { // Java's wrapper class
 				return false
 			}
@@ -1037,7 +1038,7 @@ type textLines struct {
 
 func (x *textLines) index() lineIndex {
 	if x.lines == nil {
-		x.lines = codegraph.NewLineIndex(x.text)
+		x.lines = extract.NewLineIndex(x.text)
 	}
 	return x.lines
 }
@@ -1076,7 +1077,7 @@ func linesOf(text []byte, lines [][]byte) *textLines {
 // viaSkeleton reads T's skeleton (skeletonOf) and puts back what it left
 // out; nil when the reading does not bear out the skeleton.
 func (d *deriver) viaSkeleton(ctx context.Context) *versionSpans {
-	if d.lang.Name() == "rust" && codegraph.HasRustItemMacros(d.t) {
+	if d.lang.Name() == "rust" && extract.HasRustItemMacros(d.t) {
 		// Whether an item macro is read in place depends on the whole
 		// tree around it (codegraph's rust_itemmacros.go), bodies included: the
 		// skeleton's tree can bear out a macro that T's does not.
@@ -1402,7 +1403,7 @@ func (v *versionSpans) putBack(p *versionSpans, opaque []opaqueBody, lm lineMap)
 // skeleton's reading res, moved with their lines: the class around each
 // must be the one that names it in P, and no function of that class in
 // the skeleton may have its own name (an overload added).
-func (v *versionSpans) putBackMethods(p *versionSpans, gone []int, lm lineMap, res *codegraph.FileResult) bool {
+func (v *versionSpans) putBackMethods(p *versionSpans, gone []int, lm lineMap, res *extract.FileResult) bool {
 	in := make(map[[2]string]bool, len(v.fns))
 	for _, f := range v.fns {
 		in[methodKey(f.name)] = true
@@ -1416,7 +1417,7 @@ func (v *versionSpans) putBackMethods(p *versionSpans, gone []int, lm lineMap, r
 		}
 		around := ""
 		for _, d := range res.Defs { // the innermost class around it
-			if d.Kind == codegraph.KindClass && d.StartLine < int(g.start) && int(g.end) < d.EndLine {
+			if d.Kind == extract.KindClass && d.StartLine < int(g.start) && int(g.end) < d.EndLine {
 				around = d.Name
 			}
 		}
@@ -1541,7 +1542,7 @@ func (v *versionSpans) blankable(methods bool) (ms []member, after, fn []int) {
 		if k := v.containers[m.in].kind; !m.named || k == "enum_body_declarations" || ownEnd[k] {
 			continue // (a container without braces ends where its members do)
 		}
-		if afterToken && codegraph.IsCConditional(v.containers[m.in].kind) {
+		if afterToken && extract.IsCConditional(v.containers[m.in].kind) {
 			continue // the newline ending #if's line would take in the blank lines left
 		}
 		i := -1

@@ -4,10 +4,10 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/extract"
 )
 
-// A file's members (codegraph.MemberSink): the children of its root and of
+// A file's members (extract.MemberSink): the children of its root and of
 // its class-like bodies (imports, fields, comments, methods, nested
 // classes), kept by the mapper so that a change between functions can be
 // read without the rest of the file (spanderive.go).
@@ -60,7 +60,7 @@ func (v *versionSpans) movedMember(m member, lm lineMap) (member, bool) {
 
 // setMembers keeps the sink's members on v, marking those that hold a
 // definition or declaration (starts: their sorted byte offsets).
-func (v *versionSpans) setMembers(s *codegraph.MemberSink, starts []int) {
+func (v *versionSpans) setMembers(s *extract.MemberSink, starts []int) {
 	if s == nil || !s.Filled() {
 		return
 	}

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 
-	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/extract"
 )
 
 // Deriving a Python version's functions from the other version's.
@@ -70,11 +70,11 @@ func (d *deriver) pyReadsAlone(ctx context.Context, s, e int, name string) bool 
 	_, own, _ := qualifier(name)
 	fns := 0
 	for _, def := range res.Defs {
-		if def.Kind == codegraph.KindClass && rows > 0 && def.StartByte == 0 {
+		if def.Kind == extract.KindClass && rows > 0 && def.StartByte == 0 {
 			continue // the wrapper
 		}
 		_, dOwn, _ := qualifier(def.Name)
-		if def.Kind != codegraph.KindFunction || dOwn != own || def.StartLine != 1+rows || def.EndLine != e-s+1+rows {
+		if def.Kind != extract.KindFunction || dOwn != own || def.StartLine != 1+rows || def.EndLine != e-s+1+rows {
 			return false
 		}
 		fns++

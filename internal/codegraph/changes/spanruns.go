@@ -240,7 +240,7 @@ func wordByte(c byte) bool {
 // so does the body. It returns the whole body when nothing narrows it,
 // and nil when T's brackets do not pair (the body cannot read clean).
 // With ownLines (C) the runs begin on a line of their own after the `{`:
-// C macros are mended line by line (codegraph.CBlankMacroLines), as in the file.
+// C macros are mended line by line (extract.CBlankMacroLines), as in the file.
 func changedRuns(pText []byte, pOb, pCb int, t []byte, mb movedBody, hunks []lineHunk, ownLines bool) []byte {
 	whole := t[mb.ob : mb.cb+1]
 	tToks, tLast, ok := javaBodyTokens(t, mb.ob, mb.cb)

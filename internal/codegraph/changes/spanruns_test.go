@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/extract"
 )
 
 // TestChangedRun: a changed Java body is read by the run of whole
@@ -227,7 +228,7 @@ func changedRunOf(t *testing.T, path, p, tt string, ta, tb int) []byte {
 	ctx := context.Background()
 	lang := codegraph.LanguageFor(path)
 	pv, tv := parseSpans(ctx, lang, path, []byte(p)), parseSpans(ctx, lang, path, []byte(tt))
-	pl, tl := codegraph.NewLineIndex([]byte(p)), codegraph.NewLineIndex([]byte(tt))
+	pl, tl := extract.NewLineIndex([]byte(p)), extract.NewLineIndex([]byte(tt))
 	f, g := pv.fns[0], tv.fns[0]
 	mb := movedBody{open: g.open, close: g.close, ob: offsetAt(tl, g.open), cb: offsetAt(tl, g.close)}
 	return changedRuns([]byte(p), offsetAt(pl, f.open), offsetAt(pl, f.close), []byte(tt), mb, []lineHunk{{pa: ta, pb: tb, ta: ta, tb: tb}}, true)

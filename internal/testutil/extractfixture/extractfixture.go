@@ -1,6 +1,6 @@
-// Package extractfixture reads the extractor fixtures of package codegraph
-// (testdata/extract/<language>/<name>) for the tests of codegraph and of
-// the packages that read what its extractors read.
+// Package extractfixture reads the extractor fixtures
+// (codegraph/extract/testdata/<language>/<name>) for the tests of the
+// extractors and of the packages that read what they read.
 package extractfixture
 
 import (
@@ -17,7 +17,7 @@ type File struct {
 }
 
 // Read reads the fixtures of langs under dir (codegraph's
-// testdata/extract), golden files left out, in directory order.
+// extract/testdata), golden files left out, in directory order.
 func Read(t testing.TB, dir string, langs ...string) []File {
 	t.Helper()
 	var out []File

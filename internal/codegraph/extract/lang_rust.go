@@ -1,4 +1,4 @@
-package codegraph
+package extract
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 )
 
 // Rust extraction. Rules beyond NAMING.md (the fixtures in
-// testdata/extract/rust/ show each one):
+// testdata/rust/ show each one):
 //
 //   - Functions `f`, nested functions `outer.inner`; structs, enums, unions
 //     and traits are classes; an inline module `mod m { … }` is a class
@@ -79,7 +79,7 @@ func (rustLang) Extract(ctx context.Context, path string, src []byte) (res *File
 	defer func() {
 		// A bug here must cost one file, not a worker.
 		if r := recover(); r != nil {
-			res, err = nil, fmt.Errorf("extract rust %s: %w: %v", path, errExtractor, r)
+			res, err = nil, fmt.Errorf("extract rust %s: %w: %v", path, ErrExtractor, r)
 		}
 	}()
 	if ms := rustProposeItemMacros(src); len(ms) > 0 {

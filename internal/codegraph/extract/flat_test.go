@@ -1,4 +1,4 @@
-package codegraph
+package extract
 
 import (
 	"bytes"
@@ -28,8 +28,8 @@ func TestFlatTreeMatchesBindings(t *testing.T) {
 		src  []byte
 	}
 	inputs := []input{{"x.py", []byte("import os\n\nclass A(B):\n    @dec\n    def f(self, x):\n        return os.path.join(x, 'y')\n\ndef g(:\n")}}
-	err := filepath.WalkDir("testdata/extract", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || LanguageFor(path) == nil {
+	err := filepath.WalkDir("testdata", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || languageFor(path) == nil {
 			return err
 		}
 		src, err := os.ReadFile(path)
@@ -51,12 +51,12 @@ func TestFlatTreeMatchesBindings(t *testing.T) {
 	langs := map[string]int{}
 	for _, in := range inputs {
 		path, _, _ := strings.Cut(in.path, " ")
-		lang := LanguageFor(path)
-		if IsHeader(path) && strings.Contains(path, "/cpp/") {
-			lang = byName["cpp"]
+		lang := languageFor(path)
+		if strings.HasSuffix(path, ".h") && strings.Contains(path, "/cpp/") {
+			lang = languageFor("x.cpp")
 		}
 		langs[lang.Name()]++
-		if err := matchBindings(grammar(path, lang), in.src); err != nil {
+		if err := matchBindings(Grammar(path, lang), in.src); err != nil {
 			t.Errorf("%s: %v", in.path, err)
 		}
 	}
@@ -70,7 +70,7 @@ func TestFlatTreeMatchesBindings(t *testing.T) {
 // FuzzFlatTree: the flattened tree matches the bindings for any text in
 // any language.
 //
-//	go test ./internal/codegraph -run '^$' -fuzz FuzzFlatTree -fuzztime 60s
+//	go test ./internal/codegraph/extract -run '^$' -fuzz FuzzFlatTree -fuzztime 60s
 func FuzzFlatTree(f *testing.F) {
 	names := []string{"x.py", "X.java", "x.js", "x.ts", "x.tsx", "x.go", "x.rs", "x.c", "x.cpp"}
 	for i, s := range []string{"def f(:\n  g(", "class A { void f() { g(); }", "f(`${a`", "let x: A<B = 1;", "<A>{x}</", "func f() { go g(", "impl A { fn f(&self) { m!{ x } }", "#if X\nint f(void) {\n#endif\n", "namespace a { class B : C { void f(); }"} {
@@ -78,7 +78,7 @@ func FuzzFlatTree(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, which uint8, src []byte) {
 		path := names[int(which)%len(names)]
-		if err := matchBindings(grammar(path, LanguageFor(path)), src); err != nil {
+		if err := matchBindings(Grammar(path, languageFor(path)), src); err != nil {
 			t.Errorf("%s %q: %v", path, src, err)
 		}
 	})
@@ -135,7 +135,7 @@ func matchBindings(lang *sitter.Language, src []byte) error {
 		c.GoToParent()
 		return nil
 	}
-	err = parse(context.Background(), lang, "x", src, func(root *sitter.Node) error {
+	err = Parse(context.Background(), lang, "x", src, func(root *sitter.Node) error {
 		c := sitter.NewTreeCursor(root)
 		defer c.Close()
 		return visit(c, -1)

@@ -1,4 +1,4 @@
-package codegraph
+package extract
 
 // The JavaScript and TypeScript extractors share one walker: the TypeScript
 // grammars extend the JavaScript one, and every JavaScript construct keeps its

@@ -1,4 +1,4 @@
-package codegraph
+package extract
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 )
 
 // Java extraction. Rules beyond NAMING.md (the fixtures in
-// testdata/extract/java/ show each one):
+// testdata/java/ show each one):
 //
 //   - Spans are the declaration node as tree-sitter gives it, so unlike
 //     Python they include a definition's modifiers and annotations
@@ -69,7 +69,7 @@ func (javaLang) Extract(ctx context.Context, path string, src []byte) (res *File
 	defer func() {
 		// A bug here must cost one file, not a worker.
 		if r := recover(); r != nil {
-			res, err = nil, fmt.Errorf("extract java %s: %w: %v", path, errExtractor, r)
+			res, err = nil, fmt.Errorf("extract java %s: %w: %v", path, ErrExtractor, r)
 		}
 	}()
 	x := &javaExtractor{

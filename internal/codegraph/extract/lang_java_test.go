@@ -1,4 +1,4 @@
-package codegraph
+package extract
 
 import (
 	"context"
@@ -65,7 +65,7 @@ class C {
 // extract without error and with consistent spans, and a cut inside a method
 // keeps the classes around it.
 func TestJavaEveryPrefix(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("testdata", "extract", "java", "Scheduler.java"))
+	src, err := os.ReadFile(filepath.Join("testdata", "java", "Scheduler.java"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package codegraph
+package extract
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/locus-dev/locus/internal/testutil/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -70,10 +72,10 @@ func dedupe(s []string) []string {
 }
 
 // TestExtractGolden runs every language over its fixtures in
-// testdata/extract/<language>/ and compares with <fixture>.golden.
+// testdata/<language>/ and compares with <fixture>.golden.
 func TestExtractGolden(t *testing.T) {
-	for _, lang := range Languages() {
-		dir := filepath.Join("testdata", "extract", lang.Name())
+	for _, lang := range languages() {
+		dir := filepath.Join("testdata", lang.Name())
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			t.Errorf("%s: no fixtures in %s: %v", lang.Name(), dir, err)
@@ -90,7 +92,7 @@ func TestExtractGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if LanguageFor(name) != lang {
+				if languageFor(name) != lang {
 					t.Fatalf("fixture %s is not recognised as %s by its extension", name, lang.Name())
 				}
 				res, err := lang.Extract(context.Background(), name, src)
@@ -127,44 +129,9 @@ func checkSpans(t *testing.T, src []byte, r *FileResult) {
 }
 
 // checkGolden compares got with the golden file, or rewrites it with -update.
-func checkGolden(t *testing.T, golden, got, testName string) {
+func checkGolden(t *testing.T, file, got, testName string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/codegraph -run %s -update)", err, testName)
-	}
-	if got != string(want) {
-		t.Errorf("differs from %s (-update rewrites it):\n%s", golden, lineDiff(string(want), got))
-	}
-}
-
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	ws, gs := map[string]bool{}, map[string]bool{}
-	for _, l := range w {
-		ws[l] = true
-	}
-	for _, l := range g {
-		gs[l] = true
-	}
-	var b strings.Builder
-	for _, l := range w {
-		if !gs[l] {
-			fmt.Fprintf(&b, "- %s\n", l)
-		}
-	}
-	for _, l := range g {
-		if !ws[l] {
-			fmt.Fprintf(&b, "+ %s\n", l)
-		}
-	}
-	return b.String()
+	golden.Check(t, file, got, *update, "go test ./internal/codegraph/extract -run "+testName+" -update")
 }
 
 // TestExtractSurvivesGarbage: no extractor panics or errors on bad input.
@@ -176,7 +143,7 @@ func TestExtractSurvivesGarbage(t *testing.T) {
 		"unclosed":     []byte("class A {\n  void f() {\n    if (x) {\n"),
 		"deep nesting": []byte(strings.Repeat("(", 5000) + strings.Repeat(")", 5000)),
 	}
-	for _, lang := range Languages() {
+	for _, lang := range languages() {
 		for name, src := range inputs {
 			res, err := lang.Extract(context.Background(), "x"+lang.Extensions()[0], src)
 			if err != nil {

@@ -1,4 +1,4 @@
-package codegraph
+package extract
 
 import (
 	"context"
@@ -111,15 +111,15 @@ func TestGoPythonConcurrent(t *testing.T) {
 }
 
 func TestGoRegistered(t *testing.T) {
-	if l := LanguageFor("cmd/main.go"); l == nil || l.Name() != "go" {
-		t.Fatalf("LanguageFor(.go) = %v", l)
+	if l := languageFor("cmd/main.go"); l == nil || l.Name() != "go" {
+		t.Fatalf("languageFor(.go) = %v", l)
 	}
 }
 
 // fuzzPyGoExtract checks that any input extracts without error into valid spans
 // and file-unique names; the seeds are the golden fixtures.
 func fuzzPyGoExtract(f *testing.F, l Language) {
-	dir := filepath.Join("testdata", "extract", l.Name())
+	dir := filepath.Join("testdata", l.Name())
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), ".golden") {

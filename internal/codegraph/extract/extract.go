@@ -1,8 +1,9 @@
-// Package codegraph builds per-repository code graphs (directories, files, classes,
-// functions; contains/imports/invokes/inherits edges) with tree-sitter. The
-// functions a commit's changes touch are package changes' (codegraph/changes);
-// writing and reading graphs in the store, package graphstore's.
-package codegraph
+// Package extract reads what one file defines and references, with
+// tree-sitter: one extractor a language (lang_<name>.go, all of them in
+// All), over a flattened copy of the syntax tree (flat.go). Package
+// codegraph builds the graph from what they find; package changes reads
+// file versions through them.
+package extract
 
 import "context"
 
@@ -48,8 +49,8 @@ type Import struct {
 	Line  int
 }
 
-// local is the name Names[i] is bound to in the file.
-func (im Import) local(i int) string {
+// Local is the name Names[i] is bound to in the file.
+func (im Import) Local(i int) string {
 	if i < len(im.Locals) && im.Locals[i] != "" {
 		return im.Locals[i]
 	}

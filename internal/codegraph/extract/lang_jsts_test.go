@@ -1,8 +1,7 @@
-package codegraph
+package extract
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -90,7 +89,7 @@ func TestJSTSCases(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l := LanguageFor(c.file)
+			l := languageFor(c.file)
 			if l == nil {
 				t.Fatalf("no language for %s", c.file)
 			}
@@ -127,8 +126,8 @@ func TestJSTSConcurrent(t *testing.T) {
 		want string
 	}
 	var fixtures []fixture
-	for _, f := range extractfixture.Read(t, filepath.Join("testdata", "extract"), "javascript", "typescript") {
-		l := LanguageFor(f.Name)
+	for _, f := range extractfixture.Read(t, "testdata", "javascript", "typescript") {
+		l := languageFor(f.Name)
 		res, err := l.Extract(context.Background(), f.Name, f.Src)
 		if err != nil {
 			t.Fatal(err)
@@ -158,9 +157,9 @@ func TestJSTSConcurrent(t *testing.T) {
 // TestJSTSTruncated cuts every fixture at many points (and splices garbage
 // in): error recovery must never yield empty names, callees or modules.
 func TestJSTSTruncated(t *testing.T) {
-	for _, f := range extractfixture.Read(t, filepath.Join("testdata", "extract"), "javascript", "typescript") {
+	for _, f := range extractfixture.Read(t, "testdata", "javascript", "typescript") {
 		full, name := f.Src, f.Name
-		l := LanguageFor(name)
+		l := languageFor(name)
 		step := max(len(full)/40, 1)
 		for cut := 0; cut <= len(full); cut += step {
 			for _, src := range [][]byte{

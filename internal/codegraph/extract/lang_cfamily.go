@@ -1,4 +1,4 @@
-package codegraph
+package extract
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 
 // C and C++ extraction share one walker: the C++ grammar's node types are a
 // superset of C's. Rules beyond NAMING.md (the fixtures in
-// testdata/extract/c/ and testdata/extract/cpp/ show each one):
+// testdata/c/ and testdata/cpp/ show each one):
 //
 //   - A function is a function_definition whose declarator, followed through
 //     pointer, reference, parenthesized and attributed declarators, ends in a
@@ -97,7 +97,7 @@ func (l cFamilyLang) Extract(ctx context.Context, path string, src []byte) (res 
 	defer func() {
 		// A bug here must cost one file, not a worker.
 		if r := recover(); r != nil {
-			res, err = nil, fmt.Errorf("extract %s %s: %w: %v", l.name, path, errExtractor, r)
+			res, err = nil, fmt.Errorf("extract %s %s: %w: %v", l.name, path, ErrExtractor, r)
 		}
 	}()
 	parsed := CBlankMacroLines(src, l.cpp)

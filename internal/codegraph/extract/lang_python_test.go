@@ -1,4 +1,4 @@
-package codegraph
+package extract
 
 import (
 	"context"
@@ -95,7 +95,7 @@ func TestPythonCallee(t *testing.T) {
 }
 
 func TestPythonRegistered(t *testing.T) {
-	if l := LanguageFor("pkg/mod.py"); l == nil || l.Name() != "python" {
-		t.Fatalf("LanguageFor(.py) = %v", l)
+	if l := languageFor("pkg/mod.py"); l == nil || l.Name() != "python" {
+		t.Fatalf("languageFor(.py) = %v", l)
 	}
 }

@@ -1,4 +1,4 @@
-package codegraph
+package extract
 
 import (
 	tsc "github.com/smacker/go-tree-sitter/c"

@@ -1,4 +1,4 @@
-package codegraph
+package extract
 
 import (
 	tscpp "github.com/smacker/go-tree-sitter/cpp"

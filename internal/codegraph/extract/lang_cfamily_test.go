@@ -1,4 +1,4 @@
-package codegraph
+package extract
 
 import (
 	"bytes"
@@ -141,7 +141,7 @@ func TestCFamilyTemplateSpan(t *testing.T) {
 // cfExtract runs the extractor of file's language over src.
 func cfExtract(t *testing.T, file, src string) *FileResult {
 	t.Helper()
-	r, err := LanguageFor(file).Extract(context.Background(), file, []byte(src))
+	r, err := languageFor(file).Extract(context.Background(), file, []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestCMacroPrefilters(t *testing.T) {
 		"FMT_API FOO (x)", "FMT_API inline (x)", "Foo(x);", "FMT_API", "static FMT_API", "FOO\tbar(",
 		"explicit FMT_CONSTEXPR20 inline format_error(const char* m)",
 	}
-	for _, dir := range []string{"testdata/extract/c", "testdata/extract/cpp"} {
+	for _, dir := range []string{"testdata/c", "testdata/cpp"} {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)
