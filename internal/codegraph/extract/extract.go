@@ -2,7 +2,9 @@
 // tree-sitter: one extractor a language (lang_<name>.go, all of them in
 // All), over a flattened copy of the syntax tree (flat.go). Package
 // codegraph builds the graph from what they find; package changes reads
-// file versions through them.
+// file versions through them. The naming rules the comments here call
+// NAMING.md are codegraph's (internal/codegraph/NAMING.md), with a golden
+// fixture for each case in testdata/<language>/.
 package extract
 
 import "context"
