@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/commits"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
@@ -120,11 +120,11 @@ func TestBuildGraphRebuildsDamagedGraph(t *testing.T) {
 		t.Fatalf("an intact published graph was not reused")
 	}
 	damage(t, b, info.NodesKey, func([]byte) []byte { return []byte("garbage") })
-	if _, err := codegraph.Read(ctx, b, info); !errors.Is(err, blob.ErrCorrupt) {
+	if _, err := graphstore.Read(ctx, b, info); !errors.Is(err, blob.ErrCorrupt) {
 		t.Fatalf("reading the damaged graph: %v, want blob.ErrCorrupt", err)
 	}
 	rebuilt := build()
-	g, err := codegraph.Read(ctx, b, rebuilt)
+	g, err := graphstore.Read(ctx, b, rebuilt)
 	if err != nil {
 		t.Fatalf("after the rebuild: %v", err)
 	}

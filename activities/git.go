@@ -15,6 +15,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/commits"
 	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/gitrepo"
@@ -152,7 +153,7 @@ func (a *Git) upToDate(ctx context.Context, repo schema.RepoSpec, head string) (
 		(a.Embedder != nil && m.Search.Model != a.Embedder.Name()) {
 		return 0, false, nil
 	}
-	if commits.VerifyParts(ctx, a.Bucket, m, false) != nil || codegraph.Verify(ctx, a.Bucket, *m.Graph) != nil {
+	if commits.VerifyParts(ctx, a.Bucket, m, false) != nil || graphstore.Verify(ctx, a.Bucket, *m.Graph) != nil {
 		return 0, false, ctx.Err()
 	}
 	if _, err := sparse.LoadVerified(ctx, a.Bucket, m.Search.SparseKey, m.Search.SparseBytes, m.Search.SparseSHA256); err != nil {
@@ -320,7 +321,7 @@ func (a *Git) BuildGraph(ctx context.Context, in schema.BuildGraphInput) (schema
 	}
 	if m != nil && m.Graph != nil && m.Graph.Commit == in.Head {
 		// Reused only when it reads back intact; a damaged graph is rebuilt.
-		err := codegraph.Verify(ctx, a.Bucket, *m.Graph)
+		err := graphstore.Verify(ctx, a.Bucket, *m.Graph)
 		if err == nil {
 			return *m.Graph, nil
 		}
@@ -337,7 +338,7 @@ func (a *Git) BuildGraph(ctx context.Context, in schema.BuildGraphInput) (schema
 	// parsed (the graph is the same as a full build's; see codegraph).
 	var reuse *codegraph.Extracts
 	if m != nil && m.Graph != nil {
-		if reuse, err = codegraph.ReadExtracts(ctx, a.Bucket, *m.Graph); err != nil {
+		if reuse, err = graphstore.ReadExtracts(ctx, a.Bucket, *m.Graph); err != nil {
 			if ctx.Err() != nil {
 				return schema.GraphInfo{}, ctx.Err()
 			}
@@ -349,7 +350,7 @@ func (a *Git) BuildGraph(ctx context.Context, in schema.BuildGraphInput) (schema
 	if err != nil {
 		return schema.GraphInfo{}, permanent(fmt.Errorf("build graph %s@%s: %w", in.Repo, in.Head, err))
 	}
-	info, err := codegraph.Write(ctx, a.Bucket, in.Repo, in.Head, g) // with its kept extractions
+	info, err := graphstore.Write(ctx, a.Bucket, in.Repo, in.Head, g) // with its kept extractions
 	if err != nil {
 		return schema.GraphInfo{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/llm"
 	"github.com/locus-dev/locus/internal/llm/llmtest"
 	"github.com/locus-dev/locus/internal/manifest"
@@ -101,7 +102,7 @@ func pyprojSelector(t *testing.T) (a *LLM, repo schema.RepoName, commit string, 
 		t.Fatal(err)
 	}
 	repo, commit = schema.RepoName("acme/pyproj"), strings.Repeat("ab", 20)
-	info, err := codegraph.Write(ctx, b, repo, commit, g)
+	info, err := graphstore.Write(ctx, b, repo, commit, g)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/extract"
 	"github.com/locus-dev/locus/internal/gitrepo"
 )
 
@@ -314,7 +315,7 @@ func sortedDefKeys[V any](m map[string]V) []string { return slices.Sorted(maps.K
 func inRustMacro(ctx context.Context, cache map[string][][2]int, p string, src []byte, line int) bool {
 	rs, ok := cache[p]
 	if !ok {
-		rs, _ = codegraph.RustItemMacros(ctx, src)
+		rs, _ = extract.RustItemMacros(ctx, src)
 		cache[p] = rs
 	}
 	for _, r := range rs {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/blob/fileblob"
-	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/changes"
 	"github.com/locus-dev/locus/internal/commits"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/schema"
@@ -32,7 +32,7 @@ type ScrapeRun struct {
 	RatioToGit float64 `json:"ratio_to_git,omitempty"`
 	// Functions says how a scrape with changed functions read the file
 	// versions (nil for git and for scrapes without functions).
-	Functions *codegraph.MapperStats `json:"functions,omitempty"`
+	Functions *changes.MapperStats `json:"functions,omitempty"`
 }
 
 // ScrapeOptions configures Scrape.

@@ -16,6 +16,7 @@ import (
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/blob/fileblob"
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/commits"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
@@ -153,7 +154,7 @@ func Search(ctx context.Context, o SearchOptions) (*SearchResult, error) {
 	}
 	res := &SearchResult{Repository: o.GitDir, Commit: o.Head.String(), GraphSeconds: time.Since(t0).Seconds(), Queries: len(queries)}
 	name := benchRepo(o.GitDir)
-	info, err := codegraph.Write(ctx, b, name, o.Head.String(), gr)
+	info, err := graphstore.Write(ctx, b, name, o.Head.String(), gr)
 	if err != nil {
 		return nil, fmt.Errorf("bench search %s: %w", o.GitDir, err)
 	}

@@ -11,8 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/dataset"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
@@ -20,7 +23,6 @@ import (
 	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workflows"
-	"go.temporal.io/sdk/client"
 )
 
 // Instance is one benchmark task.
@@ -309,7 +311,7 @@ func (r *Runner) graphAt(ctx context.Context, repo schema.RepoName, commit strin
 		}
 		info = snap.Graph
 	}
-	g, err := codegraph.Read(ctx, r.Bucket, info)
+	g, err := graphstore.Read(ctx, r.Bucket, info)
 	if err != nil {
 		return nil, fmt.Errorf("graph of %s@%s: %w", repo, commit, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/locus-dev/locus/internal/codegraph/extract"
 	"github.com/locus-dev/locus/internal/fileclass"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/schema"
@@ -104,7 +105,7 @@ func (e *Extracts) reused(key string) *FileResult {
 
 // errExtractor marks an extractor's internal error (a recovered panic):
 // Build skips the file with it as the reason.
-var errExtractor = errors.New("internal error")
+var errExtractor = extract.ErrExtractor
 
 // safeExtract runs l's extractor, turning a panic into errExtractor.
 func safeExtract(ctx context.Context, l Language, path string, src []byte) (res *FileResult, err error) {

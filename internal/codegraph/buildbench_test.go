@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/testutil/cputime"
 )
 
 // BenchmarkBuildVsParse measures the graph build against tree-sitter
@@ -47,7 +48,7 @@ func BenchmarkBuildVsParse(b *testing.B) {
 	var cpu [2]time.Duration
 	for range b.N {
 		for i := range cpu {
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			var err error
 			if i == 0 {
 				_, _, err = ParseOnly(ctx, files, opts)
@@ -61,7 +62,7 @@ func BenchmarkBuildVsParse(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			cpu[i] += cpuTime() - cpu0
+			cpu[i] += cputime.Process() - cpu0
 		}
 	}
 	b.ReportMetric(float64(cpu[0].Milliseconds())/float64(b.N), "parse-cpu-ms/op")

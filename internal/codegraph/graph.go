@@ -71,7 +71,15 @@ type Graph struct {
 	// Extracts are the files' extraction results, with Options.KeepExtracts.
 	Extracts *Extracts
 	// codeHashed is set by Build, whose nodes' content hashes are the
-	// hashes of their code: Write then stores the code without hashing it
-	// again (codeRows).
+	// hashes of their code (CodeHashed).
 	codeHashed bool
 }
+
+// CodeHashed reports whether g's nodes come from Build, so that each one's
+// ContentHash is the hash of its Code: the graph store then stores the
+// code without hashing it again.
+func (g *Graph) CodeHashed() bool { return g.codeHashed }
+
+// ContentHash is the hash of code that a node built from it records
+// (Node.ContentHash).
+func ContentHash(code string) string { return contentHash(code) }

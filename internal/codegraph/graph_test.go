@@ -2,12 +2,16 @@ package codegraph
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/locus-dev/locus/internal/testutil/golden"
 )
 
 // renderGraph prints nodes and edges as sorted text for golden files.
@@ -43,6 +47,8 @@ func buildDir(t *testing.T, dir string, opts Options) *Graph {
 	return g
 }
 
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
 // TestGraphGolden builds each project in testdata/graph/ and compares the
 // whole graph with testdata/graph/<project>.golden (-update rewrites them).
 func TestGraphGolden(t *testing.T) {
@@ -58,7 +64,7 @@ func TestGraphGolden(t *testing.T) {
 			dir := filepath.Join("testdata", "graph", e.Name())
 			g := buildDir(t, dir, Options{})
 			checkNodeCode(t, dir, g)
-			checkGolden(t, dir+".golden", renderGraph(g), "TestGraphGolden")
+			golden.Check(t, dir+".golden", renderGraph(g), *update, "go test ./internal/codegraph -run TestGraphGolden -update")
 		})
 	}
 }
@@ -206,5 +212,31 @@ func TestBaseName(t *testing.T) {
 		if got := baseName(in); got != want {
 			t.Errorf("baseName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestRustInlineModuleImportsResolve: in an inline module, `super` is the
+// module around it (extract's TestRustInlineModulePaths), so the graph
+// resolves the calls there to what the file imports.
+func TestRustInlineModuleImportsResolve(t *testing.T) {
+	// The tests of cli/flags.rs call `version`, which the file
+	// imports from core; cli/mod.rs, flags.rs's parent, defines a
+	// `version` too, which `use super::*` in the tests must not bring in.
+	dir := writeTree(t, map[string]string{
+		"src/lib.rs":       "pub mod cli;\npub mod core;\n",
+		"src/core.rs":      "pub fn version() -> u32 { 1 }\n",
+		"src/cli/mod.rs":   "pub mod flags;\npub fn version() -> u32 { 2 }\n",
+		"src/cli/flags.rs": "use crate::core::version;\npub fn parse() -> u32 { 0 }\n#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    fn t() { parse(); version(); }\n}\n",
+	})
+	g := buildDir(t, dir, Options{})
+	var got []string
+	for _, e := range g.Edges {
+		if e.Type == EdgeInvokes && e.Src == "src/cli/flags.rs:tests.t" {
+			got = append(got, e.Dst)
+		}
+	}
+	sort.Strings(got)
+	if want := []string{"src/cli/flags.rs:parse", "src/core.rs:version"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("tests.t calls %v, want %v", got, want)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/locus-dev/locus/internal/codegraph/extract"
 )
 
 // deepPython is a Python file whose code sits depth blocks deep (four
@@ -48,8 +50,8 @@ func TestMinifiedIgnoresIndentation(t *testing.T) {
 			if got := isMinified([]byte(tc.text)); got != tc.want {
 				t.Errorf("isMinified = %v, want %v", got, tc.want)
 			}
-			if got := linesOf([]byte(tc.text), nil).minified(); got != tc.want {
-				t.Errorf("textLines.minified = %v, want %v", got, tc.want)
+			if got := MinifiedLines([]byte(tc.text), extract.NewLineIndex([]byte(tc.text))); got != tc.want {
+				t.Errorf("MinifiedLines = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -3,48 +3,13 @@ package codegraph
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	sitter "github.com/smacker/go-tree-sitter"
-	"github.com/smacker/go-tree-sitter/c"
-	"github.com/smacker/go-tree-sitter/cpp"
-	"github.com/smacker/go-tree-sitter/golang"
-	"github.com/smacker/go-tree-sitter/java"
-	"github.com/smacker/go-tree-sitter/javascript"
-	"github.com/smacker/go-tree-sitter/python"
-	"github.com/smacker/go-tree-sitter/rust"
-	"github.com/smacker/go-tree-sitter/typescript/tsx"
-	"github.com/smacker/go-tree-sitter/typescript/typescript"
-)
 
-// grammar is the tree-sitter grammar of a file in language l, for the
-// parse-only baseline.
-func grammar(path string, l Language) *sitter.Language {
-	switch l.Name() {
-	case "rust":
-		return rust.GetLanguage()
-	case "c":
-		return c.GetLanguage()
-	case "cpp":
-		return cpp.GetLanguage()
-	case "python":
-		return python.GetLanguage()
-	case "go":
-		return golang.GetLanguage()
-	case "java":
-		return java.GetLanguage()
-	case "javascript":
-		return javascript.GetLanguage()
-	case "typescript":
-		if strings.HasSuffix(strings.ToLower(path), ".tsx") {
-			return tsx.GetLanguage()
-		}
-		return typescript.GetLanguage()
-	}
-	return nil
-}
+	"github.com/locus-dev/locus/internal/codegraph/extract"
+)
 
 // ParseOnly reads and parses the files Build would parse, with tree-sitter
 // alone and the same number of workers: the baseline the graph builder's
@@ -65,7 +30,7 @@ func ParseOnly(ctx context.Context, files []File, opts Options) (nfiles int, nby
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				err := parse(ctx, grammar(j.path, j.lang), j.path, j.src, func(*sitter.Node) error { return nil })
+				err := extract.Parse(ctx, extract.Grammar(j.path, j.lang), j.path, j.src, func(*sitter.Node) error { return nil })
 				if err != nil {
 					firstErr.CompareAndSwap(nil, err)
 				}

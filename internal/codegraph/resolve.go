@@ -465,7 +465,7 @@ func (b *builder) resolveImport(p *parsed, im Import) (targets []string, externa
 			b.bindTopLevel(p.path, f)
 			continue
 		}
-		local := im.local(i)
+		local := im.Local(i)
 		ts := b.lookup(f, n)
 		if len(ts) == 0 {
 			ts = b.reexports[f][n]

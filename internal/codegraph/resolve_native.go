@@ -198,7 +198,7 @@ func (b *builder) resolveRustImport(p *parsed, im Import) (targets []string, ext
 			b.bindTopLevel(p.path, f)
 			continue
 		}
-		local := im.local(i)
+		local := im.Local(i)
 		q := n
 		if prefix != "" {
 			q = prefix + "." + n

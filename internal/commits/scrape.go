@@ -19,6 +19,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/changes"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/objio"
 	"github.com/locus-dev/locus/schema"
@@ -81,7 +82,7 @@ type Result struct {
 	Resumed int
 	// Functions says how the changed functions' file versions were read;
 	// zero with NoFunctions or a Config.Diff.Functions of the caller's.
-	Functions codegraph.MapperStats
+	Functions changes.MapperStats
 	// Missing counts the rows of Parts whose blob the clone lacked
 	// (schema.CommitFile.Missing).
 	Missing int64
@@ -115,9 +116,9 @@ func Scrape(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scrape %s: %w", cfg.Repo, err)
 	}
-	var mapper *codegraph.FunctionMapper
+	var mapper *changes.FunctionMapper
 	if cfg.Diff.Functions == nil && !cfg.NoFunctions {
-		m := codegraph.NewFunctionMapper(0)
+		m := changes.NewFunctionMapper(0)
 		m.Verify = cfg.VerifyFunctions
 		mapper = m
 		// Headers are C or C++ as the graph at head parses them.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/locus-dev/locus/internal/codegraph"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/codegraph/changes"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
@@ -347,7 +347,7 @@ func TestScrapeResumesFromCheckpoint(t *testing.T) {
 	}
 	got.Resumed = 0
 	// How file versions were read depends on what each run remembered.
-	got.Functions, want.Functions = codegraph.MapperStats{}, codegraph.MapperStats{}
+	got.Functions, want.Functions = changes.MapperStats{}, changes.MapperStats{}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("resumed scrape %+v, uninterrupted %+v", got, want)
 	}
@@ -392,7 +392,7 @@ func TestScrapeResumesFromCheckpoint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got.Functions = codegraph.MapperStats{}
+			got.Functions = changes.MapperStats{}
 			if len(first) != 7 || !reflect.DeepEqual(got, want) {
 				t.Errorf("with an unusable checkpoint: progress %v, result %+v; want all 7 commits and %+v", first, got, want)
 			}

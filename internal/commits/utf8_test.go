@@ -17,6 +17,7 @@ import (
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/blob/fileblob"
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
@@ -177,11 +178,11 @@ func writeGraph(t *testing.T, b *blob.Bucket, r *gitfixture.Repo, commit string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := codegraph.Write(ctx, b, "acme/widgets", commit, g)
+	info, err := graphstore.Write(ctx, b, "acme/widgets", commit, g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := codegraph.Read(ctx, b, info)
+	back, err := graphstore.Read(ctx, b, info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +325,7 @@ func TestReadVersion1Parts(t *testing.T) {
 	}
 	write("v1/nodes.parquet", []v1Node{{ID: "x.py", Type: "file", Path: "x.py"}})
 	write("v1/edges.parquet", []schema.GraphEdge{{Src: "/", Dst: "x.py", Type: "contains"}})
-	g, err := codegraph.Read(ctx, b, schema.GraphInfo{NodesKey: "v1/nodes.parquet", EdgesKey: "v1/edges.parquet"})
+	g, err := graphstore.Read(ctx, b, schema.GraphInfo{NodesKey: "v1/nodes.parquet", EdgesKey: "v1/edges.parquet"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/devserver"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
@@ -304,7 +304,7 @@ func checkIndexed(ctx context.Context, t *testing.T, b *blob.Bucket, name schema
 	// The code graph of the head is published with it and readable.
 	if m.Graph == nil || m.Graph.Commit != m.Head || m.Graph.Nodes == 0 {
 		t.Errorf("%s: manifest graph %+v, want one at the head with nodes", name, m.Graph)
-	} else if g, err := codegraph.Read(ctx, b, *m.Graph); err != nil {
+	} else if g, err := graphstore.Read(ctx, b, *m.Graph); err != nil {
 		t.Errorf("%s: read stored graph: %v", name, err)
 	} else if len(g.Nodes) != m.Graph.Nodes || len(g.Edges) != m.Graph.Edges {
 		t.Errorf("%s: stored graph has %d nodes, %d edges; manifest says %d, %d", name, len(g.Nodes), len(g.Edges), m.Graph.Nodes, m.Graph.Edges)

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/schema"
 )
@@ -64,7 +64,7 @@ func getGraph(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*load
 }
 
 func loadGraph(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*loadedGraph, error) {
-	g, err := codegraph.Read(ctx, b, info)
+	g, err := graphstore.Read(ctx, b, info)
 	if err != nil {
 		return nil, err
 	}

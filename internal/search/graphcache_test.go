@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
@@ -70,7 +71,7 @@ func TestGraphDecodedOncePerQuery(t *testing.T) {
 		{ID: "m.py", Type: codegraph.TypeFile, Path: "m.py"},
 		{ID: "m.py:slugify", Type: codegraph.TypeFunction, Path: "m.py", Name: "slugify", Code: "def slugify(): return 'other store'"},
 	}, Edges: []codegraph.Edge{{Src: "m.py", Dst: "m.py:slugify", Type: codegraph.EdgeContains}}}
-	oinfo, err := codegraph.Write(ctx, other, repo, info.Commit, g)
+	oinfo, err := graphstore.Write(ctx, other, repo, info.Commit, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func benchGraph(b *testing.B, files, classes, methods int) (Deps, schema.RepoNam
 		b.Fatal(err)
 	}
 	repo := schema.RepoName("bench/generated")
-	info, err := codegraph.Write(ctx, bucket, repo, strings.Repeat("ab", 20), g)
+	info, err := graphstore.Write(ctx, bucket, repo, strings.Repeat("ab", 20), g)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/schema"
 )
@@ -41,7 +42,7 @@ type graphFunctions struct {
 // readFunctionItems reads the graph info describes and makes its functions'
 // documents.
 func readFunctionItems(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) ([]codegraph.Node, []embed.Item, error) {
-	g, err := codegraph.Read(ctx, d.Bucket, info)
+	g, err := graphstore.Read(ctx, d.Bucket, info)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/commits"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
@@ -139,7 +140,7 @@ func indexHistory(ctx context.Context, t *testing.T, b *blob.Bucket, repo schema
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := codegraph.Write(ctx, b, repo, head.String(), g)
+	info, err := graphstore.Write(ctx, b, repo, head.String(), g)
 	if err != nil {
 		t.Fatal(err)
 	}

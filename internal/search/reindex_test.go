@@ -11,6 +11,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/sparse"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
@@ -44,7 +45,7 @@ func publishGraph(t *testing.T, b *blob.Bucket, repo schema.RepoName, commit str
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := codegraph.Write(ctx, b, repo, commit, g)
+	info, err := graphstore.Write(ctx, b, repo, commit, g)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/llm"
 	"github.com/locus-dev/locus/internal/manifest"
@@ -37,7 +38,7 @@ func indexFixture(t *testing.T) (*blob.Bucket, schema.RepoName, schema.GraphInfo
 	}
 	repo := schema.RepoName("acme/pyproj")
 	commit := "0123456789abcdef0123456789abcdef01234567"
-	info, err := codegraph.Write(ctx, b, repo, commit, g)
+	info, err := graphstore.Write(ctx, b, repo, commit, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestRankingLeavesOutTests(t *testing.T) {
 	}
 	b := blobtest.Bucket(t)
 	repo := schema.RepoName("acme/pyproj")
-	info, err := codegraph.Write(ctx, b, repo, "0123456789abcdef0123456789abcdef01234567", g)
+	info, err := graphstore.Write(ctx, b, repo, "0123456789abcdef0123456789abcdef01234567", g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +426,7 @@ func TestLocalizeUnsupportedLanguage(t *testing.T) {
 				t.Fatal(err)
 			}
 			repo := schema.RepoName("acme/kt")
-			info, err := codegraph.Write(ctx, b, repo, strings.Repeat("ab", 20), g)
+			info, err := graphstore.Write(ctx, b, repo, strings.Repeat("ab", 20), g)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/sparse"
@@ -45,7 +45,7 @@ func ReadSnapshot(ctx context.Context, b *blob.Bucket, repo schema.RepoName, com
 // VerifySnapshot reports whether every object the snapshot manifest names
 // reads back with the recorded size and SHA-256.
 func VerifySnapshot(ctx context.Context, b *blob.Bucket, m *schema.SnapshotManifest) error {
-	if err := codegraph.Verify(ctx, b, m.Graph); err != nil {
+	if err := graphstore.Verify(ctx, b, m.Graph); err != nil {
 		return err
 	}
 	if m.Search.SparseKey == "" || m.Search.SparseSHA256 == "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/llm"
 	"github.com/locus-dev/locus/schema"
 )
@@ -67,7 +68,7 @@ func SummarizeFunctions(ctx context.Context, d Deps, repo schema.RepoName, info 
 		return nil, fmt.Errorf("summarize %s: %w", repo, ErrNoSummarizer)
 	}
 	res := &schema.SummarizeResult{Model: s.Name()}
-	g, err := codegraph.Read(ctx, d.Bucket, info)
+	g, err := graphstore.Read(ctx, d.Bucket, info)
 	if err != nil {
 		return nil, fmt.Errorf("summarize %s: %w", repo, err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/search"
@@ -41,7 +42,7 @@ func indexCommit(tb testing.TB, b *blob.Bucket, repo schema.RepoName, gitDir, ur
 	if err != nil {
 		tb.Fatal(err)
 	}
-	info, err := codegraph.Write(ctx, b, repo, commit, gr)
+	info, err := graphstore.Write(ctx, b, repo, commit, gr)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestSnapshotWritesOnlyNewCode(t *testing.T) {
 					}
 				}
 			}
-			gr, err := codegraph.Read(ctx, b, res.Manifest.Graph)
+			gr, err := graphstore.Read(ctx, b, res.Manifest.Graph)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,7 +247,7 @@ func TestSnapshotDamagedCodeSegment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := codegraph.Verify(ctx, b, *hm.Graph); err != nil {
+			if err := graphstore.Verify(ctx, b, *hm.Graph); err != nil {
 				t.Errorf("head graph after the rebuild: %v", err)
 			}
 		})
@@ -274,7 +275,7 @@ func TestSnapshotDamagedSharedSegment(t *testing.T) {
 	if err := b.WriteAll(ctx, shared.Key, []byte("garbage")); err != nil {
 		t.Fatal(err)
 	}
-	if err := codegraph.Verify(ctx, b, *hm.Graph); !errors.Is(err, blob.ErrCorrupt) || !strings.Contains(err.Error(), shared.Key) {
+	if err := graphstore.Verify(ctx, b, *hm.Graph); !errors.Is(err, blob.ErrCorrupt) || !strings.Contains(err.Error(), shared.Key) {
 		t.Errorf("head graph over a damaged segment: %v; want ErrCorrupt naming %s", err, shared.Key)
 	}
 	rebuilt, err := Ensure(ctx, c, repo, first)
@@ -347,7 +348,7 @@ func TestSnapshotOldLayoutReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := res.Manifest
-	gr, err := codegraph.Read(ctx, b, m.Graph)
+	gr, err := graphstore.Read(ctx, b, m.Graph)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/search"
@@ -101,7 +102,7 @@ func Ensure(ctx context.Context, c Config, repo schema.RepoName, commit string) 
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s@%s: graph: %w", repo, full, err)
 	}
-	info, err := codegraph.WriteAt(ctx, c.Bucket, repo, repo.SnapshotPrefix(full)+"graph/", full, g)
+	info, err := graphstore.WriteAt(ctx, c.Bucket, repo, repo.SnapshotPrefix(full)+"graph/", full, g)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s@%s: %w", repo, full, err)
 	}

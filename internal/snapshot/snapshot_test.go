@@ -10,6 +10,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
@@ -36,7 +37,7 @@ func fixture(t *testing.T) (*blob.Bucket, *gitfixture.Repo, string, string) {
 
 func functionIDs(t *testing.T, b *blob.Bucket, info schema.GraphInfo) []string {
 	t.Helper()
-	g, err := codegraph.Read(context.Background(), b, info)
+	g, err := graphstore.Read(context.Background(), b, info)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/codegraph"
+	"github.com/locus-dev/locus/internal/codegraph/graphstore"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/schema"
 )
@@ -82,7 +82,7 @@ func BenchmarkSnapshotStorage(b *testing.B) {
 			}
 			// What a query pays to load the graph (graph cache cold).
 			t1 := time.Now()
-			if _, err := codegraph.Read(ctx, bk, m.Graph); err != nil {
+			if _, err := graphstore.Read(ctx, bk, m.Graph); err != nil {
 				b.Fatal(err)
 			}
 			load := time.Since(t1)

@@ -1,0 +1,109 @@
+package extract
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	sitter "github.com/smacker/go-tree-sitter"
+)
+
+// parseTree parses src and hands the root of its flattened tree to fn.
+func parseTree(ctx context.Context, lang *sitter.Language, path string, src []byte, fn func(root *fnode) error) error {
+	return reparseTree(ctx, lang, path, src, nil, fn)
+}
+
+// reparseTree is parseTree reading src as an edit of the text of base's
+// tree (parsed with lang, and not released before this returns): a second
+// reading of a file, changed in a few places, reuses what the changes leave
+// of the first reading's tree.
+func reparseTree(ctx context.Context, lang *sitter.Language, path string, src []byte, base *fnode, fn func(root *fnode) error) error {
+	if err := ctx.Err(); errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("parse %s: %w (%w)", path, ErrParseTimeout, err)
+	} else if err != nil {
+		return err
+	}
+	var bt *flatTree
+	if base != nil {
+		bt = base.t
+	}
+	t, err := reparseFlat(ctx, lang, path, src, bt)
+	if err != nil {
+		return err
+	}
+	defer t.release()
+	if root := t.node(0); !root.HasError() && !root.IsMissing() {
+		// Only a tree with errors is read again, as an edit of this one
+		// (cFamilyLang): the others are freed while the copy has left
+		// them in the cache.
+		t.dropCTree()
+	}
+	collectMembers(ctx, t)
+	return fn(t.node(0))
+}
+
+// errorsIn counts ERROR and MISSING nodes in n's subtree.
+func errorsIn(n *fnode) int {
+	if n == nil || !n.HasError() && !n.IsMissing() {
+		return 0
+	}
+	c := 0
+	for _, f := range n.t.nodes[n.i:n.subtreeEnd()] {
+		if f.flags&(2|4) != 0 {
+			c++
+		}
+	}
+	return c
+}
+
+// textOf is the source of n.
+func textOf(n *fnode, src []byte) string {
+	if n == nil {
+		return ""
+	}
+	return string(src[n.StartByte():n.EndByte()])
+}
+
+// spanOf returns n's 1-based inclusive line span.
+func spanOf(n *fnode) (int, int) {
+	return int(n.StartPoint().Row) + 1, int(n.EndPoint().Row) + 1
+}
+
+// defAt builds a Def spanning n.
+func defAt(name, kind string, n *fnode) Def {
+	s, e := spanOf(n)
+	d := Def{Name: name, Kind: kind, StartLine: s, EndLine: e, StartByte: int(n.StartByte()), EndByte: int(n.EndByte())}
+	if kind == KindFunction {
+		d.BodyStart, d.BodyEnd = bracedBody(n.ChildByFieldName("body"))
+	}
+	return d
+}
+
+// bracedBody is the byte range of body when it is a block written between
+// braces (`{ … }`), else 0, 0.
+func bracedBody(body *fnode) (int, int) {
+	if body == nil {
+		return 0, 0
+	}
+	s, e := int(body.StartByte()), int(body.EndByte())
+	src := body.t.src
+	if e-s < 2 || e > len(src) || src[s] != '{' || src[e-1] != '}' {
+		return 0, 0
+	}
+	return s, e
+}
+
+// uniqueNames hands out file-unique definition names: the first use of a
+// name keeps it, later ones get "#2", "#3"… in source order (NAMING.md).
+// Identifiers never contain '#', so a suffixed name cannot collide with a
+// real one.
+type uniqueNames map[string]int
+
+func (u uniqueNames) add(name string) string {
+	u[name]++
+	if n := u[name]; n > 1 {
+		return name + "#" + strconv.Itoa(n)
+	}
+	return name
+}
