@@ -145,7 +145,7 @@ func runRankTrain(ctx context.Context, args []string) error {
 
 // modelFlag defines --model.
 func modelFlag(fs *flag.FlagSet) *string {
-	return fs.String("model", "", "ranking model of the learned method: a model file (locus rank train writes OUT/model.json), or a directory of OWNER+NAME.json files, one per repository (leave-one-repository-out validation)")
+	return fs.String("model", "", "ranking model of the learned method (default: the one shipped with locus, if any): a model file (locus rank train writes OUT/model.json), or a directory of OWNER+NAME.json files, one per repository (leave-one-repository-out validation)")
 }
 
 // checkModel makes *model absolute (workers may run elsewhere in the tree)
@@ -158,7 +158,8 @@ func checkModel(method string, model *string) error {
 		return nil
 	}
 	if *model == "" {
-		return fmt.Errorf("--method %s needs --model FILE (train one with locus rank train)", search.MethodLearned)
+		_, err := search.LoadModel("") // the shipped default
+		return err
 	}
 	abs, err := filepath.Abs(*model)
 	if err != nil {

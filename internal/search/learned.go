@@ -1,6 +1,7 @@
 package search
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -81,14 +82,20 @@ type modelKey struct {
 	mtime int64
 }
 
-// ErrNoModel: the learned method was asked for without a model.
-var ErrNoModel = fmt.Errorf("the learned method needs a ranking model (--model FILE; train one with locus rank train): %w", ErrBadQuery)
+// ErrNoModel: the learned method was asked for without a model, and the
+// build ships none.
+var ErrNoModel = fmt.Errorf("the learned method needs a ranking model (--model FILE; train one with locus rank train; this build ships no default): %w", ErrBadQuery)
 
 // LoadModel reads the ranking model at path once per process (see
-// rank.ReadModel for what is refused).
+// rank.ReadModel for what is refused); "" is the shipped default
+// (rank.Default), when the build has one.
 func LoadModel(path string) (*rank.Model, error) {
 	if path == "" {
-		return nil, ErrNoModel
+		m, err := rank.Default()
+		if errors.Is(err, rank.ErrNoDefault) {
+			return nil, ErrNoModel
+		}
+		return m, err
 	}
 	st, err := os.Stat(path)
 	if err != nil {
