@@ -27,13 +27,23 @@ const LearnedCoChangeCost = 2
 // training (internal/fit) both call it, so a model is trained on the
 // features it ranks by.
 func LearnedInputs(issue string, h HybridRankings, w Weights, ep *memory.Episodic, sg *spider.Graph, code func(string) string, keep func(string) bool, p spider.Params) (rank.Inputs, error) {
-	fused := h.Fuse(w)
-	in := rank.Inputs{Query: issue, Code: h.Code, Memory: h.Memory, Hotspots: h.Hotspots, Dense: h.Dense, Source: code, Keep: keep}
-	for _, s := range fused {
-		if keep == nil || keep(s.ID) {
-			in.Fused = append(in.Fused, s)
+	// Every ranking without what keep leaves out, so that a rank means the
+	// same at query time (where the index holds tests) as in training
+	// (where it does not).
+	kept := func(r []spider.Scored) []spider.Scored {
+		if keep == nil {
+			return r
 		}
+		var out []spider.Scored
+		for _, s := range r {
+			if keep(s.ID) {
+				out = append(out, s)
+			}
+		}
+		return out
 	}
+	in := rank.Inputs{Query: issue, Code: kept(h.Code), Memory: kept(h.Memory), Hotspots: kept(h.Hotspots), Dense: kept(h.Dense),
+		Fused: kept(h.Fuse(w)), Source: code, Keep: keep}
 	if ep != nil {
 		in.History = ep.History()
 	}
