@@ -159,6 +159,9 @@ func isBundled(p string) bool {
 		return false
 	}
 	segs := strings.Split(p, "/")
+	if len(segs) < 3 {
+		return false
+	}
 	for _, d := range segs[1 : len(segs)-1] {
 		if bundledDirs[d] {
 			return true

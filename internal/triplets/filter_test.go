@@ -65,7 +65,7 @@ func TestIsVendored(t *testing.T) {
 		"internal/cache/timeoutCache.go": false, "lib/env/data.js": false,
 		// Python packages bundled inside a package (requests before 2.16).
 		"requests/packages/urllib3/connectionpool.py": true, "setuptools/extern/__init__.py": true,
-		"packages/core/src/index.py": false, "packages/app/index.js": false, "requests/sessions.py": false,
+		"packages/core/src/index.py": false, "packages/app/index.js": false, "requests/sessions.py": false, "setup.py": false, "packages/x.py": false,
 	} {
 		if got := IsVendored(p); got != want {
 			t.Errorf("IsVendored(%q) = %v, want %v", p, got, want)
