@@ -83,7 +83,10 @@ func runRankTrain(ctx context.Context, args []string) error {
 		Records: col.Records,
 		Options: fit.Options{Sample: *sample, MinWords: *minWords, MemoryGap: *memoryGap},
 		Jobs:    *jobs, Out: *out, LeaveOut: loo,
-		Train:    rank.TrainConfig{Rounds: *rounds, Trained: rank.Manifest{Command: "locus rank train " + strings.Join(args, " ")}},
+		// The command as it rebuilds the model: its settings, no paths of
+		// this machine.
+		Train: rank.TrainConfig{Rounds: *rounds, Trained: rank.Manifest{Command: fmt.Sprintf(
+			"locus rank train --sample %d --min-words %d --memory-gap %s --rounds %d TRIPLETS-DIR", *sample, *minWords, *memoryGap, *rounds)}},
 		Progress: func(d, t int) { done.Store(int64(d)); total.Store(int64(t)) },
 	})
 	stopProgress(err == nil)

@@ -158,12 +158,15 @@ func TestLearnedRanking(t *testing.T) {
 		{oldPath, "old.json: trained on feature version"},
 		{filepath.Join(t.TempDir(), "absent.json"), "absent.json"},
 		{t.TempDir(), "acme+widgets.json"},
-		{"", "needs a ranking model"},
 	} {
 		_, err := search.Retrieve(ctx, d, name, "cache eviction", search.Params{Method: search.MethodLearned, Model: tc.model})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("model %q: %v, want an error saying %q", tc.model, err, tc.want)
 		}
+	}
+	// No model: the shipped default.
+	if def, err := search.Retrieve(ctx, d, name, "evicting a key raises KeyError from the cache", search.Params{Method: search.MethodLearned}); err != nil || len(def.TopK) == 0 {
+		t.Errorf("the shipped default model: %+v, %v", def, err)
 	}
 	if _, err := search.Retrieve(ctx, d, name, "cache eviction", search.Params{Method: search.MethodLearned, Model: oldPath}); !errors.Is(err, rank.ErrBadModel) {
 		t.Errorf("an old model: %v, want ErrBadModel", err)
