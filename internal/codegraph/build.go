@@ -51,6 +51,11 @@ type Options struct {
 	MaxFileBytes int
 	// Exclude: directories skipped (DefaultExclude's form); default DefaultExclude.
 	Exclude []string
+	// Headers, when set, names the language .h files are parsed as
+	// ("c" or "cpp"), as a build of the whole tree would decide it
+	// (HeaderLanguageAt): for a build of a few of its files; default: by
+	// the files given (headerLanguage).
+	Headers string
 	// PrimaryLanguageOnly keeps only the language with the most parsed bytes,
 	// as the SpIDER paper does; default every supported language.
 	PrimaryLanguageOnly bool
@@ -305,6 +310,13 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 		}()
 	}
 	hdr := headerLanguage(files, excluded)
+	if opts.Headers != "" {
+		if l := LanguageNamed(opts.Headers); l != nil {
+			hdr = l
+		} else {
+			return nil, fmt.Errorf("build: header language %q is not one the graph parses", opts.Headers)
+		}
+	}
 	// Which files are read is known from their paths: the snapshot is told
 	// first, so that it looks them up ahead of the reads.
 	type entry struct {

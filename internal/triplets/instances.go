@@ -80,7 +80,14 @@ func (m *Miner) mineInstance(ctx context.Context, o Options, in dataset.SWEInsta
 			gf = append(gf, codegraph.File{Path: p, Regular: f.IsRegular(), Read: func() ([]byte, error) { return snap.ReadBlob(f.Blob) }})
 		}
 	}
-	g, err := codegraph.Build(ctx, gf, codegraph.Options{})
+	an, err := m.IndexAt(ctx, base)
+	if err != nil {
+		snap.Close()
+		return Record{}, "", err
+	}
+	// The patched files alone would parse .h files by themselves (as C);
+	// the whole tree decides, as the graph of the base does.
+	g, err := codegraph.Build(ctx, gf, codegraph.Options{Headers: an.headers})
 	snap.Close()
 	if err != nil {
 		return Record{}, "", fmt.Errorf("parse the patched files at %s: %w", base, err)
@@ -95,10 +102,6 @@ func (m *Miner) mineInstance(ctx context.Context, o Options, in dataset.SWEInsta
 	})
 	if len(gold) == 0 {
 		return Record{}, SkipNoGold, nil
-	}
-	an, err := m.IndexAt(ctx, base)
-	if err != nil {
-		return Record{}, "", err
 	}
 	query := strings.TrimSpace(in.ProblemStatement)
 	rec, why, err := m.mineOne(ctx, o, an, Commit{Change: Change{Commit: in.InstanceID}, Parent: base}, query, gold, nil)

@@ -330,6 +330,10 @@ type Anchor struct {
 	blobs  map[string]gitrepo.Hash // by path
 	calls  map[string][]string     // function → functions it calls or is called by
 	graph  *spider.Graph           // with Miner.KeepGraph
+	// headers is the language the anchor's graph parsed .h files as
+	// (codegraph.HeaderLanguageAt): a build of a few of the files of a
+	// nearby commit parses them the same way.
+	headers string
 	// With a Dense: the embedder's unit vectors of the functions.
 	dense *Dense
 	ids   []string
@@ -480,6 +484,9 @@ func (m *Miner) IndexAt(ctx context.Context, commit string) (*Anchor, error) {
 	}
 	defer snap.Close()
 	a := &Anchor{commit: commit, docs: map[string]Doc{}, blobs: map[string]gitrepo.Hash{}, calls: map[string][]string{}}
+	if a.headers, err = codegraph.HeaderLanguageAt(ctx, m.GitDir, m.Backend, h); err != nil {
+		return nil, fmt.Errorf("anchor %s: %w", commit, err)
+	}
 	for _, f := range snap.Files() {
 		a.blobs[string(f.Path)] = f.Blob
 	}
@@ -582,7 +589,7 @@ func (m *Miner) mineOne(ctx context.Context, o Options, an *Anchor, c Commit, qu
 		gf = append(gf, codegraph.File{Path: p, Regular: tf.IsRegular(), Read: func() ([]byte, error) { return snap.ReadBlob(tf.Blob) }})
 	}
 	slices.SortFunc(gf, func(a, b codegraph.File) int { return strings.Compare(a.Path, b.Path) })
-	g, err := codegraph.Build(ctx, gf, codegraph.Options{})
+	g, err := codegraph.Build(ctx, gf, codegraph.Options{Headers: an.headers})
 	if err != nil {
 		return Record{}, "", fmt.Errorf("parse the parent's files: %w", err)
 	}

@@ -8,8 +8,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/dataset"
 	"github.com/locus-dev/locus/internal/embed"
+	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
@@ -381,4 +383,61 @@ func TestIssueRepo(t *testing.T) {
 			t.Errorf("issueRepo(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
 	}
+}
+
+// An instance whose patch edits only a C++ header: its gold is the
+// function as the base's graph names it, the header parsed as C++ because
+// the repository's sources are C++, not as C (how the header alone would
+// be read).
+func TestMineInstanceHeaderLanguage(t *testing.T) {
+	r := gitfixture.New(t)
+	hdr := "namespace fmt {\nclass color {\n public:\n  int bg(int c) {\n    return c + 1;\n  }\n};\n}\n"
+	r.Write(map[string]string{
+		"include/fmt/color.h": hdr,
+		"src/a.cc":            "#include \"fmt/color.h\"\nint use_a() { return fmt::color().bg(1); }\n",
+		"src/b.cc":            "int use_b() { return 2; }\n",
+	})
+	base := r.Commit("layout")
+	r.Write(map[string]string{"include/fmt/color.h": strings.Replace(hdr, "c + 1", "c + 2", 1)})
+	fixed := r.Commit("fix bg")
+	m := &Miner{Repo: "fmtlib/fmt", GitDir: filepath.Join(r.Dir, ".git"), Options: Options{Negatives: 1}}
+	var recs []Record
+	in := []dataset.SWEInstance{{InstanceID: "fmtlib__fmt-1", Repo: "fmtlib/fmt", BaseCommit: base, ProblemStatement: "color bg is off by one", Patch: r.Git("diff", base, fixed)}}
+	st, err := m.MineInstances(context.Background(), in, func(rec Record) error { recs = append(recs, rec); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || len(recs[0].Positives) != 1 {
+		t.Fatalf("records %+v, stats %+v", recs, st)
+	}
+	// The same change mined as a commit: its positive, named as the
+	// commits table names it, is found in the header at the parent.
+	crecs := []Record{}
+	cst, err := m.Mine(context.Background(), []Commit{{Change: Change{Commit: fixed, Message: "Fix the color bg offset used by use_a",
+		Files: []FileChange{{Path: "include/fmt/color.h", Diff: []byte("-    return c + 1;\n+    return c + 2;\n"), Functions: []string{"include/fmt/color.h:fmt.color.bg"}}}},
+		Parent: base, Time: 2}}, func(rec Record) error { crecs = append(crecs, rec); return nil })
+	if err != nil || len(crecs) != 1 || len(crecs[0].Positives) != 1 || crecs[0].Positives[0].ID != "include/fmt/color.h:fmt.color.bg" {
+		t.Errorf("the commit: records %+v, stats %+v, %v", crecs, cst, err)
+	}
+	g, err := codegraph.BuildCommit(context.Background(), filepath.Join(r.Dir, ".git"), "", mustHash(t, base), codegraph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := recs[0].Positives[0].ID
+	found := false
+	for _, n := range g.Nodes {
+		found = found || n.ID == id && n.Type == codegraph.TypeFunction
+	}
+	if !found || !strings.Contains(id, "color.bg") {
+		t.Errorf("positive %q is not a function of the base's graph (C++ header)", id)
+	}
+}
+
+func mustHash(t *testing.T, s string) gitrepo.Hash {
+	t.Helper()
+	h, ok := gitrepo.ParseHash(s)
+	if !ok {
+		t.Fatalf("%q is not a commit id", s)
+	}
+	return h
 }
