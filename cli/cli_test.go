@@ -263,6 +263,18 @@ func TestTripletsStatsArguments(t *testing.T) {
 	if code, _, errOut := runCLI(t, "triplets", "fit", "--data-dir", filepath.Join(dir, "data"), dir); code != 1 || !strings.Contains(errOut, "triplets fit: "+dir+" is not a triplets output directory") {
 		t.Errorf("fit, not an output directory: exit %d, %q", code, errOut)
 	}
+	if code, _, errOut := runCLI(t, "rank", "train"); code != 2 || !strings.Contains(errOut, "rank train needs a triplets output directory") {
+		t.Errorf("rank train, no directory: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, "rank", "train", "--data-dir", filepath.Join(dir, "data"), dir); code != 1 || !strings.Contains(errOut, "rank train: "+dir+" is not a triplets output directory") {
+		t.Errorf("rank train, not an output directory: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, "localize", "--repo", "a/b", "--method", "hybrid", "--model", "m.json", "x"); code != 2 || !strings.Contains(errOut, "--model is for --method learned") {
+		t.Errorf("--model without the learned method: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, "localize", "--repo", "a/b", "--method", "learned", "--model", filepath.Join(dir, "absent.json"), "x"); code != 2 || !strings.Contains(errOut, "absent.json") {
+		t.Errorf("a missing model: exit %d, %q", code, errOut)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -45,8 +45,9 @@ func runRankTrain(ctx context.Context, args []string) error {
 	rounds := fs.Int("rounds", 200, "boosting rounds")
 	leaveOut := fs.String("leave-out", "", "repositories (comma-separated) to also train a model without, for leave-one-repository-out validation: OUT/loo/OWNER+NAME.json")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: locus rank train [flags] DIR\n\n"+
-			"Trains the learned ranker (LambdaMART, XGBoost) on the records of the triplets run DIR came from:\n"+
+		fmt.Fprintf(fs.Output(), "usage: locus rank train [flags] DIR [DIR...]\n\n"+
+			"Trains the learned ranker (LambdaMART, XGBoost) on the records of the triplets runs the DIRs came from\n"+
+			"(a repository mined by several takes the last one's records; --out defaults to the first DIR's rank/):\n"+
 			"each sampled query is ranked at its parent commit the way the learned method ranks an issue, and its\n"+
 			"candidates' features (docs/ranking.md) are the training rows; benchmark instances (--instances of the\n"+
 			"triplets run) are featurised for validation, never trained on. Needs Python 3 with XGBoost.\n\n")
@@ -64,11 +65,21 @@ func runRankTrain(ctx context.Context, args []string) error {
 			loo = append(loo, r)
 		}
 	}
-	dir, b, _, col, err := openTripletsRun(ctx, &g, fs, "rank train")
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return exitError{code: 2, msg: "rank train needs a triplets output directory"}
+	}
+	dir := fs.Arg(0)
+	g.logger()
+	b, err := g.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
+	records, err := collectTripletsRuns(ctx, b, fs.Args(), "rank train")
+	if err != nil {
+		return err
+	}
 	if *out == "" {
 		*out = filepath.Join(dir, "rank")
 	}
@@ -80,7 +91,7 @@ func runRankTrain(ctx context.Context, args []string) error {
 	res, err := fit.TrainRanker(ctx, fit.RankerConfig{
 		Bucket:  b,
 		GitDir:  func(r schema.RepoName) (string, error) { return activities.ClonePath(workers.CloneDir(g.dataDir), r) },
-		Records: col.Records,
+		Records: records,
 		Options: fit.Options{Sample: *sample, MinWords: *minWords, MemoryGap: *memoryGap},
 		Jobs:    *jobs, Out: *out, LeaveOut: loo,
 		// The command as it rebuilds the model: its settings, no paths of

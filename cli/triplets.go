@@ -344,12 +344,8 @@ func openTripletsRun(ctx context.Context, g *Globals, fs *flag.FlagSet, cmd stri
 		return "", nil, info, col, exitError{code: 2, msg: cmd + " needs one output directory"}
 	}
 	dir = fs.Arg(0)
-	data, err := os.ReadFile(filepath.Join(dir, tripletsRunFile))
-	if err != nil {
-		return "", nil, info, col, fmt.Errorf("%s: %s is not a triplets output directory: %w", cmd, dir, err)
-	}
-	if err := json.Unmarshal(data, &info); err != nil {
-		return "", nil, info, col, fmt.Errorf("%s: %s: %w", cmd, filepath.Join(dir, tripletsRunFile), err)
+	if info, err = readTripletsRun(dir, cmd); err != nil {
+		return "", nil, info, col, err
 	}
 	g.logger()
 	if b, err = g.openStore(ctx); err != nil {
@@ -360,4 +356,51 @@ func openTripletsRun(ctx context.Context, g *Globals, fs *flag.FlagSet, cmd stri
 		return "", nil, info, col, err
 	}
 	return dir, b, info, col, nil
+}
+
+// readTripletsRun reads the run file of the output directory dir.
+func readTripletsRun(dir, cmd string) (tripletsRunInfo, error) {
+	var info tripletsRunInfo
+	data, err := os.ReadFile(filepath.Join(dir, tripletsRunFile))
+	if err != nil {
+		return info, fmt.Errorf("%s: %s is not a triplets output directory: %w", cmd, dir, err)
+	}
+	if err := json.Unmarshal(data, &info); err != nil {
+		return info, fmt.Errorf("%s: %s: %w", cmd, filepath.Join(dir, tripletsRunFile), err)
+	}
+	return info, nil
+}
+
+// collectTripletsRuns collects the records of the runs the directories came
+// from; a repository mined by several takes the records of the last one
+// given (a later run mines it again, with what changed since).
+func collectTripletsRuns(ctx context.Context, b *blob.Bucket, dirs []string, cmd string) ([]triplets.Record, error) {
+	byRepo := map[string][]triplets.Record{}
+	var order []string
+	for _, dir := range dirs {
+		info, err := readTripletsRun(dir, cmd)
+		if err != nil {
+			return nil, err
+		}
+		col, err := jobs.CollectTriplets(ctx, b, info.Result, &triplets.Dedup{MaxPerRepo: info.MaxPerRepo})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", cmd, dir, err)
+		}
+		fresh := map[string]bool{}
+		for _, r := range col.Records {
+			if !fresh[r.Repo] {
+				fresh[r.Repo] = true
+				if _, ok := byRepo[r.Repo]; !ok {
+					order = append(order, r.Repo)
+				}
+				byRepo[r.Repo] = nil
+			}
+			byRepo[r.Repo] = append(byRepo[r.Repo], r)
+		}
+	}
+	var out []triplets.Record
+	for _, r := range order {
+		out = append(out, byRepo[r]...)
+	}
+	return out, nil
 }
