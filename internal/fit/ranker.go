@@ -206,7 +206,12 @@ func (c RankerConfig) repoFeatures(ctx context.Context, repo schema.RepoName, re
 	cache := filepath.Join(c.Out, "features", repo.FileName()+".jsonl.gz")
 	key := c.cacheKey(recs)
 	qs, st, err := readFeatures(cache, key)
-	if err != nil {
+	if err == nil {
+		// Cached: counted as done, as progress counts queries.
+		for range st.Sampled {
+			tick()
+		}
+	} else {
 		gitDir, err := c.GitDir(repo)
 		if err != nil {
 			return nil, nil, rf, err
