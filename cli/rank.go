@@ -97,7 +97,8 @@ func runRankTrain(ctx context.Context, args []string) error {
 		// The command as it rebuilds the model: its settings, no paths of
 		// this machine.
 		Train: rank.TrainConfig{Rounds: *rounds, Trained: rank.Manifest{Command: fmt.Sprintf(
-			"locus rank train --sample %d --min-words %d --memory-gap %s --rounds %d TRIPLETS-DIR", *sample, *minWords, *memoryGap, *rounds)}},
+			"locus rank train --sample %d --min-words %d --memory-gap %s --rounds %d%s", *sample, *minWords, *memoryGap, *rounds,
+			strings.Repeat(" TRIPLETS-DIR", fs.NArg()))}},
 		Progress: func(d, t int) { done.Store(int64(d)); total.Store(int64(t)) },
 	})
 	stopProgress(err == nil)
