@@ -477,6 +477,14 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 		for _, h := range ix.Search(issue, fetch) {
 			ranking = append(ranking, spider.Scored{ID: h.DocID, Score: h.Score})
 		}
+		if p.Method == MethodLearned {
+			// The model first: a query must not fall back to another
+			// ranking (below, when no word of it is indexed) and hide that
+			// its model cannot be read.
+			if _, err := LoadModel(ModelFor(p.Model, repo)); err != nil {
+				return nil, fmt.Errorf("localize %s: %w", repo, err)
+			}
+		}
 		if p.Method == MethodHybrid || p.Method == MethodLearned {
 			if lg, err = getGraph(ctx, d.Bucket, graph); err != nil {
 				return nil, fmt.Errorf("localize %s: %w", repo, err)
