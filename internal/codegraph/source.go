@@ -84,9 +84,15 @@ func HeaderLanguageAt(ctx context.Context, gitDir string, backend gitrepo.Backen
 		return "", err
 	}
 	defer snap.Close()
-	excluded := excludeSet(DefaultExclude)
-	if l := headerLanguage(GitFiles(snap), excluded); l != nil {
-		return l.Name(), nil
+	return HeaderLanguage(GitFiles(snap)), nil
+}
+
+// HeaderLanguage is the language a build of files (a whole tree) parses
+// their .h files as, with the default exclusions: "c", "cpp", or "" when
+// the graph parses neither.
+func HeaderLanguage(files []File) string {
+	if l := headerLanguage(files, excludeSet(DefaultExclude)); l != nil {
+		return l.Name()
 	}
-	return "", nil
+	return ""
 }

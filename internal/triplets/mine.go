@@ -331,7 +331,7 @@ type Anchor struct {
 	calls  map[string][]string     // function → functions it calls or is called by
 	graph  *spider.Graph           // with Miner.KeepGraph
 	// headers is the language the anchor's graph parsed .h files as
-	// (codegraph.HeaderLanguageAt): a build of a few of the files of a
+	// (codegraph.HeaderLanguage): a build of a few of the files of a
 	// nearby commit parses them the same way.
 	headers string
 	// With a Dense: the embedder's unit vectors of the functions.
@@ -484,15 +484,14 @@ func (m *Miner) IndexAt(ctx context.Context, commit string) (*Anchor, error) {
 	}
 	defer snap.Close()
 	a := &Anchor{commit: commit, docs: map[string]Doc{}, blobs: map[string]gitrepo.Hash{}, calls: map[string][]string{}}
-	if a.headers, err = codegraph.HeaderLanguageAt(ctx, m.GitDir, m.Backend, h); err != nil {
-		return nil, fmt.Errorf("anchor %s: %w", commit, err)
-	}
 	for _, f := range snap.Files() {
 		a.blobs[string(f.Path)] = f.Blob
 	}
+	files := codegraph.GitFiles(snap)
+	a.headers = codegraph.HeaderLanguage(files)
 	// With KeepGraph (anchors at many nearby parents), each build reuses the
 	// last one's extractions: only changed files are parsed again.
-	g, err := codegraph.Build(ctx, codegraph.GitFiles(snap), codegraph.Options{Reuse: m.extracts, KeepExtracts: m.KeepGraph})
+	g, err := codegraph.Build(ctx, files, codegraph.Options{Reuse: m.extracts, KeepExtracts: m.KeepGraph})
 	if err != nil {
 		return nil, fmt.Errorf("anchor %s: %w", commit, err)
 	}
