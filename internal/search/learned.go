@@ -128,13 +128,8 @@ func LoadModel(path string) (*rank.Model, error) {
 	return m, nil
 }
 
-// learnedRanking is the learned method's ranking of the candidates
-// LearnedInputs gathers.
-func learnedRanking(repo schema.RepoName, issue string, h HybridRankings, w Weights, ep *memory.Episodic, lg *loadedGraph, p Params) ([]spider.Scored, error) {
-	m, err := LoadModel(ModelFor(p.Model, repo))
-	if err != nil {
-		return nil, err
-	}
+// learnedRanking is m's ranking of the candidates LearnedInputs gathers.
+func learnedRanking(m *rank.Model, issue string, h HybridRankings, w Weights, ep *memory.Episodic, lg *loadedGraph, p Params) ([]spider.Scored, error) {
 	in, err := LearnedInputs(issue, h, w, ep, lg.sg, func(id string) string { return lg.code[id] }, keepFunction(lg.sg, p.IncludeTests), spider.Params{}.WithDefaults())
 	if err != nil {
 		return nil, err

@@ -19,6 +19,7 @@ import (
 	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/llm"
 	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/rank"
 	"github.com/locus-dev/locus/internal/sparse"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/vectors"
@@ -477,11 +478,12 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 		for _, h := range ix.Search(issue, fetch) {
 			ranking = append(ranking, spider.Scored{ID: h.DocID, Score: h.Score})
 		}
+		var model *rank.Model
 		if p.Method == MethodLearned {
 			// The model first: a query must not fall back to another
 			// ranking (below, when no word of it is indexed) and hide that
 			// its model cannot be read.
-			if _, err := LoadModel(ModelFor(p.Model, repo)); err != nil {
+			if model, err = LoadModel(ModelFor(p.Model, repo)); err != nil {
 				return nil, fmt.Errorf("localize %s: %w", repo, err)
 			}
 		}
@@ -505,7 +507,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 				r.Embedder = d.Embedder.Name()
 			}
 			if p.Method == MethodLearned && (len(h.Code) > 0 || len(h.Memory) > 0) {
-				if ranking, err = learnedRanking(repo, issue, h, w, ep, lg, p); err != nil {
+				if ranking, err = learnedRanking(model, issue, h, w, ep, lg, p); err != nil {
 					return nil, fmt.Errorf("localize %s: %w", repo, err)
 				}
 				r.TopK = spider.TopK(ranking, p.K)
