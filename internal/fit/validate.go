@@ -60,9 +60,8 @@ func validate(repo string, qs []rank.Query, m *rank.Model, lin *rank.Linear, k i
 		}
 		var linear []string
 		if lin != nil {
-			ordered, _ := lin.Rank(q.Candidates)
-			for _, c := range ordered {
-				linear = append(linear, c.ID)
+			for _, s := range lin.Rank(q.Candidates) {
+				linear = append(linear, s.ID)
 			}
 		}
 		for _, x := range []struct {

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/optimize"
+
+	"github.com/locus-dev/locus/internal/spider"
 )
 
 // Linear is the simple baseline the tree model is compared with: a
@@ -167,30 +169,11 @@ func softplus(x float64) float64 {
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
 // Rank orders cands by the linear score, best first, ties by id.
-func (l *Linear) Rank(cands []Candidate) ([]Candidate, []float64) {
-	type sc struct {
-		c Candidate
-		s float64
-	}
-	all := make([]sc, len(cands))
+func (l *Linear) Rank(cands []Candidate) []spider.Scored {
+	out := make([]spider.Scored, len(cands))
 	for i, c := range cands {
-		all[i] = sc{c, l.Score(c.X)}
+		out[i] = spider.Scored{ID: c.ID, Score: l.Score(c.X)}
 	}
-	slices.SortStableFunc(all, func(a, b sc) int {
-		switch {
-		case a.s > b.s:
-			return -1
-		case a.s < b.s:
-			return 1
-		}
-		if a.c.ID < b.c.ID {
-			return -1
-		}
-		return 1
-	})
-	out, scores := make([]Candidate, len(all)), make([]float64, len(all))
-	for i, a := range all {
-		out[i], scores[i] = a.c, a.s
-	}
-	return out, scores
+	spider.Sort(out)
+	return out
 }

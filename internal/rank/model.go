@@ -2,7 +2,6 @@ package rank
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -133,8 +132,6 @@ func (m *Model) Rank(cands []Candidate) ([]spider.Scored, error) {
 		}
 		out[i] = spider.Scored{ID: c.ID, Score: s}
 	}
-	slices.SortFunc(out, func(a, b spider.Scored) int {
-		return cmp.Or(-cmp.Compare(a.Score, b.Score), cmp.Compare(a.ID, b.ID))
-	})
+	spider.Sort(out)
 	return out, nil
 }

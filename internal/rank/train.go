@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -251,14 +250,4 @@ func Positives(ids []string) map[string]bool {
 		out[id] = true
 	}
 	return out
-}
-
-// Repos lists the repositories of qs, sorted, once each.
-func Repos(qs []Query) []string {
-	var out []string
-	for _, q := range qs {
-		out = append(out, q.Repo)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
