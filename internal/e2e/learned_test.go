@@ -97,7 +97,7 @@ func TestLearnedRanking(t *testing.T) {
 
 	py, err := rank.FindPython(ctx)
 	if err != nil {
-		if os.Getenv("LOCUS_REQUIRE_TRAINER") != "" {
+		if os.Getenv(rank.EnvRequireTrainer) != "" {
 			t.Fatal(err)
 		}
 		t.Skip(err)

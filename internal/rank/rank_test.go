@@ -143,13 +143,13 @@ func synthetic(n int, seed uint64) []Query {
 	return qs
 }
 
-// requireTrainer finds the trainer, or fails under CI (LOCUS_REQUIRE_TRAINER)
+// requireTrainer finds the trainer, or fails under CI (EnvRequireTrainer)
 // and skips elsewhere.
 func requireTrainer(t *testing.T) string {
 	t.Helper()
 	py, err := FindPython(context.Background())
 	if err != nil {
-		if os.Getenv("LOCUS_REQUIRE_TRAINER") != "" {
+		if os.Getenv(EnvRequireTrainer) != "" {
 			t.Fatal(err)
 		}
 		t.Skip(err)
