@@ -14,7 +14,6 @@ import (
 	"github.com/locus-dev/locus/internal/fit"
 	"github.com/locus-dev/locus/internal/rank"
 	"github.com/locus-dev/locus/internal/search"
-	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/internal/triplets"
 	"github.com/locus-dev/locus/jobs"
@@ -31,16 +30,8 @@ import (
 func TestLearnedRanking(t *testing.T) {
 	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
-	r := tripletsRepo(t)
-	srv := startServer(t, t.TempDir())
-	c := dial(t, srv)
-	b := blobtest.Bucket(t)
-	dataDir := t.TempDir()
-	startWorkersWith(t, c, workers.Config{DataDir: dataDir, Bucket: b})
-	name := schema.RepoName("acme/widgets")
-	if _, res := runFleet(ctx, t, c, "fleet-learned", schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: name, URL: r.Dir}}}); res.Done != 1 {
-		t.Fatalf("indexing failed: %+v", res)
-	}
+	fx := indexedTripletsRepo(ctx, t, "fleet-learned")
+	c, b, dataDir, name := fx.c, fx.b, fx.dataDir, fx.name
 	st, err := jobs.StartTriplets(ctx, c, jobs.TripletsRun{Repos: []schema.RepoName{name}, Options: workflows.TripletsOptions{Mine: triplets.Options{Negatives: 3}}})
 	if err != nil {
 		t.Fatal(err)

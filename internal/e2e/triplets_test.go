@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/locus-dev/locus/activities"
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/dataset"
@@ -51,6 +53,29 @@ func tripletsRepo(t *testing.T) *gitfixture.Repo {
 	return r
 }
 
+// tripletsFixture is tripletsRepo indexed as acme/widgets by a real server
+// and workers.
+type tripletsFixture struct {
+	repo    *gitfixture.Repo
+	c       client.Client
+	b       *blob.Bucket
+	dataDir string
+	name    schema.RepoName
+}
+
+// indexedTripletsRepo starts a server and workers and indexes tripletsRepo
+// with a fleet run of id fleetID.
+func indexedTripletsRepo(ctx context.Context, t *testing.T, fleetID string) tripletsFixture {
+	t.Helper()
+	f := tripletsFixture{repo: tripletsRepo(t), b: blobtest.Bucket(t), dataDir: t.TempDir(), name: "acme/widgets"}
+	f.c = dial(t, startServer(t, t.TempDir()))
+	startWorkersWith(t, f.c, workers.Config{DataDir: f.dataDir, Bucket: f.b})
+	if _, res := runFleet(ctx, t, f.c, fleetID, schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: f.name, URL: f.repo.Dir}}}); res.Done != 1 {
+		t.Fatalf("indexing failed: %+v", res)
+	}
+	return f
+}
+
 // collectRun waits for a started triplets run and collects its records.
 func collectRun(ctx context.Context, t *testing.T, b *blob.Bucket, st jobs.Started) (workflows.TripletsResult, jobs.Collected) {
 	t.Helper()
@@ -74,16 +99,8 @@ func collectRun(ctx context.Context, t *testing.T, b *blob.Bucket, st jobs.Start
 func TestTriplets(t *testing.T) {
 	ctx, cancel := context.WithCancel(testctx.New(t))
 	defer cancel()
-	r := tripletsRepo(t)
-	srv := startServer(t, t.TempDir())
-	c := dial(t, srv)
-	b := blobtest.Bucket(t)
-	dataDir := t.TempDir()
-	startWorkersWith(t, c, workers.Config{DataDir: dataDir, Bucket: b})
-	name := schema.RepoName("acme/widgets")
-	if _, res := runFleet(ctx, t, c, "fleet-triplets", schema.IndexFleetInput{Repos: []schema.RepoSpec{{Name: name, URL: r.Dir}}}); res.Done != 1 {
-		t.Fatalf("indexing failed: %+v", res)
-	}
+	f := indexedTripletsRepo(ctx, t, "fleet-triplets")
+	r, c, b, dataDir, name := f.repo, f.c, f.b, f.dataDir, f.name
 	run := func(in jobs.TripletsRun) (workflows.TripletsResult, jobs.Collected) {
 		t.Helper()
 		st, err := jobs.StartTriplets(ctx, c, in)
