@@ -158,6 +158,13 @@ func runRankTrain(ctx context.Context, args []string) error {
 	return nil
 }
 
+// methodFlags defines --method and --model of the commands that rank
+// (localize, backlog).
+func methodFlags(fs *flag.FlagSet) (method, model *string) {
+	return fs.String("method", search.MethodHybrid, "hybrid (BM25 fused with repository memory, + graph; the best measured), sr, der, spisr, spider, or learned (a trained model: --model)"),
+		modelFlag(fs)
+}
+
 // modelFlag defines --model.
 func modelFlag(fs *flag.FlagSet) *string {
 	return fs.String("model", "", "ranking model of the learned method (default: the one shipped with locus, if any): a model file (locus rank train writes OUT/model.json), or a directory of OWNER+NAME.json files, one per repository (leave-one-repository-out validation)")
