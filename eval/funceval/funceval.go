@@ -344,7 +344,7 @@ func filesOf(ids []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, id := range ids {
-		f, _, _ := strings.Cut(id, ":")
+		f, _ := codegraph.SplitID(id)
 		if !seen[f] {
 			seen[f] = true
 			out = append(out, f)

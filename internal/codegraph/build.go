@@ -616,6 +616,13 @@ func validUTF8(b []byte) string {
 // EntityID is the id of a class or function: "<file path>:<qualified name>".
 func EntityID(file, name string) string { return file + ":" + name }
 
+// SplitID is EntityID's inverse: the file path and qualified name of id
+// (a file's id is its path, with no name).
+func SplitID(id string) (file, name string) {
+	file, name, _ = strings.Cut(id, ":")
+	return file, name
+}
+
 // splitQual splits a qualified name at dots outside brackets and parentheses
 // ("C.m(a.B)" → C, m(a.B); "A.[Symbol.iterator]" → A, [Symbol.iterator]).
 func splitQual(name string) []string {

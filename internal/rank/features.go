@@ -347,12 +347,12 @@ func hits(a, b map[string]bool) int {
 
 // fileOf, qualifiedOf and classOf split a graph id "dir/f.py:C.m".
 func fileOf(id string) string {
-	f, _, _ := strings.Cut(id, ":")
+	f, _ := codegraph.SplitID(id)
 	return f
 }
 
 func qualifiedOf(id string) string {
-	_, q, _ := strings.Cut(id, ":")
+	_, q := codegraph.SplitID(id)
 	return q
 }
 

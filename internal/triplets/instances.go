@@ -97,7 +97,7 @@ func (m *Miner) mineInstance(ctx context.Context, o Options, in dataset.SWEInsta
 		return Record{}, "", fmt.Errorf("patch: %w", err)
 	}
 	gold = slices.DeleteFunc(gold, func(id string) bool {
-		p, _, _ := strings.Cut(id, ":")
+		p, _ := codegraph.SplitID(id)
 		return codegraph.IsTestID(id) || IsVendored(p)
 	})
 	if len(gold) == 0 {
