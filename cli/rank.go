@@ -2,21 +2,23 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
-	"github.com/locus-dev/locus/activities"
+	"go.temporal.io/sdk/client"
+
 	"github.com/locus-dev/locus/internal/fit"
 	"github.com/locus-dev/locus/internal/rank"
 	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/schema"
-	"github.com/locus-dev/locus/workers"
+	"github.com/locus-dev/locus/workflows"
 )
 
 const rankUsage = "usage: locus rank train [flags] DIR   train the learned ranker on a triplets output (locus rank train -h)\n"
@@ -33,44 +35,60 @@ func runRank(ctx context.Context, args []string) error {
 	return exitError{code: 2, msg: "rank needs a subcommand: train"}
 }
 
-// runRankTrain trains the learned ranker on the records of a triplets run.
+// runRankTrain trains a fleet's learned ranker on the records of triplets
+// runs, as a TrainRanker workflow.
 func runRankTrain(ctx context.Context, args []string) error {
-	var g Globals
+	g := Globals{reportsFailures: true}
 	fs := newFlags("rank train", &g)
-	out := fs.String("out", "", "directory for the features, the model, the leave-one-out models and train.json (default DIR/rank)")
+	fleet := fs.String("fleet", jobs.DefaultFleet, "name of the model in the store: localize, backlog and eval take it as --model fleet:NAME")
+	out := fs.String("out", "", "directory to also write the model, the leave-one-out models and the report into (default DIR/rank)")
 	sample := fs.Int("sample", fit.DefaultSample, "commit queries featurised per repository, spread evenly over its history (benchmark instances: all)")
 	minWords := fs.Int("min-words", 4, "leave out commit queries of fewer words (a bare subject says too little to learn from)")
 	memoryGap := fs.Duration("memory-gap", fit.DefaultMemoryGap, "take each commit query's memory this much before its parent commit (an issue's query takes it at its base)")
-	jobs := fs.Int("jobs", 2, "repositories featurised at once")
+	jobsN := fs.Int("jobs", workflows.DefaultRankWindow, "repositories featurised at once")
 	rounds := fs.Int("rounds", 200, "boosting rounds")
 	leaveOut := fs.String("leave-out", "", "repositories (comma-separated) to also train a model without, for leave-one-repository-out validation: OUT/loo/OWNER+NAME.json")
+	workerFlags(fs, &g)
+	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: locus rank train [flags] DIR [DIR...]\n\n"+
 			"Trains the learned ranker (LambdaMART, XGBoost) on the records of the triplets runs the DIRs came from\n"+
-			"(a repository mined by several takes the last one's records; --out defaults to the first DIR's rank/):\n"+
-			"each sampled query is ranked at its parent commit the way the learned method ranks an issue, and its\n"+
-			"candidates' features (docs/ranking.md) are the training rows; benchmark instances (--instances of the\n"+
-			"triplets run) are featurised for validation, never trained on. Needs Python 3 with XGBoost.\n\n")
+			"(a repository mined by several takes the last one's records), as a Temporal workflow: each sampled query is\n"+
+			"ranked at its parent commit the way the learned method ranks an issue, on the host with the repository's\n"+
+			"clone, and its candidates' features (docs/ranking.md) are stored as Parquet; benchmark instances (--instances\n"+
+			"of the triplets run) are featurised for validation, never trained on. The model, the leave-one-out models\n"+
+			"and a report (feature importances, validation) are stored as fleet NAME. Running the same command again\n"+
+			"resumes the run. Needs Python 3 with XGBoost on the workers.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := check(fs, intRange("sample", *sample, 1, -1), intRange("jobs", *jobs, 1, 64), intRange("min-words", *minWords, 0, -1), intRange("rounds", *rounds, 1, 100000)); err != nil {
+	if err := check(fs, intRange("sample", *sample, 1, -1), intRange("jobs", *jobsN, 1, workflows.MaxWindow), intRange("min-words", *minWords, 0, -1),
+		intRange("rounds", *rounds, 1, 100000), fleetName(*fleet)); err != nil {
 		return err
 	}
-	var loo []string
+	if !*noWorker {
+		if err := check(fs, g.checkWorkerFlags()); err != nil {
+			return err
+		}
+	}
+	var loo []schema.RepoName
 	for _, r := range strings.Split(*leaveOut, ",") {
 		if r = strings.TrimSpace(r); r != "" {
-			loo = append(loo, r)
+			loo = append(loo, schema.RepoName(r))
 		}
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return exitError{code: 2, msg: "rank train needs a triplets output directory"}
 	}
-	dir := fs.Arg(0)
-	g.logger()
+	if *out == "" {
+		*out = filepath.Join(fs.Arg(0), "rank")
+	}
+	if err := checkOutDir(*out); err != nil {
+		return err
+	}
 	b, err := g.openStore(ctx)
 	if err != nil {
 		return err
@@ -80,80 +98,91 @@ func runRankTrain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *out == "" {
-		*out = filepath.Join(dir, "rank")
+	c, closeAll, err := g.connect(ctx, g.logger())
+	if err != nil {
+		return err
 	}
-	var done, total atomic.Int64
-	stopProgress := watchProgressOf(ctx, stderr, "queries", func(context.Context) (schema.FleetProgress, error) {
-		t, d := int(total.Load()), int(done.Load())
-		return schema.FleetProgress{Total: t, Done: d, Pending: max(t-d, 0)}, nil
-	}, time.Second, 10*time.Second)
-	res, err := fit.TrainRanker(ctx, fit.RankerConfig{
-		Bucket:  b,
-		GitDir:  func(r schema.RepoName) (string, error) { return activities.ClonePath(workers.CloneDir(g.dataDir), r) },
-		Records: records,
-		Options: fit.Options{Sample: *sample, MinWords: *minWords, MemoryGap: *memoryGap},
-		Jobs:    *jobs, Out: *out, LeaveOut: loo,
+	defer closeAll()
+	if !*noWorker {
+		stop, err := g.startWorkers(ctx, b, c, nil)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	opts := fit.Options{Sample: *sample, MinWords: *minWords, MemoryGap: *memoryGap}
+	st, err := jobs.StartRankTraining(ctx, c, b, jobs.RankTraining{Fleet: *fleet, Records: records, Options: opts, LeaveOut: loo, Window: *jobsN,
 		// The command as it rebuilds the model: its settings, no paths of
 		// this machine.
 		Train: rank.TrainConfig{Rounds: *rounds, Trained: rank.Manifest{Command: fmt.Sprintf(
 			"locus rank train --sample %d --min-words %d --memory-gap %s --rounds %d%s", *sample, *minWords, *memoryGap, *rounds,
-			strings.Repeat(" TRIPLETS-DIR", fs.NArg()))}},
-		Progress: func(d, t int) { done.Store(int64(d)); total.Store(int64(t)) },
-	})
-	stopProgress(err == nil)
+			strings.Repeat(" TRIPLETS-DIR", fs.NArg()))}}})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%d training queries from %d repositories: %s\n", res.Queries, len(res.Repos), res.Model)
-	fmt.Fprintf(stdout, "%-32s %7s %6s %7s %6s %10s %9s %9s\n", "REPO", "RECORDS", "SHORT", "SAMPLED", "UNLAB", "CANDIDATES", "CAND-REC", "INST-REC")
-	for _, r := range res.Repos {
-		fmt.Fprintf(stdout, "%-32s %7d %6d %7d %6d %10.0f %9.3f %9.3f\n", r.Repo, r.Records, r.Short, r.Sampled, r.Unlabelled, r.Candidates, r.CandidateRecall, r.InstanceRecall)
+	fmt.Fprintf(stderr, "rank train %s: %d records, fleet %s\n", st.ID, len(records), *fleet)
+	var res fit.RankerResult
+	err = g.untilDiskFull(ctx, func(ctx context.Context) error {
+		return watchRankTraining(ctx, c, st, &res)
+	})
+	if ctx.Err() != nil {
+		return exitError{code: 130, msg: fmt.Sprintf("interrupted; rank train %s keeps its state in %s — run the same command again to continue", st.ID, g.dataDir)}
 	}
-	type kv struct {
-		k string
-		v float64
+	if full := diskFullFailure("rank train "+st.ID, err); full != nil {
+		return full
 	}
-	var imp []kv
-	for k, v := range res.Importance {
-		imp = append(imp, kv{k, v})
+	if err != nil {
+		return fmt.Errorf("rank train %s: %w", st.ID, err)
 	}
-	sort.Slice(imp, func(i, j int) bool { return imp[i].v > imp[j].v })
-	for i, e := range imp[:min(len(imp), 10)] {
-		fmt.Fprintf(stdout, "importance %2d %-18s %.1f\n", i+1, e.k, e.v)
+	files, err := fit.DownloadModels(ctx, b, res, *out)
+	if err != nil {
+		return err
 	}
-	if len(res.Validation) > 0 {
-		fmt.Fprintf(stdout, "leave one repository out, its instances (training's features), Recall@20 / Acc@20 / MRR:\n")
-		fmt.Fprintf(stdout, "%-28s %5s  %-17s  %-17s  %-17s\n", "REPO", "N", "LEARNED (TREES)", "LINEAR PAIRWISE", "FUSION (HYBRID'S)")
-		var n int
-		var sum [3]fit.Scores
-		add := func(a *fit.Scores, b fit.Scores, w float64) {
-			a.Recall, a.Acc, a.MRR = a.Recall+w*b.Recall, a.Acc+w*b.Acc, a.MRR+w*b.MRR
+	res.Markdown(stdout)
+	fmt.Fprintf(stdout, "\nstored as fleet %s (--model fleet:%s); written:\n", res.Fleet, res.Fleet)
+	for _, f := range files {
+		fmt.Fprintln(stdout, f)
+	}
+	return nil
+}
+
+// watchRankTraining shows a TrainRanker run's progress, queries while it
+// featurises and models while it trains, until it ends with res.
+func watchRankTraining(ctx context.Context, c client.Client, st jobs.Started, res *fit.RankerResult) error {
+	done := make(chan error, 1)
+	go func() { done <- st.Run.Get(ctx, res) }()
+	for _, phase := range []string{workflows.RankPhaseFeatures, workflows.RankPhaseModels} {
+		noun := "queries"
+		if phase == workflows.RankPhaseModels {
+			noun = "models"
 		}
-		line := func(name string, n int, s [3]fit.Scores) {
-			fmt.Fprintf(stdout, "%-28s %5d", name, n)
-			for _, x := range s {
-				fmt.Fprintf(stdout, "  %.3f %.3f %.3f", x.Recall, x.Acc, x.MRR)
+		next := make(chan struct{})
+		var once sync.Once
+		stop := watchProgressOf(ctx, stderr, noun, func(ctx context.Context) (schema.FleetProgress, error) {
+			p, fp, err := jobs.RankProgress(ctx, c, st.ID)
+			if err == nil && p.Phase != phase {
+				once.Do(func() { close(next) })
+				return fp, errOtherPhase // not this bar's count
 			}
-			fmt.Fprintln(stdout)
-		}
-		for _, v := range res.Validation {
-			s := [3]fit.Scores{v.Learned, v.Linear, v.Fused}
-			line(v.Repo, v.Instances, s)
-			n += v.Instances
-			for i := range s {
-				add(&sum[i], s[i], float64(v.Instances))
-			}
-		}
-		if n > 0 {
-			for i := range sum {
-				add(&sum[i], sum[i], 1/float64(n)-1)
-			}
-			line("all", n, sum)
+			return fp, err
+		}, time.Second, 10*time.Second)
+		select {
+		case err := <-done:
+			stop(err == nil)
+			return err
+		case <-next:
+			stop(true)
 		}
 	}
-	for r, p := range res.LeaveOut {
-		fmt.Fprintf(stdout, "without %s: %s\n", r, p)
+	return <-done
+}
+
+var errOtherPhase = errors.New("another phase")
+
+// fleetName checks a --fleet value.
+func fleetName(v string) error {
+	if v == "" || schema.SafeKeySegment(v) != v {
+		return fmt.Errorf("--fleet %q: want letters, digits, '-', '_' or '.'", v)
 	}
 	return nil
 }
@@ -182,6 +211,9 @@ func checkModel(method string, model *string) error {
 	if *model == "" {
 		_, err := search.LoadModel("") // the shipped default
 		return err
+	}
+	if _, ok, err := search.FleetModelKey(*model, "owner/name"); ok {
+		return err // read from the store by the query, which names it when it is not there
 	}
 	abs, err := filepath.Abs(*model)
 	if err != nil {

@@ -286,3 +286,29 @@ func TripletsInputKey(kind, sumHex16 string) string {
 
 // LLMCacheKey is where the cached answer with cache key k (hex) lives.
 func LLMCacheKey(k string) string { return "llmcache/" + k[:2] + "/" + k + ".json" }
+
+// RankRecordsKey is where a ranker-training run stores the triplet records
+// of repo it trains on: rank/runs/<run>/records/<owner+name>.parquet.
+func RankRecordsKey(run string, repo RepoName) string {
+	return "rank/runs/" + SafeKeySegment(run) + "/records/" + repo.FileName() + ".parquet"
+}
+
+// RankRunKey is where a ranker-training run keeps a file of its own (a
+// model before it is published): rank/runs/<run>/<name>.
+func RankRunKey(run, name string) string { return "rank/runs/" + SafeKeySegment(run) + "/" + name }
+
+// RankFeaturesKey is where the learned ranker's features of repo's
+// queries are stored, named by what they were computed from (key: a hex
+// digest of the feature version, the options and the records), so that
+// every run featurising the same records reuses them.
+func RankFeaturesKey(repo RepoName, key string) string {
+	return "rank/features/" + repo.FileName() + "/" + SafeKeySegment(key) + ".parquet"
+}
+
+// RankModelKey is where a fleet's published ranking model, its
+// leave-one-repository-out models and its report live:
+// rank/models/<fleet>/<name> (model.json, loo/<owner+name>.json,
+// report.json, report.md, importance.png).
+func RankModelKey(fleet, name string) string {
+	return "rank/models/" + SafeKeySegment(fleet) + "/" + name
+}

@@ -114,6 +114,7 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	index.RegisterWorkflow(workflows.IndexRepo)
 	index.RegisterWorkflow(workflows.BuildTriplets)
 	index.RegisterWorkflow(workflows.MineRepoTriplets)
+	index.RegisterWorkflow(workflows.TrainRanker)
 	index.RegisterActivity(git.Sync)
 	index.RegisterActivity(store)
 
@@ -122,6 +123,7 @@ func Start(cfg Config, c client.Client) ([]worker.Worker, error) {
 	host.RegisterActivity(git.BuildGraph)
 	host.RegisterActivity(git.MineTripletsChunk)
 	host.RegisterActivity(git.MineTripletsInstances)
+	host.RegisterActivity(git.RankFeatures)
 
 	econc := cfg.EmbedConcurrency
 	if econc <= 0 {

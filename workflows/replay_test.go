@@ -23,9 +23,10 @@ var replayed = map[string]any{
 	"triplets-":         BuildTriplets,
 	"minerepotriplets-": MineRepoTriplets,
 	"scheduledindex-":   ScheduledIndex,
+	"rank-":             TrainRanker,
 }
 
-const recordHint = "record them with: task update-golden (go test ./internal/e2e -run 'TestIndexFleetEndToEnd|TestLocalize|TestBacklog|TestRerank|TestTriplets|TestSchedule' -update)"
+const recordHint = "record them with: task update-golden (go test ./internal/e2e -run 'TestIndexFleetEndToEnd|TestLocalize|TestBacklog|TestRerank|TestTriplets|TestSchedule|TestRankTrainWorkflow' -update)"
 
 // TestReplayHistories replays histories recorded from a real run against the
 // current workflow code: a change that would break workflows already running

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/locus-dev/locus/activities"
+	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/fit"
 	"github.com/locus-dev/locus/internal/rank"
@@ -161,5 +162,115 @@ func TestLearnedRanking(t *testing.T) {
 	}
 	if _, err := search.Retrieve(ctx, d, name, "cache eviction", search.Params{Method: search.MethodLearned, Model: oldPath}); !errors.Is(err, rank.ErrBadModel) {
 		t.Errorf("an old model: %v, want ErrBadModel", err)
+	}
+}
+
+// TestRankTrainWorkflow trains the same model through the TrainRanker
+// workflow (features stored as Parquet on the repository's host, the
+// model trained and published as a fleet's) and ranks by it from the
+// store; the same run again reuses the stored features; a run that leaves
+// out its only repository fails, saying there is nothing to train on.
+func TestRankTrainWorkflow(t *testing.T) {
+	ctx, cancel := context.WithCancel(testctx.New(t))
+	defer cancel()
+	fx := indexedTripletsRepo(ctx, t, "fleet-rank-train")
+	c, b, name := fx.c, fx.b, fx.name
+	st, err := jobs.StartTriplets(ctx, c, jobs.TripletsRun{Repos: []schema.RepoName{name}, Options: workflows.TripletsOptions{Mine: triplets.Options{Negatives: 3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, col := collectRun(ctx, t, b, st)
+	if _, err := rank.FindPython(ctx); err != nil {
+		if os.Getenv(rank.EnvRequireTrainer) != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	params := map[string]any{"objective": "rank:ndcg", "max_depth": 3, "eta": 0.3, "min_child_weight": 0, "seed": 1, "nthread": 1}
+	in := jobs.RankTraining{Fleet: "acme", Records: col.Records, Train: rank.TrainConfig{Rounds: 10, Params: params}}
+	train := func(in jobs.RankTraining, history string) (fit.RankerResult, error) {
+		t.Helper()
+		st, err := jobs.StartRankTraining(ctx, c, b, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res fit.RankerResult
+		err = st.Run.Get(ctx, &res)
+		if *update && history != "" {
+			writeHistory(ctx, t, c, history, st.ID, "")
+		}
+		return res, err
+	}
+	res, err := train(in, "rank-trained.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Queries != 4 || len(res.Repos) != 1 || res.Repos[0].Sampled != 4 || res.Reused != 0 ||
+		res.Model != schema.RankModelKey("acme", "model.json") || len(res.Report) != 3 {
+		t.Fatalf("result %+v", res)
+	}
+	md, err := b.ReadAll(ctx, schema.RankModelKey("acme", "report.md"))
+	if err != nil || !strings.Contains(string(md), "Feature importance") || !strings.Contains(string(md), "| acme/widgets | 4 |") {
+		t.Errorf("report.md: %v\n%s", err, md)
+	}
+	// The features are a Parquet table in the store.
+	feats, err := b.List(ctx, "rank/features/acme+widgets/")
+	if err != nil || len(feats) != 1 || !strings.HasSuffix(feats[0].Key, ".parquet") {
+		t.Errorf("stored features %+v, %v", feats, err)
+	}
+
+	// The stored model ranks as a model file trained on the same queries
+	// with the same settings does.
+	gitDir, err := activities.ClonePath(workers.CloneDir(fx.dataDir), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, _, err := fit.Features(ctx, fit.Config{Bucket: b, Repo: name, GitDir: gitDir, Records: col.Records})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mdir := t.TempDir()
+	if _, err := rank.Train(ctx, qs, rank.TrainConfig{Dir: mdir, Rounds: 10, Params: params}); err != nil {
+		t.Fatal(err)
+	}
+	d := search.Deps{Bucket: b}
+	issue := "evicting a key raises KeyError from the cache"
+	want, err := search.Retrieve(ctx, d, name, issue, search.Params{Method: search.MethodLearned, Model: filepath.Join(mdir, "model.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := search.Retrieve(ctx, d, name, issue, search.Params{Method: search.MethodLearned, Model: "fleet:acme"})
+	if err != nil || len(got.TopK) == 0 || len(got.TopK) != len(want.TopK) {
+		t.Fatalf("fleet:acme: %+v, %v; want %+v", got, err, want)
+	}
+	for i := range want.TopK {
+		if got.TopK[i] != want.TopK[i] {
+			t.Errorf("fleet:acme ranks %+v at %d, the model file %+v", got.TopK[i], i, want.TopK[i])
+		}
+	}
+	for _, tc := range []struct{ model, want string }{
+		{"fleet:nobody", "rank/models/nobody/model.json"},
+		{"fleet:acme/loo", "rank/models/acme/loo/acme+widgets.json"},
+		{"fleet:../x", "fleet:NAME"},
+	} {
+		_, err := search.Retrieve(ctx, d, name, issue, search.Params{Method: search.MethodLearned, Model: tc.model})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("model %q: %v, want an error saying %q", tc.model, err, tc.want)
+		}
+	}
+
+	// Again: the stored features are reused.
+	res, err = train(in, "")
+	if err != nil || res.Reused != 1 || res.Queries != 4 {
+		t.Errorf("again: %+v, %v", res, err)
+	}
+	// Leaving out the only repository leaves nothing to train the
+	// leave-one-out model on.
+	in.LeaveOut = []schema.RepoName{name}
+	if _, err := train(in, "rank-failed.json"); err == nil || !strings.Contains(err.Error(), "without acme/widgets") || !strings.Contains(err.Error(), "no training queries") {
+		t.Errorf("leave out the only repository: %v", err)
+	}
+	if _, err := b.ReadAll(ctx, schema.RankModelKey("acme", "loo/acme+widgets.json")); !errors.Is(err, blob.ErrNotFound) {
+		t.Errorf("a failed run published a model: %v", err)
 	}
 }

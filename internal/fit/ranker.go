@@ -1,9 +1,7 @@
 package fit
 
 import (
-	"bufio"
 	"cmp"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,42 +9,40 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
-	"golang.org/x/sync/errgroup"
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/objio"
 	"github.com/locus-dev/locus/internal/rank"
 	"github.com/locus-dev/locus/internal/triplets"
 	"github.com/locus-dev/locus/schema"
 )
 
-// RankerConfig configures TrainRanker; zero fields take the defaults
-// written next to them.
-type RankerConfig struct {
+// Training the learned ranker is three steps, each a function of stored
+// objects so that a workflow can run them as activities (and resume after
+// any of them): StoreFeatures featurises one repository's records into a
+// Parquet table, TrainModel trains one model on the tables (the fleet's,
+// or all but one repository's for leave-one-repository-out validation),
+// and PublishModels makes a run's models the fleet's and writes its report.
+
+// FeaturesConfig is one repository's records to featurise.
+type FeaturesConfig struct {
 	Bucket *blob.Bucket
-	// GitDir is where a repository's clone is.
-	GitDir func(repo schema.RepoName) (string, error)
+	Repo   schema.RepoName
+	// GitDir is the repository's clone.
+	GitDir string
 	// Records are a triplets run's: commit and issue queries train;
 	// benchmark instances (source "instance") are never trained on, only
-	// described (candidate recall).
+	// described (candidate recall) and validated on.
 	Records []triplets.Record
 	Options Options
-	// Jobs is how many repositories are featurised at once; default 2.
-	Jobs int
-	// Out receives features/ (one file per repository, reused by a later
-	// run with the same records and options), model.json, loo/ and
-	// train.json.
-	Out string
-	// LeaveOut lists repositories to train a model without: loo/<owner>+<name>.json
-	// ranks that repository's queries with nothing of its own history.
-	LeaveOut []string
-	Train    rank.TrainConfig
 	// Progress, when set, is called as queries are featurised.
 	Progress func(done, total int)
 }
@@ -69,190 +65,124 @@ type RepoFeatures struct {
 	InstanceRecall  float64 `json:"instance_recall,omitempty"`
 }
 
-// RankerResult is what TrainRanker did.
-type RankerResult struct {
-	Repos      []RepoFeatures     `json:"repos"`
-	Queries    int                `json:"queries"` // trained on
-	Model      string             `json:"model"`
-	LeaveOut   map[string]string  `json:"leave_out,omitempty"` // repository → model file
-	Importance map[string]float64 `json:"importance"`
-	// Validation: each LeaveOut repository's benchmark instances ranked by
-	// its model, from the features training computes (the figures of
-	// record come from locus eval, through the query path).
-	Validation []Validation `json:"validation,omitempty"`
+// FeaturesRef is one repository's stored features table.
+type FeaturesRef struct {
+	Repo schema.RepoName `json:"repo"`
+	Ref  objio.Ref       `json:"ref"`
 }
 
-// ErrNoTrainingQueries: nothing to train on after the filters.
-var ErrNoTrainingQueries = errors.New("no training queries")
-
-// TrainRanker featurises c.Records per repository (features cached under
-// Out/features), trains the model on every labelled commit or issue query
-// and one model per LeaveOut repository without it, and writes train.json.
-func TrainRanker(ctx context.Context, c RankerConfig) (*RankerResult, error) {
-	byRepo := map[string][]triplets.Record{}
-	for _, r := range c.Records {
-		byRepo[r.Repo] = append(byRepo[r.Repo], r)
-	}
-	repos := make([]string, 0, len(byRepo))
-	for r := range byRepo {
-		repos = append(repos, r)
-	}
-	slices.Sort(repos)
-	for _, r := range c.LeaveOut {
-		if _, ok := byRepo[r]; !ok {
-			return nil, fmt.Errorf("train ranker: leave out %s: no records of it in the run", r)
-		}
-	}
-	if err := os.MkdirAll(filepath.Join(c.Out, "features"), 0o755); err != nil {
-		return nil, err
-	}
-	res := &RankerResult{Repos: make([]RepoFeatures, len(repos))}
-	train, instances := make([][]rank.Query, len(repos)), make([][]rank.Query, len(repos))
-	var mu sync.Mutex
-	done, total := 0, 0
-	for _, r := range repos {
-		total += min(len(byRepo[r]), cmp.Or(max(c.Options.Sample, 0), DefaultSample))
-	}
-	eg, gctx := errgroup.WithContext(ctx)
-	eg.SetLimit(cmp.Or(max(c.Jobs, 0), 2))
-	for i, r := range repos {
-		eg.Go(func() error {
-			qs, inst, rf, err := c.repoFeatures(gctx, schema.RepoName(r), byRepo[r], func() {
-				mu.Lock()
-				done++
-				d, t := done, total
-				mu.Unlock()
-				if c.Progress != nil {
-					c.Progress(d, t)
-				}
-			})
-			if err != nil {
-				return err
-			}
-			res.Repos[i], train[i], instances[i] = rf, qs, inst
-			return nil
-		})
-	}
-	if err := eg.Wait(); err != nil {
-		return nil, err
-	}
-	all := func(skip string) []rank.Query {
-		var out []rank.Query
-		for i, r := range repos {
-			if r != skip {
-				out = append(out, train[i]...)
-			}
-		}
-		return out
-	}
-	qs := all("")
-	if len(qs) == 0 {
-		return nil, fmt.Errorf("train ranker: %d records of %d repositories: %w (every query was short, unlabelled or an instance)", len(c.Records), len(repos), ErrNoTrainingQueries)
-	}
-	res.Queries = len(qs)
-	tc := c.Train
-	tc.Trained.Repos = repos
-	tc.Dir = filepath.Join(c.Out, "trainer")
-	m, err := rank.Train(ctx, qs, tc)
-	if err != nil {
-		return nil, err
-	}
-	res.Model = filepath.Join(c.Out, "model.json")
-	if err := copyFile(filepath.Join(tc.Dir, "model.json"), res.Model); err != nil {
-		return nil, err
-	}
-	res.Importance = m.File.Importance
-	for _, r := range c.LeaveOut {
-		lc := c.Train
-		lc.Trained.Repos = slices.DeleteFunc(slices.Clone(repos), func(s string) bool { return s == r })
-		lc.Dir = filepath.Join(c.Out, "trainer-loo", schema.RepoName(r).FileName())
-		lm, err := rank.Train(ctx, all(r), lc)
-		if err != nil {
-			return nil, fmt.Errorf("train ranker without %s: %w", r, err)
-		}
-		if inst := instances[slices.Index(repos, r)]; len(inst) > 0 {
-			lin, err := rank.TrainLinear(all(r), rank.LinearConfig{})
-			if err != nil {
-				return nil, fmt.Errorf("train the linear baseline without %s: %w", r, err)
-			}
-			v, err := validate(r, inst, lm, lin, DefaultK)
-			if err != nil {
-				return nil, err
-			}
-			res.Validation = append(res.Validation, v)
-		}
-		if res.LeaveOut == nil {
-			res.LeaveOut = map[string]string{}
-		}
-		res.LeaveOut[r] = filepath.Join(c.Out, "loo", schema.RepoName(r).FileName()+".json")
-		if err := os.MkdirAll(filepath.Dir(res.LeaveOut[r]), 0o755); err != nil {
-			return nil, err
-		}
-		if err := copyFile(filepath.Join(lc.Dir, "model.json"), res.LeaveOut[r]); err != nil {
-			return nil, err
-		}
-	}
-	data, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return res, os.WriteFile(filepath.Join(c.Out, "train.json"), append(data, '\n'), 0o644)
+// FeaturesResult is what StoreFeatures did.
+type FeaturesResult struct {
+	FeaturesRef
+	// Reused: the table was already stored (the same records, options and
+	// feature version) and was not computed again.
+	Reused bool         `json:"reused,omitempty"`
+	Repo   RepoFeatures `json:"features"`
 }
 
-// repoFeatures featurises one repository's records, from the cache when
-// it holds them; it returns the labelled training queries and the
-// benchmark instances.
-func (c RankerConfig) repoFeatures(ctx context.Context, repo schema.RepoName, recs []triplets.Record, tick func()) (train, instances []rank.Query, rf RepoFeatures, err error) {
-	cache := filepath.Join(c.Out, "features", repo.FileName()+".jsonl.gz")
-	key := c.cacheKey(recs)
-	qs, st, err := readFeatures(cache, key)
-	if err == nil {
-		// Cached: counted as done, as progress counts queries.
-		for range st.Sampled {
-			tick()
-		}
-	} else {
-		gitDir, err := c.GitDir(repo)
-		if err != nil {
-			return nil, nil, rf, err
-		}
-		// Every benchmark instance, and a sample of the other queries.
-		var inst, other []triplets.Record
-		for _, r := range recs {
-			if r.Source == triplets.QueryInstance {
-				inst = append(inst, r)
-			} else {
-				other = append(other, r)
-			}
-		}
-		qs, st, err = Features(ctx, Config{Bucket: c.Bucket, Repo: repo, GitDir: gitDir, Records: other, Options: c.Options,
-			Progress: func(int, int) { tick() }})
-		if err != nil {
-			return nil, nil, rf, err
-		}
-		if len(inst) > 0 {
-			io := c.Options
-			io.Sample, io.MinWords = len(inst), 0
-			iqs, ist, err := Features(ctx, Config{Bucket: c.Bucket, Repo: repo, GitDir: gitDir, Records: inst, Options: io})
-			if err != nil {
-				return nil, nil, rf, err
-			}
-			qs = append(qs, iqs...)
-			st.Records += ist.Records
-			st.Failed += ist.Failed
-			st.FailedExamples = append(st.FailedExamples, ist.FailedExamples...)
-		}
-		if err := writeFeatures(cache, key, qs, st); err != nil {
-			return nil, nil, rf, err
-		}
-	}
-	rf.Stats = st
-	instance := map[string]bool{}
+// FeaturesTotal is about how many queries StoreFeatures featurises of
+// recs (every benchmark instance, a sample of the rest), for progress.
+func FeaturesTotal(recs []triplets.Record, o Options) int {
+	inst := 0
 	for _, r := range recs {
 		if r.Source == triplets.QueryInstance {
-			instance[r.QueryID] = true
+			inst++
 		}
 	}
+	return inst + min(len(recs)-inst, o.withDefaults().Sample)
+}
+
+// StoreFeatures featurises c.Records (every benchmark instance, a sample
+// of the other queries; see Features) into the table
+// schema.RankFeaturesKey names. A table already stored for the same
+// records, options and feature version is reused; a damaged one is
+// computed again.
+func StoreFeatures(ctx context.Context, c FeaturesConfig) (FeaturesResult, error) {
+	key := featuresKey(c.Options, c.Records)
+	res := FeaturesResult{FeaturesRef: FeaturesRef{Repo: c.Repo}}
+	objKey := schema.RankFeaturesKey(c.Repo, key)
+	qs, st, ref, err := readFeatures(ctx, c.Bucket, objio.Ref{Key: objKey}, key)
+	switch {
+	case err == nil:
+		res.Reused = true
+		if c.Progress != nil {
+			c.Progress(st.Sampled, st.Sampled)
+		}
+	case ctx.Err() != nil:
+		return res, ctx.Err()
+	default:
+		if !errors.Is(err, blob.ErrNotFound) {
+			slog.Warn("stored features are computed again", "repo", c.Repo, "err", err)
+		}
+		if qs, st, err = computeFeatures(ctx, c); err != nil {
+			return res, err
+		}
+		if ref, err = writeFeatures(ctx, c.Bucket, objKey, key, qs, st); err != nil {
+			return res, err
+		}
+	}
+	res.Ref = ref
+	_, _, res.Repo = summarize(qs, st)
+	return res, nil
+}
+
+// computeFeatures featurises a sample of the commit and issue queries and
+// every benchmark instance.
+func computeFeatures(ctx context.Context, c FeaturesConfig) ([]labelledQuery, Stats, error) {
+	var inst, other []triplets.Record
+	for _, r := range c.Records {
+		if r.Source == triplets.QueryInstance {
+			inst = append(inst, r)
+		} else {
+			other = append(other, r)
+		}
+	}
+	total := FeaturesTotal(c.Records, c.Options)
+	tick := func(base int) func(int, int) {
+		return func(done, _ int) {
+			if c.Progress != nil {
+				c.Progress(base+done, total)
+			}
+		}
+	}
+	qs, st, err := Features(ctx, Config{Bucket: c.Bucket, Repo: c.Repo, GitDir: c.GitDir, Records: other, Options: c.Options,
+		Progress: tick(0)})
+	if err != nil {
+		return nil, st, err
+	}
+	out := make([]labelledQuery, 0, len(qs)+len(inst))
+	for _, q := range qs {
+		out = append(out, labelledQuery{Query: q})
+	}
+	if len(inst) > 0 {
+		io := c.Options
+		io.Sample, io.MinWords = len(inst), 0
+		iqs, ist, err := Features(ctx, Config{Bucket: c.Bucket, Repo: c.Repo, GitDir: c.GitDir, Records: inst, Options: io,
+			Progress: tick(len(qs))})
+		if err != nil {
+			return nil, st, err
+		}
+		for _, q := range iqs {
+			out = append(out, labelledQuery{Query: q, Instance: true})
+		}
+		st.Records += ist.Records
+		st.Failed += ist.Failed
+		st.FailedExamples = append(st.FailedExamples, ist.FailedExamples...)
+	}
+	return out, st, nil
+}
+
+// labelledQuery is a featurised query and whether it is a benchmark
+// instance.
+type labelledQuery struct {
+	rank.Query
+	Instance bool
+}
+
+// summarize splits qs into labelled training queries and benchmark
+// instances and counts what became of them.
+func summarize(qs []labelledQuery, st Stats) (train, instances []rank.Query, rf RepoFeatures) {
+	rf.Stats = st
 	var sumCands, sumRecall, sumInst float64
 	var nCommit int
 	for _, q := range qs {
@@ -263,10 +193,10 @@ func (c RankerConfig) repoFeatures(ctx context.Context, repo schema.RepoName, re
 			}
 		}
 		recall := float64(found) / float64(max(q.Gold, 1))
-		if instance[q.ID] {
+		if q.Instance {
 			rf.Instances++
 			sumInst += recall
-			instances = append(instances, q)
+			instances = append(instances, q.Query)
 			continue
 		}
 		nCommit++
@@ -276,7 +206,7 @@ func (c RankerConfig) repoFeatures(ctx context.Context, repo schema.RepoName, re
 			rf.Unlabelled++
 			continue
 		}
-		train = append(train, q)
+		train = append(train, q.Query)
 	}
 	if nCommit > 0 {
 		rf.Candidates, rf.CandidateRecall = sumCands/float64(nCommit), sumRecall/float64(nCommit)
@@ -284,114 +214,227 @@ func (c RankerConfig) repoFeatures(ctx context.Context, repo schema.RepoName, re
 	if rf.Instances > 0 {
 		rf.InstanceRecall = sumInst / float64(rf.Instances)
 	}
-	return train, instances, rf, nil
+	return train, instances, rf
 }
 
-// cacheKey names what a features file was computed from.
-func (c RankerConfig) cacheKey(recs []triplets.Record) string {
+// featuresKey names what a features table is computed from: the feature
+// version, the options and the records (query and parent).
+func featuresKey(o Options, recs []triplets.Record) string {
 	h := sha256.New()
-	o := c.Options.withDefaults()
+	o = o.withDefaults()
 	fmt.Fprintf(h, "v%d %d %d %d %d\n", rank.FeatureVersion, o.Sample, o.Fetch, o.MinWords, o.MemoryGap)
 	ids := make([]string, len(recs))
 	for i, r := range recs {
-		ids[i] = r.QueryID + " " + r.Parent
+		ids[i] = r.QueryID + " " + r.Parent + " " + r.Source
 	}
 	sort.Strings(ids)
 	io.WriteString(h, strings.Join(ids, "\n"))
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-type featuresHeader struct {
-	Key   string `json:"key"`
-	Stats Stats  `json:"stats"`
+// featuresFormat is the features table's layout version.
+var featuresFormat = objio.Format{Key: "locus.rank_features_layout", Version: 1}
+
+// Key-value metadata of a features table.
+const (
+	metaFeaturesKey   = "locus.rank_features_key"
+	metaFeatureNames  = "locus.rank_feature_names"
+	metaFeaturesStats = "locus.rank_features_stats"
+)
+
+// featureRow is one candidate of one query; a query without candidates is
+// one row with an empty Candidate, so that it is counted when read back.
+type featureRow struct {
+	Query     string    `parquet:"query"`
+	Instance  bool      `parquet:"instance"`
+	Gold      int32     `parquet:"gold"`
+	Candidate string    `parquet:"candidate"`
+	Positive  bool      `parquet:"positive"`
+	X         []float64 `parquet:"x,list"`
+	// Missed are the query's positives that are not candidates, on its
+	// first row (they count in recall, never in training).
+	Missed []string `parquet:"missed,list"`
 }
 
-type featuresLine struct {
-	ID       string      `json:"id"`
-	Repo     string      `json:"repo"`
-	Gold     int         `json:"gold"`
-	Positive []string    `json:"positive"`
-	IDs      []string    `json:"ids"`
-	X        [][]float64 `json:"x"`
-}
-
-// writeFeatures writes qs as gzip'd JSON Lines: a header with the key and
-// stats, then one query per line.
-func writeFeatures(path, key string, qs []rank.Query, st Stats) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+// writeFeatures stores qs at objKey as a Parquet table recording key, the
+// feature names and st.
+func writeFeatures(ctx context.Context, b *blob.Bucket, objKey, key string, qs []labelledQuery, st Stats) (objio.Ref, error) {
+	stats, err := json.Marshal(st)
 	if err != nil {
-		return err
+		return objio.Ref{}, err
 	}
-	zw := gzip.NewWriter(f)
-	enc := json.NewEncoder(zw)
-	err = enc.Encode(featuresHeader{Key: key, Stats: st})
+	var rows []featureRow
 	for _, q := range qs {
-		if err != nil {
-			break
+		first := len(rows)
+		for _, c := range q.Candidates {
+			rows = append(rows, featureRow{Query: q.ID, Instance: q.Instance, Gold: int32(q.Gold), Candidate: c.ID, Positive: q.Positive[c.ID], X: c.X})
 		}
-		l := featuresLine{ID: q.ID, Repo: q.Repo, Gold: q.Gold}
+		if len(rows) == first {
+			rows = append(rows, featureRow{Query: q.ID, Instance: q.Instance, Gold: int32(q.Gold)})
+		}
 		for id := range q.Positive {
-			l.Positive = append(l.Positive, id)
-		}
-		slices.Sort(l.Positive)
-		for _, cand := range q.Candidates {
-			l.IDs, l.X = append(l.IDs, cand.ID), append(l.X, cand.X)
-		}
-		err = enc.Encode(l)
-	}
-	err = errors.Join(err, zw.Close(), f.Close())
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("features %s: %w", path, err)
-	}
-	return os.Rename(tmp, path)
-}
-
-// readFeatures reads a features file written for key; any error (absent,
-// another key, damaged) means it is computed again.
-func readFeatures(path, key string) ([]rank.Query, Stats, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, Stats{}, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(bufio.NewReader(f))
-	if err != nil {
-		return nil, Stats{}, err
-	}
-	dec := json.NewDecoder(zr)
-	var h featuresHeader
-	if err := dec.Decode(&h); err != nil {
-		return nil, Stats{}, err
-	}
-	if h.Key != key {
-		return nil, Stats{}, errors.New("features of other records or options")
-	}
-	var qs []rank.Query
-	for {
-		var l featuresLine
-		if err := dec.Decode(&l); err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, Stats{}, err
-		}
-		q := rank.Query{ID: l.ID, Repo: l.Repo, Gold: l.Gold, Positive: rank.Positives(l.Positive)}
-		for i, id := range l.IDs {
-			if len(l.X[i]) != len(rank.Features) {
-				return nil, Stats{}, fmt.Errorf("%s: %d features", id, len(l.X[i]))
+			if !slices.ContainsFunc(q.Candidates, func(c rank.Candidate) bool { return c.ID == id }) {
+				rows[first].Missed = append(rows[first].Missed, id)
 			}
-			q.Candidates = append(q.Candidates, rank.Candidate{ID: id, X: l.X[i]})
 		}
-		qs = append(qs, q)
+		slices.Sort(rows[first].Missed)
 	}
-	return qs, h.Stats, nil
+	ref, err := objio.WriteParquet(ctx, b, objKey, rows, featuresFormat,
+		parquet.KeyValueMetadata(metaFeaturesKey, key),
+		parquet.KeyValueMetadata(metaFeatureNames, strings.Join(rank.FeatureNames(), ",")),
+		parquet.KeyValueMetadata(metaFeaturesStats, string(stats)))
+	if err != nil {
+		return objio.Ref{}, fmt.Errorf("features of %s: %w", st.Repo, err)
+	}
+	return ref, nil
 }
 
-func copyFile(from, to string) error {
-	data, err := os.ReadFile(from)
+// ErrFeatures: a features table was computed from other records, options
+// or features than asked for.
+var ErrFeatures = errors.New("features table of other records, options or features")
+
+// readFeatures reads the features table ref names (checked against ref's
+// size and SHA-256 when it records them); key "" accepts any records and
+// options, never another feature set.
+func readFeatures(ctx context.Context, b *blob.Bucket, ref objio.Ref, key string) ([]labelledQuery, Stats, objio.Ref, error) {
+	var st Stats
+	data, err := objio.ReadBlob(ctx, b, ref)
 	if err != nil {
-		return err
+		return nil, st, ref, err
 	}
-	return os.WriteFile(to, data, 0o644)
+	ref = objio.RefOf(ref.Key, data)
+	pf, err := objio.ParseParquet(ref.Key, data, featuresFormat)
+	if err != nil {
+		return nil, st, ref, err
+	}
+	if k, _ := pf.Lookup(metaFeaturesKey); key != "" && k != key {
+		return nil, st, ref, fmt.Errorf("%s: key %s, want %s: %w", ref.Key, k, key, ErrFeatures)
+	}
+	if names, _ := pf.Lookup(metaFeatureNames); names != strings.Join(rank.FeatureNames(), ",") {
+		return nil, st, ref, fmt.Errorf("%s: features %q, this build's are version %d: %w", ref.Key, names, rank.FeatureVersion, ErrFeatures)
+	}
+	s, _ := pf.Lookup(metaFeaturesStats)
+	if err := json.Unmarshal([]byte(s), &st); err != nil {
+		return nil, st, ref, fmt.Errorf("%s: stats: %v: %w", ref.Key, err, blob.ErrCorrupt)
+	}
+	rows, err := objio.Rows[featureRow](ref.Key, pf)
+	if err != nil {
+		return nil, st, ref, err
+	}
+	var qs []labelledQuery
+	for _, r := range rows {
+		if len(qs) == 0 || qs[len(qs)-1].ID != r.Query {
+			qs = append(qs, labelledQuery{Query: rank.Query{Repo: st.Repo, ID: r.Query, Gold: int(r.Gold), Positive: rank.Positives(r.Missed)}, Instance: r.Instance})
+		}
+		q := &qs[len(qs)-1]
+		if r.Candidate == "" {
+			continue
+		}
+		if len(r.X) != len(rank.Features) {
+			return nil, st, ref, fmt.Errorf("%s: %s: %d features, want %d: %w", ref.Key, r.Candidate, len(r.X), len(rank.Features), blob.ErrCorrupt)
+		}
+		if r.Positive {
+			q.Positive[r.Candidate] = true
+		}
+		q.Candidates = append(q.Candidates, rank.Candidate{ID: r.Candidate, X: r.X})
+	}
+	return qs, st, ref, nil
+}
+
+// ModelConfig is one model to train on stored features.
+type ModelConfig struct {
+	Bucket   *blob.Bucket
+	Features []FeaturesRef
+	// Without names the repository whose features are left out (its
+	// benchmark instances then validate the model); "": none, the fleet's
+	// model.
+	Without schema.RepoName
+	// Key is where the model is stored.
+	Key   string
+	Train rank.TrainConfig
+	// K of the validation's metrics; default DefaultK.
+	K int
+}
+
+// ModelResult is what TrainModel did.
+type ModelResult struct {
+	Key     string          `json:"key"`
+	Without schema.RepoName `json:"without,omitempty"`
+	// Queries trained on, from Repos.
+	Queries    int                `json:"queries"`
+	Repos      []string           `json:"repos"`
+	Importance map[string]float64 `json:"importance"`
+	// Validation: Without's benchmark instances ranked by the model, the
+	// linear baseline trained on the same queries and the fusion (nil when
+	// Without has none).
+	Validation *Validation `json:"validation,omitempty"`
+}
+
+// ErrNoTrainingQueries: nothing to train on after the filters.
+var ErrNoTrainingQueries = errors.New("no training queries")
+
+// TrainModel trains a model (rank.Train) on every labelled commit or
+// issue query of c.Features but Without's and stores it at c.Key.
+func TrainModel(ctx context.Context, c ModelConfig) (ModelResult, error) {
+	res := ModelResult{Key: c.Key, Without: c.Without}
+	var train, held []rank.Query
+	for _, f := range c.Features {
+		qs, st, _, err := readFeatures(ctx, c.Bucket, f.Ref, "")
+		if err != nil {
+			return res, fmt.Errorf("train ranker: features of %s: %w", f.Repo, err)
+		}
+		tr, inst, _ := summarize(qs, st)
+		if f.Repo == c.Without {
+			held = inst
+			continue
+		}
+		train = append(train, tr...)
+		res.Repos = append(res.Repos, string(f.Repo))
+	}
+	if c.Without != "" && !slices.ContainsFunc(c.Features, func(f FeaturesRef) bool { return f.Repo == c.Without }) {
+		return res, fmt.Errorf("train ranker: leave out %s: no features of it in the run", c.Without)
+	}
+	if len(train) == 0 {
+		what := fmt.Sprintf("%d repositories", len(res.Repos))
+		if c.Without != "" {
+			what += " (without " + string(c.Without) + ")"
+		}
+		return res, fmt.Errorf("train ranker: %s: %w (every query was short, unlabelled or an instance)", what, ErrNoTrainingQueries)
+	}
+	res.Queries = len(train)
+	tc := c.Train
+	tc.Trained.Repos = res.Repos
+	dir, err := os.MkdirTemp("", "locus-rank-")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(dir)
+	tc.Dir = dir
+	m, err := rank.Train(ctx, train, tc)
+	if err != nil {
+		if c.Without != "" {
+			err = fmt.Errorf("train ranker without %s: %w", c.Without, err)
+		}
+		return res, err
+	}
+	res.Importance = m.File.Importance
+	if len(held) > 0 {
+		lin, err := rank.TrainLinear(train, rank.LinearConfig{})
+		if err != nil {
+			return res, fmt.Errorf("train the linear baseline without %s: %w", c.Without, err)
+		}
+		v, err := validate(string(c.Without), held, m, lin, cmp.Or(c.K, DefaultK))
+		if err != nil {
+			return res, err
+		}
+		res.Validation = &v
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "model.json"))
+	if err != nil {
+		return res, err
+	}
+	if err := c.Bucket.WriteAll(ctx, c.Key, data); err != nil {
+		return res, fmt.Errorf("train ranker: store the model: %w", err)
+	}
+	return res, nil
 }

@@ -1,15 +1,20 @@
 package fit
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/objio"
 	"github.com/locus-dev/locus/internal/rank"
+	"github.com/locus-dev/locus/internal/testutil/blobtest"
+	"github.com/locus-dev/locus/schema"
 )
 
 func row(fused float64) []float64 {
@@ -18,27 +23,43 @@ func row(fused float64) []float64 {
 	return x
 }
 
-func TestFeaturesFileRoundTrip(t *testing.T) {
-	qs := []rank.Query{{Repo: "a/b", ID: "a/b@1", Gold: 2, Positive: rank.Positives([]string{"f.py:g", "f.py:h"}),
-		Candidates: []rank.Candidate{{ID: "f.py:g", X: row(1)}, {ID: "f.py:k", X: row(2)}}}}
-	st := Stats{Repo: "a/b", Records: 3, Sampled: 1, Ranked: 1}
-	path := filepath.Join(t.TempDir(), "a+b.jsonl.gz")
-	if err := writeFeatures(path, "key1", qs, st); err != nil {
+func TestFeaturesTableRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	b := blobtest.Bucket(t)
+	qs := []labelledQuery{
+		{Query: rank.Query{Repo: "a/b", ID: "a/b@1", Gold: 2, Positive: rank.Positives([]string{"f.py:g", "f.py:h"}),
+			Candidates: []rank.Candidate{{ID: "f.py:g", X: row(1)}, {ID: "f.py:k", X: row(2)}}}},
+		// No candidates: still a query, counted as unlabelled.
+		{Query: rank.Query{Repo: "a/b", ID: "a/b@2", Gold: 1, Positive: rank.Positives([]string{"f.py:z"})}},
+		{Query: rank.Query{Repo: "a/b", ID: "a__b-1", Gold: 1, Positive: rank.Positives([]string{"f.py:k"}),
+			Candidates: []rank.Candidate{{ID: "f.py:k", X: row(1)}}}, Instance: true},
+	}
+	st := Stats{Repo: "a/b", Records: 3, Sampled: 2, Ranked: 2}
+	key := schema.RankFeaturesKey("a/b", "key1")
+	ref, err := writeFeatures(ctx, b, key, "key1", qs, st)
+	if err != nil {
 		t.Fatal(err)
 	}
-	got, gst, err := readFeatures(path, "key1")
-	if err != nil || !reflect.DeepEqual(got, qs) || !reflect.DeepEqual(gst, st) {
-		t.Fatalf("read back %+v %+v, %v", got, gst, err)
+	got, gst, gref, err := readFeatures(ctx, b, ref, "key1")
+	if err != nil || !reflect.DeepEqual(got, qs) || !reflect.DeepEqual(gst, st) || gref != ref {
+		t.Fatalf("read back %+v %+v %+v, %v", got, gst, gref, err)
 	}
-	if _, _, err := readFeatures(path, "key2"); err == nil {
-		t.Error("features of another key were used")
+	train, inst, rf := summarize(got, gst)
+	if len(train) != 1 || len(inst) != 1 || rf.Unlabelled != 1 || rf.Instances != 1 || rf.CandidateRecall != 0.25 || rf.InstanceRecall != 1 {
+		t.Errorf("summary %+v, %d training queries, %d instances", rf, len(train), len(inst))
 	}
-	data, _ := os.ReadFile(path)
-	if err := os.WriteFile(path, data[:len(data)/2], 0o644); err != nil {
+	if _, _, _, err := readFeatures(ctx, b, objio.Ref{Key: key}, "key2"); !errors.Is(err, ErrFeatures) {
+		t.Errorf("features of another key: %v", err)
+	}
+	data, _ := b.ReadAll(ctx, key)
+	if err := b.WriteAll(ctx, key, data[:len(data)/2]); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := readFeatures(path, "key1"); err == nil {
-		t.Error("a truncated features file was used")
+	if _, _, _, err := readFeatures(ctx, b, ref, "key1"); !errors.Is(err, blob.ErrCorrupt) || !strings.Contains(err.Error(), key) {
+		t.Errorf("a truncated table: %v", err)
+	}
+	if _, _, _, err := readFeatures(ctx, b, objio.Ref{Key: key}, "key1"); !errors.Is(err, blob.ErrCorrupt) {
+		t.Errorf("a truncated table, its size unknown: %v", err)
 	}
 }
 

@@ -185,13 +185,19 @@ func OpenParquet(ctx context.Context, b *blob.Bucket, ref Ref, f Format) (*parqu
 	if err != nil {
 		return nil, err
 	}
+	return ParseParquet(ref.Key, data, f)
+}
+
+// ParseParquet opens data, the table stored at key, and checks that it is
+// readable Parquet recording f (unless zero).
+func ParseParquet(key string, data []byte, f Format) (*parquet.File, error) {
 	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a readable Parquet file (%v): %w", ref.Key, err, blob.ErrCorrupt)
+		return nil, fmt.Errorf("%s: not a readable Parquet file (%v): %w", key, err, blob.ErrCorrupt)
 	}
 	if f.Key != "" {
 		if v, ok := pf.Lookup(f.Key); !ok || v != strconv.Itoa(f.Version) {
-			return nil, fmt.Errorf("%s: layout version %q, want %d: %w", ref.Key, v, f.Version, blob.ErrCorrupt)
+			return nil, fmt.Errorf("%s: layout version %q, want %d: %w", key, v, f.Version, blob.ErrCorrupt)
 		}
 	}
 	return pf, nil

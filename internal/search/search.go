@@ -483,7 +483,7 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 			// The model first: a query must not fall back to another
 			// ranking (below, when no word of it is indexed) and hide that
 			// its model cannot be read.
-			if model, err = LoadModel(ModelFor(p.Model, repo)); err != nil {
+			if model, err = ModelOf(ctx, d.Bucket, p.Model, repo); err != nil {
 				return nil, fmt.Errorf("localize %s: %w", repo, err)
 			}
 		}
