@@ -98,6 +98,9 @@ func runRankTrain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(records) == 0 {
+		return fmt.Errorf("rank train: the triplets runs of %s hold no records: nothing to train on", strings.Join(fs.Args(), ", "))
+	}
 	c, closeAll, err := g.connect(ctx, g.logger())
 	if err != nil {
 		return err
@@ -196,7 +199,7 @@ func methodFlags(fs *flag.FlagSet) (method, model *string) {
 
 // modelFlag defines --model.
 func modelFlag(fs *flag.FlagSet) *string {
-	return fs.String("model", "", "ranking model of the learned method (default: the one shipped with locus, if any): a model file (locus rank train writes OUT/model.json), or a directory of OWNER+NAME.json files, one per repository (leave-one-repository-out validation)")
+	return fs.String("model", "", "ranking model of the learned method (default: the one shipped with locus, if any): fleet:NAME (the model locus rank train --fleet NAME stored), fleet:NAME/loo (the one trained without the queried repository), a model file (locus rank train writes OUT/model.json), or a directory of OWNER+NAME.json files, one per repository (leave-one-repository-out validation)")
 }
 
 // checkModel makes *model absolute (workers may run elsewhere in the tree)

@@ -124,8 +124,12 @@ func (r RankerResult) Markdown(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\n| repository | records | too short | sampled | unlabelled | instances | candidates | candidate recall | instance recall | failed |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Repos {
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %.0f | %.3f | %.3f | %d |\n", s.Repo, s.Records, s.Short, s.Sampled, s.Unlabelled,
-			s.Instances, s.Candidates, s.CandidateRecall, s.InstanceRecall, s.Failed)
+		inst := "–"
+		if s.Instances > 0 {
+			inst = fmt.Sprintf("%.3f", s.InstanceRecall)
+		}
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %.0f | %.3f | %s | %d |\n", s.Repo, s.Records, s.Short, s.Sampled, s.Unlabelled,
+			s.Instances, s.Candidates, s.CandidateRecall, inst, s.Failed)
 	}
 	fmt.Fprintf(w, "\nFeature importance (total gain), largest first:\n\n| # | feature | gain |\n|---|---|---|\n")
 	for i, e := range r.importances() {
