@@ -135,18 +135,11 @@ func runBacklog(ctx context.Context, args []string) error {
 	opts := workflows.BacklogOptions{Window: *window, Batch: *batch, ContinueAsNewAfter: *perRun, MaxTokens: *maxTokens, MaxIssueTokens: *maxIssueTokens,
 		PriceInPerM: *priceIn, PriceOutPerM: *priceOut}
 	params := search.Params{Method: *method, Params: spider.Params{K: *k}, IncludeTests: *includeTests, Rerank: *rerank, Model: *model}
-	c, closeAll, err := g.connect(ctx, log)
+	c, closeAll, err := g.connectWorking(ctx, log, bucket, !*noWorker, nil)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
-	if !*noWorker {
-		stop, err := g.startWorkers(ctx, bucket, c, nil)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
 	// The same input resumes the run in progress; a finished run is not
 	// run again, its result is read back.
 	s, err := jobs.StartBacklog(ctx, c, bucket, jobs.Backlog{Issues: in, Failures: failures, Params: params, Options: opts,

@@ -73,16 +73,11 @@ func runEval(ctx context.Context, args []string) error {
 		if err := check(fs, g.checkWorkerFlags(), g.checkRerank(*rerank, false), intRange("co-change-cost", *coChange, 0, 255), intRange("max-blob-size", *maxBlob, 0, -1)); err != nil {
 			return err
 		}
-		c, closeAll, err := g.connect(ctx, g.logger())
+		c, closeAll, err := g.connectWorking(ctx, g.logger(), b, true, func(wc *workers.Config) { o.Embedder = wc.Search.Embedder.Name() })
 		if err != nil {
 			return err
 		}
 		defer closeAll()
-		stop, err := g.startWorkers(ctx, b, c, func(wc *workers.Config) { o.Embedder = wc.Search.Embedder.Name() })
-		if err != nil {
-			return err
-		}
-		defer stop()
 		o.Client, o.Backends = c, g.backends()
 		o.Watch = func(ctx context.Context, s jobs.Started) func(bool) {
 			return watchBacklog(ctx, c, s, "instances")

@@ -79,18 +79,11 @@ func runIndex(ctx context.Context, args []string) error {
 		return err
 	}
 	defer bucket.Close()
-	c, closeAll, err := g.connect(ctx, log)
+	c, closeAll, err := g.connectWorking(ctx, log, bucket, !*noWorker, func(wc *workers.Config) { wc.Backend = gitrepo.Backend(*backend) })
 	if err != nil {
 		return err
 	}
 	defer closeAll()
-	if !*noWorker {
-		stop, err := g.startWorkers(ctx, bucket, c, func(wc *workers.Config) { wc.Backend = gitrepo.Backend(*backend) })
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
 	run, err := jobs.StartFleet(ctx, c, bucket, *id, in)
 	if err != nil {
 		return g.orDiskFull(err)

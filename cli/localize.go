@@ -92,18 +92,11 @@ func runLocalize(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	cl, closeAll, err := g.connect(ctx, log)
+	cl, closeAll, err := g.connectWorking(ctx, log, b, !*noWorker, nil)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
-	if !*noWorker {
-		stop, err := g.startWorkers(ctx, b, cl, nil)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
 	// A backlog of one: the same workflow path as every other ranking.
 	params := search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}, IncludeTests: *includeTests, Rerank: *rerank, Model: *model}
 	st, err := jobs.StartBacklog(ctx, cl, b, jobs.Backlog{Prefix: "localize", Rerun: true, Params: params, Backends: g.backends(),

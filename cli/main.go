@@ -393,6 +393,22 @@ func (g *Globals) startWorkers(ctx context.Context, b *blob.Bucket, c client.Cli
 	}, nil
 }
 
+// connectWorking connects to Temporal (see connect) and, when withWorkers is
+// set, starts this process's workers on it (see startWorkers); closeAll
+// stops the workers, then the connection and an embedded server.
+func (g *Globals) connectWorking(ctx context.Context, log *slog.Logger, b *blob.Bucket, withWorkers bool, tweak func(*workers.Config)) (client.Client, func(), error) {
+	c, closeAll, err := g.connect(ctx, log)
+	if err != nil || !withWorkers {
+		return c, closeAll, err
+	}
+	stop, err := g.startWorkers(ctx, b, c, tweak)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	return c, func() { stop(); closeAll() }, nil
+}
+
 // metricsFlag adds --metrics-addr to fs.
 func metricsFlag(fs *flag.FlagSet, g *Globals) {
 	fs.StringVar(&g.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (locus's and the Temporal SDK's) at http://ADDR/metrics, e.g. :9090; empty: none")

@@ -101,18 +101,11 @@ func runRankTrain(ctx context.Context, args []string) error {
 	if len(records) == 0 {
 		return fmt.Errorf("rank train: the triplets runs of %s hold no records: nothing to train on", strings.Join(fs.Args(), ", "))
 	}
-	c, closeAll, err := g.connect(ctx, g.logger())
+	c, closeAll, err := g.connectWorking(ctx, g.logger(), b, !*noWorker, nil)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
-	if !*noWorker {
-		stop, err := g.startWorkers(ctx, b, c, nil)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
 	opts := fit.Options{Sample: *sample, MinWords: *minWords, MemoryGap: *memoryGap}
 	st, err := jobs.StartRankTraining(ctx, c, b, jobs.RankTraining{Fleet: *fleet, Records: records, Options: opts, LeaveOut: loo, Window: *jobsN,
 		// The command as it rebuilds the model: its settings, no paths of

@@ -148,18 +148,11 @@ func runTriplets(ctx context.Context, args []string) error {
 			return fmt.Errorf("store the issues of %s: %w", *issues, err)
 		}
 	}
-	c, closeAll, err := g.connect(ctx, g.logger())
+	c, closeAll, err := g.connectWorking(ctx, g.logger(), b, !*noWorker, nil)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
-	if !*noWorker {
-		stop, err := g.startWorkers(ctx, b, c, nil)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
 	st, err := jobs.StartTriplets(ctx, c, jobs.TripletsRun{Repos: repos, Options: opts})
 	if err != nil {
 		return err
