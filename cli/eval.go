@@ -34,6 +34,7 @@ func runEval(ctx context.Context, args []string) error {
 	coChange := fs.Int("co-change-cost", 0, "hybrid: hop cost of edges to the functions past commits changed together with a function (0: none, the default; measured in docs/results.md)")
 	denseWeight := fs.Float64("dense-weight", 0, "hybrid: weight of the embedder's ranking in the fusion (0: 1 with a model embedder, none with the lexical one; negative: none)")
 	model := modelFlag(fs)
+	fileModel := fs.String("file-model", "", "commits benchmarks: the learned file ranker (locus rank train-files writes one; default: the one shipped with locus, if any)")
 	baselines := fs.String("baselines", search.MethodSR, "function-level methods every other is compared with, paired (comma-separated)")
 	seed := fs.Uint64("seed", 1, "bootstrap seed")
 	maxBlob := fs.Int("max-blob-size", 0, maxBlobSizeUsage)
@@ -60,7 +61,7 @@ func runEval(ctx context.Context, args []string) error {
 	o := evalrun.Options{BenchFile: *benchFile, Bucket: b, Resolve: evalrun.Resolver(*repoDir, paths),
 		Methods: strings.Split(*methods, ","), Limit: *limit, Seed: *seed, Query: search.Params{IncludeTests: *includeTests, MemoryWeight: *memoryWeight,
 			HotspotWeight: *hotspotWeight, DenseWeight: *denseWeight, Rerank: *rerank, CoChangeCost: *coChange, Model: *model},
-		Log: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }, MaxBlobSize: int64(*maxBlob)}
+		Log: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }, MaxBlobSize: int64(*maxBlob), FileModel: *fileModel}
 	o.Baselines = strings.Split(*baselines, ",")
 	if *repos != "" {
 		o.Repos = strings.Split(*repos, ",")

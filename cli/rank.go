@@ -9,30 +9,37 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/locus-dev/locus/activities"
+	"github.com/locus-dev/locus/internal/eval/commitrun"
 	"github.com/locus-dev/locus/internal/fit"
 	"github.com/locus-dev/locus/internal/rank"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/schema"
+	"github.com/locus-dev/locus/workers"
 	"github.com/locus-dev/locus/workflows"
 )
 
-const rankUsage = "usage: locus rank train [flags] DIR   train the learned ranker on a triplets output (locus rank train -h)\n"
+const rankUsage = "usage: locus rank train [flags] DIR         train the learned ranker on a triplets output (locus rank train -h)\n" +
+	"       locus rank train-files [flags] DIR   train the learned file ranker of commit-history search (locus rank train-files -h)\n"
 
 func runRank(ctx context.Context, args []string) error {
 	switch {
 	case len(args) > 0 && args[0] == "train":
 		return runRankTrain(ctx, args[1:])
+	case len(args) > 0 && args[0] == "train-files":
+		return runRankTrainFiles(ctx, args[1:])
 	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
 		fmt.Fprint(stdout, rankUsage)
 		return nil
 	}
 	fmt.Fprint(stderr, rankUsage)
-	return exitError{code: 2, msg: "rank needs a subcommand: train"}
+	return exitError{code: 2, msg: "rank needs a subcommand: train or train-files"}
 }
 
 // runRankTrain trains a fleet's learned ranker on the records of triplets
@@ -138,6 +145,85 @@ func runRankTrain(ctx context.Context, args []string) error {
 	fmt.Fprintf(stdout, "\nstored as fleet %s (--model fleet:%s); written:\n", res.Fleet, res.Fleet)
 	for _, f := range files {
 		fmt.Fprintln(stdout, f)
+	}
+	return nil
+}
+
+// runRankTrainFiles trains the learned file ranker of commit-history
+// search (locus eval on commits-dev) on the commits of triplets runs.
+func runRankTrainFiles(ctx context.Context, args []string) error {
+	var g Globals
+	fs := newFlags("rank train-files", &g)
+	out := fs.String("out", "", "model file to write (default DIR/rank/files.json)")
+	sample := fs.Int("sample", 40, "commit queries ranked per repository, spread evenly over its history")
+	minWords := fs.Int("min-words", 4, "leave out commit queries of fewer words")
+	jobsN := fs.Int("jobs", 2, "repositories ranked at once")
+	rounds := fs.Int("rounds", 200, "boosting rounds")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: locus rank train-files [flags] DIR [DIR...]\n\n"+
+			"Trains the learned file ranker of commit-history search (the learned method of locus eval on a commits\n"+
+			"benchmark) on the commits of the triplets runs the DIRs came from: each sampled commit's message is ranked\n"+
+			"at its first parent the way a commits-dev query is (memory of strictly older commits only), its gold files are\n"+
+			"the files it changed, and LambdaMART (XGBoost) learns to order the hybrid ranking's candidates from the five\n"+
+			"rankings it fuses. Needs the repositories' clones in --data-dir and Python 3 with XGBoost.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := check(fs, intRange("sample", *sample, 1, -1), intRange("jobs", *jobsN, 1, 64), intRange("min-words", *minWords, 0, -1),
+		intRange("rounds", *rounds, 1, 100000)); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return exitError{code: 2, msg: "rank train-files needs a triplets output directory"}
+	}
+	if *out == "" {
+		*out = filepath.Join(fs.Arg(0), "rank", "files.json")
+	}
+	if err := checkOutDir(filepath.Dir(*out)); err != nil {
+		return err
+	}
+	g.logger()
+	b, err := g.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	records, err := collectTripletsRuns(ctx, b, fs.Args(), "rank train-files")
+	if err != nil {
+		return err
+	}
+	if len(records) == 0 {
+		return fmt.Errorf("rank train-files: the triplets runs of %s hold no records: nothing to train on", strings.Join(fs.Args(), ", "))
+	}
+	var done, total atomic.Int64
+	stopProgress := watchProgressOf(ctx, stderr, "repositories", func(context.Context) (schema.FleetProgress, error) {
+		t, d := int(total.Load()), int(done.Load())
+		return schema.FleetProgress{Total: t, Done: d, Pending: max(t-d, 0)}, nil
+	}, time.Second, 10*time.Second)
+	data, stats, err := fit.TrainFiles(ctx, fit.FilesTraining{Bucket: b,
+		GitDir:  func(r schema.RepoName) (string, error) { return activities.ClonePath(workers.CloneDir(g.dataDir), r) },
+		Records: records, Sample: *sample, MinWords: *minWords, Jobs: *jobsN,
+		Train: rank.TrainConfig{Rounds: *rounds, Trained: rank.Manifest{Command: fmt.Sprintf("locus rank train-files --sample %d --min-words %d --rounds %d%s",
+			*sample, *minWords, *rounds, strings.Repeat(" TRIPLETS-DIR", fs.NArg()))}},
+		Progress: func(d, t int) { done.Store(int64(d)); total.Store(int64(t)) }})
+	stopProgress(err == nil)
+	if err != nil {
+		return err
+	}
+	m, err := rank.ParseTableModel(commitrun.FileTable, *out, data)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*out, data, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d queries (%d rows) from %d repositories: %s\n", m.File.Trained.Queries, m.File.Trained.Rows, len(stats), *out)
+	fmt.Fprintf(stdout, "%-32s %7s %6s %7s %6s %6s\n", "REPO", "RECORDS", "SHORT", "SAMPLED", "RANKED", "FAILED")
+	for _, s := range stats {
+		fmt.Fprintf(stdout, "%-32s %7d %6d %7d %6d %6d\n", s.Repo, s.Records, s.Short, s.Sampled, s.Ranked, s.Failed)
 	}
 	return nil
 }

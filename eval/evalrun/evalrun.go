@@ -5,6 +5,7 @@ package evalrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/locus-dev/locus/internal/eval/metrics"
 	"github.com/locus-dev/locus/internal/eval/report"
 	"github.com/locus-dev/locus/internal/gitrepo"
+	"github.com/locus-dev/locus/internal/rank"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/jobs"
 	"go.temporal.io/sdk/client"
@@ -35,6 +37,9 @@ const (
 	MethodRRF      = "rrf"
 	// MethodHybrid: file BM25 fused with repository memory (commitrun.HybridWeights).
 	MethodHybrid = "hybrid"
+	// MethodLearned: the learned file ranker's order of hybrid's
+	// candidates (commitrun.LearnedFiles).
+	MethodLearned = "learned"
 )
 
 // Kinds of benchmark.
@@ -74,6 +79,10 @@ type Options struct {
 	Log func(format string, args ...any)
 	// MaxBlobSize is the index's schema.IndexOptions.MaxBlobSize.
 	MaxBlobSize int64
+	// FileModel is the learned file ranker of commit benchmarks
+	// (commitrun.LoadModel; "" the shipped one, none when the build ships
+	// none).
+	FileModel string
 }
 
 // baselines are o.Baselines, default sr.
@@ -282,6 +291,18 @@ func runCommits(ctx context.Context, o Options) (*Result, error) {
 	var recs []report.Instance
 	var notes []string
 	var skipped []funceval.Skip
+	methods := []string{MethodMessages, MethodFiles, MethodRRF, MethodHybrid}
+	model, err := commitrun.LoadModel(o.FileModel)
+	switch {
+	case err == nil:
+		methods = append(methods, MethodLearned)
+		notes = append(notes, fmt.Sprintf("%s: LambdaMART over the five rankings hybrid fuses, reordering its first %d files (model %s, trained on %d queries of %d repositories)",
+			MethodLearned, commitrun.LearnedCandidates, model.Name, model.File.Trained.Queries, len(model.File.Trained.Repos)))
+	case o.FileModel == "" && errors.Is(err, rank.ErrNoDefault):
+		model = nil
+	default:
+		return nil, fmt.Errorf("eval %s: %w", o.BenchFile, err)
+	}
 	for _, repo := range dataset.CommitRepos(qs) {
 		gitDir, err := o.Resolve(repo)
 		if err != nil {
@@ -292,7 +313,7 @@ func runCommits(ctx context.Context, o Options) (*Result, error) {
 			continue
 		}
 		t0 := time.Now()
-		res, skips, err := commitrun.Run(ctx, o.Bucket, gitDir, repo, byRepo[repo])
+		res, skips, err := commitrun.RunWith(ctx, o.Bucket, gitDir, repo, byRepo[repo], commitrun.RunOptions{Model: model})
 		if err != nil {
 			return nil, fmt.Errorf("eval %s: %s: %w", o.BenchFile, repo, err)
 		}
@@ -306,7 +327,10 @@ func runCommits(ctx context.Context, o Options) (*Result, error) {
 			for _, m := range []struct {
 				name   string
 				ranked []string
-			}{{MethodMessages, r.Ranked}, {MethodFiles, r.Files}, {MethodRRF, r.Fused}, {MethodHybrid, r.Hybrid}} {
+			}{{MethodMessages, r.Ranked}, {MethodFiles, r.Files}, {MethodRRF, r.Fused}, {MethodHybrid, r.Hybrid}, {MethodLearned, r.Learned}} {
+				if m.name == MethodLearned && model == nil {
+					continue
+				}
 				vals, err := metrics.Compute(m.ranked, r.Gold, CommitKs)
 				if err != nil {
 					notes = append(notes, "excluded "+r.Query+": "+err.Error())
@@ -319,8 +343,8 @@ func runCommits(ctx context.Context, o Options) (*Result, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("eval %s: no query could be evaluated: %s", o.BenchFile, strings.Join(notes, "; "))
 	}
-	rs, err := report.Build(recs, report.BuildOptions{Benchmark: filepath.Base(o.BenchFile), Methods: []string{MethodMessages, MethodFiles, MethodRRF, MethodHybrid},
-		Baselines: []string{MethodMessages},
+	rs, err := report.Build(recs, report.BuildOptions{Benchmark: filepath.Base(o.BenchFile), Methods: methods,
+		Baselines: []string{MethodMessages, MethodHybrid},
 		Levels:    []string{"file"}, Metrics: []string{metrics.Recall, metrics.Precision}, Ks: CommitKs,
 		Uncut: []string{metrics.MRR, metrics.MAP}, Bootstrap: metrics.DefaultBootstrap(o.Seed)})
 	if err != nil {

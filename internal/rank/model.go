@@ -2,6 +2,7 @@ package rank
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,7 +26,9 @@ var ErrBadModel = errors.New("bad ranking model")
 // the trees in LightGBM's JSON dump layout, which leaves reads (XGBoost
 // 1.x's own files it does not; train.py converts, exactly: see its doc).
 type File struct {
-	Format         string   `json:"format"`
+	Format string `json:"format"`
+	// Table names the feature table ("" the learned method's, Functions).
+	Table          string   `json:"table,omitempty"`
 	FeatureVersion int      `json:"feature_version"`
 	Features       []string `json:"features"`
 	// Trainer says what trained the trees (library, version, objective,
@@ -52,9 +55,10 @@ type Manifest struct {
 
 // Model ranks candidates by a trained ensemble.
 type Model struct {
-	Name string // where it was read from
-	File File
-	ens  *leaves.Ensemble
+	Name  string // where it was read from
+	File  File
+	ens   *leaves.Ensemble
+	width int // features per row
 }
 
 // ReadModel reads the model file at path (see ParseModel).
@@ -66,12 +70,36 @@ func ReadModel(path string) (*Model, error) {
 	return ParseModel(path, data)
 }
 
-// ParseModel decodes a model file named name. It is refused, with an error
-// naming it and wrapping ErrBadModel, when it is not whole JSON of
-// ModelFormat, when its feature version or feature names are not this
-// build's (a model trained without a feature the query path now computes
-// would read the wrong columns), or when its trees do not load.
+// Table is a feature table: what the columns of a model's rows are.
+type Table struct {
+	// Name is recorded in the model file ("" for Functions, whose files
+	// predate tables).
+	Name    string
+	Version int
+	Names   []string
+	// Retrain is the command that trains a model of the table again.
+	Retrain string
+}
+
+// Functions is the learned method's table of function features
+// (Features, FeatureVersion).
+func Functions() Table {
+	return Table{Version: FeatureVersion, Names: FeatureNames(), Retrain: "locus rank train"}
+}
+
+// ParseModel decodes a model file of the learned method's table named
+// name (see ParseTableModel).
 func ParseModel(name string, data []byte) (*Model, error) {
+	return ParseTableModel(Functions(), name, data)
+}
+
+// ParseTableModel decodes a model file of table t named name. It is
+// refused, with an error naming it and wrapping ErrBadModel, when it is
+// not whole JSON of ModelFormat, when it is of another table, when its
+// feature version or feature names are not this build's (a model trained
+// without a feature the query path now computes would read the wrong
+// columns), or when its trees do not load.
+func ParseTableModel(t Table, name string, data []byte) (*Model, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("ranking model %s: %s: %w", name, fmt.Sprintf(format, a...), ErrBadModel)
 	}
@@ -83,10 +111,13 @@ func ParseModel(name string, data []byte) (*Model, error) {
 	if f.Format != ModelFormat {
 		return nil, bad("format %q, want %q", f.Format, ModelFormat)
 	}
-	if f.FeatureVersion != FeatureVersion {
-		return nil, bad("trained on feature version %d, this build computes version %d (train it again: locus rank train)", f.FeatureVersion, FeatureVersion)
+	if f.Table != t.Name {
+		return nil, bad("a model of the %q feature table, want %q", cmp.Or(f.Table, "functions"), cmp.Or(t.Name, "functions"))
 	}
-	want := FeatureNames()
+	if f.FeatureVersion != t.Version {
+		return nil, bad("trained on feature version %d, this build computes version %d (train it again: %s)", f.FeatureVersion, t.Version, t.Retrain)
+	}
+	want := t.Names
 	if !slices.Equal(f.Features, want) {
 		for i, n := range want {
 			if i >= len(f.Features) || f.Features[i] != n {
@@ -105,7 +136,7 @@ func ParseModel(name string, data []byte) (*Model, error) {
 	if ens.NFeatures() > len(want) {
 		return nil, bad("trees read %d features, the table has %d", ens.NFeatures(), len(want))
 	}
-	return &Model{Name: name, File: f, ens: ens}, nil
+	return &Model{Name: name, File: f, ens: ens, width: len(want)}, nil
 }
 
 // Score is the model's score of one feature row. Features are rounded to
@@ -123,8 +154,8 @@ func (m *Model) Score(x []float64) float64 {
 func (m *Model) Rank(cands []Candidate) ([]spider.Scored, error) {
 	out := make([]spider.Scored, len(cands))
 	for i, c := range cands {
-		if len(c.X) != numFeatures {
-			return nil, fmt.Errorf("rank %s: %d features, want %d", c.ID, len(c.X), numFeatures)
+		if len(c.X) != m.width {
+			return nil, fmt.Errorf("rank %s: %d features, want %d", c.ID, len(c.X), m.width)
 		}
 		s := m.Score(c.X)
 		if math.IsNaN(s) || math.IsInf(s, 0) {

@@ -58,6 +58,8 @@ type TrainConfig struct {
 	// Trained is written into the model's manifest (repositories and the
 	// command; Train fills in rows, queries and the data's digest).
 	Trained Manifest
+	// Table is the candidates' feature table; nil: Functions().
+	Table *Table `json:",omitempty"`
 }
 
 // DefaultParams are the trainer's parameters: LambdaMART optimising NDCG at
@@ -138,8 +140,12 @@ func Train(ctx context.Context, qs []Query, c TrainConfig) (*Model, error) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	t := Functions()
+	if c.Table != nil {
+		t = *c.Table
+	}
 	table := filepath.Join(dir, "train.tsv")
-	first, err := writeTable(table, use)
+	first, err := writeTable(table, t.Names, use)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +158,7 @@ func Train(ctx context.Context, qs []Query, c TrainConfig) (*Model, error) {
 		rounds = 200
 	}
 	pj, err := json.MarshalIndent(map[string]any{
-		"features": FeatureNames(), "feature_version": FeatureVersion, "xgboost": params, "rounds": rounds, "trained": c.Trained,
+		"features": t.Names, "feature_version": t.Version, "table": t.Name, "xgboost": params, "rounds": rounds, "trained": c.Trained,
 	}, "", "  ")
 	if err != nil {
 		return nil, err
@@ -170,7 +176,11 @@ func Train(ctx context.Context, qs []Query, c TrainConfig) (*Model, error) {
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("train: %s: %w: %s", py, err, strings.TrimSpace(tail(stderr.String(), 2000)))
 	}
-	m, err := ReadModel(modelPath)
+	data, err := os.ReadFile(modelPath)
+	if err != nil {
+		return nil, fmt.Errorf("train: the trainer's model: %w", err)
+	}
+	m, err := ParseTableModel(t, modelPath, data)
 	if err != nil {
 		return nil, fmt.Errorf("train: the trainer's model: %w", err)
 	}
@@ -189,13 +199,13 @@ func tail(s string, n int) string {
 
 // writeTable writes qs as the trainer's table and returns its first rows
 // (as many as the trainer predicts back).
-func writeTable(path string, qs []Query) ([][]float64, error) {
+func writeTable(path string, names []string, qs []Query) ([][]float64, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	w.WriteString("qid\tlabel\t" + strings.Join(FeatureNames(), "\t") + "\n")
+	w.WriteString("qid\tlabel\t" + strings.Join(names, "\t") + "\n")
 	var first [][]float64
 	buf := make([]byte, 0, 32)
 	for qi, q := range qs {

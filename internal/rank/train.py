@@ -83,6 +83,8 @@ def main(table, params_path, out_path, pred_path):
              "trained": trained,
              "importance": {names[int(k[1:])]: round(v, 6) for k, v in sorted(gain.items())},
              "trees": dump}
+    if params.get("table"):
+        model["table"] = params["table"]
     with open(out_path, "w") as f:
         json.dump(model, f, sort_keys=True, separators=(",", ":"))
         f.write("\n")

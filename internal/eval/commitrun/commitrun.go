@@ -15,6 +15,7 @@ import (
 	"github.com/locus-dev/locus/internal/eval/commiteval"
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/rank"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/schema"
 )
@@ -32,6 +33,26 @@ type Result struct {
 	// Hybrid: Files fused with repository memory and the paths' BM25 (see
 	// HybridWeights).
 	Hybrid []string `json:"hybrid"`
+	// Learned: the learned file ranker's order (RunOptions.Model; nil
+	// without one).
+	Learned []string `json:"learned,omitempty"`
+	// Candidates are the learned file ranker's candidates and their
+	// features (RunOptions.Candidates; FileCandidates).
+	Candidates []rank.Candidate `json:"-"`
+}
+
+// RunOptions adjust RunWith.
+type RunOptions struct {
+	// Model, when set, is a learned file ranker (FileTable): each result
+	// gets its order too.
+	Model *rank.Model
+	// Candidates: each result gets its candidates and their features
+	// (training data).
+	Candidates bool
+	// GoldFromCommit takes each query's gold files from its commit's own
+	// changes in the history (training queries mined from commits), in
+	// place of the query's GoldFiles.
+	GoldFromCommit bool
 }
 
 // HybridWeights weigh the rankings the hybrid method fuses (spider.Fuse:
@@ -57,6 +78,11 @@ type Skip struct {
 
 // Run evaluates the queries of one repository whose bare clone is gitDir.
 func Run(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []dataset.CommitQuery) ([]Result, []Skip, error) {
+	return RunWith(ctx, b, gitDir, repo, qs, RunOptions{})
+}
+
+// RunWith is Run with options.
+func RunWith(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []dataset.CommitQuery, o RunOptions) ([]Result, []Skip, error) {
 	head, err := gitrepo.Resolve(gitDir, "")
 	if err != nil {
 		return nil, nil, err
@@ -120,6 +146,17 @@ func Run(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []dataset.
 	px.pathOnly = true
 	var fileRanks, pathRanks [][]spider.Scored
 	for _, q := range sorted {
+		if o.GoldFromCommit {
+			c := byID[q.CommitID]
+			if c == nil {
+				skips = append(skips, Skip{q.QueryID, fmt.Sprintf("commit %s is not in the history", q.CommitID)})
+				continue
+			}
+			q.GoldFiles = nil
+			for _, f := range c.Files {
+				q.GoldFiles = append(q.GoldFiles, f.Path)
+			}
+		}
 		for ; next < len(byTime) && byTime[next].Time < q.CommitDate; next++ {
 			for _, f := range byTime[next].Files {
 				switch f.Status {
@@ -198,6 +235,15 @@ func Run(ctx context.Context, b *blob.Bucket, gitDir, repo string, qs []dataset.
 		hybrid = hybrid[:min(len(hybrid), commiteval.DefaultOptions().MaxFiles)]
 		out[i] = Result{Query: q.QueryID, Repo: repo, Gold: q.GoldFiles, Ranked: ranked, Files: files,
 			Fused: fuse(ranked, files, commiteval.DefaultOptions().MaxFiles), Hybrid: scoredIDs(hybrid)}
+		rk := Rankings{Files: fileRanks[i], MaxP: mem.MaxP, Votes: mem.Votes, Docs: mem.Docs, Paths: pathRanks[i], Hybrid: hybrid}
+		if o.Model != nil {
+			if out[i].Learned, err = LearnedFiles(o.Model, q.Query, rk, commiteval.DefaultOptions().MaxFiles); err != nil {
+				return nil, nil, fmt.Errorf("query %s: %w", q.QueryID, err)
+			}
+		}
+		if o.Candidates {
+			out[i].Candidates = FileCandidates(q.Query, rk)
+		}
 	}
 	return out, skips, nil
 }
