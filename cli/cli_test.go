@@ -269,6 +269,15 @@ func TestTripletsStatsArguments(t *testing.T) {
 	if code, _, errOut := runCLI(t, "rank", "train", "--data-dir", filepath.Join(dir, "data"), dir); code != 1 || !strings.Contains(errOut, "rank train: "+dir+" is not a triplets output directory") {
 		t.Errorf("rank train, not an output directory: exit %d, %q", code, errOut)
 	}
+	if code, _, errOut := runCLI(t, "rank", "train-files"); code != 2 || !strings.Contains(errOut, "rank train-files needs a triplets output directory") {
+		t.Errorf("rank train-files, no directory: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, "rank", "train-files", "--data-dir", filepath.Join(dir, "data"), "--out", filepath.Join(dir, "files.json"), dir); code != 1 || !strings.Contains(errOut, "rank train-files: "+dir+" is not a triplets output directory") {
+		t.Errorf("rank train-files, not an output directory: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, "localize", "--repo", "a/b", "--method", "learned", "--model", "fleet:a/b", "x"); code != 2 || !strings.Contains(errOut, "want fleet:NAME or fleet:NAME/loo") {
+		t.Errorf("--model fleet: with a bad name: exit %d, %q", code, errOut)
+	}
 	if code, _, errOut := runCLI(t, "localize", "--repo", "a/b", "--method", "hybrid", "--model", "m.json", "x"); code != 2 || !strings.Contains(errOut, "--model is for --method learned") {
 		t.Errorf("--model without the learned method: exit %d, %q", code, errOut)
 	}
