@@ -140,3 +140,17 @@ func TestLearnedFilesTrainedOnCommits(t *testing.T) {
 		}
 	}
 }
+
+// The shipped file ranker loads and says what it was trained on.
+func TestShippedFileRanker(t *testing.T) {
+	m, err := LoadModel("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.File.Trained.Queries == 0 || len(m.File.Trained.Repos) == 0 || !strings.HasPrefix(m.File.Trained.Command, "locus rank train-files") {
+		t.Errorf("manifest %+v", m.File.Trained)
+	}
+	if s := m.Score(make([]float64, len(FileTable.Names))); math.IsNaN(s) {
+		t.Error("the shipped file ranker scores NaN")
+	}
+}
