@@ -150,6 +150,12 @@ func runRankTrain(ctx context.Context, args []string) error {
 				add(&sum[i], sum[i], 1/float64(n)-1)
 			}
 			line("all", n, sum)
+			var cands, recall, r100 float64
+			for _, v := range res.Validation {
+				w := float64(v.Instances) / float64(n)
+				cands, recall, r100 = cands+w*v.Candidates, recall+w*v.CandidateRecall, r100+w*v.Recall100
+			}
+			fmt.Fprintf(stdout, "candidate set of the %d instances: %.0f candidates, gold among them %.3f, learned Recall@100 %.3f\n", n, cands, recall, r100)
 		}
 	}
 	for r, p := range res.LeaveOut {
