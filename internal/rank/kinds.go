@@ -35,8 +35,10 @@ func kindHops(in Inputs, n int) (byKind, error) {
 	}
 	if g := in.Graph; g != nil {
 		var err error
+		// A graph that does not keep a kind apart is an error, never a
+		// column of NoHops the model was not trained on.
 		walk := func(kind string, from []string) map[string]int {
-			if err != nil || !g.Records(kind) {
+			if err != nil {
 				return nil
 			}
 			var h map[string]int

@@ -83,6 +83,16 @@ func TestFeaturesByKind(t *testing.T) {
 		t.Errorf("far name_bm25 %v rank %v, want 0 and NoRank", r["name_bm25"], r["name_bm25_rank"])
 	}
 
+	// A graph that does not keep the kinds apart is an error.
+	plain, err := spider.NewGraphCosts(nodes, edges, spider.DefaultEdgeCosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Graph = plain
+	if _, err := Collect(in, Options{Hits: 1}); err == nil || !strings.Contains(err.Error(), "invokes edges are not recorded") {
+		t.Errorf("a graph without kinds: err %v, want one naming the kind", err)
+	}
+
 	// Without a graph and memory, every kind is NoHops but the contains
 	// tree, which ids give.
 	in.Graph, in.CoChange = nil, nil

@@ -50,9 +50,6 @@ func NewGraphKinds(nodes []Node, edges []Edge, costs EdgeCosts, record []string)
 	return g, nil
 }
 
-// Records reports whether the graph kept kind's edges for KindHops.
-func (g *Graph) Records(kind string) bool { return g.kinds[kind] != nil }
-
 // KindHops walks only edges of kind (undirected, each hop 1) from every node
 // of from at once, up to depth hops, and returns each node reached (any
 // type, the sources at 0) with its fewest hops. Ids the graph lacks are
