@@ -21,8 +21,8 @@ func TestStackFrames(t *testing.T) {
 		{"javascript", "TypeError: x is undefined\n    at Axios.request (lib/core/Axios.js:40:5)\n    at ./lib/helpers/bind.js:9:15",
 			[]string{"Axios.request lib/core/Axios.js:40 1", ". lib/helpers/bind.js:9 2"}},
 		{"go", "panic: boom\n\ngoroutine 1 [running]:\ngithub.com/spf13/cobra.(*Command).execute(0xc0000, {0x0})\n" +
-			"\t/home/u/go/pkg/cobra/command.go:916 +0x862\nmain.main.func1()\n\t/src/main.go:12 +0x1d",
-			[]string{"Command.execute /home/u/go/pkg/cobra/command.go:916 1", ".main /src/main.go:12 2"}},
+			"\t/go/pkg/cobra/command.go:916 +0x862\nmain.main.func1()\n\t/src/main.go:12 +0x1d",
+			[]string{"Command.execute /go/pkg/cobra/command.go:916 1", ".main /src/main.go:12 2"}},
 		{"rust backtrace", "thread 'main' panicked at src/args.rs:42:9:\nstack backtrace:\n   3: clap::parser::Parser::get_matches_with\n             at ./src/parser/parser.rs:88:5",
 			[]string{". src/args.rs:42 1", "Parser.get_matches_with src/parser/parser.rs:88 2"}},
 		{"gdb", "#0  0x00005555 in fmt::detail::format_value (out=...) at include/fmt/format.h:1200\n#1  main () at test.cc:5",
