@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strconv"
@@ -85,6 +86,23 @@ func TestValidate(t *testing.T) {
 	if !near(v.Learned.MRR, 0.75) || !near(v.Learned.Recall, 0.25) || v.Learned.Acc != 0 ||
 		!near(v.Fused.MRR, 1) || !near(v.Fused.Recall, 0.75) || !near(v.Fused.Acc, 0.5) || v.Instances != 2 {
 		t.Errorf("validation %+v", v)
+	}
+	// Candidate recall: q1 1, q2 1/2; every candidate is within 100.
+	if !near(v.CandidateRecall, 0.75) || !near(v.Recall100, 0.75) || v.Candidates != 2 {
+		t.Errorf("candidate recall %v, Recall@100 %v, candidates %v; want 0.75, 0.75, 2", v.CandidateRecall, v.Recall100, v.Candidates)
+	}
+	// 101 candidates, the gold one last by id: among the candidates, not
+	// in the first 100.
+	long := rank.Query{ID: "3", Positive: rank.Positives([]string{"c100"})}
+	for i := range 101 {
+		long.Candidates = append(long.Candidates, rank.Candidate{ID: fmt.Sprintf("c%03d", i), X: row(float64(i))})
+	}
+	v, err = validate("x/y", []rank.Query{long}, m, nil, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.CandidateRecall != 1 || v.Recall100 != 0 || v.Candidates != 101 {
+		t.Errorf("101 candidates: candidate recall %v, Recall@100 %v, candidates %v; want 1, 0, 101", v.CandidateRecall, v.Recall100, v.Candidates)
 	}
 }
 

@@ -158,6 +158,12 @@ func (r RankerResult) Markdown(w io.Writer) {
 			sum[i] = Scores{Recall: sum[i].Recall / f, Acc: sum[i].Acc / f, MRR: sum[i].MRR / f}
 		}
 		fmt.Fprintf(w, "| **all** | %d | %s | %s | %s |\n", n, three(sum[0]), three(sum[1]), three(sum[2]))
+		var cands, recall, r100 float64
+		for _, v := range r.Validation {
+			f := float64(v.Instances) / float64(n)
+			cands, recall, r100 = cands+f*v.Candidates, recall+f*v.CandidateRecall, r100+f*v.Recall100
+		}
+		fmt.Fprintf(w, "\nCandidate sets of the %d instances: %.0f candidates on average, holding %.3f of the gold functions; the learned order's Recall@100 %.3f.\n", n, cands, recall, r100)
 	}
 }
 

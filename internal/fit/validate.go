@@ -29,6 +29,13 @@ type Validation struct {
 	// on the same queries.
 	Linear Scores `json:"linear"`
 	Fused  Scores `json:"fused"`
+	// Candidates is the mean size of an instance's candidate set,
+	// CandidateRecall the mean share of its gold functions among them (the
+	// most any order of them reaches) and Recall100 the learned order's
+	// Recall@100.
+	Candidates      float64 `json:"candidates"`
+	CandidateRecall float64 `json:"candidate_recall"`
+	Recall100       float64 `json:"recall_100"`
 }
 
 // fusedColumn is the feature column of the fusion's rank.
@@ -57,6 +64,22 @@ func validate(repo string, qs []rank.Query, m *rank.Model, lin *rank.Linear, k i
 		fused := make([]string, len(byFusion))
 		for i, c := range byFusion {
 			fused[i] = c.ID
+		}
+		r100, err := metrics.RecallAt(byModel, gold, 100)
+		if err != nil {
+			return v, fmt.Errorf("validate %s %s: %w", repo, q.ID, err)
+		}
+		found := 0
+		for _, c := range q.Candidates {
+			if q.Positive[c.ID] {
+				found++
+			}
+		}
+		n := float64(len(qs))
+		v.Recall100 += r100 / n
+		v.Candidates += float64(len(q.Candidates)) / n
+		if len(gold) > 0 {
+			v.CandidateRecall += float64(found) / float64(len(gold)) / n
 		}
 		var linear []string
 		if lin != nil {

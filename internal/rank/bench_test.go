@@ -79,9 +79,45 @@ func queryOf(n int) Inputs {
 		}
 		exp.Centers = append(exp.Centers, ctr)
 	}
-	return Inputs{Query: "Session.lookup returns None for a missing key_3 instead of raising KeyError in pkg/mod1/file4.py",
-		Code: code, Memory: mem, Hotspots: hot, Fused: code, Expansion: exp, History: hist,
-		Source: func(id string) string { return src[id] }}
+	// A graph holding the candidates, with calls between neighbours,
+	// inheritance between classes and imports between files; co-change
+	// pairs every third function with the next two.
+	var nodes []spider.Node
+	var edges []spider.Edge
+	seen := map[string]bool{}
+	node := func(id, typ string) {
+		if !seen[id] {
+			seen[id] = true
+			nodes = append(nodes, spider.Node{ID: id, Type: typ})
+		}
+	}
+	for i, c := range code {
+		file, _, _ := strings.Cut(c.ID, ":")
+		class := c.ID[:strings.LastIndexByte(c.ID, '.')]
+		node(file, "file")
+		node(class, "class")
+		node(c.ID, spider.TypeFunction)
+		edges = append(edges, spider.Edge{Src: file, Dst: class, Type: "contains"}, spider.Edge{Src: class, Dst: c.ID, Type: "contains"})
+		if i > 0 {
+			prevFile, _, _ := strings.Cut(code[i-1].ID, ":")
+			edges = append(edges, spider.Edge{Src: code[i-1].ID, Dst: c.ID, Type: "invokes"},
+				spider.Edge{Src: prevFile, Dst: file, Type: "imports"},
+				spider.Edge{Src: code[i-1].ID[:strings.LastIndexByte(code[i-1].ID, '.')], Dst: class, Type: "inherits"})
+		}
+	}
+	g, err := spider.NewGraphKinds(nodes, edges, spider.EdgeCosts{"contains": 1, "invokes": 3, "inherits": 3}, []string{"invokes", "inherits", "imports"})
+	if err != nil {
+		panic(err)
+	}
+	co := map[string][]string{}
+	for i := 0; i+2 < len(code); i += 3 {
+		co[code[i].ID] = []string{code[i+1].ID, code[i+2].ID}
+	}
+	return Inputs{Query: "Session.lookup returns None for a missing key_3 instead of raising KeyError in pkg/mod1/file4.py\n" +
+		"Traceback (most recent call last):\n  File \"pkg/mod1/file4.py\", line 3, in method_4\nKeyError: 'key_3'",
+		Code: code, Memory: mem, Hotspots: hot, Fused: code, Expansion: exp, History: hist, Graph: g,
+		CoChange: func(id string) []string { return co[id] },
+		Source:   func(id string) string { return src[id] }}
 }
 
 // BenchmarkCollectAndRank is the learned method's cost per query beyond the

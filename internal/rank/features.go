@@ -31,7 +31,10 @@ import (
 //	1: the first table (retriever scores and ranks, file BM25, memory
 //	   history, graph distance to the expansion's centers, name, path and
 //	   code matches, size, nesting, test-ness, query length).
-const FeatureVersion = 1
+//	2: distances to the fused ranking's first hits by edge kind (contains,
+//	   invokes, inherits, imports, co-change), BM25 over names and paths
+//	   alone, stack-trace frames the issue quotes.
+const FeatureVersion = 2
 
 // Feature is one column of the feature table.
 type Feature struct {
@@ -67,6 +70,11 @@ var Features = []Feature{
 	{"graph_hops", "hop cost from the nearest center of the fused ranking's graph expansion (contains 1, invokes and inherits 3, co-change 2; 0: a center; 99: not reached)"},
 	{"graph_center_rank", "rank of that nearest center (99: not reached)"},
 	{"graph_centers", "how many centers reach it"},
+	{"graph_contains", "contains-tree hops (directories, file, classes) to the nearest of the fused ranking's first 5 (0: one of them; 2: a sibling in its class or file)"},
+	{"graph_invokes", "call hops, either way, from the nearest of the fused ranking's first 5 (1: calls or is called by one; 99: not within 2)"},
+	{"graph_inherits", "inheritance hops between its enclosing classes and those of the fused ranking's first 5 (0: a class one of them is in; 99: none within 2, or no class)"},
+	{"graph_imports", "import hops between its file (or itself, or its classes) and the files, classes or functions of the fused ranking's first 5 (0: the file of one; 99: not within 2)"},
+	{"graph_cochange", "co-change hops (pairs of functions memory saw changed together before the base) from the nearest of the fused ranking's first 5 (99: not within 2)"},
 	{"memory_commits", "how many commits of memory (before the query's base) changed it"},
 	{"memory_age_days", "days between the newest of those commits and the base (100000: never changed)"},
 	{"name_hits", "tokens of its own name (camelCase and snake_case parts, whole name) that the query mentions"},
@@ -75,6 +83,12 @@ var Features = []Feature{
 	{"class_hits", "tokens of its enclosing class or module names that the query mentions"},
 	{"path_hits", "tokens of its file's path (directories and stem) that the query mentions"},
 	{"path_exact", "1 when the query names its file (its base name, or a path ending in it, as in a stack trace)"},
+	{"name_bm25", "BM25 of the query over a document of its name, class and file path alone (the candidates are the corpus), divided by the best"},
+	{"name_bm25_rank", "rank among the candidates by name_bm25 (1000 when it shares no token)"},
+	{"stack_file", "1 when a stack-trace frame the issue quotes is in its file (Python, JVM, JavaScript, Go, Rust and gdb traces)"},
+	{"stack_func", "1 when a frame names it: its own name (and its class when the frame names one) in its file, or in a frame naming no file"},
+	{"stack_depth", "that frame's place from the trace's innermost (1: where it was raised or panicked; 99: no frame names it)"},
+	{"stack_frames", "frames the issue quotes"},
 	{"code_hits", "distinct identifier tokens its code shares with the query (the heuristic selector's score)"},
 	{"code_frac", "code_hits over the query's distinct tokens"},
 	{"lines", "lines of code"},
@@ -111,6 +125,11 @@ const (
 	fGraphHops
 	fGraphCenterRank
 	fGraphCenters
+	fGraphContains
+	fGraphInvokes
+	fGraphInherits
+	fGraphImports
+	fGraphCoChange
 	fMemoryCommits
 	fMemoryAge
 	fNameHits
@@ -119,6 +138,12 @@ const (
 	fClassHits
 	fPathHits
 	fPathExact
+	fNameBM25
+	fNameBM25Rank
+	fStackFile
+	fStackFunc
+	fStackDepth
+	fStackFrames
 	fCodeHits
 	fCodeFrac
 	fLines
@@ -138,6 +163,12 @@ type Inputs struct {
 	// Expansion is the fused ranking expanded along the code graph (nil:
 	// none).
 	Expansion *spider.Expansion
+	// Graph is the code graph, with its invokes, inherits and imports
+	// edges recorded (spider.NewGraphKinds; nil: no graph).
+	Graph *spider.Graph
+	// CoChange lists the functions memory saw changed together with id
+	// before the base (nil: no memory).
+	CoChange func(id string) []string
 	// History is memory's record of each function (nil: no memory).
 	History map[string]memory.Changes
 	// Source is a function's code ("" unknown).
@@ -154,6 +185,9 @@ type Options struct {
 	// Code, Memory, Hotspots, Dense and Fused are how many of each ranking's
 	// first entries become candidates; default 100, 50, 50, 50 and 100.
 	Code, Memory, Hotspots, Dense, Fused int
+	// Hits is how many of the fused ranking's first entries the distances
+	// by edge kind are measured from; default 5 (the expansion's centers).
+	Hits int
 }
 
 func (o Options) withDefaults() Options {
@@ -167,6 +201,7 @@ func (o Options) withDefaults() Options {
 	def(&o.Hotspots, 50)
 	def(&o.Dense, 50)
 	def(&o.Fused, 100)
+	def(&o.Hits, 5)
 	return o
 }
 
@@ -267,6 +302,15 @@ func Collect(in Inputs, o Options) ([]Candidate, error) {
 	}
 	qTokens := llm.IssueTokens(in.Query)
 	lowerQuery := strings.ToLower(in.Query)
+	kinds, err := kindHops(in, o.Hits)
+	if err != nil {
+		return nil, err
+	}
+	nameScore, nameRank, err := nameBM25(in.Query, ids)
+	if err != nil {
+		return nil, err
+	}
+	frames := StackFrames(in.Query)
 
 	out := make([]Candidate, 0, len(ids))
 	for _, id := range ids {
@@ -291,6 +335,7 @@ func Collect(in Inputs, o Options) ([]Candidate, error) {
 		if r, ok := graph[id]; ok {
 			x[fGraphHops], x[fGraphCenterRank], x[fGraphCenters] = float64(r.hops), float64(r.center), float64(r.centers)
 		}
+		kinds.put(x, id)
 		x[fMemoryAge] = NoAge
 		if h, ok := in.History[id]; ok {
 			x[fMemoryCommits], x[fMemoryAge] = float64(h.Commits), h.LastAgeDays
@@ -309,6 +354,17 @@ func Collect(in Inputs, o Options) ([]Candidate, error) {
 		x[fPathHits] = float64(hits(llm.IssueTokens(strings.TrimSuffix(file, path.Ext(file))), qTokens))
 		if base := path.Base(file); strings.Contains(base, ".") && strings.Contains(lowerQuery, strings.ToLower(base)) {
 			x[fPathExact] = 1
+		}
+		x[fNameBM25], x[fNameBM25Rank] = nameScore[id], NoRank
+		if r, ok := nameRank[id]; ok {
+			x[fNameBM25Rank] = float64(r)
+		}
+		x[fStackDepth], x[fStackFrames] = NoHops, float64(len(frames))
+		if fileHit, funcHit, depth := frameMatch(frames, id); fileHit || funcHit {
+			x[fStackFile], x[fStackFunc] = b2f(fileHit), b2f(funcHit)
+			if funcHit {
+				x[fStackDepth] = float64(depth)
+			}
 		}
 		if in.Source != nil {
 			if src := in.Source(id); src != "" {

@@ -44,14 +44,16 @@ func LearnedInputs(issue string, h HybridRankings, w Weights, ep *memory.Episodi
 	}
 	in := rank.Inputs{Query: issue, Code: kept(h.Code), Memory: kept(h.Memory), Hotspots: kept(h.Hotspots), Dense: kept(h.Dense),
 		Fused: kept(h.Fuse(w)), Source: code, Keep: keep}
+	co, err := coChangeOverlay(ep, Params{CoChangeCost: LearnedCoChangeCost})
+	if err != nil {
+		return rank.Inputs{}, err
+	}
 	if ep != nil {
 		in.History = ep.History()
+		in.CoChange = co.Neighbours
 	}
 	if sg != nil && len(in.Fused) > 0 {
-		co, err := coChangeOverlay(ep, Params{CoChangeCost: LearnedCoChangeCost})
-		if err != nil {
-			return rank.Inputs{}, err
-		}
+		in.Graph = sg
 		exp, err := spider.ExpandWith(sg, in.Fused, p, co)
 		if err != nil {
 			return rank.Inputs{}, fmt.Errorf("learned ranking: %w", err)

@@ -710,8 +710,12 @@ func RankingOf(method string) string {
 // (docs/results.md).
 var ExpansionCosts = spider.EdgeCosts{codegraph.EdgeContains: 1, codegraph.EdgeInvokes: 3, codegraph.EdgeInherits: 3}
 
-// SpiderGraph converts a stored graph for expansion (ExpansionCosts) and
-// indexes code by id.
+// RecordedKinds are the edge kinds a converted graph keeps apart, walked or
+// not, for the learned ranker's distances by edge kind (rank.Features).
+var RecordedKinds = []string{codegraph.EdgeInvokes, codegraph.EdgeInherits, codegraph.EdgeImports}
+
+// SpiderGraph converts a stored graph for expansion (ExpansionCosts), keeps
+// the RecordedKinds' edges apart, and indexes code by id.
 func SpiderGraph(g *codegraph.Graph) (*spider.Graph, map[string]string, error) {
 	nodes := make([]spider.Node, len(g.Nodes))
 	code := make(map[string]string, len(g.Nodes))
@@ -723,10 +727,10 @@ func SpiderGraph(g *codegraph.Graph) (*spider.Graph, map[string]string, error) {
 	}
 	edges := make([]spider.Edge, 0, len(g.Edges))
 	for _, e := range g.Edges {
-		if _, ok := ExpansionCosts[e.Type]; ok {
+		if _, ok := ExpansionCosts[e.Type]; ok || slices.Contains(RecordedKinds, e.Type) {
 			edges = append(edges, spider.Edge{Src: e.Src, Dst: e.Dst, Type: e.Type})
 		}
 	}
-	sg, err := spider.NewGraphCosts(nodes, edges, ExpansionCosts)
+	sg, err := spider.NewGraphKinds(nodes, edges, ExpansionCosts, RecordedKinds)
 	return sg, code, err
 }

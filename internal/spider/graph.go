@@ -35,8 +35,9 @@ type Graph struct {
 	fn    []bool
 	off   []int32 // adjacency of node i is adj[off[i]:off[i+1]]
 	adj   []int32
-	cost  []uint8   // hop cost of each adj entry; nil: every edge costs 1
-	bufs  sync.Pool // *scratch, reused so repeated queries allocate nothing per node
+	cost  []uint8             // hop cost of each adj entry; nil: every edge costs 1
+	kinds map[string]*kindAdj // edges kept by kind for KindHops (NewGraphKinds)
+	bufs  sync.Pool           // *scratch, reused so repeated queries allocate nothing per node
 }
 
 // EdgeCosts gives each edge kind walked its hop cost (1 to 255; a kind not
