@@ -34,6 +34,7 @@ func runEval(ctx context.Context, args []string) error {
 	coChange := fs.Int("co-change-cost", 0, "hybrid: hop cost of edges to the functions past commits changed together with a function (0: none, the default; measured in docs/results.md)")
 	denseWeight := fs.Float64("dense-weight", 0, "hybrid: weight of the embedder's ranking in the fusion (0: 1 with a model embedder, none with the lexical one; negative: none)")
 	model := modelFlag(fs)
+	crossEnc := crossEncoderFlag(fs)
 	baselines := fs.String("baselines", search.MethodSR, "function-level methods every other is compared with, paired (comma-separated)")
 	seed := fs.Uint64("seed", 1, "bootstrap seed")
 	maxBlob := fs.Int("max-blob-size", 0, maxBlobSizeUsage)
@@ -47,6 +48,9 @@ func runEval(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	if err := check(fs, checkCrossEncoder(strings.Split(*methods, ","), crossEnc)); err != nil {
+		return err
+	}
 	g.logger()
 	if *benchFile == "" || *repoDir == "" && len(paths) == 0 {
 		return exitError{code: 2, msg: "eval needs --bench FILE and --repo-dir DIR (or --repo-path owner/name=DIR)"}
@@ -59,7 +63,7 @@ func runEval(ctx context.Context, args []string) error {
 	defer b.Close()
 	o := evalrun.Options{BenchFile: *benchFile, Bucket: b, Resolve: evalrun.Resolver(*repoDir, paths),
 		Methods: strings.Split(*methods, ","), Limit: *limit, Seed: *seed, Query: search.Params{IncludeTests: *includeTests, MemoryWeight: *memoryWeight,
-			HotspotWeight: *hotspotWeight, DenseWeight: *denseWeight, Rerank: *rerank, CoChangeCost: *coChange, Model: *model},
+			HotspotWeight: *hotspotWeight, DenseWeight: *denseWeight, Rerank: *rerank, CoChangeCost: *coChange, Model: *model, CrossEncoder: *crossEnc},
 		Log: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }, MaxBlobSize: int64(*maxBlob)}
 	o.Baselines = strings.Split(*baselines, ",")
 	if *repos != "" {

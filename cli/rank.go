@@ -19,12 +19,15 @@ import (
 	"github.com/locus-dev/locus/workers"
 )
 
-const rankUsage = "usage: locus rank train [flags] DIR   train the learned ranker on a triplets output (locus rank train -h)\n"
+const rankUsage = "usage: locus rank train [flags] DIR   train the learned ranker on a triplets output (locus rank train -h)\n" +
+	"       locus rank train-neural --out DIR SWERANK.jsonl   train the cross-encoder second stage (locus rank train-neural -h)\n"
 
 func runRank(ctx context.Context, args []string) error {
 	switch {
 	case len(args) > 0 && args[0] == "train":
 		return runRankTrain(ctx, args[1:])
+	case len(args) > 0 && args[0] == "train-neural":
+		return runRankTrainNeural(ctx, args[1:])
 	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
 		fmt.Fprint(stdout, rankUsage)
 		return nil
