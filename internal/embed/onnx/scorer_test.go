@@ -10,9 +10,9 @@ import (
 	"github.com/locus-dev/locus/internal/embed/onnx/onnxtest"
 )
 
-// TestEncodePairs: BERT's pair layout, [CLS] a [SEP] b [SEP] with types 0
-// then 1, each text cut at its head to its share.
-func TestEncodePairs(t *testing.T) {
+// bertTokenizer is BERT's uncased tokenizer from its vocab.txt.
+func bertTokenizer(t *testing.T) *Tokenizer {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "vocab.txt"), onnxtest.BERTVocab, 0o644); err != nil {
 		t.Fatal(err)
@@ -21,6 +21,13 @@ func TestEncodePairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tok
+}
+
+// TestEncodePairs: BERT's pair layout, [CLS] a [SEP] b [SEP] with types 0
+// then 1, each text cut at its head to its share.
+func TestEncodePairs(t *testing.T) {
+	tok := bertTokenizer(t)
 	// "hello world" is 7592 2088; "def get_user_name(x): return x+1" is
 	// bertCases[1].
 	got, err := tok.EncodePairs("Hello world", []string{"", "def get_user_name(x): return x+1"}, 3, 10)

@@ -41,7 +41,9 @@ var words = []string{"parse", "config", "token", "render", "cache", "socket", "h
 // synthetic writes a swerank.jsonl whose queries name the positive's two
 // words among filler, and whose negatives are other functions: a
 // cross-encoder learns it only by matching query words to the code.
-func synthetic(t *testing.T, n int) string {
+func synthetic(t *testing.T, n int) string { return syntheticFile(t, n) }
+
+func syntheticFile(t testing.TB, n int) string {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(3, 4))
 	fn := func(a, b string) (string, string) {

@@ -110,24 +110,8 @@ var ErrNoData = errors.New("no training line")
 // FindPython returns an interpreter that imports torch and onnx (see
 // TrainConfig.Python).
 func FindPython(ctx context.Context) (string, error) {
-	cands := []string{"python3", "/usr/bin/python3"}
-	if p := os.Getenv("LOCUS_PYTHON"); p != "" {
-		cands = []string{p}
-	}
-	var tried []string
-	for _, p := range cands {
-		out, err := exec.CommandContext(ctx, p, "-c", "import torch, onnx; print(torch.__version__)").CombinedOutput()
-		if err == nil {
-			return p, nil
-		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		msg := lines[len(lines)-1]
-		if msg == "" {
-			msg = err.Error()
-		}
-		tried = append(tried, p+": "+msg)
-	}
-	return "", fmt.Errorf("training the cross-encoder needs Python 3 with PyTorch and ONNX (Debian: apt-get install python3-torch python3-onnx; or set LOCUS_PYTHON): %s: %w", strings.Join(tried, "; "), rank.ErrNoTrainer)
+	return rank.FindPythonWith(ctx, "torch, onnx", "torch.__version__",
+		"training the cross-encoder needs Python 3 with PyTorch and ONNX (Debian: apt-get install python3-torch python3-onnx; or set LOCUS_PYTHON)")
 }
 
 // readLines reads the triplets file's lines that pass the repository
