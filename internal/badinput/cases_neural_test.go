@@ -30,7 +30,7 @@ func crossEncoderDir(s *sandbox, edit func(dir string)) string {
 var neuralCases = []badCase{
 	{
 		name:  "cross-encoder-truncated",
-		input: "`localize --method learned --cross-encoder DIR` with DIR/model.onnx cut to a third (a copy that stopped early)",
+		input: "`localize --method hybrid --cross-encoder DIR` with DIR/model.onnx cut to a third (a copy that stopped early)",
 		want:  "exit 2 before any ranking, naming the file: not a readable ONNX model",
 		setup: func(s *sandbox) []string {
 			dir := crossEncoderDir(s, func(dir string) {
@@ -62,5 +62,16 @@ var neuralCases = []badCase{
 		},
 		code:  2,
 		names: []string{filepath.Join("ce", crossenc.VocabFile), "no such file"},
+	},
+	{
+		name:  "cross-encoder-wrong-method",
+		input: "`localize --method spisr --cross-encoder DIR`: a second stage for a method that has none",
+		want:  "exit 2 before any ranking, saying which methods take a cross-encoder",
+		setup: func(s *sandbox) []string {
+			dir := crossEncoderDir(s, func(string) {})
+			return []string{"localize", "--repo", baseRepo, "--method", "spisr", "--cross-encoder", dir, "parse the numbers"}
+		},
+		code:  2,
+		names: []string{"--cross-encoder is for --method hybrid or learned, not spisr"},
 	},
 }
