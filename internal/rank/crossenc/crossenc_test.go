@@ -169,6 +169,26 @@ func TestOpenRefusesBadModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Training again into dir with a trainer that fails leaves the model
+	// there whole.
+	before, _ := os.ReadFile(filepath.Join(dir, ManifestFile))
+	vocab, _ := os.ReadFile(filepath.Join(dir, VocabFile))
+	c := tinyConfig("/bin/false", synthetic(t, 20), dir)
+	c.VocabSize = 40
+	if _, err := Train(context.Background(), c); err == nil {
+		t.Fatal("a failing trainer: no error")
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, ManifestFile)); string(after) != string(before) {
+		t.Error("a failed training changed the manifest")
+	}
+	if s, err := Open(dir, 1); err != nil {
+		t.Errorf("the model after a failed training: %v", err)
+	} else {
+		s.Close()
+	}
+	if v, _ := os.ReadFile(filepath.Join(dir, VocabFile)); string(v) != string(vocab) {
+		t.Error("a failed training replaced vocab.txt")
+	}
 	copyDir := func(t *testing.T, edit func(d string)) string {
 		d := t.TempDir()
 		for _, f := range []string{ManifestFile, ModelFile, VocabFile} {

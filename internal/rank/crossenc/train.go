@@ -157,7 +157,10 @@ func readLines(path string, repos, exclude []string) (kept []line, read, noNegs 
 
 // Train trains a cross-encoder on c.Data and writes it to c.Out; the model
 // is checked to score, through ONNX Runtime, the held-out pairs as the
-// trainer did.
+// trainer did. It is trained in a directory beside c.Out and its files
+// moved in only then, the manifest last: a model already in c.Out stays
+// whole when training fails, and one half replaced is refused by Open (its
+// manifest's digest is the old model's).
 func Train(ctx context.Context, c TrainConfig) (*Manifest, error) {
 	c.defaults()
 	if c.Out == "" || c.Data == "" {
@@ -220,6 +223,11 @@ func Train(ctx context.Context, c TrainConfig) (*Manifest, error) {
 	if err := os.MkdirAll(c.Out, 0o755); err != nil {
 		return nil, err
 	}
+	stage, err := os.MkdirTemp(filepath.Dir(filepath.Clean(c.Out)), ".crossenc-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(stage)
 	counts := vocabCounter{}
 	for _, l := range train {
 		counts.add(splitWords(l.Query))
@@ -229,10 +237,10 @@ func Train(ctx context.Context, c TrainConfig) (*Manifest, error) {
 		}
 	}
 	vocab := counts.build(c.VocabSize)
-	if err := writeVocab(filepath.Join(c.Out, VocabFile), vocab); err != nil {
+	if err := writeVocab(filepath.Join(stage, VocabFile), vocab); err != nil {
 		return nil, fmt.Errorf("cross-encoder: %w", err)
 	}
-	tok, err := onnx.LoadTokenizer(c.Out)
+	tok, err := onnx.LoadTokenizer(stage)
 	if err != nil {
 		return nil, fmt.Errorf("cross-encoder: %w", err)
 	}
@@ -265,7 +273,7 @@ func Train(ctx context.Context, c TrainConfig) (*Manifest, error) {
 		}
 	}
 	slog.Info("cross-encoder: training", "python", py)
-	cmd := exec.CommandContext(ctx, py, script, trainPath, validPath, paramsPath, c.Out)
+	cmd := exec.CommandContext(ctx, py, script, trainPath, validPath, paramsPath, stage)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if c.Progress != nil {
@@ -279,7 +287,7 @@ func Train(ctx context.Context, c TrainConfig) (*Manifest, error) {
 			Scores [][]float64 `json:"scores"`
 		} `json:"check"`
 	}
-	resPath := filepath.Join(c.Out, "train.json")
+	resPath := filepath.Join(stage, "train.json")
 	rb, err := os.ReadFile(resPath)
 	if err != nil {
 		return nil, fmt.Errorf("cross-encoder training: the trainer's report: %w", err)
@@ -292,7 +300,7 @@ func Train(ctx context.Context, c TrainConfig) (*Manifest, error) {
 	}
 	delete(m.Result, "check")
 	os.Remove(resPath)
-	mb, err := os.ReadFile(filepath.Join(c.Out, ModelFile))
+	mb, err := os.ReadFile(filepath.Join(stage, ModelFile))
 	if err != nil {
 		return nil, fmt.Errorf("cross-encoder training: %w", err)
 	}
@@ -311,11 +319,16 @@ func Train(ctx context.Context, c TrainConfig) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(c.Out, ManifestFile), append(mj, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(stage, ManifestFile), append(mj, '\n'), 0o644); err != nil {
 		return nil, err
 	}
-	if err := checkScores(ctx, c.Out, validGroups, res.Check.Scores); err != nil {
+	if err := checkScores(ctx, stage, validGroups, res.Check.Scores); err != nil {
 		return nil, err
+	}
+	for _, f := range []string{ModelFile, VocabFile, ManifestFile} {
+		if err := os.Rename(filepath.Join(stage, f), filepath.Join(c.Out, f)); err != nil {
+			return nil, fmt.Errorf("cross-encoder: %w", err)
+		}
 	}
 	return &m, nil
 }
