@@ -1,6 +1,8 @@
 package badinput
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -17,7 +19,8 @@ func crossEncoderDir(s *sandbox, edit func(dir string)) string {
 	if err := onnxtest.WriteBERT(dir, onnxtest.BERTConfig{}); err != nil {
 		s.t.Fatal(err)
 	}
-	m, _ := json.Marshal(crossenc.Manifest{Format: crossenc.Format, MaxTokens: 128, MaxQueryTokens: 32})
+	sum := sha256.Sum256(onnxtest.BERTVocab)
+	m, _ := json.Marshal(crossenc.Manifest{Format: crossenc.Format, MaxTokens: 128, MaxQueryTokens: 32, VocabSHA256: hex.EncodeToString(sum[:])})
 	if err := os.WriteFile(filepath.Join(dir, crossenc.ManifestFile), m, 0o644); err != nil {
 		s.t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ package crossenc
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,7 +53,9 @@ type Manifest struct {
 	MaxQueryTokens int `json:"max_query_tokens"`
 	// ModelSHA256 is model.onnx's digest: a file replaced or damaged after
 	// training is refused.
-	ModelSHA256 string         `json:"model_sha256"`
+	ModelSHA256 string `json:"model_sha256"`
+	// VocabSHA256 is vocab.txt's: the model's token ids are its lines.
+	VocabSHA256 string         `json:"vocab_sha256"`
 	Params      map[string]any `json:"params"`
 	Trained     Trained        `json:"trained"`
 	// Result is the trainer's report: losses, held-out accuracy among each
@@ -121,8 +125,14 @@ func Open(dir string, threads int) (*Scorer, error) {
 	}
 	// vocab.txt before the runtime: its absence must not read as a
 	// tokenizer.json problem.
-	if _, err := os.Stat(filepath.Join(dir, VocabFile)); err != nil {
+	vocab := filepath.Join(dir, VocabFile)
+	vb, err := os.ReadFile(vocab)
+	if err != nil {
 		return nil, fmt.Errorf("cross-encoder %s: %w", dir, err)
+	}
+	if sum := sha256.Sum256(vb); hex.EncodeToString(sum[:]) != m.VocabSHA256 {
+		return nil, fmt.Errorf("cross-encoder %s: %s is not the vocabulary the model was trained with (SHA-256 %.12s…, the manifest says %.12s…): %w",
+			dir, vocab, hex.EncodeToString(sum[:]), m.VocabSHA256, ErrBadModel)
 	}
 	s, err := onnx.OpenScorer(dir, onnx.Options{File: ModelFile, MaxTokens: m.MaxTokens, Batch: 32, Threads: threads})
 	if err != nil {

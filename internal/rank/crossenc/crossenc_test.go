@@ -215,6 +215,9 @@ func TestOpenRefusesBadModels(t *testing.T) {
 		{"other format", func(d string) {
 			os.WriteFile(filepath.Join(d, ManifestFile), []byte(`{"format":"locus-cross-encoder/0"}`), 0o644)
 		}, "format"},
+		{"other vocabulary", func(d string) {
+			os.WriteFile(filepath.Join(d, VocabFile), []byte("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\na\n"), 0o644)
+		}, "not the vocabulary the model was trained with"},
 		{"model replaced", func(d string) {
 			other := copyDir(t, func(string) {})
 			b, _ := os.ReadFile(filepath.Join(other, ManifestFile))

@@ -306,6 +306,12 @@ func Train(ctx context.Context, c TrainConfig) (*Manifest, error) {
 	}
 	ms := sha256.Sum256(mb)
 	m.ModelSHA256 = hex.EncodeToString(ms[:])
+	vb, err := os.ReadFile(filepath.Join(stage, VocabFile))
+	if err != nil {
+		return nil, fmt.Errorf("cross-encoder training: %w", err)
+	}
+	vs := sha256.Sum256(vb)
+	m.VocabSHA256 = hex.EncodeToString(vs[:])
 	m.Params = params
 	ts := sha256.Sum256(trainScript)
 	repos := map[string]bool{}
