@@ -33,6 +33,7 @@ func runBacklog(ctx context.Context, args []string) error {
 	maxTokens := fs.Int("max-tokens", 0, "LLM token budget of the run (selection and rerank, prompt + completion); once spent, the remaining issues are ranked without the LLM; 0: no budget")
 	maxIssueTokens := fs.Int("max-issue-tokens", 0, "selector token limit of each issue (prompt + completion); once spent, its remaining centers are not asked; 0: no limit")
 	method, model := methodFlags(fs)
+	crossEnc := crossEncoderFlag(fs)
 	includeTests := fs.Bool("include-tests", false, "rank test functions too (by default tests are left out)")
 	k := fs.Int("k", 20, "functions to return per issue (budget K)")
 	rerank := fs.Int("rerank", 0, "an LLM (--llm) reorders the first N functions of each result, listwise, within the token budgets; 0: no rerank")
@@ -59,6 +60,7 @@ func runBacklog(ctx context.Context, args []string) error {
 		intRange("max-issue-tokens", *maxIssueTokens, 0, -1),
 		oneOf("method", *method, search.AllMethods...),
 		checkModel(*method, model),
+		checkCrossEncoder([]string{*method}, crossEnc),
 		intRange("k", *k, 1, -1),
 		intRange("max-issue-bytes", *maxText, 1, -1),
 		intRange("continue-as-new-after", *perRun, 1, workflows.MaxContinueAsNewAfter),
@@ -134,7 +136,7 @@ func runBacklog(ctx context.Context, args []string) error {
 	}
 	opts := workflows.BacklogOptions{Window: *window, Batch: *batch, ContinueAsNewAfter: *perRun, MaxTokens: *maxTokens, MaxIssueTokens: *maxIssueTokens,
 		PriceInPerM: *priceIn, PriceOutPerM: *priceOut}
-	params := search.Params{Method: *method, Params: spider.Params{K: *k}, IncludeTests: *includeTests, Rerank: *rerank, Model: *model}
+	params := search.Params{Method: *method, Params: spider.Params{K: *k}, IncludeTests: *includeTests, Rerank: *rerank, Model: *model, CrossEncoder: *crossEnc}
 	c, closeAll, err := g.connectWorking(ctx, log, bucket, !*noWorker, nil)
 	if err != nil {
 		return err

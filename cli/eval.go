@@ -35,6 +35,7 @@ func runEval(ctx context.Context, args []string) error {
 	denseWeight := fs.Float64("dense-weight", 0, "hybrid: weight of the embedder's ranking in the fusion (0: 1 with a model embedder, none with the lexical one; negative: none)")
 	model := modelFlag(fs)
 	fileModel := fs.String("file-model", "", "commits benchmarks: the learned file ranker (locus rank train-files writes one; default: the one shipped with locus, if any)")
+	crossEnc := crossEncoderFlag(fs)
 	baselines := fs.String("baselines", search.MethodSR, "function-level methods every other is compared with, paired (comma-separated)")
 	seed := fs.Uint64("seed", 1, "bootstrap seed")
 	maxBlob := fs.Int("max-blob-size", 0, maxBlobSizeUsage)
@@ -48,6 +49,9 @@ func runEval(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	if err := check(fs, checkCrossEncoder(strings.Split(*methods, ","), crossEnc)); err != nil {
+		return err
+	}
 	g.logger()
 	if *benchFile == "" || *repoDir == "" && len(paths) == 0 {
 		return exitError{code: 2, msg: "eval needs --bench FILE and --repo-dir DIR (or --repo-path owner/name=DIR)"}
@@ -60,7 +64,7 @@ func runEval(ctx context.Context, args []string) error {
 	defer b.Close()
 	o := evalrun.Options{BenchFile: *benchFile, Bucket: b, Resolve: evalrun.Resolver(*repoDir, paths),
 		Methods: strings.Split(*methods, ","), Limit: *limit, Seed: *seed, Query: search.Params{IncludeTests: *includeTests, MemoryWeight: *memoryWeight,
-			HotspotWeight: *hotspotWeight, DenseWeight: *denseWeight, Rerank: *rerank, CoChangeCost: *coChange, Model: *model},
+			HotspotWeight: *hotspotWeight, DenseWeight: *denseWeight, Rerank: *rerank, CoChangeCost: *coChange, Model: *model, CrossEncoder: *crossEnc},
 		Log: func(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }, MaxBlobSize: int64(*maxBlob), FileModel: *fileModel}
 	o.Baselines = strings.Split(*baselines, ",")
 	if *repos != "" {

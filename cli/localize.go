@@ -24,6 +24,7 @@ func runLocalize(ctx context.Context, args []string) error {
 	ref := fs.String("ref", "", "commit id (7+ digits) to rank the code of; default the indexed head (another commit gets a snapshot built once, then cached)")
 	issueFile := fs.String("issue-file", "", "read the issue text from this file ('-' for standard input)")
 	method, model := methodFlags(fs)
+	crossEnc := crossEncoderFlag(fs)
 	k := fs.Int("k", 20, "functions to return (budget K)")
 	n := fs.Int("n", 500, "pool N the neighbours must come from")
 	c := fs.Int("c", 5, "centers C expanded along the graph")
@@ -51,6 +52,7 @@ func runLocalize(ctx context.Context, args []string) error {
 		intRange("max-issue-tokens", *maxIssueTokens, 0, -1),
 		checkRef(*ref),
 		checkModel(*method, model),
+		checkCrossEncoder([]string{*method}, crossEnc),
 		g.checkRerank(*rerank, *noWorker),
 	); err != nil {
 		return err
@@ -98,7 +100,7 @@ func runLocalize(ctx context.Context, args []string) error {
 	}
 	defer closeAll()
 	// A backlog of one: the same workflow path as every other ranking.
-	params := search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}, IncludeTests: *includeTests, Rerank: *rerank, Model: *model}
+	params := search.Params{Method: *method, Params: spider.Params{K: *k, N: *n, C: *c, Depth: *depth}, IncludeTests: *includeTests, Rerank: *rerank, Model: *model, CrossEncoder: *crossEnc}
 	st, err := jobs.StartBacklog(ctx, cl, b, jobs.Backlog{Prefix: "localize", Rerun: true, Params: params, Backends: g.backends(),
 		Options: workflows.BacklogOptions{MaxIssueTokens: *maxIssueTokens, Details: true},
 		Issues:  []schema.BacklogIssue{{ID: localizeIssueID, Repo: repo, BaseCommit: *ref, Text: issue, Source: issueName}}})

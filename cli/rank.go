@@ -26,7 +26,8 @@ import (
 )
 
 const rankUsage = "usage: locus rank train [flags] DIR         train the learned ranker on a triplets output (locus rank train -h)\n" +
-	"       locus rank train-files [flags] DIR   train the learned file ranker of commit-history search (locus rank train-files -h)\n"
+	"       locus rank train-files [flags] DIR   train the learned file ranker of commit-history search (locus rank train-files -h)\n" +
+	"       locus rank train-neural --out DIR SWERANK.jsonl   train the cross-encoder second stage (locus rank train-neural -h)\n"
 
 func runRank(ctx context.Context, args []string) error {
 	switch {
@@ -34,6 +35,8 @@ func runRank(ctx context.Context, args []string) error {
 		return runRankTrain(ctx, args[1:])
 	case len(args) > 0 && args[0] == "train-files":
 		return runRankTrainFiles(ctx, args[1:])
+	case len(args) > 0 && args[0] == "train-neural":
+		return runRankTrainNeural(ctx, args[1:])
 	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
 		fmt.Fprint(stdout, rankUsage)
 		return nil

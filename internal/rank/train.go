@@ -86,19 +86,28 @@ var ErrNoPositives = errors.New("no training query has a positive among its cand
 // FindPython returns an interpreter that imports xgboost (see
 // TrainConfig.Python).
 func FindPython(ctx context.Context) (string, error) {
+	return FindPythonWith(ctx, "xgboost, numpy", "xgboost.__version__",
+		"training the ranker needs Python 3 with XGBoost and NumPy (Debian: apt-get install python3-xgboost; or set LOCUS_PYTHON)")
+}
+
+// FindPythonWith returns $LOCUS_PYTHON, else the first of python3 and
+// /usr/bin/python3, when it imports modules (comma-separated) and prints
+// version; else an error (ErrNoTrainer) that starts with need and says
+// what each interpreter answered.
+func FindPythonWith(ctx context.Context, modules, version, need string) (string, error) {
 	cands := []string{"python3", "/usr/bin/python3"}
 	if p := os.Getenv("LOCUS_PYTHON"); p != "" {
 		cands = []string{p}
 	}
 	var tried []string
 	for _, p := range cands {
-		out, err := exec.CommandContext(ctx, p, "-c", "import xgboost, numpy; print(xgboost.__version__)").CombinedOutput()
+		out, err := exec.CommandContext(ctx, p, "-c", "import "+modules+"; print("+version+")").CombinedOutput()
 		if err == nil {
 			return p, nil
 		}
 		tried = append(tried, fmt.Sprintf("%s: %s", p, firstLine(string(out), err)))
 	}
-	return "", fmt.Errorf("training the ranker needs Python 3 with XGBoost and NumPy (Debian: apt-get install python3-xgboost; or set LOCUS_PYTHON): %s: %w", strings.Join(tried, "; "), ErrNoTrainer)
+	return "", fmt.Errorf("%s: %s: %w", need, strings.Join(tried, "; "), ErrNoTrainer)
 }
 
 func firstLine(out string, err error) string {

@@ -344,6 +344,10 @@ type Params struct {
 	// Model is the ranking model file of the learned method (rank.File,
 	// written by locus rank train); required by that method.
 	Model string `json:"model,omitempty"`
+	// CrossEncoder is a cross-encoder model directory (locus rank
+	// train-neural) that reorders the first 50 functions of the hybrid and
+	// learned methods' ranking, before graph expansion; default none.
+	CrossEncoder string `json:"cross_encoder,omitempty"`
 }
 
 // MaxRerank bounds Params.Rerank: a rerank prompt holds every item's code.
@@ -447,6 +451,16 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 		}
 		graph, si = *m.Graph, m.Search
 	}
+	if p.CrossEncoder != "" {
+		// The model first, as the learned method's: a query must not
+		// answer without the stage it asked for.
+		if p.Method != MethodHybrid && p.Method != MethodLearned {
+			return nil, fmt.Errorf("localize %s: a cross-encoder second stage is for the %s and %s methods, not %s: %w", repo, MethodHybrid, MethodLearned, p.Method, ErrBadQuery)
+		}
+		if _, err := LoadCrossEncoder(p.CrossEncoder); err != nil {
+			return nil, fmt.Errorf("localize %s: %w", repo, err)
+		}
+	}
 	r := &Retrieval{Repo: string(repo), Commit: graph.Commit, Method: p.Method}
 	// A repository mostly in a language without a graph: said with the
 	// answer, and instead of it when the graph has nothing to rank.
@@ -510,6 +524,9 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 				if ranking, err = learnedRanking(model, issue, h, w, ep, lg, p); err != nil {
 					return nil, fmt.Errorf("localize %s: %w", repo, err)
 				}
+				if ranking, err = secondStage(ctx, p, issue, ranking, lg); err != nil {
+					return nil, fmt.Errorf("localize %s: %w", repo, err)
+				}
 				r.TopK = spider.TopK(ranking, p.K)
 				return r, nil
 			}
@@ -533,6 +550,11 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 		return nil, fmt.Errorf("unknown %w: %w", CheckMethod(p.Method), ErrBadQuery)
 	}
 	ranking = withoutTests(ranking, p.IncludeTests, p.N)
+	if p.Method == MethodHybrid {
+		if ranking, err = secondStage(ctx, p, issue, ranking, lg); err != nil {
+			return nil, fmt.Errorf("localize %s: %w", repo, err)
+		}
+	}
 	r.TopK = spider.TopK(ranking, p.K)
 	if p.Method == MethodSR || p.Method == MethodDER {
 		return r, nil

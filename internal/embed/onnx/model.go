@@ -116,6 +116,42 @@ func Open(dir string, opts Options) (*Model, error) {
 	if opts.Pool != "mean" && opts.Pool != "cls" {
 		return nil, fmt.Errorf("onnx model %s: pool=%q: want mean or cls", dir, opts.Pool)
 	}
+	o, err := openSession(dir, opts, func(file string, outs []ort.InputOutputInfo) (ort.InputOutputInfo, error) {
+		out := outs[0]
+		for _, o := range outs {
+			if o.Name == "last_hidden_state" {
+				out = o
+			}
+		}
+		if len(out.Dimensions) != 3 || out.Dimensions[2] <= 0 || out.DataType != ort.TensorElementDataTypeFloat {
+			return out, fmt.Errorf("onnx model %s: output %s is %s %v; want float [batch, tokens, dim] token states", file, out.Name, out.DataType, out.Dimensions)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{dir: dir, file: o.file, tok: o.tok, opts: o.opts, sess: o.sess, inputs: o.inputs, output: o.output.Name, dim: int(o.output.Dimensions[2])}
+	m.name = fmt.Sprintf("onnx:%s@%s/%s/%d", filepath.Base(filepath.Clean(dir)), o.sum[:12], m.opts.Pool, m.opts.MaxTokens)
+	return m, nil
+}
+
+// opened is a model file's runtime session with its tokenizer: what Model
+// and Scorer share.
+type opened struct {
+	file   string
+	tok    *Tokenizer
+	opts   Options // defaults filled in
+	sess   *ort.DynamicAdvancedSession
+	inputs []string // input_ids, attention_mask[, token_type_ids]
+	output ort.InputOutputInfo
+	sum    string // the file's SHA-256
+}
+
+// openSession opens the model file in dir (see Open) with its tokenizer and
+// a session computing the output that pick chooses of the graph's outputs
+// (never none).
+func openSession(dir string, opts Options, pick func(file string, outs []ort.InputOutputInfo) (ort.InputOutputInfo, error)) (*opened, error) {
 	if opts.MaxTokens <= 0 {
 		opts.MaxTokens = 256
 	}
@@ -141,21 +177,23 @@ func Open(dir string, opts Options) (*Model, error) {
 		}
 		file = alt
 	}
-	m := &Model{dir: dir, file: file, opts: opts}
+	o := &opened{file: file}
 	info, sum, data, err := inspect(dir, file)
 	if err != nil {
 		return nil, err
 	}
-	if m.tok, err = LoadTokenizer(dir); err != nil {
+	o.sum = sum
+	if o.tok, err = LoadTokenizer(dir); err != nil {
 		return nil, err
 	}
-	if info.vocab > 0 && m.tok.MaxID >= info.vocab {
+	if info.vocab > 0 && o.tok.MaxID >= info.vocab {
 		return nil, fmt.Errorf("onnx model %s: tokenizer %s has token ids up to %d, but the model's embeddings have %d rows: they do not belong together",
-			file, m.tok.Path(), m.tok.MaxID, info.vocab)
+			file, o.tok.Path(), o.tok.MaxID, info.vocab)
 	}
-	if info.positions > 0 && m.opts.MaxTokens > info.positions {
-		m.opts.MaxTokens = info.positions
+	if info.positions > 0 && opts.MaxTokens > info.positions {
+		opts.MaxTokens = info.positions
 	}
+	o.opts = opts
 	if err := initRuntime(opts.Library); err != nil {
 		return nil, err
 	}
@@ -175,26 +213,19 @@ func Open(dir string, opts Options) (*Model, error) {
 			return nil, fmt.Errorf("onnx model %s: no %s input (inputs: %s)", file, want, names(ins))
 		}
 	}
-	m.inputs = []string{"input_ids", "attention_mask"}
+	o.inputs = []string{"input_ids", "attention_mask"}
 	if has["token_type_ids"] {
-		m.inputs = append(m.inputs, "token_type_ids")
+		o.inputs = append(o.inputs, "token_type_ids")
 	}
-	if len(ins) != len(m.inputs) {
+	if len(ins) != len(o.inputs) {
 		return nil, fmt.Errorf("onnx model %s: inputs %s: want input_ids, attention_mask and optionally token_type_ids", file, names(ins))
 	}
 	if len(outs) == 0 {
 		return nil, fmt.Errorf("onnx model %s: no outputs", file)
 	}
-	out := outs[0]
-	for _, o := range outs {
-		if o.Name == "last_hidden_state" {
-			out = o
-		}
+	if o.output, err = pick(file, outs); err != nil {
+		return nil, err
 	}
-	if len(out.Dimensions) != 3 || out.Dimensions[2] <= 0 || out.DataType != ort.TensorElementDataTypeFloat {
-		return nil, fmt.Errorf("onnx model %s: output %s is %s %v; want float [batch, tokens, dim] token states", file, out.Name, out.DataType, out.Dimensions)
-	}
-	m.output, m.dim = out.Name, int(out.Dimensions[2])
 	so, err := ort.NewSessionOptions()
 	if err != nil {
 		return nil, fmt.Errorf("onnx model %s: %w", file, err)
@@ -206,11 +237,10 @@ func Open(dir string, opts Options) (*Model, error) {
 	if err := so.SetInterOpNumThreads(1); err != nil {
 		return nil, fmt.Errorf("onnx model %s: %w", file, err)
 	}
-	if m.sess, err = ort.NewDynamicAdvancedSessionWithONNXData(data, m.inputs, []string{m.output}, so); err != nil {
+	if o.sess, err = ort.NewDynamicAdvancedSessionWithONNXData(data, o.inputs, []string{o.output.Name}, so); err != nil {
 		return nil, fmt.Errorf("onnx model %s: %w", file, err)
 	}
-	m.name = fmt.Sprintf("onnx:%s@%s/%s/%d", filepath.Base(filepath.Clean(dir)), sum[:12], m.opts.Pool, m.opts.MaxTokens)
-	return m, nil
+	return o, nil
 }
 
 func names(infos []ort.InputOutputInfo) string {
@@ -291,6 +321,34 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 
 // run embeds one batch, padded to its longest text.
 func (m *Model) run(batch []Encoded) ([][]float32, error) {
+	out, L, err := runBatch(&m.mu, &m.sess, m.file, m.inputs, batch)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Destroy()
+	n := len(batch)
+	t, ok := out.(*ort.Tensor[float32])
+	if !ok {
+		return nil, fmt.Errorf("onnx model %s: output %s is not a float tensor", m.file, m.output)
+	}
+	if s := t.GetShape(); len(s) != 3 || s[0] != int64(n) || s[1] != int64(L) || s[2] != int64(m.dim) {
+		return nil, fmt.Errorf("onnx model %s: output %s has shape %v; want [%d %d %d]", m.file, m.output, s, n, L, m.dim)
+	}
+	lengths := make([]int, n)
+	for b, e := range batch {
+		lengths[b] = len(e.IDs)
+	}
+	vecs, err := pool(t.GetData(), lengths, L, m.dim, m.opts.Pool)
+	if err != nil {
+		return nil, fmt.Errorf("onnx model %s: %w", m.file, err)
+	}
+	return vecs, nil
+}
+
+// runBatch runs sess (guarded by mu; nil when closed) on batch, padded to
+// its longest text of L tokens, and returns its one output, which the
+// caller destroys.
+func runBatch(mu *sync.Mutex, sess **ort.DynamicAdvancedSession, file string, inputNames []string, batch []Encoded) (ort.Value, int, error) {
 	n, L := len(batch), 0
 	for _, e := range batch {
 		L = max(L, len(e.IDs))
@@ -310,44 +368,29 @@ func (m *Model) run(batch []Encoded) ([][]float32, error) {
 			v.Destroy()
 		}
 	}()
-	for _, data := range [][]int64{ids, mask, types}[:len(m.inputs)] {
+	for _, data := range [][]int64{ids, mask, types}[:len(inputNames)] {
 		t, err := ort.NewTensor(shape, data)
 		if err != nil {
-			return nil, fmt.Errorf("onnx model %s: %w", m.file, err)
+			return nil, 0, fmt.Errorf("onnx model %s: %w", file, err)
 		}
 		inputs = append(inputs, t)
 	}
 	outputs := []ort.Value{nil}
-	m.mu.Lock()
+	mu.Lock()
 	var err error
-	if m.sess == nil {
+	if *sess == nil {
 		err = errors.New("the model is closed")
 	} else {
-		err = m.sess.Run(inputs, outputs)
+		err = (*sess).Run(inputs, outputs)
 	}
-	m.mu.Unlock()
-	if outputs[0] != nil {
-		defer outputs[0].Destroy()
-	}
+	mu.Unlock()
 	if err != nil {
-		return nil, fmt.Errorf("onnx model %s: run on %d texts of up to %d tokens: %w", m.file, n, L, err)
+		if outputs[0] != nil {
+			outputs[0].Destroy()
+		}
+		return nil, 0, fmt.Errorf("onnx model %s: run on %d texts of up to %d tokens: %w", file, n, L, err)
 	}
-	t, ok := outputs[0].(*ort.Tensor[float32])
-	if !ok {
-		return nil, fmt.Errorf("onnx model %s: output %s is not a float tensor", m.file, m.output)
-	}
-	if s := t.GetShape(); len(s) != 3 || s[0] != int64(n) || s[1] != int64(L) || s[2] != int64(m.dim) {
-		return nil, fmt.Errorf("onnx model %s: output %s has shape %v; want [%d %d %d]", m.file, m.output, s, n, L, m.dim)
-	}
-	lengths := make([]int, n)
-	for b, e := range batch {
-		lengths[b] = len(e.IDs)
-	}
-	vecs, err := pool(t.GetData(), lengths, L, m.dim, m.opts.Pool)
-	if err != nil {
-		return nil, fmt.Errorf("onnx model %s: %w", m.file, err)
-	}
-	return vecs, nil
+	return outputs[0], L, nil
 }
 
 // pool turns token states ([batch, L, dim], row-major) into one

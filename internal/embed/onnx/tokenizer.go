@@ -240,3 +240,39 @@ func (t *Tokenizer) Tokens(text string) ([]string, error) {
 	}
 	return enc.Tokens, nil
 }
+
+// EncodePairs encodes the pairs (a, b) for each b of bs as BERT does:
+// [CLS] a [SEP] b [SEP], token types 0 up to the first [SEP] and 1 after
+// it. a keeps at most maxA tokens (its [CLS] and [SEP] included), each b
+// what is left of maxTokens; each is cut at its head, and a pair is marked
+// truncated when either of its texts was. a is tokenized once. The
+// tokenizer must add one token before and one after a text (BERT's
+// template).
+func (t *Tokenizer) EncodePairs(a string, bs []string, maxA, maxTokens int) ([]Encoded, error) {
+	if maxA < 3 || maxTokens < maxA+2 {
+		return nil, fmt.Errorf("tokenizer %s: pairs of at most %d tokens, the first text of at most %d: want the first at least 3 and room for 2 more", t.path, maxTokens, maxA)
+	}
+	ea, err := t.Encode(a, maxA)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Encoded, len(bs))
+	for i, b := range bs {
+		// b's own [CLS] is dropped: it keeps maxTokens-len(a)+1 tokens with it.
+		eb, err := t.Encode(b, maxTokens-len(ea.IDs)+1)
+		if err != nil {
+			return nil, err
+		}
+		if len(ea.IDs) < 2 || len(eb.IDs) < 2 {
+			return nil, fmt.Errorf("tokenizer %s: texts encode to %d and %d tokens: want the special tokens around each", t.path, len(ea.IDs), len(eb.IDs))
+		}
+		n := len(ea.IDs) + len(eb.IDs) - 1
+		e := Encoded{IDs: make([]int64, 0, n), Types: make([]int64, n), Truncated: ea.Truncated || eb.Truncated}
+		e.IDs = append(append(e.IDs, ea.IDs...), eb.IDs[1:]...)
+		for j := len(ea.IDs); j < n; j++ {
+			e.Types[j] = 1
+		}
+		out[i] = e
+	}
+	return out, nil
+}

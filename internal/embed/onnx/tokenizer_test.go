@@ -28,14 +28,7 @@ var bertCases = []struct {
 }
 
 func TestBERTVocabTokenIDs(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "vocab.txt"), onnxtest.BERTVocab, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	tok, err := LoadTokenizer(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := bertTokenizer(t)
 	if tok.MaxID != 30521 {
 		t.Errorf("MaxID = %d, want 30521", tok.MaxID)
 	}
