@@ -35,11 +35,6 @@ func FleetModelKey(ref string, repo schema.RepoName) (key string, ok bool, err e
 	return schema.RankModelKey(fleet, "model.json"), true, nil
 }
 
-// fleetModels holds the stored models a process has read, by key and ETag
-// (a model published again is read again).
-// (Guarded by models' lock.)
-var fleetModels = map[[2]string]*rank.Model{}
-
 // ModelOf is the model that ranks repo's queries: a fleet's stored model
 // (see FleetModelPrefix) or a model file or directory (ModelFor,
 // LoadModel).
@@ -58,25 +53,11 @@ func ModelOf(ctx context.Context, b *blob.Bucket, ref string, repo schema.RepoNa
 	if err != nil {
 		return nil, fmt.Errorf("ranking model %s: %w", ref, err)
 	}
-	k := [2]string{key, fmt.Sprintf("%s %d %d", attrs.ETag, attrs.Size, attrs.ModTime.UnixNano())}
-	models.Lock()
-	m := fleetModels[k]
-	models.Unlock()
-	if m != nil {
-		return m, nil
-	}
-	data, err := b.ReadAll(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("ranking model %s: %w", ref, err)
-	}
-	if m, err = rank.ParseModel(key, data); err != nil {
-		return nil, err
-	}
-	models.Lock()
-	defer models.Unlock()
-	if len(fleetModels) >= 8 {
-		clear(fleetModels)
-	}
-	fleetModels[k] = m
-	return m, nil
+	return cachedModel(fmt.Sprintf("store %s %s %d %d", key, attrs.ETag, attrs.Size, attrs.ModTime.UnixNano()), func() (*rank.Model, error) {
+		data, err := b.ReadAll(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("ranking model %s: %w", ref, err)
+		}
+		return rank.ParseModel(key, data)
+	})
 }

@@ -81,17 +81,34 @@ func ModelFor(model string, repo schema.RepoName) string {
 	return model
 }
 
-// models holds the ranking models a process has read, by path, size and
-// modification time (a file replaced in place is read again).
+// models holds the ranking models a process has read, by what they were
+// read from and its version (a file's path, size and modification time; a
+// stored object's key and ETag), so that a model replaced in place is read
+// again.
 var models = struct {
 	sync.Mutex
-	m map[modelKey]*rank.Model
-}{m: map[modelKey]*rank.Model{}}
+	m map[string]*rank.Model
+}{m: map[string]*rank.Model{}}
 
-type modelKey struct {
-	path  string
-	size  int64
-	mtime int64
+// cachedModel is the model cached under id, or load's, cached.
+func cachedModel(id string, load func() (*rank.Model, error)) (*rank.Model, error) {
+	models.Lock()
+	m := models.m[id]
+	models.Unlock()
+	if m != nil {
+		return m, nil
+	}
+	m, err := load()
+	if err != nil {
+		return nil, err
+	}
+	models.Lock()
+	defer models.Unlock()
+	if len(models.m) >= 8 {
+		clear(models.m)
+	}
+	models.m[id] = m
+	return m, nil
 }
 
 // ErrNoModel: the learned method was asked for without a model, and the
@@ -113,21 +130,9 @@ func LoadModel(path string) (*rank.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ranking model %s: %w", path, err)
 	}
-	k := modelKey{path, st.Size(), st.ModTime().UnixNano()}
-	models.Lock()
-	defer models.Unlock()
-	if m := models.m[k]; m != nil {
-		return m, nil
-	}
-	m, err := rank.ReadModel(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(models.m) >= 8 {
-		clear(models.m)
-	}
-	models.m[k] = m
-	return m, nil
+	return cachedModel(fmt.Sprintf("file %s %d %d", path, st.Size(), st.ModTime().UnixNano()), func() (*rank.Model, error) {
+		return rank.ReadModel(path)
+	})
 }
 
 // learnedRanking is m's ranking of the candidates LearnedInputs gathers.
