@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
@@ -39,18 +38,9 @@ type FilesConfig struct {
 // the files its commit changed.
 func FileQueries(ctx context.Context, c FilesConfig) ([]rank.Query, Stats, error) {
 	st := Stats{Repo: string(c.Repo), Records: len(c.Records)}
-	var long []triplets.Record
-	for _, r := range c.Records {
-		if r.Source == triplets.QueryInstance {
-			continue
-		}
-		if len(strings.Fields(r.Query)) < c.MinWords {
-			st.Short++
-			continue
-		}
-		long = append(long, r)
-	}
-	sample := Sample(long, Options{Sample: c.Sample}.withDefaults().Sample)
+	commits := slices.DeleteFunc(slices.Clone(c.Records), func(r triplets.Record) bool { return r.Source == triplets.QueryInstance })
+	var sample []triplets.Record
+	sample, st.Short = sampleLong(commits, c.MinWords, Options{Sample: c.Sample}.withDefaults().Sample)
 	st.Sampled = len(sample)
 	qs := make([]dataset.CommitQuery, len(sample))
 	for i, r := range sample {

@@ -130,6 +130,20 @@ func Sample(recs []triplets.Record, n int) []triplets.Record {
 	return out
 }
 
+// sampleLong leaves out the records whose query has fewer than minWords
+// words, counting them, and samples n of the rest (Sample).
+func sampleLong(recs []triplets.Record, minWords, n int) (sample []triplets.Record, short int) {
+	var long []triplets.Record
+	for _, r := range recs {
+		if len(strings.Fields(r.Query)) < minWords {
+			short++
+			continue
+		}
+		long = append(long, r)
+	}
+	return Sample(long, n), short
+}
+
 // Prepare ranks a sample of c.Records at their parents: the code's BM25
 // over the functions at the parent (as the miner indexes them: tests and
 // vendored files left out) and the memory rankings of the commits before
@@ -163,15 +177,8 @@ func rankEach(ctx context.Context, c Config, graph bool, fn func(triplets.Record
 	if m == nil || m.Memory == nil {
 		return st, fmt.Errorf("fit %s: %w (run locus index %s)", c.Repo, ErrNoMemory, c.Repo)
 	}
-	var long []triplets.Record
-	for _, r := range c.Records {
-		if len(strings.Fields(r.Query)) < o.MinWords {
-			st.Short++
-			continue
-		}
-		long = append(long, r)
-	}
-	sample := Sample(long, o.Sample)
+	var sample []triplets.Record
+	sample, st.Short = sampleLong(c.Records, o.MinWords, o.Sample)
 	st.Sampled = len(sample)
 	miner := &triplets.Miner{Repo: string(c.Repo), GitDir: c.GitDir, Backend: c.Backend, KeepGraph: graph}
 	var an *triplets.Anchor
