@@ -15,7 +15,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/locus-dev/locus/activities"
-	"github.com/locus-dev/locus/internal/eval/commitrun"
 	"github.com/locus-dev/locus/internal/fit"
 	"github.com/locus-dev/locus/internal/rank"
 	"github.com/locus-dev/locus/internal/search"
@@ -206,7 +205,7 @@ func runRankTrainFiles(ctx context.Context, args []string) error {
 		t, d := int(total.Load()), int(done.Load())
 		return schema.FleetProgress{Total: t, Done: d, Pending: max(t-d, 0)}, nil
 	}, time.Second, 10*time.Second)
-	data, stats, err := fit.TrainFiles(ctx, fit.FilesTraining{Bucket: b,
+	m, stats, err := fit.TrainFiles(ctx, fit.FilesTraining{Bucket: b,
 		GitDir:  func(r schema.RepoName) (string, error) { return activities.ClonePath(workers.CloneDir(g.dataDir), r) },
 		Records: records, Sample: *sample, MinWords: *minWords, Jobs: *jobsN,
 		Train: rank.TrainConfig{Rounds: *rounds, Trained: rank.Manifest{Command: fmt.Sprintf("locus rank train-files --sample %d --min-words %d --rounds %d%s",
@@ -216,11 +215,7 @@ func runRankTrainFiles(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	m, err := rank.ParseTableModel(commitrun.FileTable, *out, data)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(*out, data, 0o644); err != nil {
+	if err := os.WriteFile(*out, m.Bytes(), 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%d queries (%d rows) from %d repositories: %s\n", m.File.Trained.Queries, m.File.Trained.Rows, len(stats), *out)

@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync/atomic"
 
@@ -78,8 +76,8 @@ type FilesTraining struct {
 
 // TrainFiles ranks each repository's sampled commit queries (FileQueries)
 // and trains a model of commitrun.FileTable on them; it returns the model
-// file's bytes and each repository's counts.
-func TrainFiles(ctx context.Context, c FilesTraining) ([]byte, []Stats, error) {
+// and each repository's counts.
+func TrainFiles(ctx context.Context, c FilesTraining) (*rank.Model, []Stats, error) {
 	byRepo := map[schema.RepoName][]triplets.Record{}
 	for _, r := range c.Records {
 		byRepo[schema.RepoName(r.Repo)] = append(byRepo[schema.RepoName(r.Repo)], r)
@@ -113,19 +111,14 @@ func TrainFiles(ctx context.Context, c FilesTraining) ([]byte, []Stats, error) {
 	for _, q := range qs {
 		all = append(all, q...)
 	}
-	dir, err := os.MkdirTemp("", "locus-rank-files-")
-	if err != nil {
-		return nil, stats, err
-	}
-	defer os.RemoveAll(dir)
 	tc := c.Train
-	tc.Dir, tc.Table = dir, &commitrun.FileTable
+	tc.Table = &commitrun.FileTable
 	for _, r := range repos {
 		tc.Trained.Repos = append(tc.Trained.Repos, string(r))
 	}
-	if _, err := rank.Train(ctx, all, tc); err != nil {
+	m, err := rank.Train(ctx, all, tc)
+	if err != nil {
 		return nil, stats, fmt.Errorf("train file ranker: %w", err)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "model.json"))
-	return data, stats, err
+	return m, stats, nil
 }

@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -404,12 +402,6 @@ func TrainModel(ctx context.Context, c ModelConfig) (ModelResult, error) {
 	res.Queries = len(train)
 	tc := c.Train
 	tc.Trained.Repos = res.Repos
-	dir, err := os.MkdirTemp("", "locus-rank-")
-	if err != nil {
-		return res, err
-	}
-	defer os.RemoveAll(dir)
-	tc.Dir = dir
 	m, err := rank.Train(ctx, train, tc)
 	if err != nil {
 		if c.Without != "" {
@@ -429,11 +421,7 @@ func TrainModel(ctx context.Context, c ModelConfig) (ModelResult, error) {
 		}
 		res.Validation = &v
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "model.json"))
-	if err != nil {
-		return res, err
-	}
-	if err := c.Bucket.WriteAll(ctx, c.Key, data); err != nil {
+	if err := c.Bucket.WriteAll(ctx, c.Key, m.Bytes()); err != nil {
 		return res, fmt.Errorf("train ranker: store the model: %w", err)
 	}
 	return res, nil

@@ -58,8 +58,12 @@ type Model struct {
 	Name  string // where it was read from
 	File  File
 	ens   *leaves.Ensemble
-	width int // features per row
+	width int    // features per row
+	data  []byte // the model file
 }
+
+// Bytes is the model file the model was read from.
+func (m *Model) Bytes() []byte { return m.data }
 
 // ReadModel reads the model file at path (see ParseModel).
 func ReadModel(path string) (*Model, error) {
@@ -136,7 +140,7 @@ func ParseTableModel(t Table, name string, data []byte) (*Model, error) {
 	if ens.NFeatures() > len(want) {
 		return nil, bad("trees read %d features, the table has %d", ens.NFeatures(), len(want))
 	}
-	return &Model{Name: name, File: f, ens: ens, width: len(want)}, nil
+	return &Model{Name: name, File: f, ens: ens, width: len(want), data: data}, nil
 }
 
 // Score is the model's score of one feature row. Features are rounded to
