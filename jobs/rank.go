@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -48,13 +49,7 @@ func StartRankTraining(ctx context.Context, c client.Client, b *blob.Bucket, in 
 	for _, r := range in.Records {
 		byRepo[schema.RepoName(r.Repo)] = append(byRepo[schema.RepoName(r.Repo)], r)
 	}
-	repos := slices.Sorted(func(yield func(schema.RepoName) bool) {
-		for r := range byRepo {
-			if !yield(r) {
-				return
-			}
-		}
-	})
+	repos := slices.Sorted(maps.Keys(byRepo))
 	h := sha256.New()
 	settings, err := json.Marshal(struct {
 		Fleet    string
