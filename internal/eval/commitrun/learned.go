@@ -93,16 +93,16 @@ func FileCandidates(query string, r Rankings) []rank.Candidate {
 				x = append(x, 0, float64(p.rank))
 			}
 		}
-		ptoks := sparse.Tokenize(id)
+		ptoks := dedupe(sparse.Tokenize(id))
 		hits := 0
-		for _, t := range dedupe(ptoks) {
+		for _, t := range ptoks {
 			if qtoks[t] {
 				hits++
 			}
 		}
 		frac := 0.0
-		if n := len(dedupe(ptoks)); n > 0 {
-			frac = float64(hits) / float64(n)
+		if len(ptoks) > 0 {
+			frac = float64(hits) / float64(len(ptoks))
 		}
 		base := strings.ToLower(path.Base(id))
 		named := 0.0
