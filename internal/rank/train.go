@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -174,16 +175,8 @@ func Train(ctx context.Context, qs []Query, c TrainConfig) (*Model, error) {
 	}
 	paramsPath, script := filepath.Join(dir, "params.json"), filepath.Join(dir, "train.py")
 	modelPath, predPath := filepath.Join(dir, "model.json"), filepath.Join(dir, "predictions.txt")
-	for p, data := range map[string][]byte{paramsPath: pj, script: trainScript} {
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			return nil, err
-		}
-	}
-	cmd := exec.CommandContext(ctx, py, script, table, paramsPath, modelPath, predPath)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("train: %s: %w: %s", py, err, strings.TrimSpace(tail(stderr.String(), 2000)))
+	if err := RunPython(ctx, py, map[string][]byte{paramsPath: pj, script: trainScript}, nil, script, table, paramsPath, modelPath, predPath); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
 	}
 	data, err := os.ReadFile(modelPath)
 	if err != nil {
@@ -197,6 +190,28 @@ func Train(ctx context.Context, qs []Query, c TrainConfig) (*Model, error) {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	return m, nil
+}
+
+// RunPython writes files (path → contents), then runs py with args (the
+// script first); what the script writes to standard error also goes to
+// progress when that is set. A failure is an error naming py, with the end
+// of the script's standard error.
+func RunPython(ctx context.Context, py string, files map[string][]byte, progress io.Writer, args ...string) error {
+	for p, data := range files {
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return err
+		}
+	}
+	cmd := exec.CommandContext(ctx, py, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if progress != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, progress)
+	}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w: %s", py, err, strings.TrimSpace(tail(stderr.String(), 2000)))
+	}
+	return nil
 }
 
 func tail(s string, n int) string {

@@ -16,7 +16,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -267,20 +266,9 @@ func Train(ctx context.Context, c TrainConfig) (*Manifest, error) {
 		return nil, err
 	}
 	paramsPath, script := filepath.Join(work, "params.json"), filepath.Join(work, "train.py")
-	for p, data := range map[string][]byte{paramsPath: pj, script: trainScript} {
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			return nil, err
-		}
-	}
 	slog.Info("cross-encoder: training", "python", py)
-	cmd := exec.CommandContext(ctx, py, script, trainPath, validPath, paramsPath, stage)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if c.Progress != nil {
-		cmd.Stderr = io.MultiWriter(&stderr, c.Progress)
-	}
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("cross-encoder training: %s: %w: %s", py, err, strings.TrimSpace(tailOf(stderr.String(), 2000)))
+	if err := rank.RunPython(ctx, py, map[string][]byte{paramsPath: pj, script: trainScript}, c.Progress, script, trainPath, validPath, paramsPath, stage); err != nil {
+		return nil, fmt.Errorf("cross-encoder training: %w", err)
 	}
 	var res struct {
 		Check struct {
@@ -413,11 +401,4 @@ func writeGroups(path string, lines []line, tok *onnx.Tokenizer, m Manifest, neg
 		return nil, err
 	}
 	return groups, f.Close()
-}
-
-func tailOf(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
 }
