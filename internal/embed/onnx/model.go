@@ -282,7 +282,6 @@ func (m *Model) Tokenizer() *Tokenizer { return m.tok }
 // no vector is returned.
 func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	enc := make([]Encoded, len(texts))
-	order := make([]int, len(texts))
 	var cut int64
 	for i, t := range texts {
 		e, err := m.tok.Encode(t, m.opts.MaxTokens)
@@ -292,30 +291,44 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 		if e.Truncated {
 			cut++
 		}
-		enc[i], order[i] = e, i
+		enc[i] = e
 	}
-	// Batches of similar lengths pad little; the order is given back.
+	out, err := byLength(ctx, enc, m.opts.Batch, m.run)
+	if err != nil {
+		return nil, err
+	}
+	m.truncated.Add(cut)
+	m.texts.Add(int64(len(texts)))
+	return out, nil
+}
+
+// byLength runs run over enc in batches of at most n, encodings of similar
+// lengths together (a batch pads little), and gives the results back in
+// enc's order.
+func byLength[T any](ctx context.Context, enc []Encoded, n int, run func([]Encoded) ([]T, error)) ([]T, error) {
+	order := make([]int, len(enc))
+	for i := range order {
+		order[i] = i
+	}
 	sort.SliceStable(order, func(a, b int) bool { return len(enc[order[a]].IDs) < len(enc[order[b]].IDs) })
-	out := make([][]float32, len(texts))
-	for s := 0; s < len(order); s += m.opts.Batch {
+	out := make([]T, len(enc))
+	for s := 0; s < len(order); s += n {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		idx := order[s:min(s+m.opts.Batch, len(order))]
+		idx := order[s:min(s+n, len(order))]
 		batch := make([]Encoded, len(idx))
 		for j, i := range idx {
 			batch[j] = enc[i]
 		}
-		vecs, err := m.run(batch)
+		res, err := run(batch)
 		if err != nil {
 			return nil, err
 		}
 		for j, i := range idx {
-			out[i] = vecs[j]
+			out[i] = res[j]
 		}
 	}
-	m.truncated.Add(cut)
-	m.texts.Add(int64(len(texts)))
 	return out, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -80,30 +79,7 @@ func (s *Scorer) Score(ctx context.Context, a string, bs []string, maxA int) ([]
 
 // ScoreEncoded scores pairs already encoded (EncodePairs).
 func (s *Scorer) ScoreEncoded(ctx context.Context, enc []Encoded) ([]float32, error) {
-	order := make([]int, len(enc))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return len(enc[order[a]].IDs) < len(enc[order[b]].IDs) })
-	out := make([]float32, len(enc))
-	for st := 0; st < len(order); st += s.opts.Batch {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		idx := order[st:min(st+s.opts.Batch, len(order))]
-		batch := make([]Encoded, len(idx))
-		for j, i := range idx {
-			batch[j] = enc[i]
-		}
-		scores, err := s.run(batch)
-		if err != nil {
-			return nil, err
-		}
-		for j, i := range idx {
-			out[i] = scores[j]
-		}
-	}
-	return out, nil
+	return byLength(ctx, enc, s.opts.Batch, s.run)
 }
 
 func (s *Scorer) run(batch []Encoded) ([]float32, error) {
