@@ -16,6 +16,7 @@ import (
 	"github.com/locus-dev/locus/internal/rank"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/testutil/testctx"
+	"github.com/locus-dev/locus/internal/testutil/trainertest"
 	"github.com/locus-dev/locus/internal/triplets"
 	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/schema"
@@ -87,13 +88,7 @@ func TestLearnedRanking(t *testing.T) {
 		t.Fatalf("%d of the get and evict fixes among %d queries", seen, len(qs))
 	}
 
-	py, err := rank.FindPython(ctx)
-	if err != nil {
-		if os.Getenv(rank.EnvRequireTrainer) != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	py := trainertest.Need(t, func() (string, error) { return rank.FindPython(ctx) })
 	mdir := t.TempDir()
 	m, err := rank.Train(ctx, qs, rank.TrainConfig{Python: py, Dir: mdir, Rounds: 10, Params: map[string]any{
 		"objective": "rank:ndcg", "max_depth": 3, "eta": 0.3, "min_child_weight": 0, "seed": 1, "nthread": 1}})
@@ -180,12 +175,7 @@ func TestRankTrainWorkflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, col := collectRun(ctx, t, b, st)
-	if _, err := rank.FindPython(ctx); err != nil {
-		if os.Getenv(rank.EnvRequireTrainer) != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	trainertest.Need(t, func() (string, error) { return rank.FindPython(ctx) })
 	params := map[string]any{"objective": "rank:ndcg", "max_depth": 3, "eta": 0.3, "min_child_weight": 0, "seed": 1, "nthread": 1}
 	in := jobs.RankTraining{Fleet: "acme", Records: col.Records, Train: rank.TrainConfig{Rounds: 10, Params: params}}
 	train := func(in jobs.RankTraining, history string) (fit.RankerResult, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/locus-dev/locus/internal/memory"
 	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/internal/testutil/trainertest"
 )
 
 func scored(ids ...string) []spider.Scored {
@@ -143,18 +144,10 @@ func synthetic(n int, seed uint64) []Query {
 	return qs
 }
 
-// requireTrainer finds the trainer, or fails under CI (EnvRequireTrainer)
-// and skips elsewhere.
+// requireTrainer finds the trainer (trainertest.Need).
 func requireTrainer(t *testing.T) string {
 	t.Helper()
-	py, err := FindPython(context.Background())
-	if err != nil {
-		if os.Getenv(EnvRequireTrainer) != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	return py
+	return trainertest.Need(t, func() (string, error) { return FindPython(context.Background()) })
 }
 
 func TestTrainRoundTrip(t *testing.T) {

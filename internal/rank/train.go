@@ -74,10 +74,6 @@ func DefaultParams() map[string]any {
 	}
 }
 
-// EnvRequireTrainer, when set (CI sets it), makes tests that need the
-// trainer fail without one instead of skipping.
-const EnvRequireTrainer = "LOCUS_REQUIRE_TRAINER"
-
 // ErrNoTrainer: no Python with XGBoost to train with.
 var ErrNoTrainer = errors.New("no trainer")
 

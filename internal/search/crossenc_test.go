@@ -12,9 +12,9 @@ import (
 
 	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/embed/onnx"
-	"github.com/locus-dev/locus/internal/rank"
 	"github.com/locus-dev/locus/internal/rank/crossenc"
 	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/internal/testutil/trainertest"
 )
 
 // TestCrossEncoderSecondStage: with Params.CrossEncoder the hybrid
@@ -22,16 +22,13 @@ import (
 // method without a second stage, or a model that is not there, is an
 // error.
 func TestCrossEncoderSecondStage(t *testing.T) {
-	py, err := crossenc.FindPython(context.Background())
-	if err == nil {
-		err = onnx.Available("")
-	}
-	if err != nil {
-		if os.Getenv(rank.EnvRequireTrainer) != "" {
-			t.Fatal(err)
+	py := trainertest.Need(t, func() (string, error) {
+		py, err := crossenc.FindPython(context.Background())
+		if err == nil {
+			err = onnx.Available("")
 		}
-		t.Skip(err)
-	}
+		return py, err
+	})
 	ctx := context.Background()
 	b, repo, info := indexFixture(t)
 	d := Deps{Bucket: b}

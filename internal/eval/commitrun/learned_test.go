@@ -16,6 +16,7 @@ import (
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/trainertest"
 )
 
 func col(name string) int { return slices.Index(FileTable.Names, name) }
@@ -79,13 +80,7 @@ func TestLoadModelOfAnotherTable(t *testing.T) {
 // run reports it beside the other methods.
 func TestLearnedFilesTrainedOnCommits(t *testing.T) {
 	ctx := context.Background()
-	py, err := rank.FindPython(ctx)
-	if err != nil {
-		if os.Getenv(rank.EnvRequireTrainer) != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	py := trainertest.Need(t, func() (string, error) { return rank.FindPython(ctx) })
 	r := gitfixture.New(t)
 	r.Write(map[string]string{"net/socket.c": "int socket_timeout;\n", "mem/alloc.c": "int alloc_pool;\n", "fs/file.c": "int file_open;\n"})
 	r.Commit("initial layout")

@@ -13,25 +13,21 @@ import (
 	"testing"
 
 	"github.com/locus-dev/locus/internal/embed/onnx"
-	"github.com/locus-dev/locus/internal/rank"
 	"github.com/locus-dev/locus/internal/spider"
+	"github.com/locus-dev/locus/internal/testutil/trainertest"
 )
 
 // requireTrainer finds Python with torch and onnx and the ONNX Runtime
-// library, or fails under CI (rank.EnvRequireTrainer) and skips elsewhere.
+// library (trainertest.Need).
 func requireTrainer(t *testing.T) string {
 	t.Helper()
-	py, err := FindPython(context.Background())
-	if err == nil {
-		err = onnx.Available("")
-	}
-	if err != nil {
-		if os.Getenv(rank.EnvRequireTrainer) != "" {
-			t.Fatal(err)
+	return trainertest.Need(t, func() (string, error) {
+		py, err := FindPython(context.Background())
+		if err == nil {
+			err = onnx.Available("")
 		}
-		t.Skip(err)
-	}
-	return py
+		return py, err
+	})
 }
 
 // words the synthetic functions are named from.
