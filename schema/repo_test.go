@@ -147,3 +147,29 @@ func TestMaskCredentials(t *testing.T) {
 		}
 	}
 }
+
+func TestParseRemote(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Remote
+		name RepoName
+	}{
+		{"https://GitHub.com/a/b.git/", Remote{Host: "github.com", Path: "a/b"}, "a/b"},
+		{"ssh://git@host:2222/grp/sub/x.git", Remote{Host: "host:2222", Path: "grp/sub/x"}, "sub/x"},
+		{"git@Host:owner/x.git", Remote{Host: "host", Path: "owner/x"}, "owner/x"},
+		{"https://host/x", Remote{Host: "host", Path: "x"}, "x"},
+		{"file:///srv/a/.git", Remote{Path: "srv/a", Local: true}, "a"},
+		{"/srv/repos/b.git", Remote{Path: "srv/repos/b", Local: true}, "b"},
+	} {
+		got, err := ParseRemote(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseRemote(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+		if n, err := RepoNameFromURL(tc.in); err != nil || n != tc.name {
+			t.Errorf("RepoNameFromURL(%q) = %q, %v; want %q", tc.in, n, err, tc.name)
+		}
+	}
+	if _, err := ParseRemote("https://host/%zz"); err == nil || !strings.Contains(err.Error(), "%zz") {
+		t.Errorf("a malformed URL: %v", err)
+	}
+}

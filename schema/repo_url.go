@@ -49,48 +49,77 @@ func SplitRepoSpec(s string) (spec RepoSpec, explicit bool, err error) {
 	return spec, explicit, nil
 }
 
-// IsRemoteURL reports whether raw names a repository on another host
-// (scheme other than file://, or ssh shorthand such as git@host:owner/name),
-// as opposed to a local path or file:// URL.
-func IsRemoteURL(raw string) bool {
-	if strings.Contains(raw, "://") {
-		u, err := url.Parse(raw)
-		return err == nil && u.Scheme != "file"
-	}
-	return isSCP(raw)
+// Remote is a clone URL or local path split into the parts that name the
+// repository: what ParseRepoSpec, name resolution and links to a forge read.
+type Remote struct {
+	// Host is a remote URL's host (with its port), lower-cased, without
+	// the user; empty for a local path or file:// URL.
+	Host string
+	// Path is the repository's path with surrounding slashes and a
+	// trailing ".git" or "/.git" taken out: "owner/name" on a forge, the
+	// absolute slash-separated directory for a local path.
+	Path string
+	// Local: a local path or a file:// URL, not a repository on another
+	// host.
+	Local bool
 }
 
-// RepoNameFromURL derives a repository name from a clone URL or a local path.
-func RepoNameFromURL(raw string) (RepoName, error) {
+// ParseRemote splits raw, a URL with a scheme, an ssh shorthand such as
+// git@host:owner/name, or a local path (made absolute).
+func ParseRemote(raw string) (Remote, error) {
+	var r Remote
 	var p string
-	remote := true
 	switch {
 	case strings.Contains(raw, "://"):
 		u, err := url.Parse(raw)
 		if err != nil {
-			return "", fmt.Errorf("URL %q: %w", raw, err)
+			return r, fmt.Errorf("URL %q: %w", raw, err)
+		}
+		r.Local = u.Scheme == "file"
+		if !r.Local {
+			r.Host = strings.ToLower(u.Host)
 		}
 		p = u.Path
-		remote = u.Scheme != "file"
 	case isSCP(raw):
-		_, p, _ = strings.Cut(raw, ":")
+		host, rest, _ := strings.Cut(raw, ":")
+		if _, h, ok := strings.Cut(host, "@"); ok {
+			host = h
+		}
+		r.Host, p = strings.ToLower(host), rest
 	default:
 		abs, err := filepath.Abs(raw)
 		if err != nil {
-			return "", err
+			return r, err
 		}
-		p = filepath.ToSlash(abs)
-		remote = false
+		r.Local, p = true, filepath.ToSlash(abs)
 	}
 	p = strings.TrimSuffix(strings.Trim(p, "/"), "/.git")
-	p = strings.TrimSuffix(p, ".git")
-	parts := strings.Split(strings.Trim(p, "/"), "/")
-	var name string
-	switch {
-	case !remote || len(parts) < 2:
-		name = parts[len(parts)-1]
-	default:
-		name = parts[len(parts)-2] + "/" + parts[len(parts)-1]
+	r.Path = strings.Trim(strings.TrimSuffix(p, ".git"), "/")
+	return r, nil
+}
+
+// IsRemoteURL reports whether raw names a repository on another host
+// (scheme other than file://, or ssh shorthand such as git@host:owner/name),
+// as opposed to a local path or file:// URL.
+func IsRemoteURL(raw string) bool {
+	if !strings.Contains(raw, "://") && !isSCP(raw) {
+		return false // a local path: not made absolute to say so
+	}
+	r, err := ParseRemote(raw)
+	return err == nil && !r.Local
+}
+
+// RepoNameFromURL derives a repository name from a clone URL or a local path.
+// A remote URL's last two path elements (owner/name), a local path's last one.
+func RepoNameFromURL(raw string) (RepoName, error) {
+	r, err := ParseRemote(raw)
+	if err != nil {
+		return "", err
+	}
+	parts := strings.Split(r.Path, "/")
+	name := parts[len(parts)-1]
+	if !r.Local && len(parts) >= 2 {
+		name = parts[len(parts)-2] + "/" + name
 	}
 	return ParseRepoName(name)
 }

@@ -269,24 +269,13 @@ func resolveRemote(ctx context.Context, ix Indexed, raw, arg string) (schema.Rep
 }
 
 // canonicalRemote is a remote URL with what does not change the repository
-// it names taken out: scheme, user, port-less host case, trailing slashes
-// and .git.
+// it names taken out: scheme, user, host case, surrounding slashes and .git.
 func canonicalRemote(raw string) string {
-	var host, p string
-	if strings.Contains(raw, "://") {
-		u, err := url.Parse(raw)
-		if err != nil {
-			return raw
-		}
-		host, p = u.Host, u.Path
-	} else {
-		host, p, _ = strings.Cut(raw, ":")
-		if _, h, ok := strings.Cut(host, "@"); ok {
-			host = h
-		}
+	r, err := schema.ParseRemote(raw)
+	if err != nil {
+		return raw
 	}
-	p = strings.TrimSuffix(strings.Trim(p, "/"), ".git")
-	return strings.ToLower(host) + "/" + strings.Trim(p, "/")
+	return r.Host + "/" + r.Path
 }
 
 // pathMatches are the manifests of the repository in directory abs: those
