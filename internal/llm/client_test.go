@@ -373,6 +373,9 @@ func TestOpen(t *testing.T) {
 		"openai://?model=m&timeout=forever": "timeout",
 		"openai://?model=m&json_mode=maybe": "json_mode",
 		"anthropic://?model=m&max_tokens=0": "max_tokens",
+		// A key pasted as a query parameter is masked like a clone URL's.
+		"openai://?model=m&api_key=secret&timeout=x": "timeout",
+		"openai://u:secret@h/%zz?model=m":            "invalid URL escape",
 	}
 	if c, err := llm.Open("bedrock://anthropic.claude-v1?region=us-east-1"); err != nil || c.Name() != "anthropic.claude-v1" {
 		t.Errorf("Open(bedrock://…) = %v, %v; want a Converse client for the model", c, err)

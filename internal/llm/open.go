@@ -2,12 +2,15 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/locus-dev/locus/schema"
 )
 
 // Open returns the Chat named by rawURL. Forms:
@@ -35,17 +38,22 @@ import (
 // ANTHROPIC_API_KEY — the last two only when the host is the vendor's own, so
 // a vendor key is not sent to a self-hosted server.
 func Open(rawURL string) (Chat, error) {
+	shown, _ := schema.RedactURL(rawURL)
+	fail := func(format string, args ...any) (Chat, error) {
+		return nil, fmt.Errorf("llm open %q: %s", shown, fmt.Sprintf(format, args...))
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("llm open %q: %w", rawURL, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL, which may hold a credential
+		}
+		return fail("%v", err)
 	}
 	if u.Scheme == "" {
-		return nil, fmt.Errorf("llm open %q: missing scheme (want openai, openai+http, vllm, ollama, anthropic or anthropic+http)", rawURL)
+		return fail("missing scheme (want openai, openai+http, vllm, ollama, anthropic or anthropic+http)")
 	}
 	q := u.Query()
-	fail := func(format string, args ...any) (Chat, error) {
-		return nil, fmt.Errorf("llm open %q: %s", redact(u), fmt.Sprintf(format, args...))
-	}
 	if u.User != nil {
 		return fail("credentials in the URL are not accepted; use api_key_env or LOCUS_LLM_API_KEY")
 	}
@@ -165,12 +173,4 @@ func OpenSelector(rawURL string, tokenBudget int) (Selector, error) {
 		return nil, err
 	}
 	return &LLMSelector{Chat: chat, TokenBudget: tokenBudget}, nil
-}
-
-func redact(u *url.URL) string {
-	c := *u
-	if c.User != nil {
-		c.User = url.User("REDACTED")
-	}
-	return c.String()
 }
