@@ -44,7 +44,9 @@ func canonical(t *testing.T, g *Graph) []byte {
 func TestIncrementalEqualsFullRebuild(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	gitDir := gitOut(t, "rev-parse", "--absolute-git-dir")
+	// The common directory holds the objects, also in a linked worktree
+	// (whose own git directory has none).
+	gitDir := gitOut(t, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	ids := strings.Fields(gitOut(t, "rev-list", "--first-parent", "-n", "30", "HEAD"))
 	if len(ids) < 30 {
 		t.Fatalf("this repository's history has %d commits on first parents; the test needs 30 (a shallow clone? fetch the history)", len(ids))
