@@ -150,9 +150,12 @@ func runBacklog(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "backlog %s: %d issues from %s\n", s.ID, len(in), file)
-	res, err := waitBacklog(ctx, c, s, "issues")
+	res, err := g.waitBacklog(ctx, c, s, "issues")
 	if ctx.Err() != nil {
 		return exitError{code: 130, msg: fmt.Sprintf("interrupted; backlog %s keeps its state in %s — run the same command again to continue", s.ID, g.dataDir)}
+	}
+	if full := diskFullFailure("backlog "+s.ID, err); full != nil {
+		return full
 	}
 	if err != nil {
 		return err
@@ -254,10 +257,15 @@ func writeBacklogOut(dir string, rs []backlog.Result, s backlog.Summary) error {
 	return write("summary.md", func(f *os.File) error { return backlog.WriteSummaryMarkdown(f, s) })
 }
 
-// waitBacklog waits for a started backlog, showing its progress on stderr.
-func waitBacklog(ctx context.Context, c client.Client, s jobs.Started, noun string) (workflows.BacklogResult, error) {
+// waitBacklog waits for a started backlog, showing its progress on stderr,
+// until it ends or the embedded server says its disk is full.
+func (g *Globals) waitBacklog(ctx context.Context, c client.Client, s jobs.Started, noun string) (workflows.BacklogResult, error) {
 	stop := watchBacklog(ctx, c, s, noun)
-	res, err := jobs.Wait(ctx, s)
+	var res workflows.BacklogResult
+	err := g.untilDiskFull(ctx, func(ctx context.Context) (err error) {
+		res, err = jobs.Wait(ctx, s)
+		return err
+	})
 	stop(err == nil)
 	return res, err
 }

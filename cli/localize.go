@@ -107,7 +107,14 @@ func runLocalize(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("start localize of issue %s: %w", issueName, err)
 	}
-	res, err := jobs.Wait(ctx, st)
+	var res workflows.BacklogResult
+	err = g.untilDiskFull(ctx, func(ctx context.Context) (err error) {
+		res, err = jobs.Wait(ctx, st)
+		return err
+	})
+	if full := diskFullFailure("localize "+string(repo), err); full != nil {
+		return full
+	}
 	if err != nil {
 		return localizeError(repo, err)
 	}

@@ -68,6 +68,35 @@ var diskCases = []badCase{
 		check: func(s *sandbox, r result) { unchanged(s, "disk/r") },
 	},
 	{
+		name:  "disk-full-temporal-state-localize",
+		input: "`localize` against an indexed repository with the data dir on a filesystem with 8 KiB free, too little for the embedded Temporal server to record the run",
+		want:  "exit 1 within seconds, saying the disk holding the server's state (`DATA/temporal`) is full, in SQLite's words; the published index stays as it was",
+		setup: func(s *sandbox) []string {
+			mountSmallDisk(s, "32m")
+			indexedRepo(s)
+			fillDisk(s, 8<<10)
+			return []string{"localize", "--repo", "disk/r", "helper returns the wrong number"}
+		},
+		code:  1,
+		names: []string{"the disk holding {{DATA}}/temporal is full", "database or disk is full"},
+		check: func(s *sandbox, r result) { unchanged(s, "disk/r") },
+	},
+	{
+		name:  "disk-full-temporal-state-backlog",
+		input: "a `backlog` of one issue against an indexed repository with the data dir on a filesystem with 8 KiB free",
+		want:  "exit 1 within seconds, saying the disk holding the server's state (`DATA/temporal`) is full, in SQLite's words; the published index stays as it was",
+		setup: func(s *sandbox) []string {
+			mountSmallDisk(s, "32m")
+			indexedRepo(s)
+			args := backlogArgs(s, "issues.jsonl", `{"id": "one", "repo": "disk/r", "problem_statement": "helper returns the wrong number"}`+"\n")
+			fillDisk(s, 8<<10)
+			return args
+		},
+		code:  1,
+		names: []string{"the disk holding {{DATA}}/temporal is full", "database or disk is full"},
+		check: func(s *sandbox, r result) { unchanged(s, "disk/r") },
+	},
+	{
 		name:  "clone-damaged-by-failed-fetch",
 		input: "a clone whose refs point at a commit whose tree it lacks and that has no record of a connectivity check (what a fetch that fell back to go-git on a full disk left)",
 		want:  "the next index finds the clone damaged, logs that it clones afresh, and indexes the commit (exit 0); no \"object not found\"",
