@@ -2,11 +2,17 @@ package gitrepo
 
 import (
 	"context"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
@@ -192,5 +198,25 @@ func TestSyncMaxBlobSize(t *testing.T) {
 	}
 	if m, p := missingAt(head); strings.Join(m, ",") != "large.txt,other.txt" || strings.Join(p, ",") != "small.go,tiny.txt" {
 		t.Fatalf("after a fetch: missing %v, present %v; want the two large files missing", m, p)
+	}
+
+	// git failing: go-git, which knows no filter, must not fetch instead.
+	var goGitCalls atomic.Int32
+	goGitFetch = func(ctx context.Context, repo *git.Repository, u, ref string, auth transport.AuthMethod, progress io.Writer) error {
+		goGitCalls.Add(1)
+		return fetch(ctx, repo, u, ref, auth, progress)
+	}
+	cliFetchFn = func(context.Context, string, string, string, transport.AuthMethod, io.Writer) error {
+		return errors.New("git fetch: exit status 128: fatal: something git-specific")
+	}
+	t.Cleanup(func() { goGitFetch, cliFetchFn = fetch, cliFetch })
+	r.Write(map[string]string{"third.txt": bigText("four", 3000)})
+	r.Commit("even more")
+	_, err = Sync(context.Background(), SyncOptions{Dir: dir, URL: r.Dir})
+	if err == nil || !strings.Contains(err.Error(), "something git-specific") || !strings.Contains(err.Error(), "blob:limit=1024") || goGitCalls.Load() != 0 {
+		t.Errorf("git failing on a partial clone: err %v, go-git fetched %d times; want git's error naming the filter, no go-git fetch", err, goGitCalls.Load())
+	}
+	if m, _ := missingAt(head); strings.Join(m, ",") != "large.txt,other.txt" {
+		t.Errorf("after the failed fetch: missing %v, want the two large files still missing", m)
 	}
 }

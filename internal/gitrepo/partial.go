@@ -34,6 +34,16 @@ func setBlobFilter(ctx context.Context, dir, u string, maxBytes int64) error {
 	return nil
 }
 
+// partialFilter is the filter the clone repo applies to fetches from u
+// (set by setBlobFilter); empty when it is not a partial clone of u.
+func partialFilter(repo *git.Repository, u string) string {
+	cfg, err := repo.Config()
+	if err != nil || cfg.Raw == nil {
+		return ""
+	}
+	return cfg.Raw.Section("remote").Subsection(u).Option("partialclonefilter")
+}
+
 // BlobFilter is git's filter spec that leaves out blobs over maxBytes.
 func BlobFilter(maxBytes int64) string { return "blob:limit=" + strconv.FormatInt(maxBytes, 10) }
 

@@ -440,6 +440,11 @@ func fetchInto(ctx context.Context, repo *git.Repository, dir, u, ref string, au
 		// half-way leaves refs to objects it never wrote.
 		return diskFull(dir, cerr)
 	}
+	if f := partialFilter(repo, u); f != "" {
+		// go-git knows no filters: it would fetch every blob the clone
+		// was made to leave out.
+		return fmt.Errorf("%w (a partial clone, %s, is fetched by git only)", cerr, f)
+	}
 	err := goGitFetch(ctx, repo, u, ref, auth, progress)
 	switch {
 	case err == nil:
