@@ -22,7 +22,7 @@ const scheduledIndexType = "ScheduledIndex"
 // has the run's last workflow task executed a second time.
 type runLog struct {
 	interceptor.WorkerInterceptorBase
-	logged sync.Map // run id → true
+	logged recentSet // run ids
 }
 
 func (w *runLog) InterceptWorkflow(ctx workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
@@ -36,7 +36,7 @@ func (w *runLog) InterceptWorkflow(ctx workflow.Context, next interceptor.Workfl
 
 type runLogInbound struct {
 	interceptor.WorkflowInboundInterceptorBase
-	logged *sync.Map
+	logged *recentSet
 }
 
 func (i *runLogInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {
@@ -44,7 +44,7 @@ func (i *runLogInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.Ex
 	if workflow.IsReplaying(ctx) {
 		return res, err
 	}
-	if _, again := i.logged.LoadOrStore(workflow.GetInfo(ctx).WorkflowExecution.RunID, true); again {
+	if again := i.logged.add(workflow.GetInfo(ctx).WorkflowExecution.RunID); again {
 		return res, err
 	}
 	schedule := ""
@@ -63,4 +63,39 @@ func (i *runLogInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.Ex
 	}
 	slog.Info("scheduled run completed", attrs...)
 	return res, err
+}
+
+// recentRuns is how many run ids a runLog remembers: a run's last workflow
+// task is executed again soon after, if at all, never hundreds of runs
+// later.
+const recentRuns = 1024
+
+// recentSet remembers the last recentRuns ids added, so that a worker that
+// runs for a year does not keep every run id it has seen.
+type recentSet struct {
+	mu    sync.Mutex
+	ids   map[string]bool
+	order []string // ring of the ids in ids, oldest at next
+	next  int
+}
+
+// add adds id and reports whether it was already there.
+func (s *recentSet) add(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ids[id] {
+		return true
+	}
+	if s.ids == nil {
+		s.ids = map[string]bool{}
+	}
+	if len(s.order) < recentRuns {
+		s.order = append(s.order, id)
+	} else {
+		delete(s.ids, s.order[s.next])
+		s.order[s.next] = id
+		s.next = (s.next + 1) % recentRuns
+	}
+	s.ids[id] = true
+	return false
 }
