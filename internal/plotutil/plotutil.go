@@ -52,12 +52,12 @@ func New(title, x, y string) *plot.Plot {
 	return p
 }
 
-// Grid returns grid lines in light grey: along the value axis only
-// (horizontal lines when vertical is true, vertical ones otherwise).
-func Grid(vertical bool) *plotter.Grid {
+// Grid returns light grey grid lines across the value axis: horizontal
+// lines when horizontal is true (values up the y axis), else vertical ones.
+func Grid(horizontal bool) *plotter.Grid {
 	g := plotter.NewGrid()
 	g.Vertical.Color, g.Horizontal.Color = color.Gray{Y: 215}, color.Gray{Y: 215}
-	if vertical {
+	if horizontal {
 		g.Vertical.Color = nil
 	} else {
 		g.Horizontal.Color = nil
