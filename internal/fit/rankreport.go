@@ -12,13 +12,13 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/plotutil"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -167,39 +167,47 @@ func (r RankerResult) Markdown(w io.Writer) {
 	}
 }
 
-// importancePlot draws the feature importances as horizontal bars (PNG).
+// maxImportanceBars is how many features importance.png shows, the most
+// important first.
+const maxImportanceBars = 20
+
+// importancePlot draws the feature importances as horizontal bars, the
+// largest at the top (PNG).
 func (r RankerResult) importancePlot() ([]byte, error) {
-	imp := r.importances()
-	if len(imp) > 20 {
-		imp = imp[:20]
-	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Feature importance (gain), fleet %s", r.Fleet)
-	vals := make(plotter.Values, len(imp))
-	names := make([]string, len(imp))
-	for i, e := range imp {
-		// Largest at the top.
-		vals[len(imp)-1-i], names[len(imp)-1-i] = e.Value, e.Name
-	}
-	if len(imp) > 0 {
-		bars, err := plotter.NewBarChart(vals, vg.Points(10))
-		if err != nil {
-			return nil, fmt.Errorf("importance plot: %w", err)
-		}
-		bars.Horizontal = true
-		p.Add(bars)
-		p.NominalY(names...)
-	}
-	p.X.Label.Text = "total gain"
-	wt, err := p.WriterTo(7*vg.Inch, vg.Length(1.5+0.22*float64(len(imp)))*vg.Inch, "png")
+	p, n, err := r.importanceBars()
 	if err != nil {
-		return nil, fmt.Errorf("importance plot: %w", err)
-	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return plotutil.PNG(p, 800, plotutil.HBarsHeight(n))
+}
+
+// importanceBars is importancePlot's plot and how many bars it has.
+func (r RankerResult) importanceBars() (*plot.Plot, int, error) {
+	imp := r.importances()
+	title := fmt.Sprintf("Feature importance of fleet %s's ranker: %d features", r.Fleet, len(imp))
+	if len(imp) > maxImportanceBars {
+		title = fmt.Sprintf("Feature importance of fleet %s's ranker: the %d largest of %d features", r.Fleet, maxImportanceBars, len(imp))
+		imp = imp[:maxImportanceBars]
+	}
+	if len(imp) == 0 {
+		// A model whose trees never split: the image says so.
+		return plotutil.New(fmt.Sprintf("Feature importance of fleet %s's ranker: none (no tree splits on a feature)", r.Fleet), "", ""), 0, nil
+	}
+	bars := make([]plotutil.HBar, len(imp))
+	for i, e := range imp {
+		bars[i] = plotutil.HBar{Name: e.Name, Value: e.Value}
+	}
+	p, err := plotutil.HBars(title, "total gain (sum over the trees' splits on the feature)", bars, plotutil.Plain{},
+		func(v float64) string {
+			if v >= 100 {
+				return strconv.FormatFloat(v, 'f', 0, 64)
+			}
+			return strconv.FormatFloat(v, 'g', 3, 64)
+		})
+	if err != nil {
+		return nil, 0, fmt.Errorf("importance plot: %w", err)
+	}
+	return p, len(bars), nil
 }
 
 // ReadRankerReport reads the published report of fleet.

@@ -2,17 +2,24 @@ package fit
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"image/color"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/locus-dev/locus/internal/plotutil"
+	"github.com/locus-dev/locus/internal/search"
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // Report is what a fit writes: the options, each repository's preparation
@@ -109,8 +116,41 @@ func (g grid) Z(c, r int) float64 { return g.z[[2]float64{g.xs[c], g.ys[r]}] }
 func (g grid) X(c int) float64    { return float64(c) }
 func (g grid) Y(r int) float64    { return float64(r) }
 
-// heatmap draws Recall@K over the grid into path.
-func (res Result) heatmap(path string) error {
+// Heatmap size in pixels, and the width of its colour bar's column.
+const (
+	heatWidth, heatHeight = 800, 640
+	scaleWidth            = 120
+	// maxCellLabels is the most columns or rows whose cells are labelled
+	// with their Recall@K.
+	maxCellLabels = 15
+	// maxAxisLabels is the most weights labelled along an axis; a longer
+	// grid labels every second (third, …) one.
+	maxAxisLabels = 12
+)
+
+// recallColors is a sequential colour map (viridis' control colours: dark
+// purple for the worst Recall@K, yellow for the best), its luminance rising
+// with the value so that it reads in grey and to colour-blind eyes.
+func recallColors() palette.ColorMap {
+	m, err := moreland.NewLuminance([]color.Color{
+		color.NRGBA{R: 0x44, G: 0x01, B: 0x54, A: 0xff}, color.NRGBA{R: 0x3b, G: 0x52, B: 0x8b, A: 0xff},
+		color.NRGBA{R: 0x21, G: 0x91, B: 0x8c, A: 0xff}, color.NRGBA{R: 0x5e, G: 0xc9, B: 0x62, A: 0xff},
+		color.NRGBA{R: 0xfd, G: 0xe7, B: 0x25, A: 0xff},
+	})
+	if err != nil {
+		panic(err) // the control colours above are fixed
+	}
+	return m
+}
+
+// heatmapPlots are the plots heatmap draws side by side: Recall@K over the
+// grid (each cell labelled with it when the grid is small enough, the
+// fitted weights' cell outlined, the given weights' dashed) and its colour
+// bar, spanning the worst to the best Recall@K.
+func (res Result) heatmapPlots() (heat, scale *plot.Plot, err error) {
+	if len(res.Grid) == 0 {
+		return nil, nil, errors.New("fit: plot: no grid points")
+	}
 	g := grid{z: map[[2]float64]float64{}}
 	lo, hi := 1.0, 0.0
 	for _, p := range res.Grid {
@@ -125,39 +165,144 @@ func (res Result) heatmap(path string) error {
 	}
 	slices.Sort(g.xs)
 	slices.Sort(g.ys)
-	pal := moreland.SmoothBlueRed()
-	if hi <= lo {
-		hi = lo + 1e-9
+	if hi-lo < 1e-6 { // one value everywhere: a scale around it
+		lo = max(0, lo-0.01)
+		hi = lo + 0.02
 	}
-	pal.SetMin(lo)
-	pal.SetMax(hi)
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Recall@%d of the fused ranking (%d queries)", res.K, res.Queries)
-	p.X.Label.Text = "memory weight"
-	p.Y.Label.Text = "hotspot weight"
-	p.Add(plotter.NewHeatMap(g, pal.Palette(64)))
-	p.X.Tick.Marker = labels(g.xs)
-	p.Y.Tick.Marker = labels(g.ys)
-	best := plotter.XYs{{X: float64(slices.Index(g.xs, res.Best.Weights.Memory)), Y: float64(slices.Index(g.ys, res.Best.Weights.Hotspot))}}
-	sc, err := plotter.NewScatter(best)
+	cmap := recallColors()
+	cmap.SetMin(lo)
+	cmap.SetMax(hi)
+	metric := fmt.Sprintf("Recall@%d", res.K)
+
+	at := func(w search.Weights) (plotter.XY, bool) {
+		c, r := slices.Index(g.xs, w.Memory), slices.Index(g.ys, w.Hotspot)
+		return plotter.XY{X: float64(c), Y: float64(r)}, c >= 0 && r >= 0
+	}
+	title := fmt.Sprintf("%s of the fused ranking, %d queries\nfitted (outlined): %.3f at memory %g, hotspot %g",
+		metric, res.Queries, res.Best.Recall, res.Best.Weights.Memory, res.Best.Weights.Hotspot)
+	_, givenOn := at(res.Given.Weights)
+	given := fmt.Sprintf("\ngiven: %.3f at memory %g, hotspot %g", res.Given.Recall, res.Given.Weights.Memory, res.Given.Weights.Hotspot)
+	switch {
+	case res.Given.Weights == res.Best.Weights:
+		title += " (the given weights)"
+	case givenOn:
+		title += given + " (dashed)"
+	default:
+		title += given + " (off the grid)"
+	}
+	heat = plotutil.New(title, "memory weight", "hotspot weight")
+	hm := plotter.NewHeatMap(g, cmap.Palette(256))
+	hm.Min, hm.Max = lo, hi
+	heat.Add(hm)
+	heat.X.Tick.Marker = labels(g.xs)
+	heat.Y.Tick.Marker = labels(g.ys)
+
+	// ink is black on light cells and white on dark ones.
+	ink := func(v float64) color.Color {
+		c, err := cmap.At(min(max(v, lo), hi))
+		if err != nil {
+			return color.Black
+		}
+		if l := color.GrayModel.Convert(c).(color.Gray).Y; l < 128 {
+			return color.White
+		}
+		return color.Black
+	}
+	if len(g.xs) <= maxCellLabels && len(g.ys) <= maxCellLabels {
+		var cells plotter.XYLabels
+		var inks []color.Color
+		for c, x := range g.xs {
+			for r, y := range g.ys {
+				v := g.z[[2]float64{x, y}]
+				cells.XYs = append(cells.XYs, plotter.XY{X: float64(c), Y: float64(r)})
+				cells.Labels = append(cells.Labels, fmt.Sprintf("%.3f", v))
+				inks = append(inks, ink(v))
+			}
+		}
+		lbl, err := plotter.NewLabels(cells)
+		if err != nil {
+			return nil, nil, fmt.Errorf("fit: plot: %w", err)
+		}
+		for i := range lbl.TextStyle {
+			lbl.TextStyle[i].Font = plotutil.Sans(max(7, min(10, 130/float64(max(len(g.xs), len(g.ys))))))
+			lbl.TextStyle[i].Color = inks[i]
+			lbl.TextStyle[i].XAlign, lbl.TextStyle[i].YAlign = draw.XCenter, draw.YCenter
+		}
+		heat.Add(lbl)
+	}
+	outline := func(w search.Weights, recall float64, dashed bool) error {
+		xy, ok := at(w)
+		if !ok {
+			return nil
+		}
+		const h = 0.46 // inside the cell, so that neighbours do not hide it
+		l, err := plotter.NewLine(plotter.XYs{{X: xy.X - h, Y: xy.Y - h}, {X: xy.X + h, Y: xy.Y - h}, {X: xy.X + h, Y: xy.Y + h}, {X: xy.X - h, Y: xy.Y + h}, {X: xy.X - h, Y: xy.Y - h}})
+		if err != nil {
+			return fmt.Errorf("fit: plot: %w", err)
+		}
+		l.LineStyle = draw.LineStyle{Color: ink(recall), Width: vg.Points(2.5)}
+		if dashed {
+			l.LineStyle.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
+		heat.Add(l)
+		return nil
+	}
+	if givenOn && res.Given.Weights != res.Best.Weights {
+		if err := outline(res.Given.Weights, res.Given.Recall, true); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := outline(res.Best.Weights, res.Best.Recall, false); err != nil {
+		return nil, nil, err
+	}
+
+	scale = plotutil.New("", "", metric)
+	scale.Add(&plotter.ColorBar{ColorMap: cmap, Vertical: true})
+	scale.HideX()
+	scale.Y.Padding = 0
+	return heat, scale, nil
+}
+
+// heatmap draws Recall@K over the grid into path, its colour bar at the
+// right.
+func (res Result) heatmap(path string) error {
+	heat, scale, err := res.heatmapPlots()
 	if err != nil {
 		return err
 	}
-	p.Add(sc)
-	p.Legend.Add(fmt.Sprintf("best: %.3f; worst %.3f", hi, lo), sc)
-	if err := p.Save(6*vg.Inch, 5*vg.Inch, path); err != nil {
+	c := plotutil.Canvas(heatWidth, heatHeight)
+	dc := plotutil.Inset(draw.New(c))
+	left := draw.Crop(dc, 0, -plotutil.Pixels(scaleWidth), 0, 0)
+	heat.Draw(left)
+	// The bar spans the height of the heatmap's cells.
+	da := heat.DataCanvas(left)
+	right := dc
+	right.Min = vg.Point{X: dc.Max.X - plotutil.Pixels(scaleWidth-20), Y: da.Min.Y}
+	right.Max = vg.Point{X: dc.Max.X - plotutil.Pixels(20), Y: da.Max.Y}
+	scale.Draw(right)
+	data, err := plotutil.Encode(c)
+	if err != nil {
 		return fmt.Errorf("fit: plot %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("fit: plot: %w", err)
 	}
 	return nil
 }
 
-// labels ticks each grid cell with its weight.
+// labels ticks each grid cell with its weight, every n-th when there are
+// more than maxAxisLabels.
 type labels []float64
 
 func (l labels) Ticks(lo, hi float64) []plot.Tick {
+	every := (len(l) + maxAxisLabels - 1) / maxAxisLabels
 	var t []plot.Tick
 	for i, v := range l {
-		t = append(t, plot.Tick{Value: float64(i), Label: fmt.Sprintf("%g", v)})
+		tk := plot.Tick{Value: float64(i)}
+		if i%every == 0 {
+			tk.Label = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		t = append(t, tk)
 	}
 	return t
 }

@@ -11,20 +11,20 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/locus-dev/locus/internal/eval/metrics"
+	"github.com/locus-dev/locus/internal/plotutil"
 )
 
 // Plot size in pixels and the resolution text sizes are measured at.
 const (
 	PlotWidth  = 960
 	PlotHeight = 600
-	plotDPI    = 96
+	plotDPI    = plotutil.DPI
 )
 
 // Palette gives method i the colour Palette[i%len(Palette)] (Tableau 10,
@@ -96,13 +96,13 @@ func WritePlot(w io.Writer, rs *ResultSet, level, group, metric string) error {
 	}
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s@K — %s level, %s", metric, level, group)
-	p.Title.TextStyle.Font = sans(15)
+	p.Title.TextStyle.Font = plotutil.Sans(15)
 	p.Title.Padding = vg.Points(10)
 	p.X.Label.Text = "K (cutoff)"
 	p.Y.Label.Text = metric + "@K (mean, 95% CI)"
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font = sans(13)
-		a.Tick.Label.Font = sans(12)
+		a.Label.TextStyle.Font = plotutil.Sans(13)
+		a.Tick.Label.Font = plotutil.Sans(12)
 	}
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Y.Tick.Marker = plot.ConstantTicks(fractionTicks())
@@ -122,7 +122,7 @@ func WritePlot(w io.Writer, rs *ResultSet, level, group, metric string) error {
 
 	legend := plot.NewLegend()
 	legend.Top, legend.Left = true, true
-	legend.TextStyle.Font = sans(13)
+	legend.TextStyle.Font = plotutil.Sans(13)
 	legend.ThumbnailWidth = vg.Points(24)
 	legend.Padding = vg.Points(4)
 	kIndex := map[int]int{}
@@ -190,12 +190,6 @@ func WritePlot(w io.Writer, rs *ResultSet, level, group, metric string) error {
 		return fmt.Errorf("report: encode plot %s %s %s: %w", metric, level, group, err)
 	}
 	return nil
-}
-
-// sans is the sans-serif face gonum embeds (Liberation Sans), which stays
-// readable at small sizes.
-func sans(points float64) font.Font {
-	return font.Font{Typeface: "Liberation", Variant: "Sans", Size: vg.Points(points)}
 }
 
 // fractionTicks labels 0, 0.2, …, 1.0 with minor ticks at the tenths.
