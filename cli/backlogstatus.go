@@ -274,8 +274,15 @@ func (l *liveProgress) client(ctx context.Context) client.Client {
 	}
 	dctx, cancel := context.WithTimeout(ctx, statusDialTimeout)
 	defer cancel()
-	c, err := client.DialContext(dctx, client.Options{HostPort: addr, Namespace: l.g.namespace,
-		Logger: tlog.NewStructuredLogger(slog.New(sdkLogHandler(l.g.logger().Handler(), false)))})
+	opts := client.Options{HostPort: addr, Namespace: l.g.namespace,
+		Logger: tlog.NewStructuredLogger(slog.New(sdkLogHandler(l.g.logger().Handler(), false)))}
+	if l.g.temporal != "" {
+		if err := l.g.auth.apply(&opts); err != nil {
+			l.reason = err.Error() + "; counts from the store"
+			return nil
+		}
+	}
+	c, err := client.DialContext(dctx, opts)
 	if err != nil {
 		l.reason = fmt.Sprintf("Temporal at %s is not reachable (%v); counts from the store", addr, err)
 		return nil

@@ -62,17 +62,18 @@ func (e exitError) Error() string { return e.msg }
 // Globals are the flags every command shares, and what they open once per
 // process.
 type Globals struct {
-	dataDir   string // default $LOCUS_HOME or ./.locus
-	temporal  string // Temporal frontend host:port; default "" = embedded server in the data dir
-	namespace string // default "default"
-	store     string // object store URL; default file://<data-dir>/store
-	logLevel  string // debug, info, warn, error; default info
-	json      bool   // machine-readable output
-	embedder  string // embedding model URL (see embed.Open); default the local lexical embedder
-	llm       string // neighbour selector URL (see llm.Open); default the heuristic
-	llmConc   int    // concurrent selection calls per worker; default 4
-	vectors   string // vector index URL: "" (local, in the store) or milvus://host:19530
-	queryInst string // instruction prefixed to queries for instruction-tuned embedders; default none
+	dataDir   string      // default $LOCUS_HOME or ./.locus
+	temporal  string      // Temporal frontend host:port; default "" = embedded server in the data dir
+	namespace string      // default "default"
+	store     string      // object store URL; default file://<data-dir>/store
+	logLevel  string      // debug, info, warn, error; default info
+	json      bool        // machine-readable output
+	embedder  string      // embedding model URL (see embed.Open); default the local lexical embedder
+	llm       string      // neighbour selector URL (see llm.Open); default the heuristic
+	llmConc   int         // concurrent selection calls per worker; default 4
+	vectors   string      // vector index URL: "" (local, in the store) or milvus://host:19530
+	queryInst string      // instruction prefixed to queries for instruction-tuned embedders; default none
+	auth      clusterAuth // TLS and API key for --temporal; default plain gRPC
 
 	// embeddedAddr is where an embedded server listens; default a free
 	// loopback port (only this process needs to reach it).
@@ -161,6 +162,7 @@ func NewFlags(name string, g *Globals) *flag.FlagSet {
 	fs.StringVar(&g.dataDir, "data-dir", home, "data directory: clones, embedded Temporal database, default store (env LOCUS_HOME)")
 	fs.StringVar(&g.temporal, "temporal", "", "Temporal frontend host:port; empty runs an embedded server in the data dir")
 	fs.StringVar(&g.namespace, "namespace", "default", "Temporal namespace")
+	authFlags(fs, &g.auth)
 	fs.StringVar(&g.store, "store", "", "object store URL: file:///dir or s3://bucket/prefix?endpoint=…&region=…&path_style=true (default file://<data-dir>/store)")
 	fs.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.BoolVar(&g.json, "json", false, "print machine-readable JSON")
@@ -259,6 +261,9 @@ func (g *Globals) openStore(ctx context.Context) (*blob.Bucket, error) {
 func (g *Globals) connect(ctx context.Context, log *slog.Logger) (client.Client, func(), error) {
 	addr := g.temporal
 	var srv *devserver.Server
+	if addr == "" && g.auth.set() {
+		return nil, nil, errors.New("the --tls* and --api-key-env flags are for a Temporal cluster: give its address with --temporal")
+	}
 	if addr == "" {
 		var err error
 		listen := g.embeddedAddr
@@ -282,12 +287,17 @@ func (g *Globals) connect(ctx context.Context, log *slog.Logger) (client.Client,
 	if g.metricsAddr != "" {
 		opts.MetricsHandler = metrics.SDKHandler()
 	}
+	if srv == nil {
+		if err := g.auth.apply(&opts); err != nil {
+			return nil, nil, err
+		}
+	}
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		if srv != nil {
 			srv.Stop()
 		}
-		return nil, nil, fmt.Errorf("connect to Temporal at %s: %w", addr, err)
+		return nil, nil, fmt.Errorf("connect to Temporal at %s: %w%s", addr, err, tlsHint(opts))
 	}
 	g.addr = addr
 	return c, func() {

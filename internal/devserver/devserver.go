@@ -2,7 +2,10 @@
 package devserver
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -56,6 +59,63 @@ type Options struct {
 	Namespace string
 	// Logger receives the server's warnings and errors; default slog.Default().
 	Logger *slog.Logger
+	// TLS, when set, serves the frontend over TLS; default nil: plain gRPC.
+	TLS *TLS
+}
+
+// TLS is the embedded server's frontend TLS: what a secured cluster's
+// frontend does, so that clients' TLS settings can be tested against it.
+type TLS struct {
+	// CertFile and KeyFile are the frontend's certificate and key (PEM);
+	// required.
+	CertFile, KeyFile string
+	// CAFile is the CA that signed CertFile, which the server's own clients
+	// (its system worker, its readiness check) trust; required.
+	CAFile string
+	// ServerName is a name CertFile holds; default the listen host.
+	ServerName string
+	// ClientCAFile, when set, makes it mutual TLS: clients must present a
+	// certificate this CA signed, and the server's own clients present
+	// ClientCertFile and ClientKeyFile. Default empty: no client
+	// certificate asked for.
+	ClientCAFile, ClientCertFile, ClientKeyFile string
+}
+
+// clientConfig is the tls.Config of the server's own clients.
+func (t *TLS) clientConfig(host string) (*tls.Config, error) {
+	ca, err := os.ReadFile(t.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("TLS CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, fmt.Errorf("TLS CA %s: no PEM certificate", t.CAFile)
+	}
+	c := &tls.Config{RootCAs: pool, ServerName: cmp.Or(t.ServerName, host), MinVersion: tls.VersionTLS12}
+	if t.ClientCAFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.ClientCertFile, t.ClientKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("TLS client certificate: %w", err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
+	return c, nil
+}
+
+// apply sets the frontend's TLS and its system worker's in conf.
+func (t *TLS) apply(conf *config.Config, host string) {
+	client := config.ClientTLS{ServerName: cmp.Or(t.ServerName, host), RootCAFiles: []string{t.CAFile}}
+	conf.Global.TLS.Frontend = config.GroupTLS{
+		Server: config.ServerTLS{CertFile: t.CertFile, KeyFile: t.KeyFile},
+		Client: client,
+	}
+	conf.Global.TLS.SystemWorker = config.WorkerTLS{Client: client}
+	if t.ClientCAFile != "" {
+		conf.Global.TLS.Frontend.Server.ClientCAFiles = []string{t.ClientCAFile}
+		conf.Global.TLS.Frontend.Server.RequireClientAuth = true
+		conf.Global.TLS.SystemWorker.CertFile = t.ClientCertFile
+		conf.Global.TLS.SystemWorker.KeyFile = t.ClientKeyFile
+	}
 }
 
 // Server is a running embedded Temporal server.
@@ -65,6 +125,7 @@ type Server struct {
 	srv       temporal.Server
 	lock      *dirLock
 	logs      *logState
+	clientTLS *tls.Config // the server's own clients', with Options.TLS
 
 	stopOnce sync.Once
 	stopErr  error
@@ -151,6 +212,12 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	logger := newServerLogger(o.Logger, s.logs)
 
 	conf := serverConfig(host, port, internalPorts, s.address, sqlCfg)
+	if o.TLS != nil {
+		if s.clientTLS, err = o.TLS.clientConfig(dialHost(host)); err != nil {
+			return nil, fmt.Errorf("devserver: %w", err)
+		}
+		o.TLS.apply(conf, dialHost(host))
+	}
 	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
 	if err != nil {
 		return nil, fmt.Errorf("devserver: authorizer: %w", err)
@@ -247,8 +314,9 @@ func (s *Server) waitReady(ctx context.Context, logger *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	nc, err := sdkclient.NewNamespaceClient(sdkclient.Options{
-		HostPort: s.address,
-		Logger:   sdklog.NewStructuredLogger(slog.New(levelFilter{next: logger.Handler(), min: &s.logs.min})),
+		HostPort:          s.address,
+		Logger:            sdklog.NewStructuredLogger(slog.New(levelFilter{next: logger.Handler(), min: &s.logs.min})),
+		ConnectionOptions: sdkclient.ConnectionOptions{TLS: s.clientTLS},
 	})
 	if err != nil {
 		return fmt.Errorf("readiness client: %w", err)
