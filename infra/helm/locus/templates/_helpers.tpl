@@ -9,9 +9,19 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 
+{{/* The worker pods' labels: the StatefulSet's selector and the Service's. */}}
 {{- define "locus.selector" -}}
 app.kubernetes.io/name: {{ .Chart.Name }}
 app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: worker
+{{- end -}}
+
+{{/* The schedules Job's pod labels: never the workers' selector, so the
+Service and the StatefulSet do not count the Job's pod as a worker. */}}
+{{- define "locus.jobLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: schedules
 {{- end -}}
 
 {{/* The environment every locus container reads its flags from (LOCUS_<FLAG>). */}}
