@@ -24,8 +24,9 @@ const DefaultUIAddress = "127.0.0.1:8233"
 const uiFallbackPorts = 100
 
 // ErrUIAddress is returned (wrapped) by Start when the Web UI cannot listen
-// on Options.UIAddress (taken, or not an address of this host).
-var ErrUIAddress = errors.New("the web UI cannot listen there")
+// on Options.UIAddress (taken, or not an address of this host); the error
+// names the address.
+var ErrUIAddress = errors.New("web UI cannot listen on")
 
 // uiListen is where the Web UI will listen and, when that is not the port
 // asked for, the address that was taken.
@@ -56,9 +57,9 @@ func pickUIPort(host string, port int, fallback bool) (uiListen, error) {
 				return uiListen{host: host, port: p, taken: asked}, nil
 			}
 		}
-		return uiListen{}, fmt.Errorf("%w: web UI address %s and the %d ports above it are in use (%v)", ErrUIAddress, asked, uiFallbackPorts, err)
+		return uiListen{}, fmt.Errorf("%w %s or the %d ports above it: %v", ErrUIAddress, asked, uiFallbackPorts, err)
 	}
-	return uiListen{}, fmt.Errorf("%w: web UI address %s: %v", ErrUIAddress, asked, err)
+	return uiListen{}, fmt.Errorf("%w %s: %v", ErrUIAddress, asked, err)
 }
 
 // startUI serves Temporal's Web UI (the ui-server module, as `temporal
@@ -70,7 +71,7 @@ func (s *Server) startUI(ctx context.Context, l uiListen) error {
 	// Logger.Fatal) and takes no listener: check the port once more right
 	// before, so that only a process taking it in between can cause that.
 	if err := checkPortFree(addr); err != nil {
-		return fmt.Errorf("%w: web UI address %s: %v", ErrUIAddress, addr, err)
+		return fmt.Errorf("%w %s: %v", ErrUIAddress, addr, err)
 	}
 	ui := uiserver.NewServer(uioptions.WithConfigProvider(&uiconfig.Config{
 		Host:                l.host,

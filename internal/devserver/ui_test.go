@@ -126,7 +126,7 @@ func TestUIAddressTaken(t *testing.T) {
 		_ = s.Stop()
 		t.Fatal("Start with a taken UI address succeeded")
 	}
-	if !errors.Is(err, ErrUIAddress) || !strings.Contains(err.Error(), "web UI address "+taken.Addr().String()) ||
+	if !errors.Is(err, ErrUIAddress) || !strings.Contains(err.Error(), "web UI cannot listen on "+taken.Addr().String()+": ") ||
 		!strings.Contains(err.Error(), "address already in use") {
 		t.Errorf("err = %v, want ErrUIAddress naming %s and saying it is in use", err, taken.Addr())
 	}
