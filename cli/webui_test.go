@@ -2,6 +2,7 @@ package cli
 
 import (
 	"net"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,14 +11,18 @@ import (
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
 
-// TestIndexPrintsWorkflowLink: index prints the Web UI's page of its fleet
-// once, after the fleet's id; with --ui-addr off or empty no UI is served
-// and no link printed.
-func TestIndexPrintsWorkflowLink(t *testing.T) {
+// TestCommandsPrintWorkflowLink: index and backlog print the Web UI's page
+// of their workflow once, on the line after its id; with --ui-addr off or
+// empty no UI is served and no link printed.
+func TestCommandsPrintWorkflowLink(t *testing.T) {
 	r := gitfixture.New(t)
 	r.Write(map[string]string{"a.go": "package a\n\nfunc A() {}\n"})
 	r.Commit("one")
-	link := regexp.MustCompile(`(?m)^fleet (\S+): 1 repositories \(run \S+\)\nweb UI: http://127\.0\.0\.1:\d+/namespaces/default/workflows/(\S+)\n`)
+	issues := filepath.Join(t.TempDir(), "issues.jsonl")
+	if err := os.WriteFile(issues, []byte(`{"id": "1", "repo": "acme/linked", "problem_statement": "A does nothing"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := regexp.MustCompile(`(?m)^(?:fleet|backlog) (\S+): 1 (?:repositories|issues) .*\nweb UI: http://127\.0\.0\.1:\d+/namespaces/default/workflows/(\S+)\n`)
 	for _, tc := range []struct {
 		name string
 		ui   []string
@@ -28,19 +33,22 @@ func TestIndexPrintsWorkflowLink(t *testing.T) {
 		{"empty", []string{"--ui-addr", ""}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"index", "--data-dir", t.TempDir(), "--log-level", "warn"}, tc.ui...)
-			code, _, errOut := runCLI(t, append(args, "acme/linked="+r.Dir)...)
-			if code != 0 {
-				t.Fatalf("index: exit %d\n%s", code, errOut)
-			}
-			m := link.FindStringSubmatch(errOut)
-			switch {
-			case tc.want && (m == nil || m[1] != m[2]):
-				t.Errorf("stderr lacks the link to the fleet's page after its id:\n%s", errOut)
-			case tc.want && strings.Count(errOut, "web UI:") != 1:
-				t.Errorf("the link is printed more than once:\n%s", errOut)
-			case !tc.want && strings.Contains(errOut, "web UI"):
-				t.Errorf("--ui-addr %q: a UI is mentioned:\n%s", tc.ui[1], errOut)
+			data := t.TempDir()
+			for _, args := range [][]string{{"index", "acme/linked=" + r.Dir}, {"backlog", issues}} {
+				all := append([]string{args[0], "--data-dir", data, "--log-level", "warn"}, tc.ui...)
+				code, _, errOut := runCLI(t, append(all, args[1:]...)...)
+				if code != 0 {
+					t.Fatalf("%s: exit %d\n%s", args[0], code, errOut)
+				}
+				m := link.FindStringSubmatch(errOut)
+				switch {
+				case tc.want && (m == nil || m[1] != m[2]):
+					t.Errorf("%s: stderr lacks the link to its workflow's page after its id:\n%s", args[0], errOut)
+				case tc.want && strings.Count(errOut, "web UI:") != 1:
+					t.Errorf("%s: the link is printed more than once:\n%s", args[0], errOut)
+				case !tc.want && strings.Contains(errOut, "web UI"):
+					t.Errorf("%s --ui-addr %q: a UI is mentioned:\n%s", args[0], tc.ui[1], errOut)
+				}
 			}
 		})
 	}
