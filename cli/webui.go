@@ -9,9 +9,9 @@ import (
 )
 
 // uiAddrUsage documents --ui-addr.
-const uiAddrUsage = "serve Temporal's Web UI for the embedded Temporal server at http://ADDR (an empty host is 127.0.0.1; " +
-	"0.0.0.0:8233 serves every interface); while the default's port is taken, the next free one, said so; an address given " +
-	"that is taken is an error; empty or off: none. Never with --temporal (that server's own UI shows its workflows)"
+const uiAddrUsage = "with no --temporal: serve Temporal's Web UI for the embedded Temporal server at http://`ADDR` " +
+	"(an empty host is 127.0.0.1, 0.0.0.0:8233 every interface); while the default's port is taken, the next free one above it, " +
+	"said so; an address given that is taken is an error; empty or off: none; none with --temporal (that server has its own)"
 
 // uiAddr is --ui-addr. given records that the flag or LOCUS_UI_ADDR set it:
 // an address chosen that is taken fails the command, where the default
