@@ -150,6 +150,7 @@ func runBacklog(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "backlog %s: %d issues from %s\n", s.ID, len(in), file)
+	g.printWorkflowLink(s.ID)
 	res, err := g.waitBacklog(ctx, c, s, "issues")
 	if ctx.Err() != nil {
 		return exitError{code: 130, msg: fmt.Sprintf("interrupted; backlog %s keeps its state in %s — run the same command again to continue", s.ID, g.dataDir)}

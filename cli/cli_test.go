@@ -135,6 +135,8 @@ func TestFlagValidation(t *testing.T) {
 		{[]string{"worker", "--temporal", "host:port"}, `port "port" is not a number`},
 		{[]string{"worker", "--vectors", "milvus://"}, "--vectors"},
 		{[]string{"server", "--address", "7233"}, `--address "7233": want host:port`},
+		{[]string{"server", "--ui-addr", "8233"}, `--ui-addr "8233": want host:port`},
+		{[]string{"index", "--ui-addr", "127.0.0.1:70000", "."}, `--ui-addr "127.0.0.1:70000": port "70000" is not a number`},
 		{[]string{"status", "--log-level", "verbose"}, `--log-level "verbose"`},
 		{[]string{"status", "--data-dir", ""}, "--data-dir is empty"},
 		{[]string{"eval", "--log-level", "x"}, `--log-level "x"`},

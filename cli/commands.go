@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -249,12 +248,18 @@ func runServer(ctx context.Context, args []string) error {
 	}
 	log := g.logger()
 	dir := filepath.Join(g.dataDir, "temporal")
-	srv, err := devserver.Start(ctx, devserver.Options{DataDir: dir, Address: *addr, Namespace: g.namespace, Logger: log})
+	o := devserver.Options{DataDir: dir, Address: *addr, Namespace: g.namespace, Logger: log}
+	g.ui.uiOptions(&o)
+	srv, err := devserver.Start(ctx, o)
 	if err != nil {
-		return err
+		return uiStartError(err)
 	}
 	defer srv.Stop()
-	fmt.Fprintf(os.Stderr, "Temporal server listening on %s (namespace %q, data in %s); Ctrl-C stops it\n", srv.Address(), srv.Namespace(), dir)
+	noteUI(srv)
+	fmt.Fprintf(stderr, "Temporal server listening on %s (namespace %q, data in %s); Ctrl-C stops it\n", srv.Address(), srv.Namespace(), dir)
+	if u := srv.UIURL(); u != "" {
+		fmt.Fprintf(stderr, "web UI: %s\n", u)
+	}
 	<-ctx.Done()
 	return nil
 }
@@ -308,6 +313,9 @@ func runWorker(ctx context.Context, args []string) error {
 	cfg.Backend, cfg.MaxConcurrentActivities = gitrepo.Backend(*backend), *conc
 	if g.temporal == "" {
 		fmt.Fprintf(stderr, "worker: embedded Temporal server listening on %s; run other commands with --temporal %s --no-worker\n", g.addr, g.addr)
+		if g.uiURL != "" {
+			fmt.Fprintf(stderr, "worker: web UI: %s\n", g.uiURL)
+		}
 	}
 	fmt.Fprintf(stderr, "worker: connected to %s, queues locus-index and %s; Ctrl-C stops it\n", g.addr, workers.HostQueue(g.dataDir))
 	return workers.Run(ctx, cfg, c)

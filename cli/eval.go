@@ -85,6 +85,7 @@ func runEval(ctx context.Context, args []string) error {
 		defer closeAll()
 		o.Client, o.Backends = c, g.backends()
 		o.Watch = func(ctx context.Context, s jobs.Started) func(bool) {
+			g.printWorkflowLink(s.ID)
 			return watchBacklog(ctx, c, s, "instances")
 		}
 	}

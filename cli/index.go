@@ -89,6 +89,7 @@ func runIndex(ctx context.Context, args []string) error {
 		return g.orDiskFull(err)
 	}
 	fmt.Fprintf(stderr, "fleet %s: %d repositories (run %s)\n", *id, len(specs), run.GetRunID())
+	g.printWorkflowLink(*id)
 	stopProgress := watchProgress(ctx, stderr, func(ctx context.Context) (schema.FleetProgress, error) {
 		return jobs.QueryProgress[schema.FleetProgress](ctx, c, *id)
 	}, time.Second, 10*time.Second)

@@ -92,6 +92,11 @@ type Globals struct {
 	// metricsAddr, when set (--metrics-addr), serves Prometheus metrics
 	// there, the Temporal client's included.
 	metricsAddr string
+	// ui is --ui-addr: where an embedded server serves Temporal's Web UI.
+	ui uiAddr
+	// uiURL is the Web UI of the embedded server connect started; "" when
+	// none.
+	uiURL string
 	// emb is --embedder once opened: checking the flags opens it, and the
 	// workers use the same one (a local model is loaded, a sidecar started,
 	// once per process).
@@ -161,6 +166,7 @@ func NewFlags(name string, g *Globals) *flag.FlagSet {
 	}
 	fs.StringVar(&g.dataDir, "data-dir", home, "data directory: clones, embedded Temporal database, default store (env LOCUS_HOME)")
 	fs.StringVar(&g.temporal, "temporal", "", "Temporal frontend host:port; empty runs an embedded server in the data dir")
+	uiFlag(fs, &g.ui)
 	fs.StringVar(&g.namespace, "namespace", "default", "Temporal namespace")
 	authFlags(fs, &g.auth)
 	fs.StringVar(&g.store, "store", "", "object store URL: file:///dir or s3://bucket/prefix?endpoint=…&region=…&path_style=true (default file://<data-dir>/store)")
@@ -214,6 +220,13 @@ func parse(fs *flag.FlagSet, args []string) error {
 	if f := fs.Lookup("temporal"); f != nil && f.Value.String() != "" {
 		if err := checkHostPort("--temporal", f.Value.String()); err != nil {
 			return usageError(fs, err)
+		}
+	}
+	if f := fs.Lookup("ui-addr"); f != nil {
+		if u, ok := f.Value.(*uiAddr); ok {
+			if err := checkUIAddr(u); err != nil {
+				return usageError(fs, err)
+			}
 		}
 	}
 	if f := fs.Lookup("store"); f != nil {
@@ -271,13 +284,16 @@ func (g *Globals) connect(ctx context.Context, log *slog.Logger) (client.Client,
 			listen = "127.0.0.1:0"
 		}
 		g.disk = newDiskWatch(filepath.Join(g.dataDir, "temporal"))
-		srv, err = devserver.Start(ctx, devserver.Options{
+		o := devserver.Options{
 			DataDir: filepath.Join(g.dataDir, "temporal"), Address: listen, Namespace: g.namespace, Logger: slog.New(g.disk.handler(log.Handler())),
-		})
-		if err != nil {
-			return nil, nil, fmt.Errorf("start the embedded Temporal server on %s: %w", listen, err)
 		}
-		addr = srv.Address()
+		g.ui.uiOptions(&o)
+		srv, err = devserver.Start(ctx, o)
+		if err != nil {
+			return nil, nil, fmt.Errorf("start the embedded Temporal server on %s: %w", listen, uiStartError(err))
+		}
+		noteUI(srv)
+		addr, g.uiURL = srv.Address(), srv.UIURL()
 		log.Debug("embedded Temporal server", "address", addr, "data", filepath.Join(g.dataDir, "temporal"))
 	}
 	opts := client.Options{

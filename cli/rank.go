@@ -126,6 +126,7 @@ func runRankTrain(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "rank train %s: %d records, fleet %s\n", st.ID, len(records), *fleet)
+	g.printWorkflowLink(st.ID)
 	var res fit.RankerResult
 	err = g.untilDiskFull(ctx, func(ctx context.Context) error {
 		return watchRankTraining(ctx, c, st, &res)

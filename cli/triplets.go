@@ -158,6 +158,7 @@ func runTriplets(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "triplets %s: %d repositories\n", st.ID, len(repos))
+	g.printWorkflowLink(st.ID)
 	noun := "chunks"
 	if len(repos) > jobs.MaxChunkProgressRepos {
 		noun = "repositories"

@@ -25,6 +25,8 @@ import (
 	"go.temporal.io/server/common/membership/static"
 	"go.temporal.io/server/common/primitives"
 	"go.temporal.io/server/temporal"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
 )
 
 const (
@@ -59,6 +61,14 @@ type Options struct {
 	Namespace string
 	// Logger receives the server's warnings and errors; default slog.Default().
 	Logger *slog.Logger
+	// UIAddress is where Temporal's Web UI listens (host:port, e.g.
+	// DefaultUIAddress); empty: no UI. Port 0 picks a free port;
+	// Server.UIAddress reports the one chosen.
+	UIAddress string
+	// UIFallback: when UIAddress's port is taken, the UI listens on the next
+	// free port above it (Server.UITakenAddress says which was taken)
+	// instead of Start failing with ErrUIAddress.
+	UIFallback bool
 	// TLS, when set, serves the frontend over TLS; default nil: plain gRPC.
 	TLS *TLS
 }
@@ -126,6 +136,12 @@ type Server struct {
 	lock      *dirLock
 	logs      *logState
 	clientTLS *tls.Config // the server's own clients', with Options.TLS
+	tlsOpts   *TLS        // Options.TLS
+
+	ui        *uiserver.Server
+	uiDone    chan struct{} // closed when the UI server has returned
+	uiAddress string
+	uiTaken   string
 
 	stopOnce sync.Once
 	stopErr  error
@@ -151,6 +167,13 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	host, port, err := parseAddress(o.Address)
 	if err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
+	}
+	var uiHost string
+	var uiPort int
+	if o.UIAddress != "" {
+		if uiHost, uiPort, err = parseAddress(o.UIAddress); err != nil {
+			return nil, fmt.Errorf("devserver: web UI %w", err)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("devserver: %w", err)
@@ -178,6 +201,14 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		addr := net.JoinHostPort(host, strconv.Itoa(port))
 		if err := checkPortFree(addr); err != nil {
 			return nil, fmt.Errorf("devserver: frontend address %s is not free (%w); if a Temporal server already runs there, connect to it with --temporal %s, or choose another address", addr, err, addr)
+		}
+	}
+	// Checked before the server starts, so that a taken port costs nothing;
+	// after the lock, so that a second process on the data dir is told so.
+	var ui uiListen
+	if o.UIAddress != "" {
+		if ui, err = pickUIPort(uiHost, uiPort, o.UIFallback); err != nil {
+			return nil, fmt.Errorf("devserver: %w", err)
 		}
 	}
 
@@ -217,6 +248,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 			return nil, fmt.Errorf("devserver: %w", err)
 		}
 		o.TLS.apply(conf, dialHost(host))
+		s.tlsOpts = o.TLS
 	}
 	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
 	if err != nil {
@@ -251,6 +283,13 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err := s.waitReady(ctx, o.Logger); err != nil {
 		_ = s.Stop()
 		return nil, fmt.Errorf("devserver: %w", err)
+	}
+	if o.UIAddress != "" {
+		s.uiTaken = ui.taken
+		if err := s.startUI(ctx, ui); err != nil {
+			_ = s.Stop()
+			return nil, fmt.Errorf("devserver: %w", err)
+		}
 	}
 	if err := lock.write(lockInfo{PID: os.Getpid(), Address: s.address}); err != nil {
 		o.Logger.Warn("devserver: could not record address in lock file", "error", err)
@@ -300,6 +339,7 @@ func (s *Server) Stop() error {
 		// gone; those warnings say nothing about the user's work.
 		s.logs.min.Set(slog.LevelError)
 		s.logs.stopping.Store(true)
+		s.stopUI()
 		if err := s.srv.Stop(); err != nil {
 			s.stopErr = fmt.Errorf("devserver: stop: %w", err)
 		}

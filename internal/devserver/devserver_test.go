@@ -461,6 +461,7 @@ func TestBadOptions(t *testing.T) {
 		{"address without port", Options{DataDir: t.TempDir(), Address: "127.0.0.1"}, "want host:port"},
 		{"host name", Options{DataDir: t.TempDir(), Address: "example.com:7233"}, "must be an IP"},
 		{"bad port", Options{DataDir: t.TempDir(), Address: "127.0.0.1:99999"}, "port"},
+		{"UI host name", Options{DataDir: t.TempDir(), Address: "127.0.0.1:0", UIAddress: "example.com:8233"}, `web UI address "example.com:8233": host must be an IP`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := Start(context.Background(), tc.o)

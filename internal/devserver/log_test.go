@@ -50,3 +50,20 @@ func TestServerLoggerCanceled(t *testing.T) {
 		})
 	}
 }
+
+// TestServerLoggerBenign: warnings that say nothing is wrong here (the Web
+// UI's history page size) are logged at debug; other warnings stay.
+func TestServerLoggerBenign(t *testing.T) {
+	var buf bytes.Buffer
+	st := &logState{}
+	st.min.Set(slog.LevelDebug)
+	l := newServerLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), st)
+	l.Warn("GetHistory page size is larger than threshold", tag.WorkflowID("fleet-1"))
+	l.Warn("shard is slow", tag.WorkflowID("fleet-1"))
+	out := buf.String()
+	for _, s := range []string{`level=DEBUG msg="GetHistory page size is larger than threshold"`, `level=WARN msg="shard is slow"`} {
+		if !strings.Contains(out, s) {
+			t.Errorf("log lacks %q:\n%s", s, out)
+		}
+	}
+}

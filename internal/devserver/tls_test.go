@@ -26,7 +26,7 @@ func TestMutualTLS(t *testing.T) {
 	t.Parallel()
 	f := tlstest.New(t)
 	ctx := testctx.New(t)
-	s, err := Start(ctx, Options{DataDir: t.TempDir(), Address: "127.0.0.1:0", Logger: testlog.New(t, slog.LevelDebug),
+	s, err := Start(ctx, Options{DataDir: t.TempDir(), Address: "127.0.0.1:0", Logger: testlog.New(t, slog.LevelDebug), UIAddress: "127.0.0.1:0",
 		TLS: &TLS{CertFile: f.ServerCert, KeyFile: f.ServerKey, CAFile: f.CA, ClientCAFile: f.CA, ClientCertFile: f.ClientCert, ClientKeyFile: f.ClientKey}})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -67,6 +67,11 @@ func TestMutualTLS(t *testing.T) {
 	var got string
 	if err := run.Get(ctx, &got); err != nil || !strings.Contains(got, "tls") {
 		t.Fatalf("workflow result %q, %v", got, err)
+	}
+
+	// The Web UI reaches the frontend over mutual TLS too.
+	if code, _, body := get(t, s.UIURL()+"/api/v1/namespaces/default/workflows"); code != 200 || !strings.Contains(body, "greet-tls") {
+		t.Errorf("the Web UI's workflow list: %d %s", code, body)
 	}
 
 	for _, tc := range []struct {

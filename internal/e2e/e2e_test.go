@@ -38,7 +38,7 @@ import (
 	"github.com/locus-dev/locus/workflows"
 )
 
-var update = flag.Bool("update", false, "record the histories of a real fleet run into workflows/testdata/histories for the replay test")
+var update = flag.Bool("update", false, "record the histories of a real fleet run into workflows/testdata/histories for the replay test, and the Web UI screenshot docs/webui-workflows.png")
 
 // historiesDir is where the replay test in workflows/ reads histories from.
 var historiesDir = filepath.Join("..", "..", "workflows", "testdata", "histories")
