@@ -286,7 +286,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	if o.UIAddress != "" {
 		s.uiTaken = ui.taken
-		if err := s.startUI(ctx, ui); err != nil {
+		if err := s.startUI(ctx, ui, o.UIFallback); err != nil {
 			_ = s.Stop()
 			return nil, fmt.Errorf("devserver: %w", err)
 		}

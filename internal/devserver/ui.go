@@ -1,12 +1,15 @@
 package devserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -65,13 +68,26 @@ func pickUIPort(host string, port int, fallback bool) (uiListen, error) {
 // startUI serves Temporal's Web UI (the ui-server module, as `temporal
 // server start-dev` embeds it) for the frontend at s.address, and returns
 // once it answers.
-func (s *Server) startUI(ctx context.Context, l uiListen) error {
-	addr := net.JoinHostPort(l.host, strconv.Itoa(l.port))
+func (s *Server) startUI(ctx context.Context, l uiListen, fallback bool) error {
 	// ui-server listens in Start, exits the process when it cannot (echo's
-	// Logger.Fatal) and takes no listener: check the port once more right
-	// before, so that only a process taking it in between can cause that.
+	// Logger.Fatal) and takes no listener. So the port is checked once more
+	// right before, and, among locus processes, under a lock held until the
+	// UI answers: two commands started at once (the default port taken,
+	// both falling back) never pick the same port.
+	unlock := lockUIPorts(ctx)
+	defer unlock()
+	addr := net.JoinHostPort(l.host, strconv.Itoa(l.port))
 	if err := checkPortFree(addr); err != nil {
-		return fmt.Errorf("%w %s: %v", ErrUIAddress, addr, err)
+		if !fallback {
+			return fmt.Errorf("%w %s: %v", ErrUIAddress, addr, err)
+		}
+		again, err := pickUIPort(l.host, l.port, true)
+		if err != nil {
+			return err
+		}
+		again.taken = cmp.Or(l.taken, again.taken)
+		l, addr = again, net.JoinHostPort(again.host, strconv.Itoa(again.port))
+		s.uiTaken = l.taken
 	}
 	cfg := &uiconfig.Config{
 		Host:                l.host,
@@ -167,4 +183,31 @@ func (s *Server) WorkflowURL(id string) string {
 // run), in the URL layout of the UI this package serves.
 func WorkflowURL(base, namespace, id string) string {
 	return base + "/namespaces/" + url.PathEscape(namespace) + "/workflows/" + url.PathEscape(id)
+}
+
+// lockUIPorts takes the lock locus processes choose a Web UI port under (a
+// file in the system's temporary directory), waiting for it at most until
+// ctx ends; the returned func releases it. When the lock cannot be had,
+// the UI starts without it.
+func lockUIPorts(ctx context.Context) (unlockFn func()) {
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "locus-webui-ports.lock"), os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return func() {}
+	}
+	for {
+		ok, err := tryLock(f)
+		if ok {
+			return func() { unlock(f); f.Close() }
+		}
+		if err != nil {
+			f.Close()
+			return func() {}
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return func() {}
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
