@@ -86,7 +86,7 @@ func (s *Server) startUI(ctx context.Context, l uiListen, fallback bool) error {
 			return err
 		}
 		again.taken = cmp.Or(l.taken, again.taken)
-		l, addr = again, net.JoinHostPort(again.host, strconv.Itoa(again.port))
+		l = again
 		s.uiTaken = l.taken
 	}
 	cfg := &uiconfig.Config{
