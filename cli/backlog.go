@@ -128,7 +128,7 @@ func runBacklog(ctx context.Context, args []string) error {
 			failures = append(failures, backlog.Failure{IssueID: is.ID, Source: is.Source, Error: fmt.Sprintf("field %q: %v", "repo", err)})
 			continue
 		}
-		in = append(in, schema.BacklogIssue{ID: is.ID, Repo: name, BaseCommit: is.BaseCommit, Text: is.Text,
+		in = append(in, schema.BacklogIssue{ID: is.ID, Repo: name, BaseCommit: is.BaseCommit, Text: is.Text, Title: is.Title, URL: is.URL,
 			Truncated: is.Truncated, Source: is.Source, Notes: is.Notes})
 	}
 	for _, f := range failures {

@@ -114,7 +114,10 @@ const (
 
 	// BacklogVersion is the version of the backlog results table layout.
 	//   1: first.
-	BacklogVersion = 1
+	//   2: added commit (the commit ranked at), and each function's line
+	//      and first lines of code; parts of version 1 read as version 2
+	//      with those empty.
+	BacklogVersion = 2
 
 	// TripletsVersion is the version of a triplets part's layout.
 	//   1: first.

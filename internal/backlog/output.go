@@ -33,6 +33,7 @@ type LineFunction struct {
 	ID    string  `json:"id"`
 	File  string  `json:"file"`
 	Score float64 `json:"score"`
+	Line  int     `json:"line,omitempty"` // the function's first line
 	Why   string  `json:"why,omitempty"`
 }
 
@@ -55,7 +56,7 @@ func LineOf(r Result) ResultLine {
 		Functions: []LineFunction{}, Files: r.Files, Tokens: LineTokens{In: r.TokensIn, Out: r.TokensOut},
 		Cached: r.Cached, Flags: []string{}, Error: r.Error, Notes: r.Notes, Source: r.Source}
 	for _, it := range r.Items {
-		l.Functions = append(l.Functions, LineFunction{Rank: it.Rank, ID: it.FunctionID, File: it.File, Score: it.Score, Why: it.Why})
+		l.Functions = append(l.Functions, LineFunction{Rank: it.Rank, ID: it.FunctionID, File: it.File, Score: it.Score, Line: it.Line, Why: it.Why})
 	}
 	if l.Files == nil {
 		l.Files = FilesOf(r.Items)

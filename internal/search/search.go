@@ -658,7 +658,44 @@ var (
 // The decoded graph is shared with Retrieve and other queries of this
 // process (see graphCacheSize).
 func Code(ctx context.Context, d Deps, repo schema.RepoName, commit string, ids []string) (map[string]string, error) {
-	d.defaults()
+	lg, err := graphAt(ctx, d, repo, commit)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(ids))
+	for _, id := range ids {
+		if c, ok := lg.code[id]; ok {
+			out[id] = c
+		}
+	}
+	return out, nil
+}
+
+// FunctionAt is a function as the graph of a commit has it: its first
+// line (1-based) and its code.
+type FunctionAt struct {
+	Line int
+	Code string
+}
+
+// Functions is Code with each function's first line.
+func Functions(ctx context.Context, d Deps, repo schema.RepoName, commit string, ids []string) (map[string]FunctionAt, error) {
+	lg, err := graphAt(ctx, d, repo, commit)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]FunctionAt, len(ids))
+	for _, id := range ids {
+		if c, ok := lg.code[id]; ok {
+			out[id] = FunctionAt{Line: lg.lines[id], Code: c}
+		}
+	}
+	return out, nil
+}
+
+// graphAt is the decoded graph of repo at commit: the published graph, or
+// the snapshot of commit.
+func graphAt(ctx context.Context, d Deps, repo schema.RepoName, commit string) (*loadedGraph, error) {
 	m, err := manifest.Read(ctx, d.Bucket, repo)
 	if err != nil {
 		return nil, err
@@ -681,13 +718,7 @@ func Code(ctx context.Context, d Deps, repo schema.RepoName, commit string, ids 
 	if err != nil {
 		return nil, fmt.Errorf("code of %s@%s: %w", repo, commit, err)
 	}
-	out := make(map[string]string, len(ids))
-	for _, id := range ids {
-		if c, ok := lg.code[id]; ok {
-			out[id] = c
-		}
-	}
-	return out, nil
+	return lg, nil
 }
 
 // Finish turns a retrieval and the selections into the result list.
