@@ -11,6 +11,7 @@ import (
 	"github.com/locus-dev/locus/internal/backlog"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/webpage"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -142,7 +143,8 @@ type BacklogSummaryInput struct {
 }
 
 // WriteBacklogSummary reads a run's result parts and writes its summary to
-// backlogs/<run>/summary.json; it returns the key.
+// backlogs/<run>/summary.json, then its report page (webpage.ReportKey);
+// it returns the summary's key.
 func (a *Store) WriteBacklogSummary(ctx context.Context, in BacklogSummaryInput) (string, error) {
 	rs, err := backlog.ReadParts(ctx, a.Bucket, BacklogPartKeys(in.Run, in.Parts))
 	if err != nil {
@@ -169,6 +171,9 @@ func (a *Store) WriteBacklogSummary(ctx context.Context, in BacklogSummaryInput)
 	}
 	key := schema.BacklogKey(in.Run, "summary.json")
 	if err := a.Bucket.WriteAll(ctx, key, data); err != nil {
+		return "", err
+	}
+	if _, err := webpage.StoreBacklog(ctx, a.Bucket, in.Run); err != nil {
 		return "", err
 	}
 	return key, nil

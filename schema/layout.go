@@ -30,8 +30,8 @@ import (
 //	runs/<workflow>/summary.json                   FleetSummaryKey
 //	runs/<workflow>/results-00000.json, repos.json FleetResultsKey, FleetReposKey
 //	backlogs/<run>/part-00000.parquet              BacklogPartKey (BacklogVersion)
-//	backlogs/<run>/detail-00000.jsonl, summary.json, input.json, parse-errors.json
-//	                                               BacklogKey
+//	backlogs/<run>/detail-00000.jsonl, summary.json, input.json, parse-errors.json,
+//	    report.html                                BacklogKey
 //	triplets/<run>/repo=<owner+name>/part-00000.parquet, instances.parquet
 //	                                               TripletsPartKey, TripletsInstancesKey (TripletsVersion)
 //	triplets/<run>/results-00000.json              TripletsResultsKey
