@@ -14,6 +14,7 @@ type ResultLine struct {
 	ID         string         `json:"id"`
 	Repo       string         `json:"repo"`
 	BaseCommit string         `json:"base_commit,omitempty"`
+	Commit     string         `json:"commit,omitempty"` // ranked at
 	Method     string         `json:"method,omitempty"`
 	Selector   string         `json:"selector,omitempty"`
 	Functions  []LineFunction `json:"functions"`
@@ -52,7 +53,7 @@ const (
 
 // LineOf is r as a results.jsonl line.
 func LineOf(r Result) ResultLine {
-	l := ResultLine{ID: r.IssueID, Repo: r.Repo, BaseCommit: r.BaseCommit, Method: r.Method, Selector: r.Selector,
+	l := ResultLine{ID: r.IssueID, Repo: r.Repo, BaseCommit: r.BaseCommit, Commit: r.Commit, Method: r.Method, Selector: r.Selector,
 		Functions: []LineFunction{}, Files: r.Files, Tokens: LineTokens{In: r.TokensIn, Out: r.TokensOut},
 		Cached: r.Cached, Flags: []string{}, Error: r.Error, Notes: r.Notes, Source: r.Source}
 	for _, it := range r.Items {

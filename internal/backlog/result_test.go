@@ -194,8 +194,8 @@ func TestWriteResultsJSONL(t *testing.T) {
 		t.Fatalf("%d lines, want %d", len(lines), len(rs))
 	}
 	want := []string{
-		`{"id":"pallets__flask-5063","repo":"pallets/flask","base_commit":"182ce3dd15df","method":"spider","selector":"openai:gpt-4o-mini",` +
-			`"functions":[{"rank":1,"id":"src/flask/cli.py:routes_command","file":"src/flask/cli.py","score":0.91,"why":"center, semantic rank 1"},` +
+		`{"id":"pallets__flask-5063","repo":"pallets/flask","base_commit":"182ce3dd15df","commit":"182ce3dd15dfa3537391c3efaf9c3ff407d134d4","method":"spider","selector":"openai:gpt-4o-mini",` +
+			`"functions":[{"rank":1,"id":"src/flask/cli.py:routes_command","file":"src/flask/cli.py","score":0.91,"line":1018,"why":"center, semantic rank 1"},` +
 			`{"rank":2,"id":"src/flask/app.py:Flask.url_map","file":"src/flask/app.py","score":0.5,"why":"selected neighbour of src/flask/cli.py:routes_command"},` +
 			`{"rank":3,"id":"src/flask/cli.py:FlaskGroup.get_command","file":"src/flask/cli.py","score":0.42,"why":"semantic rank 3"}],` +
 			`"files":["src/flask/cli.py","src/flask/app.py"],"tokens":{"in":1200,"out":40},"cached":false,"flags":[],"source":"swe.jsonl:1"}`,
