@@ -183,6 +183,14 @@ func reportBacklog(ctx context.Context, bucket *blob.Bucket, res workflows.Backl
 			return err
 		}
 	}
+	// A run that finished before runs stored their report page gets it now.
+	if ok, err := bucket.Exists(ctx, webpage.ReportKey(res.Run)); err != nil {
+		return err
+	} else if !ok {
+		if _, err := webpage.StoreBacklog(ctx, bucket, res.Run); err != nil {
+			return err
+		}
+	}
 	if asJSON {
 		if err := printJSON(sum); err != nil {
 			return err

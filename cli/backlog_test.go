@@ -160,10 +160,18 @@ func TestBacklogEndToEnd(t *testing.T) {
 		t.Errorf("backlog report of an unknown run: %v", err)
 	}
 
-	// The same command again: the finished run is read back, not run again.
+	// The same command again: the finished run is read back, not run again;
+	// a stored page that is missing (a run from before pages) is written.
+	storedPage := filepath.Join(data, "store", "backlogs", sum.Run, "report.html")
+	if err := os.Remove(storedPage); err != nil {
+		t.Fatal(err)
+	}
 	out2, err := capture(t, func() error { return runBacklog(ctx, args) })
 	if !errors.As(err, &ee) || ee.code != 1 {
 		t.Fatalf("re-run: %v", err)
+	}
+	if p, err := os.ReadFile(storedPage); err != nil || !bytes.Equal(p, page) {
+		t.Errorf("the re-run did not store the run's page again (%v)", err)
 	}
 	var sum2 backlog.Summary
 	if err := json.Unmarshal([]byte(out2), &sum2); err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/locus-dev/locus/internal/backlog"
 	"github.com/locus-dev/locus/schema"
@@ -226,15 +227,13 @@ func titleOf(is schema.BacklogIssue) string {
 	t = text(strings.TrimSpace(t))
 	if len(t) > maxTitle {
 		cut := maxTitle
-		for cut > 0 && !utf8RuneStart(t[cut]) {
+		for cut > 0 && !utf8.RuneStart(t[cut]) {
 			cut--
 		}
 		t = t[:cut] + "…"
 	}
 	return t
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // text makes s fit to show: valid UTF-8, control characters other than
 // newline and tab shown as U+FFFD. (html/template escapes what is left.)
