@@ -179,7 +179,7 @@ func evalView(rs *report.ResultSet) (evalData, error) {
 				v.Missed = append(v.Missed, text(g))
 			}
 		}
-		v.Search = strings.Join(append([]string{v.ID, v.Method, v.Level, v.Group}, shown...), " ")
+		v.Search = text(strings.Join(append([]string{v.ID, v.Method, v.Level, v.Group}, shown...), " "))
 		d.Instances = append(d.Instances, v)
 	}
 	return d, nil

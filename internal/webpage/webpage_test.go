@@ -341,6 +341,17 @@ func sampleEval(t *testing.T) *report.ResultSet {
 	return rs
 }
 
+// An evaluation with no instance evaluated says so rather than show empty
+// tables.
+func TestEvalEmpty(t *testing.T) {
+	got := pageOf(t, func(b *bytes.Buffer) error {
+		return WriteEval(b, &report.ResultSet{Benchmark: "swe-dev", Methods: []string{"sr"}, Levels: []string{"function"}})
+	})
+	if !strings.Contains(got, "No instance was evaluated: there are no figures.") || strings.Contains(got, "<h2>Plots</h2>") {
+		t.Errorf("the page of an empty evaluation:\n%s", withoutAssets(got))
+	}
+}
+
 // The eval page in Chromium: the headline figures, the plots, the full
 // tables one click away, the instances with gold marked; ?q= filters them.
 func TestEvalInBrowser(t *testing.T) {
