@@ -10,6 +10,8 @@ import (
 
 	"github.com/locus-dev/locus/internal/backlog"
 	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/webpage"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -68,6 +70,8 @@ func (a *Store) LoadBacklogIssues(ctx context.Context, in LoadBacklogInput) ([]s
 			heads[is.Repo] = at
 		}
 		is.Head = at.head
+		is.Title, is.URL = "", "" // the report's, not the ranking's: kept out of payloads
+
 		if is.BaseCommit != "" && at.head != "" {
 			is.HostQueue = at.hostQueue
 		}
@@ -84,10 +88,15 @@ type BacklogPartInput struct {
 }
 
 // WriteBacklogPart stores one part of a backlog's results under its
-// deterministic key, replacing what an earlier attempt or run wrote there.
-// The issues' details (Result.Detail), when kept, are written first, so
-// that a stored part always has its details.
+// deterministic key, replacing what an earlier attempt or run wrote there,
+// with each ranked function's line and first lines of code from the graph
+// it was ranked at (the report page shows them). The issues' details
+// (Result.Detail), when kept, are written first, so that a stored part
+// always has its details.
 func (a *Store) WriteBacklogPart(ctx context.Context, in BacklogPartInput) error {
+	for _, err := range backlog.AddCode(ctx, in.Results, a.functions) {
+		logger(ctx).Warn("backlog part without code", "run", in.Run, "part", in.Part, "error", err)
+	}
 	if err := backlog.WriteDetails(ctx, a.Bucket, backlog.DetailKey(in.Run, in.Part), in.Results); err != nil {
 		return fmt.Errorf("backlog %s part %d: %w", in.Run, in.Part, err)
 	}
@@ -95,6 +104,19 @@ func (a *Store) WriteBacklogPart(ctx context.Context, in BacklogPartInput) error
 		return fmt.Errorf("backlog %s part %d: %w", in.Run, in.Part, err)
 	}
 	return nil
+}
+
+// functions is backlog.Lookup over the store's graphs and snapshots.
+func (a *Store) functions(ctx context.Context, repo, commit string, ids []string) (map[string]backlog.Function, error) {
+	fs, err := search.Functions(ctx, search.Deps{Bucket: a.Bucket}, schema.RepoName(repo), commit, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]backlog.Function, len(fs))
+	for id, f := range fs {
+		out[id] = backlog.Function{Line: f.Line, Code: f.Code}
+	}
+	return out, nil
 }
 
 // BacklogPartKeys are the keys of a run's result parts.
@@ -121,7 +143,8 @@ type BacklogSummaryInput struct {
 }
 
 // WriteBacklogSummary reads a run's result parts and writes its summary to
-// backlogs/<run>/summary.json; it returns the key.
+// backlogs/<run>/summary.json, then its report page (webpage.ReportKey);
+// it returns the summary's key.
 func (a *Store) WriteBacklogSummary(ctx context.Context, in BacklogSummaryInput) (string, error) {
 	rs, err := backlog.ReadParts(ctx, a.Bucket, BacklogPartKeys(in.Run, in.Parts))
 	if err != nil {
@@ -148,6 +171,9 @@ func (a *Store) WriteBacklogSummary(ctx context.Context, in BacklogSummaryInput)
 	}
 	key := schema.BacklogKey(in.Run, "summary.json")
 	if err := a.Bucket.WriteAll(ctx, key, data); err != nil {
+		return "", err
+	}
+	if _, err := webpage.StoreBacklog(ctx, a.Bucket, in.Run); err != nil {
 		return "", err
 	}
 	return key, nil

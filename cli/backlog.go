@@ -15,6 +15,7 @@ import (
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/spider"
 	"github.com/locus-dev/locus/internal/termtext"
+	"github.com/locus-dev/locus/internal/webpage"
 	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/schema"
 	"github.com/locus-dev/locus/workflows"
@@ -24,10 +25,13 @@ func runBacklog(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "status" {
 		return runBacklogStatus(ctx, args[1:])
 	}
+	if len(args) > 0 && args[0] == "report" {
+		return runBacklogReport(ctx, args[1:])
+	}
 	g := Globals{reportsFailures: true}
 	fs := newFlags("backlog", &g)
 	repoFlag := fs.String("repo", "", "repository of issues that name none (a GitHub issues export names none): owner/name, or the path or URL it was indexed from")
-	out := fs.String("out", "", "directory to write results.jsonl and summary.md to")
+	out := fs.String("out", "", "directory to write results.jsonl, summary.md and report.html (the page to read in a browser) to")
 	window := fs.Int("window", workflows.DefaultBacklogWindow, "issues localized at once")
 	batch := fs.Int("batch", workflows.DefaultBacklogBatch, "issues ranked together by one activity (at most the window)")
 	maxTokens := fs.Int("max-tokens", 0, "LLM token budget of the run (selection and rerank, prompt + completion); once spent, the remaining issues are ranked without the LLM; 0: no budget")
@@ -44,7 +48,7 @@ func runBacklog(ctx context.Context, args []string) error {
 	workerFlags(fs, &g)
 	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: locus backlog [flags] FILE\n       locus backlog status [flags] [RUN]\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: locus backlog [flags] FILE\n       locus backlog status [flags] [RUN]\n       locus backlog report [flags] RUN\n\n"+
 			"FILE is JSON Lines (id or instance_id, repo, base_commit, problem_statement or title and body),\n"+
 			"CSV with a header naming those columns, or a GitHub issues export (JSON array; needs --repo).\n"+
 			"Re-running the same command resumes the same run.\n\n")
@@ -128,7 +132,7 @@ func runBacklog(ctx context.Context, args []string) error {
 			failures = append(failures, backlog.Failure{IssueID: is.ID, Source: is.Source, Error: fmt.Sprintf("field %q: %v", "repo", err)})
 			continue
 		}
-		in = append(in, schema.BacklogIssue{ID: is.ID, Repo: name, BaseCommit: is.BaseCommit, Text: is.Text,
+		in = append(in, schema.BacklogIssue{ID: is.ID, Repo: name, BaseCommit: is.BaseCommit, Text: is.Text, Title: is.Title, URL: is.URL,
 			Truncated: is.Truncated, Source: is.Source, Notes: is.Notes})
 	}
 	for _, f := range failures {
@@ -179,6 +183,17 @@ func reportBacklog(ctx context.Context, bucket *blob.Bucket, res workflows.Backl
 		if err := writeBacklogOut(out, rs, sum); err != nil {
 			return err
 		}
+		if _, err := writeBacklogReport(ctx, bucket, res.Run, out); err != nil {
+			return err
+		}
+	}
+	// A run that finished before runs stored their report page gets it now.
+	if ok, err := bucket.Exists(ctx, webpage.ReportKey(res.Run)); err != nil {
+		return err
+	} else if !ok {
+		if _, err := webpage.StoreBacklog(ctx, bucket, res.Run); err != nil {
+			return err
+		}
 	}
 	if asJSON {
 		if err := printJSON(sum); err != nil {
@@ -187,7 +202,7 @@ func reportBacklog(ctx context.Context, bucket *blob.Bucket, res workflows.Backl
 	} else {
 		printBacklogSummary(bucket, sum, res)
 		if out != "" {
-			fmt.Fprintf(stdout, "wrote %s and %s\n", filepath.Join(out, "results.jsonl"), filepath.Join(out, "summary.md"))
+			fmt.Fprintf(stdout, "wrote %s, %s and %s\n", filepath.Join(out, "results.jsonl"), filepath.Join(out, "summary.md"), filepath.Join(out, "report.html"))
 		}
 	}
 	if sum.Failed > 0 || sum.ParseErrors > 0 {
@@ -220,6 +235,7 @@ func printBacklogSummary(bucket *blob.Bucket, s backlog.Summary, res workflows.B
 		tw.Flush()
 	}
 	fmt.Fprintf(stdout, "results: %s\n", bucket.Location(schema.BacklogKey(res.Run, "part-*.parquet")))
+	fmt.Fprintf(stdout, "report: %s\n", bucket.Location(webpage.ReportKey(res.Run)))
 }
 
 // writeBacklogOut writes results.jsonl and summary.md to dir, each through
@@ -227,35 +243,38 @@ func printBacklogSummary(bucket *blob.Bucket, s backlog.Summary, res workflows.B
 // They are outputs for people and other tools: mode 0644, like any file
 // a command writes, not the 0600 of a temporary file.
 func writeBacklogOut(dir string, rs []backlog.Result, s backlog.Summary) error {
+	if err := writeOutFile(dir, "results.jsonl", func(f *os.File) error { return backlog.WriteResultsJSONL(f, rs) }); err != nil {
+		return err
+	}
+	return writeOutFile(dir, "summary.md", func(f *os.File) error { return backlog.WriteSummaryMarkdown(f, s) })
+}
+
+// writeOutFile writes dir/name (creating dir) through a temporary file, so
+// an interrupted write leaves the old file or none; mode 0644.
+func writeOutFile(dir, name string, fill func(f *os.File) error) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	write := func(name string, fill func(f *os.File) error) error {
-		path := filepath.Join(dir, name)
-		f, err := os.CreateTemp(dir, "."+name+".*")
-		if err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
-		err = f.Chmod(0o644)
-		if err == nil {
-			err = fill(f)
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(f.Name(), path)
-		}
-		if err != nil {
-			os.Remove(f.Name())
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		return nil
+	path := filepath.Join(dir, name)
+	f, err := os.CreateTemp(dir, "."+name+".*")
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
 	}
-	if err := write("results.jsonl", func(f *os.File) error { return backlog.WriteResultsJSONL(f, rs) }); err != nil {
-		return err
+	err = f.Chmod(0o644)
+	if err == nil {
+		err = fill(f)
 	}
-	return write("summary.md", func(f *os.File) error { return backlog.WriteSummaryMarkdown(f, s) })
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // waitBacklog waits for a started backlog, showing its progress on stderr,

@@ -121,10 +121,57 @@ func TestBacklogEndToEnd(t *testing.T) {
 		t.Errorf("summary.md does not give issue 4's reason:\n%s", md)
 	}
 
-	// The same command again: the finished run is read back, not run again.
+	// report.html: every issue, its functions with their lines and first
+	// lines of code (stored with the results), the failure's reason; the
+	// store keeps the same page.
+	page, err := os.ReadFile(filepath.Join(outDir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Functions[0].Line != 5 {
+		t.Errorf("Cache.evict at line %d in results.jsonl, want 5", got[0].Functions[0].Line)
+	}
+	for _, want := range []string{">pkg/cache.py:5<", "<pre>    def evict(self, key):\n        self.store.pop(key)</pre>", `<span class="title">drain</span>`,
+		"is not a commit of acme/widgets", ">pkg/legacy.py:1<", "issues.jsonl:3"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	if strings.Contains(string(page), "/blob/") {
+		t.Errorf("report.html links to a forge for a repository indexed from a local path")
+	}
+	stored, err := os.ReadFile(filepath.Join(data, "store", "backlogs", sum.Run, "report.html"))
+	if err != nil || !bytes.Equal(stored, page) {
+		t.Errorf("the store's report.html (%v) is not the --out one", err)
+	}
+	// `backlog report RUN` writes it again; an unknown run is named.
+	again := t.TempDir()
+	out, err = capture(t, func() error { return runBacklog(ctx, []string{"report", "--data-dir", data, "--out", again, sum.Run}) })
+	if err != nil || !strings.Contains(out, filepath.Join(again, "report.html")) {
+		t.Errorf("backlog report: %v\n%s", err, out)
+	}
+	if p, err := os.ReadFile(filepath.Join(again, "report.html")); err != nil || !bytes.Equal(p, page) {
+		t.Errorf("backlog report wrote another page (%v)", err)
+	}
+	_, err = capture(t, func() error {
+		return runBacklog(ctx, []string{"report", "--data-dir", data, "--out", again, "no-such-run"})
+	})
+	if !errors.As(err, &ee) || ee.code != 1 || !strings.Contains(ee.msg, `"no-such-run"`) {
+		t.Errorf("backlog report of an unknown run: %v", err)
+	}
+
+	// The same command again: the finished run is read back, not run again;
+	// a stored page that is missing (a run from before pages) is written.
+	storedPage := filepath.Join(data, "store", "backlogs", sum.Run, "report.html")
+	if err := os.Remove(storedPage); err != nil {
+		t.Fatal(err)
+	}
 	out2, err := capture(t, func() error { return runBacklog(ctx, args) })
 	if !errors.As(err, &ee) || ee.code != 1 {
 		t.Fatalf("re-run: %v", err)
+	}
+	if p, err := os.ReadFile(storedPage); err != nil || !bytes.Equal(p, page) {
+		t.Errorf("the re-run did not store the run's page again (%v)", err)
 	}
 	var sum2 backlog.Summary
 	if err := json.Unmarshal([]byte(out2), &sum2); err != nil {
@@ -158,7 +205,10 @@ func TestWriteBacklogOutMode(t *testing.T) {
 	if err := writeBacklogOut(dir, []backlog.Result{{IssueID: "1", Repo: "o/n"}}, backlog.Summary{Run: "r", Total: 1}); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"results.jsonl", "summary.md"} {
+	if err := writeOutFile(dir, "report.html", func(f *os.File) error { _, err := f.WriteString("<!DOCTYPE html>"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"results.jsonl", "summary.md", "report.html"} {
 		st, err := os.Stat(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/locus-dev/locus/internal/eval/report"
 	"github.com/locus-dev/locus/internal/search"
 	"github.com/locus-dev/locus/internal/termtext"
+	"github.com/locus-dev/locus/internal/webpage"
 	"github.com/locus-dev/locus/jobs"
 	"github.com/locus-dev/locus/workers"
 )
@@ -101,6 +103,10 @@ func runEval(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := writeOutFile(dir, "report.html", func(f *os.File) error { return webpage.WriteEval(f, res.Set) }); err != nil {
+		return err
+	}
+	files = append(files, filepath.Join(dir, "report.html"))
 	failed := evalrun.Failed(res.Skipped)
 	if g.json {
 		if err := printJSON(map[string]any{"kind": res.Kind, "files": files, "skipped": res.Skipped, "failed": failed}); err != nil {

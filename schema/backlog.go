@@ -14,6 +14,11 @@ type BacklogIssue struct {
 	BaseCommit string   `json:"base_commit,omitempty"`
 	// Text is what the ranking reads (problem statement, or title and body).
 	Text string `json:"text"`
+	// Title and URL, when the input gives them, are what the report page
+	// shows of the issue and links to; the ranking reads neither (the
+	// workflow is given issues without them).
+	Title string `json:"title,omitempty"`
+	URL   string `json:"url,omitempty"`
 	// Truncated: Text was cut to the size limit.
 	Truncated bool `json:"truncated,omitempty"`
 	// Source names where the issue came from (file and line).
@@ -38,21 +43,29 @@ type BacklogRanked struct {
 	Score      float64 `json:"score"`
 	Method     string  `json:"method"`
 	Why        string  `json:"why"`
+	// Line is the function's first line (1-based) and Code its first
+	// lines, at the result's Commit; 0 and "" when the graph of that commit
+	// could not be read when the result was stored.
+	Line int    `json:"line,omitempty"`
+	Code string `json:"code,omitempty"`
 }
 
 // BacklogIssueResult is the outcome of one issue of a backlog, as the
 // workflow passes it to the activity that stores it: the ranking, or Error
 // when it could not be ranked.
 type BacklogIssueResult struct {
-	IssueID    string          `json:"issue_id"`
-	Repo       string          `json:"repo"`
-	BaseCommit string          `json:"base_commit,omitempty"`
-	Method     string          `json:"method,omitempty"`
-	Selector   string          `json:"selector,omitempty"`
-	Items      []BacklogRanked `json:"items,omitempty"`
-	Files      []string        `json:"files,omitempty"`
-	TokensIn   int             `json:"tokens_in"`
-	TokensOut  int             `json:"tokens_out"`
+	IssueID    string `json:"issue_id"`
+	Repo       string `json:"repo"`
+	BaseCommit string `json:"base_commit,omitempty"`
+	// Commit is the full id of the commit the functions were ranked at (the
+	// indexed head, or the snapshot of BaseCommit); "" for a failed issue.
+	Commit    string          `json:"commit,omitempty"`
+	Method    string          `json:"method,omitempty"`
+	Selector  string          `json:"selector,omitempty"`
+	Items     []BacklogRanked `json:"items,omitempty"`
+	Files     []string        `json:"files,omitempty"`
+	TokensIn  int             `json:"tokens_in"`
+	TokensOut int             `json:"tokens_out"`
 	// Cached: every selector call was answered from the decision cache.
 	Cached bool `json:"cached,omitempty"`
 	// SelectorUnavailable: some centers' selection failed after its retries.

@@ -9,7 +9,8 @@ type BacklogRow struct {
 	IssueID    string  `parquet:"issue_id,dict"`
 	Repo       string  `parquet:"repo,dict"`
 	BaseCommit string  `parquet:"base_commit,dict"`
-	Rank       int32   `parquet:"rank"` // 1-based; 0 for an issue's only row when it has no items
+	Commit     string  `parquet:"commit,dict"` // ranked at (BacklogVersion 2)
+	Rank       int32   `parquet:"rank"`        // 1-based; 0 for an issue's only row when it has no items
 	FunctionID string  `parquet:"function_id"`
 	File       string  `parquet:"file,dict"`
 	Score      float64 `parquet:"score"`
@@ -18,6 +19,8 @@ type BacklogRow struct {
 	Method              string   `parquet:"method,dict"`
 	ItemMethod          string   `parquet:"item_method,dict"`
 	Why                 string   `parquet:"why"`
+	Line                int32    `parquet:"line"` // the function's first line (BacklogVersion 2)
+	Code                string   `parquet:"code"` // its first lines (BacklogVersion 2)
 	TokensIn            int64    `parquet:"tokens_in"`
 	TokensOut           int64    `parquet:"tokens_out"`
 	Cached              bool     `parquet:"cached"`

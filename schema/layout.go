@@ -30,8 +30,8 @@ import (
 //	runs/<workflow>/summary.json                   FleetSummaryKey
 //	runs/<workflow>/results-00000.json, repos.json FleetResultsKey, FleetReposKey
 //	backlogs/<run>/part-00000.parquet              BacklogPartKey (BacklogVersion)
-//	backlogs/<run>/detail-00000.jsonl, summary.json, input.json, parse-errors.json
-//	                                               BacklogKey
+//	backlogs/<run>/detail-00000.jsonl, summary.json, input.json, parse-errors.json,
+//	    report.html                                BacklogKey
 //	triplets/<run>/repo=<owner+name>/part-00000.parquet, instances.parquet
 //	                                               TripletsPartKey, TripletsInstancesKey (TripletsVersion)
 //	triplets/<run>/results-00000.json              TripletsResultsKey
@@ -114,7 +114,10 @@ const (
 
 	// BacklogVersion is the version of the backlog results table layout.
 	//   1: first.
-	BacklogVersion = 1
+	//   2: added commit (the commit ranked at), and each function's line
+	//      and first lines of code; parts of version 1 read as version 2
+	//      with those empty.
+	BacklogVersion = 2
 
 	// TripletsVersion is the version of a triplets part's layout.
 	//   1: first.

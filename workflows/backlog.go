@@ -658,7 +658,7 @@ func issueError(is schema.BacklogIssue, msg string) schema.BacklogIssueResult {
 
 // issueResult is one issue's row from its Localize result.
 func issueResult(is schema.BacklogIssue, lr LocalizeResult, exhausted bool) schema.BacklogIssueResult {
-	r := schema.BacklogIssueResult{IssueID: is.ID, Repo: string(is.Repo), BaseCommit: is.BaseCommit,
+	r := schema.BacklogIssueResult{IssueID: is.ID, Repo: string(is.Repo), BaseCommit: is.BaseCommit, Commit: lr.Commit,
 		Method: lr.Method, Selector: lr.Selector, TokensIn: lr.PromptTokens, TokensOut: lr.CompletionTokens,
 		Cached:              lr.CachedCalls > 0 && lr.CachedCalls >= lr.LLMCalls,
 		SelectorUnavailable: len(lr.SelectorUnavailable) > 0, BudgetExhausted: exhausted, IssueBudgetSkipped: len(lr.BudgetSkipped),

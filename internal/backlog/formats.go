@@ -96,7 +96,7 @@ func (m jsonFields) get(field string) value {
 
 // csvKnown are the CSV columns locus reads; others are ignored.
 var csvKnown = map[string]bool{"id": true, "instance_id": true, "number": true, "repo": true,
-	"base_commit": true, "problem_statement": true, "title": true, "body": true}
+	"base_commit": true, "problem_statement": true, "title": true, "body": true, "url": true, "html_url": true}
 
 // csvHeader reads and checks the header row: column name (lower case,
 // trimmed) → index, for the columns locus reads.

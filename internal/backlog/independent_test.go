@@ -40,8 +40,8 @@ func TestPartReadByDuckDB(t *testing.T) {
 	}
 	duck.Run(t, &got, "--table", filepath.Join(dir, filepath.FromSlash(key)))
 
-	wantCols := []string{"issue_id VARCHAR", "repo VARCHAR", "base_commit VARCHAR", "rank INTEGER", "function_id VARCHAR",
-		"file VARCHAR", "score DOUBLE", "method VARCHAR", "item_method VARCHAR", "why VARCHAR", "tokens_in BIGINT",
+	wantCols := []string{"issue_id VARCHAR", "repo VARCHAR", "base_commit VARCHAR", "commit VARCHAR", "rank INTEGER", "function_id VARCHAR",
+		"file VARCHAR", "score DOUBLE", "method VARCHAR", "item_method VARCHAR", "why VARCHAR", "line INTEGER", "code VARCHAR", "tokens_in BIGINT",
 		"tokens_out BIGINT", "cached BOOLEAN", "selector VARCHAR", "selector_unavailable BOOLEAN", "budget_exhausted BOOLEAN", "issue_budget_skipped INTEGER",
 		"truncated BOOLEAN", "error VARCHAR", "source VARCHAR", "notes VARCHAR[]"}
 	var cols []string
@@ -51,7 +51,7 @@ func TestPartReadByDuckDB(t *testing.T) {
 	if !reflect.DeepEqual(cols, wantCols) {
 		t.Errorf("DuckDB columns:\n got %q\nwant %q", cols, wantCols)
 	}
-	if got.KV["locus.backlog_version"] != "1" {
+	if got.KV["locus.backlog_version"] != "2" {
 		t.Errorf("key-value metadata %v", got.KV)
 	}
 	// The rows as DuckDB decoded them (JSON numbers are float64), against rows().
@@ -65,9 +65,9 @@ func TestPartReadByDuckDB(t *testing.T) {
 		for _, n := range w.Notes {
 			notes = append(notes, n)
 		}
-		exp := map[string]any{"issue_id": w.IssueID, "repo": w.Repo, "base_commit": w.BaseCommit, "rank": float64(w.Rank),
+		exp := map[string]any{"issue_id": w.IssueID, "repo": w.Repo, "base_commit": w.BaseCommit, "commit": w.Commit, "rank": float64(w.Rank),
 			"function_id": w.FunctionID, "file": w.File, "score": w.Score, "method": w.Method, "item_method": w.ItemMethod,
-			"why": w.Why, "tokens_in": float64(w.TokensIn), "tokens_out": float64(w.TokensOut), "cached": w.Cached,
+			"why": w.Why, "line": float64(w.Line), "code": w.Code, "tokens_in": float64(w.TokensIn), "tokens_out": float64(w.TokensOut), "cached": w.Cached,
 			"selector": w.Selector, "selector_unavailable": w.SelectorUnavailable, "budget_exhausted": w.BudgetExhausted,
 			"issue_budget_skipped": float64(w.IssueBudgetSkipped),
 			"truncated":            w.Truncated, "error": w.Error, "source": w.Source, "notes": notes}

@@ -4,6 +4,7 @@ package backlog
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -61,6 +62,9 @@ type Issue struct {
 	// MaxTextBytes like Text).
 	Title string `json:"title,omitempty"`
 	Body  string `json:"body,omitempty"`
+	// URL is the issue's page (html_url, else url): an absolute http or
+	// https URL, or "" (a field that is not one is left out, with a note).
+	URL string `json:"url,omitempty"`
 	// Text is problem_statement, or Title + "\n\n" + Body (either alone when
 	// the other is empty); never empty or blank, always valid UTF-8.
 	Text string `json:"text"`
@@ -390,12 +394,36 @@ func (p *parser) add(r record) {
 	}
 	iss.Title, iss.Body = cutUTF8(iss.Title, max), cutUTF8(iss.Body, max)
 
+	for _, f := range []string{"html_url", "url"} {
+		u := r.get(f)
+		if !u.Present || u.Err != "" {
+			continue
+		}
+		if !isWebURL(u.Text) {
+			iss.Notes = append(iss.Notes, fmt.Sprintf("field %q: not an http(s) URL, left out: %q", f, cutUTF8(strings.ToValidUTF8(u.Text, "\uFFFD"), 200)))
+			continue
+		}
+		iss.URL = strings.TrimSpace(u.Text)
+		break
+	}
+
 	if first, dup := p.seen[ids]; dup {
 		p.fail(r, idField, ids, "duplicate id %q (first at %s)", ids, first)
 		return
 	}
 	p.seen[ids] = iss.Source
 	p.out.Issues = append(p.out.Issues, iss)
+}
+
+// isWebURL reports whether s is an absolute http or https URL with a host
+// and no control characters or white space.
+func isWebURL(s string) bool {
+	s = strings.TrimSpace(s)
+	if checkShort(s, maxRepoBytes, true) != "" {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // checkShort validates a one-line field (id, repo, commit).

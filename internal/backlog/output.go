@@ -14,6 +14,7 @@ type ResultLine struct {
 	ID         string         `json:"id"`
 	Repo       string         `json:"repo"`
 	BaseCommit string         `json:"base_commit,omitempty"`
+	Commit     string         `json:"commit,omitempty"` // ranked at
 	Method     string         `json:"method,omitempty"`
 	Selector   string         `json:"selector,omitempty"`
 	Functions  []LineFunction `json:"functions"`
@@ -33,6 +34,7 @@ type LineFunction struct {
 	ID    string  `json:"id"`
 	File  string  `json:"file"`
 	Score float64 `json:"score"`
+	Line  int     `json:"line,omitempty"` // the function's first line
 	Why   string  `json:"why,omitempty"`
 }
 
@@ -51,11 +53,11 @@ const (
 
 // LineOf is r as a results.jsonl line.
 func LineOf(r Result) ResultLine {
-	l := ResultLine{ID: r.IssueID, Repo: r.Repo, BaseCommit: r.BaseCommit, Method: r.Method, Selector: r.Selector,
+	l := ResultLine{ID: r.IssueID, Repo: r.Repo, BaseCommit: r.BaseCommit, Commit: r.Commit, Method: r.Method, Selector: r.Selector,
 		Functions: []LineFunction{}, Files: r.Files, Tokens: LineTokens{In: r.TokensIn, Out: r.TokensOut},
 		Cached: r.Cached, Flags: []string{}, Error: r.Error, Notes: r.Notes, Source: r.Source}
 	for _, it := range r.Items {
-		l.Functions = append(l.Functions, LineFunction{Rank: it.Rank, ID: it.FunctionID, File: it.File, Score: it.Score, Why: it.Why})
+		l.Functions = append(l.Functions, LineFunction{Rank: it.Rank, ID: it.FunctionID, File: it.File, Score: it.Score, Line: it.Line, Why: it.Why})
 	}
 	if l.Files == nil {
 		l.Files = FilesOf(r.Items)

@@ -51,11 +51,11 @@ func TestParseFixtures(t *testing.T) {
 			file: "github-issues.json", format: FormatGitHub, skipped: 1,
 			opts: ParseOptions{DefaultRepo: "./flask"},
 			want: []Issue{
-				{ID: "5612", Repo: "./flask", Title: "`send_file` ignores `max_age` when `conditional=False`",
+				{ID: "5612", Repo: "./flask", URL: "https://github.com/pallets/flask/issues/5612", Title: "`send_file` ignores `max_age` when `conditional=False`",
 					Body:   "Calling `send_file(path, conditional=False, max_age=60)` returns\r\n`Cache-Control: no-cache`.\r\n\r\n```python\r\nreturn send_file(\"report.pdf\", conditional=False, max_age=60)\r\n```\r\n\r\nExpected `max-age=60`.",
 					Text:   "`send_file` ignores `max_age` when `conditional=False`\n\nCalling `send_file(path, conditional=False, max_age=60)` returns\r\n`Cache-Control: no-cache`.\r\n\r\n```python\r\nreturn send_file(\"report.pdf\", conditional=False, max_age=60)\r\n```\r\n\r\nExpected `max-age=60`.",
 					Source: "testdata/github-issues.json:#0"},
-				{ID: "5608", Repo: "./flask", Title: "Blueprint url_prefix with a trailing slash doubles the slash",
+				{ID: "5608", Repo: "./flask", URL: "https://github.com/pallets/flask/issues/5608", Title: "Blueprint url_prefix with a trailing slash doubles the slash",
 					Text: "Blueprint url_prefix with a trailing slash doubles the slash", Source: "testdata/github-issues.json:#2"},
 			},
 		},
@@ -401,5 +401,35 @@ func TestParseErrorFormat(t *testing.T) {
 		if got := tc.e.Error(); got != tc.want {
 			t.Errorf("Error() = %q, want %q", got, tc.want)
 		}
+	}
+}
+
+// An issue's url (html_url first) is kept when it is an http(s) URL and
+// left out, with a note, when it is anything else: the report page links
+// to it.
+func TestParseURL(t *testing.T) {
+	for _, tc := range []struct {
+		name, line, want, note string
+	}{
+		{"https", `{"id":"1","repo":"o/n","title":"t","url":"https://tracker.example/o/n/issues/1"}`, "https://tracker.example/o/n/issues/1", ""},
+		{"html_url first", `{"id":"1","repo":"o/n","title":"t","url":"https://api.example/1","html_url":"https://web.example/1"}`, "https://web.example/1", ""},
+		{"javascript", `{"id":"1","repo":"o/n","title":"t","url":"javascript:alert(1)"}`, "", `field "url": not an http(s) URL`},
+		{"relative", `{"id":"1","repo":"o/n","title":"t","url":"/issues/1"}`, "", `field "url": not an http(s) URL`},
+		{"control", `{"id":"1","repo":"o/n","title":"t","url":"https://x.example/\u0007"}`, "", `field "url": not an http(s) URL`},
+		{"none", `{"id":"1","repo":"o/n","title":"t"}`, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			issues, errs, err := Parse("x.jsonl", []byte(tc.line+"\n"), ParseOptions{})
+			if err != nil || len(errs) > 0 || len(issues) != 1 {
+				t.Fatalf("Parse: %v %v %v", issues, errs, err)
+			}
+			if got := issues[0].URL; got != tc.want {
+				t.Errorf("URL = %q, want %q", got, tc.want)
+			}
+			notes := strings.Join(issues[0].Notes, "; ")
+			if tc.note == "" && notes != "" || !strings.Contains(notes, tc.note) {
+				t.Errorf("notes %q, want %q", notes, tc.note)
+			}
+		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/objio"
@@ -46,6 +48,10 @@ type PartInfo struct {
 // format is the layout version a part records.
 var format = objio.Format{Key: "locus.backlog_version", Version: schema.BacklogVersion}
 
+// readable are the layout versions readPart reads: version 1 lacks the
+// commit, line and code columns, which read as empty.
+var readable = []string{"1", strconv.Itoa(schema.BacklogVersion)}
+
 // PartKey is schema.BacklogPartKey, the key of results part n of a run.
 func PartKey(run string, n int) string { return schema.BacklogPartKey(run, n) }
 
@@ -53,7 +59,7 @@ func PartKey(run string, n int) string { return schema.BacklogPartKey(run, n) }
 func rows(rs []Result) []schema.BacklogRow {
 	var out []schema.BacklogRow
 	for _, r := range rs {
-		base := schema.BacklogRow{IssueID: v(r.IssueID), Repo: v(r.Repo), BaseCommit: v(r.BaseCommit), Method: v(r.Method),
+		base := schema.BacklogRow{IssueID: v(r.IssueID), Repo: v(r.Repo), BaseCommit: v(r.BaseCommit), Commit: v(r.Commit), Method: v(r.Method),
 			TokensIn: int64(r.TokensIn), TokensOut: int64(r.TokensOut), Cached: r.Cached, Selector: v(r.Selector),
 			SelectorUnavailable: r.SelectorUnavailable, BudgetExhausted: r.BudgetExhausted, IssueBudgetSkipped: int32(r.IssueBudgetSkipped),
 			Truncated: r.Truncated, Error: v(r.Error), Source: v(r.Source)}
@@ -67,7 +73,7 @@ func rows(rs []Result) []schema.BacklogRow {
 		for _, it := range r.Items {
 			row := base
 			row.Rank, row.FunctionID, row.File, row.Score = int32(it.Rank), v(it.FunctionID), v(it.File), it.Score
-			row.ItemMethod, row.Why = v(it.Method), v(it.Why)
+			row.ItemMethod, row.Why, row.Line, row.Code = v(it.Method), v(it.Why), int32(it.Line), v(it.Code)
 			out = append(out, row)
 		}
 	}
@@ -130,9 +136,12 @@ func ReadPartsOf(ctx context.Context, b *blob.Bucket, parts []PartInfo) ([]Resul
 }
 
 func readPart(ctx context.Context, b *blob.Bucket, p PartInfo) ([]Result, error) {
-	f, err := objio.OpenParquet(ctx, b, objio.Ref{Key: p.Key, Size: p.Bytes, SHA256: p.SHA256}, format)
+	f, err := objio.OpenParquet(ctx, b, objio.Ref{Key: p.Key, Size: p.Bytes, SHA256: p.SHA256}, objio.Format{})
 	if err != nil {
 		return nil, fmt.Errorf("backlog part: %w", err)
+	}
+	if ver, _ := f.Lookup(format.Key); !slices.Contains(readable, ver) {
+		return nil, fmt.Errorf("backlog part: %s: layout version %q, want one of %v: %w", p.Key, ver, readable, blob.ErrCorrupt)
 	}
 	rows, err := objio.Rows[schema.BacklogRow](p.Key, f)
 	if err != nil {
@@ -144,7 +153,7 @@ func readPart(ctx context.Context, b *blob.Bucket, p PartInfo) ([]Result, error)
 			row.Notes = nil // read back as written
 		}
 		if len(out) == 0 || row.Rank <= 1 || out[len(out)-1].IssueID != row.IssueID {
-			out = append(out, Result{IssueID: row.IssueID, Repo: row.Repo, BaseCommit: row.BaseCommit, Method: row.Method,
+			out = append(out, Result{IssueID: row.IssueID, Repo: row.Repo, BaseCommit: row.BaseCommit, Commit: row.Commit, Method: row.Method,
 				Selector: row.Selector, TokensIn: int(row.TokensIn), TokensOut: int(row.TokensOut), Cached: row.Cached,
 				SelectorUnavailable: row.SelectorUnavailable, BudgetExhausted: row.BudgetExhausted, IssueBudgetSkipped: int(row.IssueBudgetSkipped),
 				Truncated: row.Truncated, Error: row.Error, Source: row.Source, Notes: row.Notes})
@@ -152,7 +161,7 @@ func readPart(ctx context.Context, b *blob.Bucket, p PartInfo) ([]Result, error)
 		if row.Rank > 0 {
 			last := &out[len(out)-1]
 			last.Items = append(last.Items, Ranked{Rank: int(row.Rank), FunctionID: row.FunctionID, File: row.File,
-				Score: row.Score, Method: row.ItemMethod, Why: row.Why})
+				Score: row.Score, Method: row.ItemMethod, Why: row.Why, Line: int(row.Line), Code: row.Code})
 		}
 	}
 	for i := range out {

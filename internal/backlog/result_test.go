@@ -11,14 +11,17 @@ import (
 	"time"
 
 	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/objio"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 )
 
 func sampleResults() []Result {
 	return []Result{
-		{IssueID: "pallets__flask-5063", Repo: "pallets/flask", BaseCommit: "182ce3dd15df", Method: "spider", Selector: "openai:gpt-4o-mini",
+		{IssueID: "pallets__flask-5063", Repo: "pallets/flask", BaseCommit: "182ce3dd15df", Commit: "182ce3dd15dfa3537391c3efaf9c3ff407d134d4",
+			Method: "spider", Selector: "openai:gpt-4o-mini",
 			Items: []Ranked{
-				{Rank: 1, FunctionID: "src/flask/cli.py:routes_command", File: "src/flask/cli.py", Score: 0.91, Method: "center", Why: "center, semantic rank 1"},
+				{Rank: 1, FunctionID: "src/flask/cli.py:routes_command", File: "src/flask/cli.py", Score: 0.91, Method: "center", Why: "center, semantic rank 1",
+					Line: 1018, Code: "def routes_command(sort: str, all_methods: bool) -> None:\n    \"\"\"Show all registered routes\"\"\""},
 				{Rank: 2, FunctionID: "src/flask/app.py:Flask.url_map", File: "src/flask/app.py", Score: 0.5, Method: "neighbour", Why: "selected neighbour of src/flask/cli.py:routes_command"},
 				{Rank: 3, FunctionID: "src/flask/cli.py:FlaskGroup.get_command", File: "src/flask/cli.py", Score: 0.42, Method: "rest", Why: "semantic rank 3"},
 			},
@@ -72,6 +75,46 @@ func TestPartRoundTrip(t *testing.T) {
 	got, err = ReadParts(ctx, b, []string{PartKey("r", 9)})
 	if err != nil || len(got) != 1 || got[0].IssueID != "x\uFFFD" || got[0].Error != "boom \uFFFD" {
 		t.Errorf("invalid UTF-8: %+v, %v", got, err)
+	}
+}
+
+// backlogRowV1 is a results row as layout version 1 wrote it: no commit,
+// line or code columns.
+type backlogRowV1 struct {
+	IssueID    string   `parquet:"issue_id,dict"`
+	Repo       string   `parquet:"repo,dict"`
+	Rank       int32    `parquet:"rank"`
+	FunctionID string   `parquet:"function_id"`
+	File       string   `parquet:"file,dict"`
+	Score      float64  `parquet:"score"`
+	Why        string   `parquet:"why"`
+	Notes      []string `parquet:"notes,list"`
+}
+
+// A part written before version 2 reads with the commit, lines and code
+// empty; a version this build does not know is refused.
+func TestReadPartVersion1(t *testing.T) {
+	ctx := context.Background()
+	b := blobtest.Bucket(t)
+	rows := []backlogRowV1{{IssueID: "1", Repo: "o/n", Rank: 1, FunctionID: "a.py:f", File: "a.py", Score: 0.5, Why: "BM25 rank 1"},
+		{IssueID: "1", Repo: "o/n", Rank: 2, FunctionID: "a.py:g", File: "a.py", Score: 0.25, Why: "BM25 rank 2"}}
+	if _, err := objio.WriteParquet(ctx, b, "v1.parquet", rows, objio.Format{Key: format.Key, Version: 1}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadParts(ctx, b, []string{"v1.parquet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Result{{IssueID: "1", Repo: "o/n", Items: []Ranked{{Rank: 1, FunctionID: "a.py:f", File: "a.py", Score: 0.5, Why: "BM25 rank 1"},
+		{Rank: 2, FunctionID: "a.py:g", File: "a.py", Score: 0.25, Why: "BM25 rank 2"}}, Files: []string{"a.py"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("version 1 part:\n got %+v\nwant %+v", got, want)
+	}
+	if _, err := objio.WriteParquet(ctx, b, "v9.parquet", rows, objio.Format{Key: format.Key, Version: 9}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadParts(ctx, b, []string{"v9.parquet"}); !errors.Is(err, blob.ErrCorrupt) || !strings.Contains(err.Error(), `"9"`) {
+		t.Errorf("version 9 part: %v, want a corrupt error naming the version", err)
 	}
 }
 
@@ -151,8 +194,8 @@ func TestWriteResultsJSONL(t *testing.T) {
 		t.Fatalf("%d lines, want %d", len(lines), len(rs))
 	}
 	want := []string{
-		`{"id":"pallets__flask-5063","repo":"pallets/flask","base_commit":"182ce3dd15df","method":"spider","selector":"openai:gpt-4o-mini",` +
-			`"functions":[{"rank":1,"id":"src/flask/cli.py:routes_command","file":"src/flask/cli.py","score":0.91,"why":"center, semantic rank 1"},` +
+		`{"id":"pallets__flask-5063","repo":"pallets/flask","base_commit":"182ce3dd15df","commit":"182ce3dd15dfa3537391c3efaf9c3ff407d134d4","method":"spider","selector":"openai:gpt-4o-mini",` +
+			`"functions":[{"rank":1,"id":"src/flask/cli.py:routes_command","file":"src/flask/cli.py","score":0.91,"line":1018,"why":"center, semantic rank 1"},` +
 			`{"rank":2,"id":"src/flask/app.py:Flask.url_map","file":"src/flask/app.py","score":0.5,"why":"selected neighbour of src/flask/cli.py:routes_command"},` +
 			`{"rank":3,"id":"src/flask/cli.py:FlaskGroup.get_command","file":"src/flask/cli.py","score":0.42,"why":"semantic rank 3"}],` +
 			`"files":["src/flask/cli.py","src/flask/app.py"],"tokens":{"in":1200,"out":40},"cached":false,"flags":[],"source":"swe.jsonl:1"}`,
@@ -266,5 +309,40 @@ func TestDetails(t *testing.T) {
 	}
 	if ok, _ := b.Exists(ctx, empty); ok {
 		t.Error("a details file was written for results without details")
+	}
+}
+
+// AddCode fills line and code per repository and commit, one lookup each;
+// a graph that cannot be read leaves its functions bare and says so.
+func TestAddCode(t *testing.T) {
+	long := strings.Repeat("x = 1\n", 20)
+	rs := []Result{
+		{IssueID: "1", Repo: "o/n", Commit: "c1", Items: []Ranked{{Rank: 1, FunctionID: "a.py:f"}, {Rank: 2, FunctionID: "a.py:gone"}}},
+		{IssueID: "2", Repo: "o/n", Commit: "c1", Items: []Ranked{{Rank: 1, FunctionID: "a.py:long"}}},
+		{IssueID: "3", Repo: "o/n", Commit: "c2", Items: []Ranked{{Rank: 1, FunctionID: "a.py:f"}}},
+		{IssueID: "4", Repo: "o/n", Error: "failed"},
+	}
+	calls := 0
+	errs := AddCode(context.Background(), rs, func(_ context.Context, repo, commit string, ids []string) (map[string]Function, error) {
+		calls++
+		if commit == "c2" {
+			return nil, errors.New("graph gone")
+		}
+		return map[string]Function{"a.py:f": {Line: 3, Code: "def f():\n    pass\n"}, "a.py:long": {Line: 9, Code: "def long():\n" + long}}, nil
+	})
+	if calls != 2 || len(errs) != 1 || !strings.Contains(errs[0].Error(), "o/n@c2: graph gone") {
+		t.Errorf("%d lookups, errors %v", calls, errs)
+	}
+	if it := rs[0].Items[0]; it.Line != 3 || it.Code != "def f():\n    pass" {
+		t.Errorf("a.py:f: %+v", it)
+	}
+	if it := rs[0].Items[1]; it.Line != 0 || it.Code != "" {
+		t.Errorf("a.py:gone: %+v", it)
+	}
+	if it := rs[1].Items[0]; it.Line != 9 || strings.Count(it.Code, "\n") != CodeLines-1 {
+		t.Errorf("a.py:long: %d lines: %q", strings.Count(it.Code, "\n")+1, it.Code)
+	}
+	if it := rs[2].Items[0]; it.Line != 0 || it.Code != "" {
+		t.Errorf("c2's a.py:f: %+v", it)
 	}
 }

@@ -17,8 +17,9 @@ const graphCacheSize = 4
 
 // loadedGraph is a published graph decoded for queries.
 type loadedGraph struct {
-	sg   *spider.Graph
-	code map[string]string // node id → code, for nodes that have code
+	sg    *spider.Graph
+	code  map[string]string // node id → code, for nodes that have code
+	lines map[string]int    // function id → first line
 }
 
 // graphKey names one published graph: the keys and checksums of its tables
@@ -72,5 +73,11 @@ func loadGraph(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*loa
 	if err != nil {
 		return nil, err
 	}
-	return &loadedGraph{sg: sg, code: code}, nil
+	lines := make(map[string]int, len(code))
+	for _, n := range g.Nodes {
+		if _, ok := code[n.ID]; ok {
+			lines[n.ID] = int(n.StartLine)
+		}
+	}
+	return &loadedGraph{sg: sg, code: code, lines: lines}, nil
 }

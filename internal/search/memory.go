@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -137,6 +138,42 @@ type Weights struct {
 // with w.
 func (h HybridRankings) Fuse(w Weights) []spider.Scored {
 	return spider.Fuse([][]spider.Scored{h.Code, h.Memory, h.Hotspots, h.Dense}, []float64{1, w.Memory, w.Hotspot, w.Dense})
+}
+
+// SourceRanks says, for each of ids, where the rankings h fuses placed
+// it: "BM25 #3, memory #1, hotspots #12" (1-based; a ranking that does not
+// hold it is left out); an id none holds is left out.
+func (h HybridRankings) SourceRanks(ids []string) map[string]string {
+	named := []struct {
+		name    string
+		ranking []spider.Scored
+	}{{"BM25", h.Code}, {"memory", h.Memory}, {"hotspots", h.Hotspots}, {"dense", h.Dense}}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	places := make([]map[string]int, len(named))
+	for i, n := range named {
+		places[i] = map[string]int{}
+		for j, s := range n.ranking {
+			if _, seen := places[i][s.ID]; want[s.ID] && !seen {
+				places[i][s.ID] = j + 1
+			}
+		}
+	}
+	out := map[string]string{}
+	for _, id := range ids {
+		var parts []string
+		for i, n := range named {
+			if at, ok := places[i][id]; ok {
+				parts = append(parts, fmt.Sprintf("%s #%d", n.name, at))
+			}
+		}
+		if len(parts) > 0 {
+			out[id] = strings.Join(parts, ", ")
+		}
+	}
+	return out
 }
 
 // MemoryRankings ranks, for issue, the functions of the graph at base

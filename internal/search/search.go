@@ -410,6 +410,9 @@ type Retrieval struct {
 	// Warning says in one line what the ranking lacks (a repository
 	// without memory, say); "" when nothing.
 	Warning string `json:"warning,omitempty"`
+	// Sources, for the hybrid method, says of each function a result can
+	// hold where the rankings it fuses placed it (HybridRankings.SourceRanks).
+	Sources map[string]string `json:"sources,omitempty"`
 }
 
 // Retrieve ranks the functions of repo for issue and, for SpISR and SpIDER,
@@ -473,7 +476,8 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 	if !p.IncludeTests {
 		fetch = 2 * p.N
 	}
-	var co spider.Overlay // hybrid: co-change edges from memory
+	var co spider.Overlay     // hybrid: co-change edges from memory
+	var fused *HybridRankings // hybrid: the rankings its ranking fuses
 	switch p.Method {
 	case MethodSR, MethodSpISR, MethodHybrid, MethodLearned:
 		key := repo.SparseKey(graph.Commit)
@@ -531,7 +535,9 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 				return r, nil
 			}
 			ranking = h.Fuse(w)
+			fused = &h
 			if len(ranking) == 0 {
+				fused = nil
 				// No word of the issue is in the code or the history: rather
 				// than an empty answer, the embedder's ranking, said so.
 				r.Embedder = d.Embedder.Name()
@@ -569,7 +575,27 @@ func RetrieveAt(ctx context.Context, d Deps, repo schema.RepoName, snapshot, iss
 		return nil, err
 	}
 	r.Expansion = &exp
+	if fused != nil && p.Method == MethodHybrid {
+		r.Sources = fused.SourceRanks(r.placed())
+	}
 	return r, nil
+}
+
+// placed are the ids a result of r can hold: S_K and every center's
+// candidates.
+func (r *Retrieval) placed() []string {
+	var ids []string
+	for _, s := range r.TopK {
+		ids = append(ids, s.ID)
+	}
+	if r.Expansion != nil {
+		for _, c := range r.Expansion.Centers {
+			for _, cand := range c.Candidates {
+				ids = append(ids, cand.ID)
+			}
+		}
+	}
+	return ids
 }
 
 // Weights are the hybrid fusion's weights of p's query, defaults filled in;
@@ -658,7 +684,42 @@ var (
 // The decoded graph is shared with Retrieve and other queries of this
 // process (see graphCacheSize).
 func Code(ctx context.Context, d Deps, repo schema.RepoName, commit string, ids []string) (map[string]string, error) {
-	d.defaults()
+	fs, err := Functions(ctx, d, repo, commit, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(fs))
+	for id, f := range fs {
+		out[id] = f.Code
+	}
+	return out, nil
+}
+
+// FunctionAt is a function as the graph of a commit has it: its first
+// line (1-based) and its code.
+type FunctionAt struct {
+	Line int
+	Code string
+}
+
+// Functions is Code with each function's first line.
+func Functions(ctx context.Context, d Deps, repo schema.RepoName, commit string, ids []string) (map[string]FunctionAt, error) {
+	lg, err := graphAt(ctx, d, repo, commit)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]FunctionAt, len(ids))
+	for _, id := range ids {
+		if c, ok := lg.code[id]; ok {
+			out[id] = FunctionAt{Line: lg.lines[id], Code: c}
+		}
+	}
+	return out, nil
+}
+
+// graphAt is the decoded graph of repo at commit: the published graph, or
+// the snapshot of commit.
+func graphAt(ctx context.Context, d Deps, repo schema.RepoName, commit string) (*loadedGraph, error) {
 	m, err := manifest.Read(ctx, d.Bucket, repo)
 	if err != nil {
 		return nil, err
@@ -681,13 +742,7 @@ func Code(ctx context.Context, d Deps, repo schema.RepoName, commit string, ids 
 	if err != nil {
 		return nil, fmt.Errorf("code of %s@%s: %w", repo, commit, err)
 	}
-	out := make(map[string]string, len(ids))
-	for _, id := range ids {
-		if c, ok := lg.code[id]; ok {
-			out[id] = c
-		}
-	}
-	return out, nil
+	return lg, nil
 }
 
 // Finish turns a retrieval and the selections into the result list.
@@ -696,7 +751,7 @@ func Finish(r *Retrieval, selected map[string]spider.Selection) ([]spider.Item, 
 	if r.Expansion == nil {
 		items := make([]spider.Item, len(r.TopK))
 		for i, s := range r.TopK {
-			items[i] = spider.Item{ID: s.ID, Score: s.Score, Rank: i + 1, Reason: spider.ReasonSemantic, Ranking: ranking}
+			items[i] = spider.Item{ID: s.ID, Score: s.Score, Rank: i + 1, Reason: spider.ReasonSemantic, Ranking: ranking, Sources: r.Sources[s.ID]}
 		}
 		return items, nil
 	}
@@ -705,7 +760,7 @@ func Finish(r *Retrieval, selected map[string]spider.Selection) ([]spider.Item, 
 		return nil, err
 	}
 	for i := range asm.Items {
-		asm.Items[i].Ranking = ranking
+		asm.Items[i].Ranking, asm.Items[i].Sources = ranking, r.Sources[asm.Items[i].ID]
 	}
 	return asm.Items, nil
 }

@@ -28,6 +28,9 @@ type Item struct {
 	// Ranking names the ranking Rank is a position in ("BM25", "dense",
 	// "fused"); "" says only "rank".
 	Ranking string `json:"ranking,omitempty"`
+	// Sources, for a fused ranking, says where the rankings it fuses
+	// placed the item ("BM25 #3, memory #1").
+	Sources string `json:"sources,omitempty"`
 	// Reranker, when an LLM reordered the result's first items, names it;
 	// RerankedFrom is the item's 1-based position before.
 	Reranker     string `json:"reranker,omitempty"`
@@ -46,6 +49,9 @@ func (it Item) why() string {
 	rank := "rank " + strconv.Itoa(it.Rank)
 	if it.Ranking != "" {
 		rank = it.Ranking + " " + rank
+	}
+	if it.Sources != "" {
+		rank += ": " + it.Sources
 	}
 	switch it.Reason {
 	case ReasonCenter:

@@ -62,7 +62,7 @@ func PlotData(rs *ResultSet, level, group, metric string) []Series {
 	for mi, m := range rs.Methods {
 		s := Series{Method: m, Color: MethodColor(mi)}
 		for _, k := range rs.Ks {
-			if c, ok := rs.cell(m, group, level, metric, k); ok {
+			if c, ok := rs.Cell(m, group, level, metric, k); ok {
 				s.Points = append(s.Points, Point{K: k, Mean: c.Mean, Lo: c.Lo, Hi: c.Hi})
 			}
 		}
@@ -243,7 +243,7 @@ func WriteDir(dir string, rs *ResultSet) ([]string, error) {
 	for _, metric := range PlotMetrics {
 		for _, level := range rs.Levels {
 			for _, group := range rs.Groups {
-				if !rs.hasCells(level, group, metric) {
+				if !rs.HasPlot(level, group, metric) {
 					continue
 				}
 				name := fmt.Sprintf("plot-%s-%s-%s.png", fileSafe(metric), fileSafe(level), fileSafe(group))
@@ -256,7 +256,9 @@ func WriteDir(dir string, rs *ResultSet) ([]string, error) {
 	return paths, nil
 }
 
-func (rs *ResultSet) hasCells(level, group, metric string) bool {
+// HasPlot reports whether metric has cells with a cutoff at level and
+// group: WriteDir plots it against K.
+func (rs *ResultSet) HasPlot(level, group, metric string) bool {
 	for _, c := range rs.Cells {
 		if c.Level == level && c.Group == group && c.Metric == metric && c.K > 0 {
 			return true

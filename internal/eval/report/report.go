@@ -206,13 +206,36 @@ func Build(insts []Instance, o BuildOptions) (*ResultSet, error) {
 	return rs, nil
 }
 
-// column is one metric@K column of a table.
-type column struct {
-	metric string
-	k      int
+// Column is one metric@K column of a table (K = 0: no cutoff).
+type Column struct {
+	Metric string
+	K      int
 }
 
-func (c column) label() string { return metrics.Key(c.metric, c.k) }
+// Label is the column's metric key, e.g. "Recall@5".
+func (c Column) Label() string { return metrics.Key(c.Metric, c.K) }
+
+// Columns are the metric@K columns the cells of level and group have, in
+// the order of Metrics then K, and the most instances a cell of them
+// summarises.
+func (rs *ResultSet) Columns(level, group string) ([]Column, int) {
+	var cols []Column
+	n := 0
+	for _, c := range rs.sortedCells() {
+		if c.Level != level || c.Group != group {
+			continue
+		}
+		n = max(n, c.N)
+		if col := (Column{c.Metric, c.K}); !slices.Contains(cols, col) {
+			cols = append(cols, col)
+		}
+	}
+	slices.SortStableFunc(cols, func(a, b Column) int {
+		return cmp.Or(cmp.Compare(index(rs.Metrics, a.Metric), index(rs.Metrics, b.Metric)),
+			strings.Compare(a.Metric, b.Metric), cmp.Compare(a.K, b.K))
+	})
+	return cols, n
+}
 
 func index(list []string, s string) int {
 	if i := slices.Index(list, s); i >= 0 {
@@ -238,7 +261,19 @@ func (rs *ResultSet) sortedCells() []Cell {
 	return cs
 }
 
-func (rs *ResultSet) cell(method, group, level, metric string, k int) (Cell, bool) {
+// HasColumn reports whether some method has a cell of c over all
+// instances at level.
+func (rs *ResultSet) HasColumn(level string, c Column) bool {
+	for _, cell := range rs.Cells {
+		if cell.Level == level && cell.Group == GroupAll && cell.Metric == c.Metric && cell.K == c.K {
+			return true
+		}
+	}
+	return false
+}
+
+// Cell is the summary of metric@k for method, group and level.
+func (rs *ResultSet) Cell(method, group, level, metric string, k int) (Cell, bool) {
 	for _, c := range rs.Cells {
 		if c.Method == method && c.Group == group && c.Level == level && c.Metric == metric && c.K == k {
 			return c, true
@@ -265,30 +300,15 @@ func WriteMarkdown(w io.Writer, rs *ResultSet) error {
 	if len(rs.Notes) > 0 {
 		b.WriteString("\n")
 	}
-	cells := rs.sortedCells()
 	for _, level := range rs.Levels {
 		for _, group := range rs.Groups {
-			var cols []column
-			n := 0
-			for _, c := range cells {
-				if c.Level != level || c.Group != group {
-					continue
-				}
-				n = max(n, c.N)
-				if col := (column{c.Metric, c.K}); !slices.Contains(cols, col) {
-					cols = append(cols, col)
-				}
-			}
+			cols, n := rs.Columns(level, group)
 			if len(cols) == 0 {
 				continue
 			}
-			slices.SortStableFunc(cols, func(a, b column) int {
-				return cmp.Or(cmp.Compare(index(rs.Metrics, a.metric), index(rs.Metrics, b.metric)),
-					strings.Compare(a.metric, b.metric), cmp.Compare(a.k, b.k))
-			})
 			fmt.Fprintf(&b, "\n## %s level, %s (n=%d)\n\n| method |", level, group, n)
 			for _, c := range cols {
-				fmt.Fprintf(&b, " %s |", c.label())
+				fmt.Fprintf(&b, " %s |", c.Label())
 			}
 			b.WriteString("\n|---|")
 			for range cols {
@@ -298,7 +318,7 @@ func WriteMarkdown(w io.Writer, rs *ResultSet) error {
 			for _, m := range rs.Methods {
 				fmt.Fprintf(&b, "| %s |", m)
 				for _, col := range cols {
-					if c, ok := rs.cell(m, group, level, col.metric, col.k); ok {
+					if c, ok := rs.Cell(m, group, level, col.Metric, col.K); ok {
 						fmt.Fprintf(&b, " %s [%s, %s] |", f3(c.Mean), f3(c.Lo), f3(c.Hi))
 					} else {
 						b.WriteString(" – |")

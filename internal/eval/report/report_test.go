@@ -85,7 +85,7 @@ func TestBuildValues(t *testing.T) {
 		{"DER", "python", metrics.Acc, 1, 0, 2},
 		{"SR", "go", metrics.Acc, 1, 1, 1},
 	} {
-		c, ok := rs.cell(tc.method, tc.group, "function", tc.metric, tc.k)
+		c, ok := rs.Cell(tc.method, tc.group, "function", tc.metric, tc.k)
 		if !ok || math.Abs(c.Mean-tc.want) > 1e-9 || c.N != tc.n || c.Lo > c.Mean || c.Hi < c.Mean {
 			t.Errorf("%s %s %s: got %+v (found %v), want mean %v n %d", tc.method, tc.group, metrics.Key(tc.metric, tc.k), c, ok, tc.want, tc.n)
 		}
