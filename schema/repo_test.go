@@ -154,11 +154,11 @@ func TestParseRemote(t *testing.T) {
 		want Remote
 		name RepoName
 	}{
-		{"https://GitHub.com/a/b.git/", Remote{Host: "github.com", Path: "a/b"}, "a/b"},
-		{"ssh://git@host:2222/grp/sub/x.git", Remote{Host: "host:2222", Path: "grp/sub/x"}, "sub/x"},
-		{"git@Host:owner/x.git", Remote{Host: "host", Path: "owner/x"}, "owner/x"},
-		{"https://host/x", Remote{Host: "host", Path: "x"}, "x"},
-		{"file:///srv/a/.git", Remote{Path: "srv/a", Local: true}, "a"},
+		{"https://GitHub.com/a/b.git/", Remote{Scheme: "https", Host: "github.com", Path: "a/b"}, "a/b"},
+		{"ssh://git@host:2222/grp/sub/x.git", Remote{Scheme: "ssh", Host: "host:2222", Path: "grp/sub/x"}, "sub/x"},
+		{"git@Host:owner/x.git", Remote{Scheme: "ssh", Host: "host", Path: "owner/x"}, "owner/x"},
+		{"https://host/x", Remote{Scheme: "https", Host: "host", Path: "x"}, "x"},
+		{"file:///srv/a/.git", Remote{Scheme: "file", Path: "srv/a", Local: true}, "a"},
 		{"/srv/repos/b.git", Remote{Path: "srv/repos/b", Local: true}, "b"},
 	} {
 		got, err := ParseRemote(tc.in)

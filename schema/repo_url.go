@@ -52,6 +52,9 @@ func SplitRepoSpec(s string) (spec RepoSpec, explicit bool, err error) {
 // Remote is a clone URL or local path split into the parts that name the
 // repository: what ParseRepoSpec, name resolution and links to a forge read.
 type Remote struct {
+	// Scheme is the URL's scheme, lower-cased: "ssh" for the shorthand
+	// git@host:path, "file" for a file:// URL, empty for a local path.
+	Scheme string
 	// Host is a remote URL's host (with its port), lower-cased, without
 	// the user; empty for a local path or file:// URL.
 	Host string
@@ -75,7 +78,8 @@ func ParseRemote(raw string) (Remote, error) {
 		if err != nil {
 			return r, fmt.Errorf("URL %q: %w", raw, err)
 		}
-		r.Local = u.Scheme == "file"
+		r.Scheme = strings.ToLower(u.Scheme)
+		r.Local = r.Scheme == "file"
 		if !r.Local {
 			r.Host = strings.ToLower(u.Host)
 		}
@@ -85,7 +89,7 @@ func ParseRemote(raw string) (Remote, error) {
 		if _, h, ok := strings.Cut(host, "@"); ok {
 			host = h
 		}
-		r.Host, p = strings.ToLower(host), rest
+		r.Scheme, r.Host, p = "ssh", strings.ToLower(host), rest
 	default:
 		abs, err := filepath.Abs(raw)
 		if err != nil {

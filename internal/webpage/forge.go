@@ -1,10 +1,13 @@
 package webpage
 
 import (
+	"net"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/locus-dev/locus/schema"
 )
 
 // forges are the hosts whose code pages CodeLink knows, and how each links
@@ -28,11 +31,7 @@ func lineAnchor(prefix string, line int) string {
 	return prefix + strconv.Itoa(line)
 }
 
-var (
-	commitID = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
-	// scpURL is git's user@host:path form.
-	scpURL = regexp.MustCompile(`^[A-Za-z0-9._-]+@([A-Za-z0-9.-]+):(.+)$`)
-)
+var commitID = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 
 // CodeLink is the address of path (repository-relative), at line, of the
 // repository cloned from repoURL at commit, on its forge (GitHub, GitLab,
@@ -43,21 +42,20 @@ func CodeLink(repoURL, commit, path string, line int) string {
 	if !commitID.MatchString(commit) || path == "" {
 		return ""
 	}
-	host, repoPath := "", ""
-	if m := scpURL.FindStringSubmatch(repoURL); m != nil && !strings.Contains(repoURL, "://") {
-		host, repoPath = m[1], m[2]
-	} else {
-		u, err := url.Parse(repoURL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http" && u.Scheme != "ssh" && u.Scheme != "git") {
-			return ""
-		}
-		host, repoPath = u.Hostname(), u.Path
+	r, err := schema.ParseRemote(repoURL)
+	if err != nil || (r.Scheme != "https" && r.Scheme != "http" && r.Scheme != "ssh" && r.Scheme != "git") {
+		return ""
 	}
-	link, ok := forges[strings.ToLower(strings.TrimPrefix(host, "www."))]
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h // ssh://git@github.com:22/…
+	}
+	host = strings.TrimPrefix(host, "www.")
+	link, ok := forges[host]
 	if !ok {
 		return ""
 	}
-	repoPath = strings.TrimSuffix(strings.Trim(repoPath, "/"), ".git")
+	repoPath := r.Path
 	parts := strings.Split(repoPath, "/")
 	if len(parts) < 2 {
 		return ""
@@ -67,7 +65,7 @@ func CodeLink(repoURL, commit, path string, line int) string {
 			return ""
 		}
 	}
-	base := "https://" + strings.ToLower(strings.TrimPrefix(host, "www.")) + "/" + escapePath(repoPath)
+	base := "https://" + host + "/" + escapePath(repoPath)
 	return link(base, commit, escapePath(path), line)
 }
 
