@@ -125,7 +125,7 @@ func IndexRepo(ctx context.Context, d Deps, repo schema.RepoName, info schema.Gr
 	if err != nil {
 		return nil, fmt.Errorf("index %s: %w", repo, err)
 	}
-	ef, err := embedFunctions(ctx, d, repo, info, key, "index "+string(repo), previousSparse(ctx, d.Bucket, repo), have)
+	ef, err := embedFunctions(ctx, d, repo, info, key, "index "+string(repo), previousSparse(ctx, d.Bucket, repo), have, true)
 	if err != nil {
 		return nil, err
 	}
@@ -225,9 +225,10 @@ type embeddedFunctions struct {
 }
 
 // embedFunctions reads the functions of info, adds their documents to a
-// BM25 builder and embeds what the cache does not hold; what prefixes errors.
-// Documents of base whose hash is unchanged are taken over, not tokenized.
-func embedFunctions(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo, sparseKey, what string, base *SparseBase, stored map[string]string) (*embeddedFunctions, error) {
+// BM25 builder and embeds what the cache does not hold, returning the
+// vectors with wantVectors; what prefixes errors. Documents of base whose
+// hash is unchanged are taken over, not tokenized.
+func embedFunctions(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo, sparseKey, what string, base *SparseBase, stored map[string]string, wantVectors bool) (*embeddedFunctions, error) {
 	fns, items, err := functionItems(ctx, d, repo, info)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -267,7 +268,14 @@ func embedFunctions(ctx context.Context, d Deps, repo schema.RepoName, info sche
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}
-	vecs, embedded, err := embed.EmbedCached(ctx, d.Embedder, &embed.Cache{Bucket: d.Bucket, Repo: repo, Model: d.Embedder.Name()}, unstored(fns, items, stored))
+	cache := &embed.Cache{Bucket: d.Bucket, Repo: repo, Model: d.Embedder.Name()}
+	var vecs map[string][]float32
+	var embedded int
+	if wantVectors {
+		vecs, embedded, err = embed.EmbedCached(ctx, d.Embedder, cache, unstored(fns, items, stored))
+	} else {
+		embedded, err = embed.EnsureCached(ctx, d.Embedder, cache, unstored(fns, items, stored))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: embed: %w", what, err)
 	}

@@ -79,7 +79,7 @@ func PublishSnapshot(ctx context.Context, b *blob.Bucket, m *schema.SnapshotMani
 func IndexSnapshot(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo, base *SparseBase) (*IndexResult, error) {
 	d.defaults()
 	key := repo.SnapshotSparseKey(info.Commit)
-	ef, err := embedFunctions(ctx, d, repo, info, key, fmt.Sprintf("index snapshot %s@%s", repo, info.Commit), base, nil)
+	ef, err := embedFunctions(ctx, d, repo, info, key, fmt.Sprintf("index snapshot %s@%s", repo, info.Commit), base, nil, false)
 	if err != nil {
 		return nil, err
 	}
