@@ -3,6 +3,7 @@ package snapshot
 import (
 	"cmp"
 	"context"
+	"errors"
 	"path"
 	"slices"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/sparse"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -21,8 +23,10 @@ import (
 // of them from the head), and reading a commit's time costs a fraction of a
 // tree diff against every candidate.
 const (
-	// maxBaseTries bounds the candidates read before building from scratch.
+	// maxBaseTries bounds the damaged candidates passed over, and
+	// maxBaseReads the candidates read, before building from scratch.
 	maxBaseTries = 4
+	maxBaseReads = 16
 	// maxExtractSegments bounds the segments a snapshot names (each read by
 	// the snapshots derived from it); past it, one segment holds them all.
 	maxExtractSegments = 8
@@ -95,10 +99,10 @@ func findBase(ctx context.Context, c Config, repo schema.RepoName, commit string
 			slices.SortFunc(cands, func(a, b string) int { return cmp.Or(cmp.Compare(dist[a], dist[b]), cmp.Compare(a, b)) })
 		}
 	}
-	for i, cand := range cands {
-		if i == maxBaseTries {
-			break
-		}
+	tried := map[string]bool{}
+	failed := 0
+	try := func(cand string) *base {
+		tried[cand] = true
 		var bs *base
 		var err error
 		if head != nil && cand == head.Graph.Commit {
@@ -106,16 +110,27 @@ func findBase(ctx context.Context, c Config, repo schema.RepoName, commit string
 		} else {
 			bs, err = snapshotBase(ctx, c, repo, cand)
 		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
+		switch {
+		case err != nil && errors.Is(err, sparse.ErrVersion):
+			return nil // written by another locus: of no use, not damaged
+		case err != nil && ctx.Err() == nil:
+			failed++
 			warn("snapshot: the stored indexes of a commit to derive from are damaged; not derived from it", "repo", repo, "commit", commit, "base", cand, "error", err)
-			continue
 		}
-		if bs != nil {
+		return bs
+	}
+	for i, cand := range cands {
+		if i == maxBaseReads || failed == maxBaseTries || ctx.Err() != nil {
+			break
+		}
+		if bs := try(cand); bs != nil {
 			return bs
 		}
+	}
+	// Snapshots of an older locus kept nothing to derive from; the head
+	// may have.
+	if head != nil && !tried[head.Graph.Commit] && failed < maxBaseTries && ctx.Err() == nil {
+		return try(head.Graph.Commit)
 	}
 	return nil
 }

@@ -323,3 +323,37 @@ func TestDerivedSnapshotEqualsScratchOnThisRepository(t *testing.T) {
 		t.Errorf("derived snapshots parsed %d of %d files: want only the changed ones", parsed, files)
 	}
 }
+
+// Snapshots of an older locus kept nothing to derive from: however many
+// lie nearer in time, the snapshot is derived from the head.
+func TestDeriveFromHeadPastOldSnapshots(t *testing.T) {
+	ctx := context.Background()
+	g := gitfixture.New(t)
+	var commits []string
+	for i := range maxBaseReads + 4 {
+		g.Write(map[string]string{"lib.py": fmt.Sprintf("def f():\n    return %d\n", i), "keep.py": "def k():\n    return 0\n"})
+		commits = append(commits, g.Commit(fmt.Sprint(i)))
+	}
+	gitDir := g.Dir + "/.git"
+	b := blobtest.Bucket(t)
+	head := commits[len(commits)-1]
+	indexKeeping(t, b, repo, gitDir, head)
+	for _, c := range commits[1 : len(commits)-1] { // all nearer commits[0] than the head
+		res, err := Ensure(ctx, Config{Bucket: b, GitDir: gitDir, Scratch: true}, repo, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := res.Manifest
+		m.Extracts, m.Search.SparseDocsKey = nil, "" // as written before derivation
+		if err := search.PublishSnapshot(ctx, b, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Ensure(ctx, Config{Bucket: b, GitDir: gitDir}, repo, commits[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Base != head || res.Parsed != 1 {
+		t.Errorf("derived from %q, %d files parsed; want the head's, 1 parsed", res.Base, res.Parsed)
+	}
+}
