@@ -54,7 +54,8 @@ func (a *Snapshot) EnsureSnapshot(ctx context.Context, in schema.EnsureSnapshotI
 	}
 	m := res.Manifest
 	if activity.IsActivity(ctx) {
-		activity.GetLogger(ctx).Info("snapshot", "repo", in.Repo, "commit", m.Commit, "reused", res.Reused, "functions", m.Search.Functions, "embedded", res.Embedded)
+		activity.GetLogger(ctx).Info("snapshot", "repo", in.Repo, "commit", m.Commit, "reused", res.Reused, "functions", m.Search.Functions, "embedded", res.Embedded,
+			"base", res.Base, "files", m.Graph.Files, "parsed", res.Parsed)
 	}
 	return schema.SnapshotInfo{Repo: in.Repo, Commit: m.Commit, Functions: m.Search.Functions, Reused: res.Reused, Embedded: res.Embedded}, nil
 }

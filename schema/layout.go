@@ -18,6 +18,7 @@ import (
 //	    graph/<commit>/nodes.parquet, edges.parquet, report.json, extracts.gob.zst
 //	                                               GraphPrefix, GraphTableKeys (GraphVersion, ExtractVersion)
 //	    code/<sha256>.parquet                      CodeSegmentKey (GraphVersion)
+//	    extracts/<sha256>.gob.zst                  ExtractsSegmentKey (ExtractVersion)
 //	    sparse/<commit>/functions.bm25[.docs]      SparseKey (SparseIndexVersion, TokenizerVersion)
 //	    memory/<head>.parquet                      MemoryKey (MemoryVersion, MemoryLayout)
 //	    summaries/<model>.json                     SummariesKey
@@ -25,7 +26,7 @@ import (
 //	    embeddings/<model>/<shard>/...             EmbedCachePrefix
 //	    embeddings/<model>-pending/<commit>/       EmbedPendingPrefix
 //	    snapshots/<commit>/manifest.json           SnapshotManifestKey (SnapshotVersion)
-//	    snapshots/<commit>/functions.bm25          SnapshotSparseKey
+//	    snapshots/<commit>/functions.bm25[.docs]   SnapshotSparseKey
 //	status/<owner>/<name>/last-run.json            RepoName.LastRunKey
 //	runs/<workflow>/summary.json                   FleetSummaryKey
 //	runs/<workflow>/results-00000.json, repos.json FleetResultsKey, FleetReposKey
@@ -172,6 +173,14 @@ func (r RepoName) CodePrefix() string { return r.Prefix() + "code/" }
 // hex SHA-256.
 func (r RepoName) CodeSegmentKey(sha256 string) string { return r.CodePrefix() + sha256 + ".parquet" }
 
+// ExtractsSegmentKey is the key of an extraction segment (files'
+// extraction results, as a graph keeps them) whose bytes have the given hex
+// SHA-256: shared by the snapshots derived from one another, and never
+// swept by publishing the head.
+func (r RepoName) ExtractsSegmentKey(sha256 string) string {
+	return r.Prefix() + "extracts/" + sha256 + ".gob.zst"
+}
+
 // SparseKey is where the BM25 index over a commit's function documents
 // lives; its document hashes are beside it, at SparseKey + ".docs".
 func (r RepoName) SparseKey(commit string) string {
@@ -222,7 +231,8 @@ func (r RepoName) SnapshotManifestKey(commit string) string {
 	return r.SnapshotPrefix(commit) + "manifest.json"
 }
 
-// SnapshotSparseKey is where the BM25 index of a snapshot lives.
+// SnapshotSparseKey is where the BM25 index of a snapshot lives; its
+// document hashes are beside it, at SnapshotSparseKey + ".docs".
 func (r RepoName) SnapshotSparseKey(commit string) string {
 	return r.SnapshotPrefix(commit) + "functions.bm25"
 }

@@ -13,6 +13,24 @@ type SnapshotManifest struct {
 	Graph   GraphInfo  `json:"graph"`
 	Search  SearchInfo `json:"search"`
 	BuiltAt time.Time  `json:"built_at"`
+	// Base is the commit (the indexed head or another snapshot) this
+	// snapshot was derived from: its unchanged files' extractions, BM25
+	// documents and vectors were taken over, the rest parsed, tokenized and
+	// embedded; "" when built from scratch. The result is the same.
+	Base string `json:"base,omitempty"`
+	// Extracts are the segments holding the extraction of every file of the
+	// graph, for the snapshots derived from this one; none in snapshots
+	// built before derivation (they are not used as a base).
+	Extracts []ExtractsSegment `json:"extracts,omitempty"`
+}
+
+// ExtractsSegment is one immutable object of a repository's extraction
+// store (RepoName.ExtractsSegmentKey), named by the SHA-256 of its bytes.
+type ExtractsSegment struct {
+	Key    string `json:"key"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+	Files  int    `json:"files"`
 }
 
 // EnsureSnapshotInput is the EnsureSnapshot activity's argument.

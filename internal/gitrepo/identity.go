@@ -464,18 +464,31 @@ func shallowError(gitDir string, boundary Hash) error {
 // CommitTime is the committer time of commit in unix milliseconds; a
 // commit the clone lacks is an error.
 func CommitTime(ctx context.Context, gitDir string, backend Backend, commit Hash) (int64, error) {
+	t, err := CommitTimes(ctx, gitDir, backend, []Hash{commit})
+	if err != nil {
+		return 0, err
+	}
+	return t[0], nil
+}
+
+// CommitTimes is CommitTime of each commit, read through one object source.
+func CommitTimes(ctx context.Context, gitDir string, backend Backend, commits []Hash) ([]int64, error) {
 	src, err := openSource(ctx, gitDir, backend)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer src.Close()
-	data, err := src.read(commit, plumbing.CommitObject, nil)
-	if err != nil {
-		return 0, fmt.Errorf("commit %s: %w", commit, err)
+	out := make([]int64, len(commits))
+	for i, commit := range commits {
+		data, err := src.read(commit, plumbing.CommitObject, nil)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: %w", commit, err)
+		}
+		c, err := parseCommit(commit, data)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = c.Committer.When * 1000
 	}
-	c, err := parseCommit(commit, data)
-	if err != nil {
-		return 0, err
-	}
-	return c.Committer.When * 1000, nil
+	return out, nil
 }

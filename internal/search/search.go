@@ -125,7 +125,7 @@ func IndexRepo(ctx context.Context, d Deps, repo schema.RepoName, info schema.Gr
 	if err != nil {
 		return nil, fmt.Errorf("index %s: %w", repo, err)
 	}
-	ef, err := embedFunctions(ctx, d, repo, info, key, "index "+string(repo), previousSparse(ctx, d.Bucket, repo), have)
+	ef, err := embedFunctions(ctx, d, repo, info, key, "index "+string(repo), previousSparse(ctx, d.Bucket, repo), have, true)
 	if err != nil {
 		return nil, err
 	}
@@ -161,23 +161,43 @@ func IndexRepo(ctx context.Context, d Deps, repo schema.RepoName, info schema.Gr
 	return ef.writeSparse(ctx, d)
 }
 
-// sparseBase is a BM25 index and its documents' hashes, for the next index
+// SparseBase is a BM25 index and its documents' hashes, for the next index
 // to take unchanged documents from.
-type sparseBase struct {
+type SparseBase struct {
 	ix     *sparse.Index
 	hashes map[string]uint64
+	// embedded: every document of ix has its vector in the embedding cache
+	// of the model the next index embeds with (a snapshot's base), so an
+	// unchanged document is not looked up there again.
+	embedded bool
 }
 
 // previousSparse is the published BM25 index of repo with its document
 // hashes, or nil when there is none to build on. One that does not read back
 // intact is not used: the next index is built from every document (slower,
 // the same result), with a warning.
-func previousSparse(ctx context.Context, b *blob.Bucket, repo schema.RepoName) *sparseBase {
+func previousSparse(ctx context.Context, b *blob.Bucket, repo schema.RepoName) *SparseBase {
 	m, err := manifest.Read(ctx, b, repo)
 	if err != nil || m == nil || m.Search == nil || m.Search.SparseDocsKey == "" {
 		return nil
 	}
-	si := m.Search
+	base, err := ReadSparseBase(ctx, b, *m.Search, "")
+	if err != nil {
+		slog.WarnContext(ctx, "the previous BM25 index cannot be built on; indexing every document", "repo", repo, "error", err)
+		return nil
+	}
+	return base
+}
+
+// ReadSparseBase reads the BM25 index si records and its documents'
+// hashes, checked (size, SHA-256, checksums): an error when it has none or
+// they do not read back intact. model is the embedder of the index to
+// build: when si's vectors are that model's, its unchanged documents are
+// not looked up in the embedding cache again.
+func ReadSparseBase(ctx context.Context, b *blob.Bucket, si schema.SearchInfo, model string) (*SparseBase, error) {
+	if si.SparseDocsKey == "" {
+		return nil, fmt.Errorf("BM25 index %s kept no document hashes", si.SparseKey)
+	}
 	ix, err := sparse.LoadVerified(ctx, b, si.SparseKey, si.SparseBytes, si.SparseSHA256)
 	if err == nil && ix.Config() != sparse.DefaultConfig() {
 		err = fmt.Errorf("BM25 parameters %+v, not the default", ix.Config())
@@ -187,10 +207,9 @@ func previousSparse(ctx context.Context, b *blob.Bucket, repo schema.RepoName) *
 		hashes, err = sparse.ReadDocHashes(ctx, b, si.SparseDocsKey, ix)
 	}
 	if err != nil {
-		slog.WarnContext(ctx, "the previous BM25 index cannot be built on; indexing every document", "repo", repo, "error", err)
-		return nil
+		return nil, err
 	}
-	return &sparseBase{ix: ix, hashes: hashes}
+	return &SparseBase{ix: ix, hashes: hashes, embedded: model != "" && si.Model == model}, nil
 }
 
 // embeddedFunctions are a graph's functions, embedded into the repository's
@@ -206,9 +225,10 @@ type embeddedFunctions struct {
 }
 
 // embedFunctions reads the functions of info, adds their documents to a
-// BM25 builder and embeds what the cache does not hold; what prefixes errors.
-// Documents of base whose hash is unchanged are taken over, not tokenized.
-func embedFunctions(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo, sparseKey, what string, base *sparseBase, stored map[string]string) (*embeddedFunctions, error) {
+// BM25 builder and embeds what the cache does not hold, returning the
+// vectors with wantVectors; what prefixes errors. Documents of base whose
+// hash is unchanged are taken over, not tokenized.
+func embedFunctions(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo, sparseKey, what string, base *SparseBase, stored map[string]string, wantVectors bool) (*embeddedFunctions, error) {
 	fns, items, err := functionItems(ctx, d, repo, info)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -230,6 +250,16 @@ func embedFunctions(ctx context.Context, d Deps, repo schema.RepoName, info sche
 		}
 	}
 	reused := bm.Len()
+	if stored == nil && base != nil && base.embedded && reused > 0 {
+		// The base's documents are in the cache: only the others are
+		// looked up there (and embedded when missing).
+		stored = make(map[string]string, reused)
+		for i, n := range fns {
+			if bm.Has(n.ID) {
+				stored[n.ID] = items[i].Hash
+			}
+		}
+	}
 	for i, n := range fns {
 		if bm.Has(n.ID) {
 			continue
@@ -238,7 +268,14 @@ func embedFunctions(ctx context.Context, d Deps, repo schema.RepoName, info sche
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}
-	vecs, embedded, err := embed.EmbedCached(ctx, d.Embedder, &embed.Cache{Bucket: d.Bucket, Repo: repo, Model: d.Embedder.Name()}, unstored(fns, items, stored))
+	cache := &embed.Cache{Bucket: d.Bucket, Repo: repo, Model: d.Embedder.Name()}
+	var vecs map[string][]float32
+	var embedded int
+	if wantVectors {
+		vecs, embedded, err = embed.EmbedCached(ctx, d.Embedder, cache, unstored(fns, items, stored))
+	} else {
+		embedded, err = embed.EnsureCached(ctx, d.Embedder, cache, unstored(fns, items, stored))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: embed: %w", what, err)
 	}

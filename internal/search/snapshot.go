@@ -69,15 +69,21 @@ func PublishSnapshot(ctx context.Context, b *blob.Bucket, m *schema.SnapshotMani
 
 // IndexSnapshot embeds the functions of a snapshot's graph into the
 // repository's embedding cache (only content not embedded before, by any
-// snapshot or the head) and writes the snapshot's BM25 index. Unlike
-// IndexRepo it touches no vector index: the head's vectors stay as they are,
-// and dense queries of the snapshot read the cache (see snapshotVectors).
-func IndexSnapshot(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo) (*IndexResult, error) {
+// snapshot or the head) and writes the snapshot's BM25 index with its
+// documents' hashes. Unlike IndexRepo it touches no vector index: the
+// head's vectors stay as they are, and dense queries of the snapshot read
+// the cache (see snapshotVectors). With a base (the BM25 index of the head
+// or of another snapshot), documents unchanged since are taken over, not
+// tokenized, and when the base's vectors are the embedder's, not looked up
+// in the cache either; the index is the one a build without it writes.
+func IndexSnapshot(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo, base *SparseBase) (*IndexResult, error) {
 	d.defaults()
-	ef, err := embedFunctions(ctx, d, repo, info, repo.SnapshotSparseKey(info.Commit), fmt.Sprintf("index snapshot %s@%s", repo, info.Commit), nil, nil)
+	key := repo.SnapshotSparseKey(info.Commit)
+	ef, err := embedFunctions(ctx, d, repo, info, key, fmt.Sprintf("index snapshot %s@%s", repo, info.Commit), base, nil, false)
 	if err != nil {
 		return nil, err
 	}
+	ef.res.SparseDocsKey = key + ".docs"
 	return ef.writeSparse(ctx, d)
 }
 

@@ -35,6 +35,9 @@ type Config struct {
 	Options schema.IndexOptions
 	// Warn receives what was repaired; may be nil.
 	Warn func(msg string, args ...any)
+	// Scratch builds without a base: every file parsed, every document
+	// tokenized (what a derived snapshot is compared with).
+	Scratch bool
 }
 
 // Result says what Ensure found or built.
@@ -42,6 +45,10 @@ type Result struct {
 	Manifest *schema.SnapshotManifest
 	Reused   bool
 	Embedded int
+	// Base is the commit the snapshot was derived from ("" when built
+	// from scratch or reused); Parsed counts the files parsed anew.
+	Base   string
+	Parsed int
 }
 
 // Resolve returns the full commit id that spec (a full id or an unambiguous
@@ -98,31 +105,50 @@ func Ensure(ctx context.Context, c Config, repo schema.RepoName, commit string) 
 		c.Warn("stored snapshot is damaged; rebuilding it", "repo", repo, "commit", full, "error", err)
 	}
 	h, _ := gitrepo.ParseHash(full)
-	g, err := codegraph.BuildCommit(ctx, c.GitDir, c.Backend, h, codegraph.Options{PrimaryLanguageOnly: c.Options.PrimaryLanguageOnly})
+	var bs *base
+	if !c.Scratch {
+		bs = findBase(ctx, c, repo, full)
+	}
+	opts := codegraph.Options{PrimaryLanguageOnly: c.Options.PrimaryLanguageOnly, KeepExtracts: true}
+	var sp *search.SparseBase
+	if bs != nil {
+		opts.Reuse, sp = bs.extracts, bs.sparse
+	}
+	g, err := codegraph.BuildCommit(ctx, c.GitDir, c.Backend, h, opts)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s@%s: graph: %w", repo, full, err)
 	}
+	kept := g.Extracts
+	g.Extracts = nil // kept in shared segments (keepExtracts), not beside the graph
 	info, err := graphstore.WriteAt(ctx, c.Bucket, repo, repo.SnapshotPrefix(full)+"graph/", full, g)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s@%s: %w", repo, full, err)
 	}
+	info.Parsed, info.Reused = g.Stats.Files-g.Stats.Reused, g.Stats.Reused
 	if info.MissingFiles > 0 && c.Warn != nil {
 		c.Warn("snapshot: files not parsed, their blob missing from the clone (a partial clone's filter, or the repository lacks it)",
 			"repo", repo, "commit", full, "files", info.MissingFiles, "report", info.ReportKey)
 	}
-	ires, err := search.IndexSnapshot(ctx, c.Deps, repo, info)
+	segs, err := keepExtracts(ctx, c, repo, bs, kept)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s@%s: %w", repo, full, err)
+	}
+	ires, err := search.IndexSnapshot(ctx, c.Deps, repo, info, sp)
 	if err != nil {
 		return nil, err
 	}
 	si := schema.SearchInfo{Commit: full, Model: ires.Model, Functions: ires.Functions, Embedded: ires.Embedded,
-		SparseKey: ires.SparseKey, Vectors: "embedding-cache"}
+		SparseKey: ires.SparseKey, SparseDocsKey: ires.SparseDocsKey, SparseReused: ires.SparseReused, Vectors: "embedding-cache"}
 	si.Dim = c.Deps.Embedder.Dim()
 	if si.SparseBytes, si.SparseSHA256, err = sparse.Digest(ctx, c.Bucket, ires.SparseKey); err != nil {
 		return nil, err
 	}
-	m = &schema.SnapshotManifest{Repo: repo, Commit: full, Graph: info, Search: si, BuiltAt: time.Now().UTC()}
+	m = &schema.SnapshotManifest{Repo: repo, Commit: full, Graph: info, Search: si, BuiltAt: time.Now().UTC(), Extracts: segs}
+	if bs != nil {
+		m.Base = bs.commit
+	}
 	if err := search.PublishSnapshot(ctx, c.Bucket, m); err != nil {
 		return nil, fmt.Errorf("snapshot %s@%s: %w", repo, full, err)
 	}
-	return &Result{Manifest: m, Embedded: ires.Embedded}, nil
+	return &Result{Manifest: m, Embedded: ires.Embedded, Base: m.Base, Parsed: info.Parsed}, nil
 }

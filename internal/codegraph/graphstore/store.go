@@ -182,23 +182,47 @@ func readParquet[T any](ctx context.Context, b *blob.Bucket, key string, size in
 // writeExtracts keeps extractions at key (zstd-compressed gob) and returns
 // the object's size and hex SHA-256.
 func writeExtracts(ctx context.Context, b *blob.Bucket, key string, e *codegraph.Extracts) (int64, string, error) {
-	var buf bytes.Buffer
-	zw, err := kzstd.NewWriter(&buf, kzstd.WithEncoderLevel(kzstd.SpeedFastest))
+	data, err := encodeExtracts(e)
 	if err != nil {
 		return 0, "", err
 	}
-	if err := gob.NewEncoder(zw).Encode(e); err != nil {
-		zw.Close()
-		return 0, "", fmt.Errorf("keep extractions: %w", err)
-	}
-	if err := zw.Close(); err != nil {
-		return 0, "", err
-	}
-	ref, err := objio.WriteBlob(ctx, b, key, buf.Bytes())
+	ref, err := objio.WriteBlob(ctx, b, key, data)
 	if err != nil {
 		return 0, "", fmt.Errorf("keep extractions: %w", err)
 	}
 	return ref.Size, ref.SHA256, nil
+}
+
+// encodeExtracts is the stored form of e: zstd-compressed gob.
+func encodeExtracts(e *codegraph.Extracts) ([]byte, error) {
+	var buf bytes.Buffer
+	zw, err := kzstd.NewWriter(&buf, kzstd.WithEncoderLevel(kzstd.SpeedFastest))
+	if err != nil {
+		return nil, err
+	}
+	if err := gob.NewEncoder(zw).Encode(e); err != nil {
+		zw.Close()
+		return nil, fmt.Errorf("keep extractions: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// decodeExtracts reads what encodeExtracts wrote; what does not decode is
+// an ErrCorrupt error naming key.
+func decodeExtracts(key string, data []byte) (*codegraph.Extracts, error) {
+	zr, err := kzstd.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	defer zr.Close()
+	var e codegraph.Extracts
+	if err := gob.NewDecoder(zr).Decode(&e); err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", key, err, blob.ErrCorrupt)
+	}
+	return &e, nil
 }
 
 // ReadExtracts reads the extraction results a graph kept (nil when it kept
@@ -212,14 +236,5 @@ func ReadExtracts(ctx context.Context, b *blob.Bucket, info schema.GraphInfo) (*
 	if err != nil {
 		return nil, err
 	}
-	zr, err := kzstd.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", info.ExtractsKey, err)
-	}
-	defer zr.Close()
-	var e codegraph.Extracts
-	if err := gob.NewDecoder(zr).Decode(&e); err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", info.ExtractsKey, err, blob.ErrCorrupt)
-	}
-	return &e, nil
+	return decodeExtracts(info.ExtractsKey, data)
 }
