@@ -461,7 +461,7 @@ func (b *backlogWorkflow) startSnapshot(w waitingSnapshot) {
 }
 
 func (b *backlogWorkflow) ensureSnapshot(is schema.BacklogIssue) workflow.Future {
-	return workflow.ExecuteActivity(onHost(b.ctx, is.HostQueue, 2*time.Hour), snapActs.EnsureSnapshot, schema.EnsureSnapshotInput{Repo: is.Repo, Commit: is.BaseCommit})
+	return workflow.ExecuteActivity(onHost(b.ctx, is.HostQueue, DefaultHostWait, 2*time.Hour), snapActs.EnsureSnapshot, schema.EnsureSnapshotInput{Repo: is.Repo, Commit: is.BaseCommit})
 }
 
 // startBatched puts an issue in flight on the batched path: ready at once

@@ -202,7 +202,7 @@ func MineRepoTriplets(ctx workflow.Context, in TripletsRepoInput) (activities.Tr
 		return res, err
 	}
 	res.Head = plan.Head
-	hostCtx := onHost(ctx, plan.HostQueue, 2*time.Hour)
+	hostCtx := onHost(ctx, plan.HostQueue, DefaultHostWait, 2*time.Hour)
 	chunks := make([]*triplets.ChunkResult, plan.Chunks)
 	done := 0
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (RepoTripletsProgress, error) {
