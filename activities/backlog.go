@@ -40,7 +40,7 @@ func (a *Store) LoadBacklogIssues(ctx context.Context, in LoadBacklogInput) ([]s
 	}
 	var out []schema.BacklogIssue
 	size := 0
-	type repoAt struct{ head, hostQueue string }
+	type repoAt struct{ head, hostQueue, url, ref string }
 	heads := map[schema.RepoName]repoAt{}
 	for _, is := range all[in.Offset:min(in.Offset+max(in.Limit, 0), len(all))] {
 		size += len(is.Text)
@@ -59,7 +59,7 @@ func (a *Store) LoadBacklogIssues(ctx context.Context, in LoadBacklogInput) ([]s
 					// indexed it; manifests written before the host was
 					// recorded fall back to this worker's host (right on
 					// a single host).
-					at = repoAt{head: m.Graph.Commit, hostQueue: m.HostQueue}
+					at = repoAt{head: m.Graph.Commit, hostQueue: m.HostQueue, url: m.URL, ref: m.Ref}
 					if at.hostQueue == "" || a.OnlyHost {
 						at.hostQueue = a.HostQueue
 					}
@@ -68,8 +68,9 @@ func (a *Store) LoadBacklogIssues(ctx context.Context, in LoadBacklogInput) ([]s
 			heads[is.Repo] = at
 		}
 		is.Head = at.head
+		is.HostQueue, is.CloneURL, is.CloneRef = "", "", ""
 		if is.BaseCommit != "" && at.head != "" {
-			is.HostQueue = at.hostQueue
+			is.HostQueue, is.CloneURL, is.CloneRef = at.hostQueue, at.url, at.ref
 		}
 		out = append(out, is)
 	}

@@ -80,12 +80,7 @@ func indexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 		return res, err
 	}
 	w := &repoWorkflow{ctx: ctx, in: in, res: res}
-	w.syncCtx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           IndexQueue,
-		StartToCloseTimeout: 2 * time.Hour,
-		HeartbeatTimeout:    HeartbeatTimeout,
-		RetryPolicy:         syncRetry,
-	})
+	w.syncCtx = syncOptions(ctx)
 	return w.Execute()
 }
 
@@ -153,14 +148,35 @@ func (w *repoWorkflow) onCloneHost(act, arg, out any) error {
 	if !hostGone(err) || workflow.GetVersion(w.ctx, "host-fallback", workflow.DefaultVersion, 1) < 1 {
 		return err
 	}
-	gone := w.synced.HostQueue
-	var again schema.SyncResult
-	if err := workflow.ExecuteActivity(w.syncCtx, git.Sync, schema.SyncInput{Repo: w.in.Repo, MaxBlobSize: w.in.Options.MaxBlobSize}).Get(w.ctx, &again); err != nil {
+	host, err := moveClone(w.syncCtx, w.in.Repo, w.in.Options.MaxBlobSize, w.synced.HostQueue)
+	if err != nil {
 		return err
 	}
-	w.synced.HostQueue = again.HostQueue // same head or a descendant: the step's input still holds
-	workflow.GetLogger(w.ctx).Warn("clone host gone; synced again on another host", "repo", w.in.Repo.Name, "gone", gone, "host", again.HostQueue)
+	w.synced.HostQueue = host // same head or a descendant: the step's input still holds
 	return workflow.ExecuteActivity(onHost(w.ctx, w.synced.HostQueue, w.in.Options.HostWait, 6*time.Hour), act, arg).Get(w.ctx, out)
+}
+
+// moveClone syncs repo again with syncCtx's options (the shared index
+// queue), which clones it on a live host, after the host gone took no
+// task of it (hostGone), and returns the new host's queue.
+func moveClone(syncCtx workflow.Context, repo schema.RepoSpec, maxBlob int64, gone string) (string, error) {
+	var again schema.SyncResult
+	if err := workflow.ExecuteActivity(syncCtx, git.Sync, schema.SyncInput{Repo: repo, MaxBlobSize: maxBlob}).Get(syncCtx, &again); err != nil {
+		return "", err
+	}
+	workflow.GetLogger(syncCtx).Warn("clone host gone; synced again on another host", "repo", repo.Name, "gone", gone, "host", again.HostQueue)
+	return again.HostQueue, nil
+}
+
+// syncOptions are Sync's activity options: the shared index queue, where
+// any live host takes it.
+func syncOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           IndexQueue,
+		StartToCloseTimeout: 2 * time.Hour,
+		HeartbeatTimeout:    HeartbeatTimeout,
+		RetryPolicy:         syncRetry,
+	})
 }
 
 // scrape stores the commits new since the last run, on the clone's host.
