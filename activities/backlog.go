@@ -42,7 +42,7 @@ func (a *Store) LoadBacklogIssues(ctx context.Context, in LoadBacklogInput) ([]s
 	}
 	var out []schema.BacklogIssue
 	size := 0
-	type repoAt struct{ head, hostQueue string }
+	type repoAt struct{ head, hostQueue, url, ref string }
 	heads := map[schema.RepoName]repoAt{}
 	for _, is := range all[in.Offset:min(in.Offset+max(in.Limit, 0), len(all))] {
 		size += len(is.Text)
@@ -61,7 +61,7 @@ func (a *Store) LoadBacklogIssues(ctx context.Context, in LoadBacklogInput) ([]s
 					// indexed it; manifests written before the host was
 					// recorded fall back to this worker's host (right on
 					// a single host).
-					at = repoAt{head: m.Graph.Commit, hostQueue: m.HostQueue}
+					at = repoAt{head: m.Graph.Commit, hostQueue: m.HostQueue, url: m.URL, ref: m.Ref}
 					if at.hostQueue == "" || a.OnlyHost {
 						at.hostQueue = a.HostQueue
 					}
@@ -71,9 +71,9 @@ func (a *Store) LoadBacklogIssues(ctx context.Context, in LoadBacklogInput) ([]s
 		}
 		is.Head = at.head
 		is.Title, is.URL = "", "" // the report's, not the ranking's: kept out of payloads
-
+		is.HostQueue, is.CloneURL, is.CloneRef = "", "", ""
 		if is.BaseCommit != "" && at.head != "" {
-			is.HostQueue = at.hostQueue
+			is.HostQueue, is.CloneURL, is.CloneRef = at.hostQueue, at.url, at.ref
 		}
 		out = append(out, is)
 	}

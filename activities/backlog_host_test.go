@@ -16,7 +16,7 @@ func TestLoadBacklogIssuesHostQueue(t *testing.T) {
 	ctx := context.Background()
 	b := blobtest.Bucket(t)
 	manifests := map[schema.RepoName]string{
-		"acme/remote":  `{"version": 2, "repo": "acme/remote", "head": "h1", "graph": {"commit": "h1"}, "host_queue": "locus-host-remote"}`,
+		"acme/remote":  `{"version": 2, "repo": "acme/remote", "url": "/src/remote", "ref": "main", "head": "h1", "graph": {"commit": "h1"}, "host_queue": "locus-host-remote"}`,
 		"acme/old":     `{"version": 1, "repo": "acme/old", "head": "h2", "graph": {"commit": "h2"}}`,
 		"acme/nograph": `{"version": 2, "repo": "acme/nograph", "head": "h3", "host_queue": "locus-host-remote"}`,
 	}
@@ -28,7 +28,7 @@ func TestLoadBacklogIssuesHostQueue(t *testing.T) {
 	base := "0123456789abcdef0123456789abcdef01234567"
 	issues := []schema.BacklogIssue{
 		{ID: "1", Repo: "acme/remote", Text: "a", BaseCommit: base},
-		{ID: "2", Repo: "acme/remote", Text: "b"},
+		{ID: "2", Repo: "acme/remote", Text: "b", CloneURL: "/elsewhere"}, // what the input said is not kept
 		{ID: "3", Repo: "acme/old", Text: "c", BaseCommit: base},
 		{ID: "4", Repo: "acme/nograph", Text: "d", BaseCommit: base},
 		{ID: "5", Repo: "acme/unindexed", Text: "e", BaseCommit: base},
@@ -45,19 +45,20 @@ func TestLoadBacklogIssuesHostQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []struct{ head, queue string }{
-		{"h1", "locus-host-remote"}, // the clone's host, from the manifest
-		{"h1", ""},                  // no base commit: no snapshot to build
-		{"h2", "locus-host-self"},   // manifest from before: this host
-		{"", ""},                    // no graph: not indexed for ranking
-		{"", ""},                    // no manifest
+	want := []struct{ head, queue, url, ref string }{
+		{"h1", "locus-host-remote", "/src/remote", "main"}, // the clone's host and source, from the manifest
+		{"h1", "", "", ""},                // no base commit: no snapshot to build
+		{"h2", "locus-host-self", "", ""}, // manifest from before: this host
+		{"", "", "", ""},                  // no graph: not indexed for ranking
+		{"", "", "", ""},                  // no manifest
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d issues, want %d", len(got), len(want))
 	}
 	for i, w := range want {
-		if got[i].Head != w.head || got[i].HostQueue != w.queue {
-			t.Errorf("issue %s of %s: head %q, host queue %q; want %q, %q", got[i].ID, got[i].Repo, got[i].Head, got[i].HostQueue, w.head, w.queue)
+		if g := got[i]; g.Head != w.head || g.HostQueue != w.queue || g.CloneURL != w.url || g.CloneRef != w.ref {
+			t.Errorf("issue %s of %s: head %q, host queue %q, clone %q#%q; want %q, %q, %q#%q",
+				g.ID, g.Repo, g.Head, g.HostQueue, g.CloneURL, g.CloneRef, w.head, w.queue, w.url, w.ref)
 		}
 	}
 }

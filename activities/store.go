@@ -69,6 +69,7 @@ type FleetResultsInput struct {
 // WriteFleetResults stores the results of one run of a fleet (between two
 // continue-as-new points) and returns the key.
 func (a *Store) WriteFleetResults(ctx context.Context, in FleetResultsInput) (string, error) {
+	defer Heartbeat(ctx, nil)()
 	key := schema.FleetResultsKey(in.FleetID, in.Seq)
 	if err := a.writeJSON(ctx, key, in.Results); err != nil {
 		return "", err
@@ -108,6 +109,7 @@ type FleetSummaryInput struct {
 
 // WriteFleetSummary merges the result parts into runs/<fleet>/summary.json.
 func (a *Store) WriteFleetSummary(ctx context.Context, in FleetSummaryInput) (string, error) {
+	defer Heartbeat(ctx, nil)()
 	s := schema.FleetSummary{WorkflowID: in.FleetID, StartedAt: in.StartedAt, FinishedAt: in.FinishedAt, Total: in.Total}
 	for _, k := range in.ResultKeys {
 		data, err := a.Bucket.ReadAll(ctx, k)
@@ -186,6 +188,7 @@ type LoadReposInput struct {
 
 // LoadFleetRepos returns entries [Offset, Offset+Limit) of a stored fleet list.
 func (a *Store) LoadFleetRepos(ctx context.Context, in LoadReposInput) ([]schema.RepoSpec, error) {
+	defer Heartbeat(ctx, nil)()
 	data, err := a.Bucket.ReadAll(ctx, in.Key)
 	if err != nil {
 		return nil, err

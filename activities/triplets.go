@@ -28,6 +28,11 @@ type TripletsPlan struct {
 	Commits   int    `json:"commits"`
 	Chunks    int    `json:"chunks"`
 	HostQueue string `json:"host_queue"`
+	// URL and Ref are what the index was cloned from (the manifest's):
+	// when HostQueue's host is gone, the repository is cloned again on a
+	// live host from them.
+	URL string `json:"url,omitempty"`
+	Ref string `json:"ref,omitempty"`
 }
 
 // PlanTriplets reads the repository's indexed history and splits it into
@@ -41,7 +46,8 @@ func (a *Store) PlanTriplets(ctx context.Context, in TripletsPlanInput) (Triplet
 		}
 		return TripletsPlan{}, err
 	}
-	p := TripletsPlan{Head: ix.Manifest.Head, Commits: len(ix.Keys), Chunks: triplets.Chunks(len(ix.Keys), in.ChunkSize), HostQueue: ix.Manifest.HostQueue}
+	p := TripletsPlan{Head: ix.Manifest.Head, Commits: len(ix.Keys), Chunks: triplets.Chunks(len(ix.Keys), in.ChunkSize), HostQueue: ix.Manifest.HostQueue,
+		URL: ix.Manifest.URL, Ref: ix.Manifest.Ref}
 	if p.HostQueue == "" || a.OnlyHost {
 		p.HostQueue = a.HostQueue
 	}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/llm"
@@ -100,6 +101,28 @@ func checkHostPort(flagName, v string) error {
 // intRange checks lo <= v <= hi (hi < lo: no upper bound).
 // maxBlobSizeUsage documents --max-blob-size on index, schedule and eval.
 const maxBlobSizeUsage = "clone and fetch without blobs larger than this many bytes (git's --filter=blob:limit=N; needs the git CLI); such blobs, like those a mirror lacks, are recorded as missing (counted by status) and their files not parsed; 0: every blob"
+
+// hostWaitUsage documents --host-wait on index and schedule create.
+const hostWaitUsage = "how long a step waits for the worker host that holds the repository's clone before that host counts as gone and the repository is cloned again on a live host"
+
+// checkHostWait checks --host-wait: a positive duration.
+func checkHostWait(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("--host-wait %v: want a positive duration, e.g. 10m", d)
+	}
+	return nil
+}
+
+// defaultZero is v, or 0 when v is the default def: inputs carry only what
+// the user set, so a fleet's id (derived from its input) stays what it was
+// before the option existed.
+func defaultZero[T comparable](v, def T) T {
+	var zero T
+	if v == def {
+		return zero
+	}
+	return v
+}
 
 func intRange(flagName string, v, lo, hi int) error {
 	if v < lo || hi >= lo && v > hi {

@@ -27,6 +27,7 @@ func runIndex(ctx context.Context, args []string) error {
 	id := fs.String("id", "", "fleet workflow id; default derived from the repositories and options, so re-running the same command resumes the same fleet")
 	maxDiff := fs.Int("max-diff-bytes", 256<<10, "cap on the stored diff of one file in one commit")
 	maxBlob := fs.Int("max-blob-size", 0, maxBlobSizeUsage)
+	hostWait := fs.Duration("host-wait", workflows.DefaultHostWait, hostWaitUsage)
 	backend := fs.String("git-backend", "", "how objects are read: cat-file, go-git, or empty for automatic")
 	workerFlags(fs, &g)
 	metricsFlag(fs, &g)
@@ -45,6 +46,7 @@ func runIndex(ctx context.Context, args []string) error {
 		intRange("max-diff-bytes", *maxDiff, 1, -1),
 		intRange("max-blob-size", *maxBlob, 0, -1),
 		checkBackend(*backend),
+		checkHostWait(*hostWait),
 		g.checkNeedsLLM("summaries", *summaries, *noWorker),
 	); err != nil {
 		return err
@@ -69,7 +71,8 @@ func runIndex(ctx context.Context, args []string) error {
 	}
 	defer stopMetrics()
 	in := schema.IndexFleetInput{Repos: specs, Options: schema.FleetOptions{
-		Window: *window, ContinueAsNewAfter: *perRun, Index: schema.IndexOptions{MaxDiffBytes: *maxDiff, PrimaryLanguageOnly: *primary, Summaries: *summaries, MaxBlobSize: int64(*maxBlob)},
+		Window: *window, ContinueAsNewAfter: *perRun, Index: schema.IndexOptions{MaxDiffBytes: *maxDiff, PrimaryLanguageOnly: *primary, Summaries: *summaries, MaxBlobSize: int64(*maxBlob),
+			HostWait: defaultZero(*hostWait, workflows.DefaultHostWait)},
 	}}
 	if *id == "" {
 		*id = jobs.FleetID(in)

@@ -81,6 +81,7 @@ func runScheduleCreate(ctx context.Context, args []string) error {
 	maxBlob := fs.Int("max-blob-size", 0, maxBlobSizeUsage)
 	primary := fs.Bool("primary-language-only", false, "build the code graph of the repository's main language only")
 	summaries := fs.Bool("summaries", false, "have the workers' LLM summarize functions without a stored summary")
+	hostWait := fs.Duration("host-wait", workflows.DefaultHostWait, hostWaitUsage)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), scheduleUsage+"\nFlags of create:\n"); fs.PrintDefaults() }
 	name, rest, err := nameArg(fs, args, "create")
 	if err != nil {
@@ -89,7 +90,7 @@ func runScheduleCreate(ctx context.Context, args []string) error {
 	if err := parse(fs, rest); err != nil {
 		return err
 	}
-	if err := check(fs, intRange("window", *window, 1, workflows.MaxWindow), intRange("max-diff-bytes", *maxDiff, 1, -1), intRange("max-blob-size", *maxBlob, 0, -1), jobs.CheckScheduleName(name)); err != nil {
+	if err := check(fs, intRange("window", *window, 1, workflows.MaxWindow), intRange("max-diff-bytes", *maxDiff, 1, -1), intRange("max-blob-size", *maxBlob, 0, -1), checkHostWait(*hostWait), jobs.CheckScheduleName(name)); err != nil {
 		return err
 	}
 	spec := jobs.ScheduleSpec{Every: *every, Cron: *cron, CatchupWindow: *catchup, Paused: *paused, Note: *note}
@@ -97,7 +98,8 @@ func runScheduleCreate(ctx context.Context, args []string) error {
 		return err
 	}
 	in := workflows.ScheduledIndexInput{Options: schema.FleetOptions{Window: *window,
-		Index: schema.IndexOptions{MaxDiffBytes: *maxDiff, PrimaryLanguageOnly: *primary, Summaries: *summaries, MaxBlobSize: int64(*maxBlob)}}}
+		Index: schema.IndexOptions{MaxDiffBytes: *maxDiff, PrimaryLanguageOnly: *primary, Summaries: *summaries, MaxBlobSize: int64(*maxBlob),
+			HostWait: defaultZero(*hostWait, workflows.DefaultHostWait)}}}
 	switch {
 	case *reposFile != "" && fs.NArg() > 0:
 		return exitError{code: 2, msg: "schedule create: give --repos-file or repositories, not both"}

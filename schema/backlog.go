@@ -33,6 +33,12 @@ type BacklogIssue struct {
 	// the snapshot of BaseCommit is built; filled by LoadBacklogIssues for
 	// issues with a base commit.
 	HostQueue string `json:"host_queue,omitempty"`
+	// CloneURL and CloneRef are what Repo's index was cloned from (its
+	// manifest's URL and Ref): when HostQueue's host is gone, the snapshot
+	// is built on a live host from a new clone. Filled by LoadBacklogIssues
+	// with HostQueue.
+	CloneURL string `json:"clone_url,omitempty"`
+	CloneRef string `json:"clone_ref,omitempty"`
 }
 
 // BacklogRanked is one ranked function of an issue's result.

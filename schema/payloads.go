@@ -34,6 +34,12 @@ type IndexOptions struct {
 	// larger than this many bytes (git's --filter=blob:limit=N); like blobs
 	// a mirror lacks, they are recorded as missing, never fatal. 0: all.
 	MaxBlobSize int64 `json:"max_blob_size,omitempty"`
+	// HostWait is how long a step bound to the host that holds the clone
+	// waits for that host to take it (the activity's schedule-to-start
+	// timeout). A host whose workers are gone takes nothing; after HostWait
+	// the repository is synced again on the shared queue, which clones it
+	// on a live host, and the step runs there. 0: 10 minutes.
+	HostWait time.Duration `json:"host_wait,omitempty"`
 }
 
 // SummarizeResult says what an index's function summaries step did.

@@ -460,8 +460,29 @@ func (b *backlogWorkflow) startSnapshot(w waitingSnapshot) {
 	})
 }
 
+// ensureSnapshot builds the snapshot on the host with the clone. When that
+// host is gone (no worker took the task within DefaultHostWait), the
+// repository is cloned again on a live host and the snapshot built there,
+// so that losing a worker fails no issue.
 func (b *backlogWorkflow) ensureSnapshot(is schema.BacklogIssue) workflow.Future {
-	return workflow.ExecuteActivity(onHost(b.ctx, is.HostQueue, 2*time.Hour), snapActs.EnsureSnapshot, schema.EnsureSnapshotInput{Repo: is.Repo, Commit: is.BaseCommit})
+	in := schema.EnsureSnapshotInput{Repo: is.Repo, Commit: is.BaseCommit}
+	// Keep: runs recorded before the fallback replay the bare activity.
+	if workflow.GetVersion(b.ctx, "snapshot-host-fallback", workflow.DefaultVersion, 1) < 1 {
+		return workflow.ExecuteActivity(onHost(b.ctx, is.HostQueue, DefaultHostWait, 2*time.Hour), snapActs.EnsureSnapshot, in)
+	}
+	f, set := workflow.NewFuture(b.ctx)
+	workflow.Go(b.ctx, func(ctx workflow.Context) {
+		var si schema.SnapshotInfo
+		err := workflow.ExecuteActivity(onHost(ctx, is.HostQueue, DefaultHostWait, 2*time.Hour), snapActs.EnsureSnapshot, in).Get(ctx, &si)
+		if hostGone(err) && is.CloneURL != "" {
+			var host string
+			if host, err = moveClone(syncOptions(ctx), schema.RepoSpec{Name: is.Repo, URL: is.CloneURL, Ref: is.CloneRef}, 0, is.HostQueue); err == nil {
+				err = workflow.ExecuteActivity(onHost(ctx, host, DefaultHostWait, 2*time.Hour), snapActs.EnsureSnapshot, in).Get(ctx, &si)
+			}
+		}
+		set.Set(si, err)
+	})
+	return f
 }
 
 // startBatched puts an issue in flight on the batched path: ready at once

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -54,6 +55,8 @@ type backlogRun struct {
 	parts      []activities.BacklogPartInput
 	summaries  []activities.BacklogSummaryInput
 	snapshots  []schema.EnsureSnapshotInput
+	snapHosts  []string           // the host queue of each EnsureSnapshot attempt
+	syncs      []schema.SyncInput // Syncs that moved a clone off a gone host
 	// snapshots in progress at once, by host queue, and the most seen
 	snapsNow, snapsMax map[string]int
 	// fill, when set, holds every RetrieveBatch until fill issues are in
@@ -193,10 +196,23 @@ func newBacklogRun(t *testing.T, issues []schema.BacklogIssue) *backlogRun {
 			return issues[in.Offset:min(in.Offset+in.Limit, in.Offset+loadCap, len(issues))], nil
 		})
 	env.RegisterActivity(&activities.Snapshot{})
+	env.RegisterActivity(&activities.Git{})
+	env.OnActivity(git.Sync, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in schema.SyncInput) (schema.SyncResult, error) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.syncs = append(r.syncs, in)
+			return schema.SyncResult{Repo: in.Repo.Name, HostQueue: "host-live", Head: testHead}, nil
+		})
 	env.OnActivity(snapActs.EnsureSnapshot, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in schema.EnsureSnapshotInput) (schema.SnapshotInfo, error) {
 			host := activity.GetInfo(ctx).TaskQueue
 			r.mu.Lock()
+			r.snapHosts = append(r.snapHosts, host)
+			if host == "host-gone" { // no worker polls it: what the server answers after the wait
+				r.mu.Unlock()
+				return schema.SnapshotInfo{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+			}
 			if r.snapsNow == nil {
 				r.snapsNow, r.snapsMax = map[string]int{}, map[string]int{}
 			}
@@ -521,6 +537,40 @@ func TestLocalizeBacklogSnapshots(t *testing.T) {
 	}
 	if r.maxRunning > 3 {
 		t.Errorf("%d issues at once, window 3", r.maxRunning)
+	}
+}
+
+// An issue whose snapshot's host is gone (a worker killed for good: no
+// worker takes the task within the wait) is not failed: the repository is
+// cloned again on a live host from its manifest's URL and ref, and the
+// snapshot built there.
+func TestLocalizeBacklogSnapshotHostGone(t *testing.T) {
+	issues := backlogIssues(3)
+	for i := range issues {
+		issues[i].BaseCommit = "aaaaaaa1"
+		issues[i].HostQueue, issues[i].CloneURL, issues[i].CloneRef = "host-gone", "/src/widget", "main"
+	}
+	issues[2].BaseCommit = "bbbbbbb2"
+	runs, _, res := runBacklogChain(t, issues, LocalizeBacklogInput{})
+	r := runs[0]
+	if res.Done != 3 || res.Failed != 0 {
+		t.Fatalf("result %+v, want 3 done", res)
+	}
+	if slices.Sort(r.snapHosts); !slices.Equal(r.snapHosts, []string{"host-gone", "host-gone", "host-live", "host-live"}) {
+		t.Errorf("EnsureSnapshot ran on %v, want each of the two snapshots tried on the gone host, then built on the live one", r.snapHosts)
+	}
+	for _, s := range r.syncs {
+		if s.Repo != (schema.RepoSpec{Name: issues[0].Repo, URL: "/src/widget", Ref: "main"}) {
+			t.Errorf("synced %+v, want the manifest's URL and ref", s.Repo)
+		}
+	}
+	if len(r.syncs) != 2 {
+		t.Errorf("%d syncs, want one per snapshot whose host was gone", len(r.syncs))
+	}
+	for _, is := range issues {
+		if in, ok := r.inputs[is.ID]; !ok || in.Retrieve.Snapshot == "" {
+			t.Errorf("issue %s: not ranked at its snapshot (%+v)", is.ID, in)
+		}
 	}
 }
 

@@ -111,9 +111,12 @@ func newFleetWorkflow(ctx workflow.Context, in schema.IndexFleetInput) *fleetWor
 		in.StartedAt = workflow.Now(ctx)
 	}
 	f.in = in
+	// The heartbeat timeout retries an attempt lost with its worker (kill
+	// -9) on another after 30 s, rather than after the start-to-close.
 	f.actCtx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           IndexQueue,
 		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    HeartbeatTimeout,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
 	})
 	return f

@@ -80,12 +80,7 @@ func indexRepo(ctx workflow.Context, in schema.IndexRepoInput) (schema.RepoResul
 		return res, err
 	}
 	w := &repoWorkflow{ctx: ctx, in: in, res: res}
-	w.syncCtx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           IndexQueue,
-		StartToCloseTimeout: 2 * time.Hour,
-		HeartbeatTimeout:    HeartbeatTimeout,
-		RetryPolicy:         syncRetry,
-	})
+	w.syncCtx = syncOptions(ctx)
 	return w.Execute()
 }
 
@@ -147,20 +142,41 @@ func (w *repoWorkflow) upToDate() bool {
 // repository is synced again on the shared queue, which puts a clone on a
 // live host, and the step runs there.
 func (w *repoWorkflow) onCloneHost(act, arg, out any) error {
-	err := workflow.ExecuteActivity(onHost(w.ctx, w.synced.HostQueue, 6*time.Hour), act, arg).Get(w.ctx, out)
+	err := workflow.ExecuteActivity(onHost(w.ctx, w.synced.HostQueue, w.in.Options.HostWait, 6*time.Hour), act, arg).Get(w.ctx, out)
 	// Keep: the code before the fallback failed the run at the timeout, so
 	// only closed runs took that path, but a reset or query replays them.
 	if !hostGone(err) || workflow.GetVersion(w.ctx, "host-fallback", workflow.DefaultVersion, 1) < 1 {
 		return err
 	}
-	gone := w.synced.HostQueue
-	var again schema.SyncResult
-	if err := workflow.ExecuteActivity(w.syncCtx, git.Sync, schema.SyncInput{Repo: w.in.Repo, MaxBlobSize: w.in.Options.MaxBlobSize}).Get(w.ctx, &again); err != nil {
+	host, err := moveClone(w.syncCtx, w.in.Repo, w.in.Options.MaxBlobSize, w.synced.HostQueue)
+	if err != nil {
 		return err
 	}
-	w.synced.HostQueue = again.HostQueue // same head or a descendant: the step's input still holds
-	workflow.GetLogger(w.ctx).Warn("clone host gone; synced again on another host", "repo", w.in.Repo.Name, "gone", gone, "host", again.HostQueue)
-	return workflow.ExecuteActivity(onHost(w.ctx, w.synced.HostQueue, 6*time.Hour), act, arg).Get(w.ctx, out)
+	w.synced.HostQueue = host // same head or a descendant: the step's input still holds
+	return workflow.ExecuteActivity(onHost(w.ctx, w.synced.HostQueue, w.in.Options.HostWait, 6*time.Hour), act, arg).Get(w.ctx, out)
+}
+
+// moveClone syncs repo again with syncCtx's options (the shared index
+// queue), which clones it on a live host, after the host gone took no
+// task of it (hostGone), and returns the new host's queue.
+func moveClone(syncCtx workflow.Context, repo schema.RepoSpec, maxBlob int64, gone string) (string, error) {
+	var again schema.SyncResult
+	if err := workflow.ExecuteActivity(syncCtx, git.Sync, schema.SyncInput{Repo: repo, MaxBlobSize: maxBlob}).Get(syncCtx, &again); err != nil {
+		return "", err
+	}
+	workflow.GetLogger(syncCtx).Warn("clone host gone; synced again on another host", "repo", repo.Name, "gone", gone, "host", again.HostQueue)
+	return again.HostQueue, nil
+}
+
+// syncOptions are Sync's activity options: the shared index queue, where
+// any live host takes it.
+func syncOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           IndexQueue,
+		StartToCloseTimeout: 2 * time.Hour,
+		HeartbeatTimeout:    HeartbeatTimeout,
+		RetryPolicy:         syncRetry,
+	})
 }
 
 // scrape stores the commits new since the last run, on the clone's host.
@@ -307,12 +323,21 @@ func hostGone(err error) bool {
 	return errors.As(err, &te) && te.TimeoutType() == enums.TIMEOUT_TYPE_SCHEDULE_TO_START
 }
 
+// DefaultHostWait is how long a step waits for the host that holds its
+// clone before that host counts as gone (IndexOptions.HostWait).
+const DefaultHostWait = 10 * time.Minute
+
 // onHost runs activities on the host queue that holds a clone: waiting up to
-// 10 min for that host, heartbeating, at most 3 attempts, bad input final.
-func onHost(ctx workflow.Context, hostQueue string, startToClose time.Duration) workflow.Context {
+// wait (0: DefaultHostWait) for that host, heartbeating, at most 3 attempts,
+// bad input final. Changing wait changes no command a workflow records, so
+// histories replay unchanged.
+func onHost(ctx workflow.Context, hostQueue string, wait, startToClose time.Duration) workflow.Context {
+	if wait <= 0 {
+		wait = DefaultHostWait
+	}
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:              hostQueue,
-		ScheduleToStartTimeout: 10 * time.Minute,
+		ScheduleToStartTimeout: wait,
 		StartToCloseTimeout:    startToClose,
 		HeartbeatTimeout:       HeartbeatTimeout,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},

@@ -112,7 +112,7 @@ func TrainRanker(ctx workflow.Context, in TrainRankerInput) (fit.RankerResult, e
 			next++
 			running++
 			prog.Running = running
-			opts := workflow.GetActivityOptions(onHost(ctx, hosts[i], 6*time.Hour))
+			opts := workflow.GetActivityOptions(onHost(ctx, hosts[i], DefaultHostWait, 6*time.Hour))
 			opts.ActivityID = FeaturesActivityID(in.Repos[i].Repo)
 			hostCtx := workflow.WithActivityOptions(ctx, opts)
 			f := workflow.ExecuteActivity(hostCtx, git.RankFeatures, activities.RankFeaturesInput{Run: in.Run, Repo: in.Repos[i].Repo,

@@ -202,7 +202,8 @@ func MineRepoTriplets(ctx workflow.Context, in TripletsRepoInput) (activities.Tr
 		return res, err
 	}
 	res.Head = plan.Head
-	hostCtx := onHost(ctx, plan.HostQueue, 2*time.Hour)
+	host := plan.HostQueue
+	hostCtx := onHost(ctx, host, DefaultHostWait, 2*time.Hour)
 	chunks := make([]*triplets.ChunkResult, plan.Chunks)
 	done := 0
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (RepoTripletsProgress, error) {
@@ -211,25 +212,53 @@ func MineRepoTriplets(ctx workflow.Context, in TripletsRepoInput) (activities.Tr
 		return res, err
 	}
 	var failed error
+	// Chunks whose host was gone (moveFrom) are mined again on a live
+	// host: once the chunks in flight have settled, the repository is
+	// cloned there, and no chunk starts on the gone host meanwhile.
+	var again []int
+	moveFrom := ""
 	sel := workflow.NewSelector(ctx)
 	running, next := 0, 0
-	for next < plan.Chunks && failed == nil || running > 0 {
-		for running < DefaultTripletsChunkPar && next < plan.Chunks && failed == nil {
-			i := next
-			next++
+	for (next < plan.Chunks || len(again) > 0) && failed == nil || running > 0 {
+		if moveFrom != "" && moveFrom == host && running == 0 && failed == nil {
+			q, err := moveClone(syncOptions(ctx), schema.RepoSpec{Name: in.Repo, URL: plan.URL, Ref: plan.Ref}, 0, host)
+			if err != nil {
+				failed = fmt.Errorf("host %s gone, cloning again: %w", host, err)
+				break
+			}
+			host, hostCtx, moveFrom = q, onHost(ctx, q, DefaultHostWait, 2*time.Hour), ""
+		}
+		for running < DefaultTripletsChunkPar && (next < plan.Chunks || len(again) > 0) && failed == nil && moveFrom != host {
+			var i int
+			if len(again) > 0 {
+				i, again = again[0], again[1:]
+			} else {
+				i = next
+				next++
+			}
 			running++
+			on := host
 			f := workflow.ExecuteActivity(hostCtx, git.MineTripletsChunk, activities.TripletsChunkInput{Run: in.Run, Repo: in.Repo, Chunk: i,
 				ChunkSize: in.Options.ChunkSize, Options: in.Options.Mine, Exclude: in.Options.Exclude, IssuesKey: in.Options.IssuesKey})
 			sel.AddFuture(f, func(f workflow.Future) {
 				running--
 				var cr triplets.ChunkResult
 				if err := f.Get(ctx, &cr); err != nil {
+					// Keep: runs recorded before the fallback failed the chunk.
+					if hostGone(err) && plan.URL != "" && workflow.GetVersion(ctx, "triplets-host-fallback", workflow.DefaultVersion, 1) >= 1 {
+						again = append(again, i)
+						moveFrom = on
+						return
+					}
 					failed = errors.Join(failed, fmt.Errorf("chunk %d: %w", i, err))
 					return
 				}
 				chunks[i] = &cr
 				done++
 			})
+		}
+		if running == 0 {
+			continue // a move is due
 		}
 		sel.Select(ctx)
 	}

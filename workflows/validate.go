@@ -91,6 +91,9 @@ func validateIndexOptions(o schema.IndexOptions) error {
 	if o.MaxBlobSize < 0 {
 		errs = append(errs, fmt.Errorf("max-blob-size %d: want at least 1 (0: every blob)", o.MaxBlobSize))
 	}
+	if o.HostWait < 0 {
+		errs = append(errs, fmt.Errorf("host-wait %v: want a positive duration (0: default %v)", o.HostWait, DefaultHostWait))
+	}
 	if o.CommitsPerPart < 0 {
 		errs = append(errs, fmt.Errorf("commits-per-part %d: want at least 1 (0: default)", o.CommitsPerPart))
 	}

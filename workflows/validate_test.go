@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -89,6 +90,17 @@ func TestIndexRepoRejectsBadOptionsAtOnce(t *testing.T) {
 	env.ExecuteWorkflow(IndexRepo, schema.IndexRepoInput{Repo: schema.RepoSpec{Name: "acme/a", URL: "/src/a"},
 		Options: schema.IndexOptions{CommitsPerPart: -1}})
 	wantBadInput(t, env.GetWorkflowError(), "commits-per-part -1")
+}
+
+// A negative HostWait (an input written by hand or by another client) is
+// refused before any step runs, rather than taken as the default.
+func TestIndexRepoRejectsNegativeHostWait(t *testing.T) {
+	env := newTestSuite(t).NewTestWorkflowEnvironment()
+	env.RegisterActivity(&activities.Git{})
+	env.RegisterActivity(&activities.Store{})
+	env.ExecuteWorkflow(IndexRepo, schema.IndexRepoInput{Repo: schema.RepoSpec{Name: "acme/a", URL: "/src/a"},
+		Options: schema.IndexOptions{HostWait: -time.Second}})
+	wantBadInput(t, env.GetWorkflowError(), "host-wait -1s: want a positive duration")
 }
 
 // Valid inputs, zero options included (they take defaults), pass.

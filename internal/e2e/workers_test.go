@@ -1,0 +1,427 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/locus-dev/locus/internal/blob"
+	"github.com/locus-dev/locus/internal/manifest"
+	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/s3server"
+	"github.com/locus-dev/locus/internal/testutil/testctx"
+	"github.com/locus-dev/locus/internal/testutil/testlog"
+	"github.com/locus-dev/locus/schema"
+	"github.com/locus-dev/locus/workflows"
+)
+
+// fleetHostWait is the --host-wait of the fleet under test: how long a step
+// waits for the host of its clone before the repository moves. Short, so
+// the move happens within the test; the default is 10 minutes.
+const fleetHostWait = 5 * time.Second
+
+// TestFleetSurvivesAKilledWorker runs what a cluster runs, as processes of
+// the real binary: `locus server`, three `locus worker` (each its own data
+// directory, so its own clone host) on one S3 store (versitygw), and
+// `locus index --no-worker` over six repositories. While the fleet runs, the
+// worker running a clone-bound step (ScrapeCommits or BuildGraph) is killed
+// with SIGKILL, once a repository has finished. The fleet must finish with
+// every repository ok; the repository whose step was lost must have moved
+// to a live host after a schedule-to-start timeout on the dead one's queue
+// (--host-wait); and each commits table must equal, row for row, a plain
+// single-process `locus index` of the same repositories.
+func TestFleetSurvivesAKilledWorker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the multi-process fleet test (it builds locus and runs five processes)")
+	}
+	ctx := testctx.New(t)
+	bin := buildLocus(t)
+	s3 := s3server.Start(t)
+	for _, kv := range s3.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v) // read by this test's bucket and inherited by every process
+	}
+	storeURL := s3.URL(s3.Bucket, "fleet")
+	dir := t.TempDir()
+
+	// Six repositories of 30–55 commits over a few files, so that a
+	// repository is still in flight when another has finished.
+	var specs []string
+	fixtures := map[schema.RepoName]*gitfixture.Repo{}
+	for i := range 6 {
+		name := schema.RepoName(fmt.Sprintf("fleet/r%d", i))
+		r := gitfixture.NewAt(t, filepath.Join(dir, "src", fmt.Sprint(i)))
+		growHistory(r, i, 30+5*i)
+		fixtures[name] = r
+		specs = append(specs, string(name)+"="+r.Dir)
+	}
+	reposFile := filepath.Join(dir, "repos.txt")
+	if err := os.WriteFile(reposFile, []byte(strings.Join(specs, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Port 0: the server picks free ports for its services and says where
+	// its frontend listens.
+	srv := startLocus(ctx, t, bin, "server", "server", "--data-dir", filepath.Join(dir, "server"), "--address", "127.0.0.1:0")
+	_, addr, _ := strings.Cut(srv.waitFor(ctx, t, "Temporal server listening on "), "Temporal server listening on ")
+	addr, _, _ = strings.Cut(addr, " ")
+	workersByQueue := map[string]*locusProc{}
+	for i := range 3 {
+		w := startLocus(ctx, t, bin, fmt.Sprintf("worker%d", i), "worker", "--temporal", addr, "--store", storeURL,
+			"--data-dir", filepath.Join(dir, fmt.Sprintf("worker%d", i)), "--activities", "2", "--log-level", "warn")
+		line := w.waitFor(ctx, t, "queues locus-index and ")
+		_, q, _ := strings.Cut(line, "queues locus-index and ")
+		q, _, _ = strings.Cut(q, ";")
+		w.hostQueue = q
+		workersByQueue[q] = w
+	}
+	if len(workersByQueue) != 3 {
+		t.Fatalf("three workers share %d host queues, want one each", len(workersByQueue))
+	}
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: sdklog.NewStructuredLogger(testlog.New(t, slog.LevelWarn))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fleetBucket, err := blob.Open(ctx, storeURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fleetBucket.Close()
+
+	index := startLocus(ctx, t, bin, "index", "index", "--no-worker", "--temporal", addr, "--store", storeURL,
+		"--data-dir", filepath.Join(dir, "client"), "--repos-file", reposFile, "--window", "2",
+		"--host-wait", fleetHostWait.String(), "--json", "--log-level", "warn")
+
+	// The moment to kill: a repository has finished and a worker is
+	// running a clone-bound step of another.
+	var lost inFlight
+	for {
+		if index.exited() {
+			t.Fatalf("the fleet ended before a worker could be killed in a clone-bound step; the repositories are too small for this machine\n%s", index.output())
+		}
+		done := 0
+		for name := range fixtures {
+			if m, err := manifest.Read(ctx, fleetBucket, name); err == nil && m != nil {
+				done++
+			}
+		}
+		if done > 0 {
+			if f, ok := hostStepInFlight(ctx, t, c); ok {
+				lost = f
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for a clone-bound step in flight: %v", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	_, victimQueue, _ := strings.Cut(lost.identity, "@")
+	victim := workersByQueue[victimQueue]
+	if victim == nil {
+		t.Fatalf("%s of %s runs on worker %q, not one of this test's", lost.activity, lost.workflowID, lost.identity)
+	}
+	victim.kill(t)
+	killedAt := time.Now()
+	t.Logf("killed %s (%s) while it ran %s of %s", victim.name, victimQueue, lost.activity, lost.workflowID)
+
+	code := index.wait(ctx, t)
+	if code != 0 {
+		t.Fatalf("index exit %d after a worker was killed:\n%s", code, index.output())
+	}
+	var sum schema.FleetSummary
+	if err := json.Unmarshal(index.stdout.Bytes(), &sum); err != nil {
+		t.Fatalf("index --json: %v\n%s", err, index.output())
+	}
+	if sum.Done != len(fixtures) || sum.Failed != 0 {
+		t.Fatalf("fleet summary: %d done, %d failed of %d, want all done:\n%s", sum.Done, sum.Failed, sum.Total, index.output())
+	}
+
+	// The lost step's repository moved: its host's queue timed out
+	// (schedule-to-start), it was synced again, and what was published
+	// names a live host.
+	lostRepo, moved := hostMove(ctx, t, c, lost.workflowID, lost.runID, victimQueue)
+	if moved.IsZero() {
+		t.Errorf("%s: no schedule-to-start timeout on the dead host's queue %s; the repository did not move by the bounded wait", lost.workflowID, victimQueue)
+	} else {
+		// The bound under test: the lost attempt's heartbeat timeout, then
+		// --host-wait on the dead queue; the default wait alone is longer.
+		took := moved.Sub(killedAt)
+		t.Logf("%s moved %v after the kill (heartbeat timeout %v of the lost attempt, then --host-wait %v)",
+			lost.workflowID, took.Round(time.Second), workflows.HeartbeatTimeout, fleetHostWait)
+		if took >= workflows.DefaultHostWait {
+			t.Errorf("%s moved %v after the kill, not within --host-wait %v of the lost attempt's timeout", lost.workflowID, took, fleetHostWait)
+		}
+	}
+
+	// The same repositories indexed by one process, the default way.
+	single := filepath.Join(dir, "single")
+	one := startLocus(ctx, t, bin, "single", "index", "--data-dir", single, "--repos-file", reposFile, "--log-level", "warn")
+	if code := one.wait(ctx, t); code != 0 {
+		t.Fatalf("single-process index exit %d:\n%s", code, one.output())
+	}
+	singleBucket, err := blob.Open(ctx, "file://"+filepath.Join(single, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer singleBucket.Close()
+	for name, fx := range fixtures {
+		m := checkIndexed(ctx, t, fleetBucket, name, fx)
+		ref := checkIndexed(ctx, t, singleBucket, name, fx)
+		if workersByQueue[m.HostQueue] == nil {
+			t.Errorf("%s: published on host %q, not one of the workers'", name, m.HostQueue)
+		}
+		if name == lostRepo && m.HostQueue == victimQueue {
+			t.Errorf("%s: its step was lost with %s, yet it is published on that dead host", name, victim.name)
+		}
+		got, want := readRows(ctx, t, fleetBucket, m), readRows(ctx, t, singleBucket, ref)
+		seen := map[[2]string]bool{}
+		for _, r := range got {
+			k := [2]string{r.CommitID, r.Path}
+			if seen[k] {
+				t.Errorf("%s: row (%s, %s) stored twice", name, r.CommitID[:8], r.Path)
+			}
+			seen[k] = true
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %d rows from the fleet, %d from one process", name, len(got), len(want))
+			continue
+		}
+		for i := range got {
+			if !reflect.DeepEqual(got[i], want[i]) {
+				t.Errorf("%s: row %d differs:\nfleet:  %+v\nsingle: %+v", name, i, got[i], want[i])
+				break
+			}
+		}
+	}
+}
+
+// growHistory commits n changes to a few source files of repository i:
+// each commit edits, adds or renames one function, so every commit has a
+// changed function and the graph has a few dozen nodes.
+func growHistory(r *gitfixture.Repo, i, n int) {
+	files := []string{"pkg/core.go", "pkg/util.go", "app/main.py", "app/models.py"}
+	bodies := map[string][]string{}
+	for c := range n {
+		f := files[c%len(files)]
+		k := len(bodies[f])
+		if c%3 == 2 && k > 0 {
+			k = c % k // edit an existing function
+		} else {
+			bodies[f] = append(bodies[f], "")
+		}
+		if strings.HasSuffix(f, ".py") {
+			bodies[f][k] = fmt.Sprintf("def f%d_%d(x):\n    return x * %d + %d\n", i, k, c, i)
+		} else {
+			bodies[f][k] = fmt.Sprintf("func F%d_%d(x int) int {\n\treturn x*%d + %d\n}\n", i, k, c, i)
+		}
+		head := ""
+		if strings.HasSuffix(f, ".go") {
+			head = "package " + filepath.Base(filepath.Dir(f)) + "\n\n"
+		}
+		r.Write(map[string]string{f: head + strings.Join(bodies[f], "\n")})
+		r.Commit(fmt.Sprintf("change %d of repository %d in %s", c, i, f))
+	}
+}
+
+// inFlight is an activity attempt a worker is running.
+type inFlight struct {
+	workflowID, runID, activity, identity string
+}
+
+// hostStepInFlight finds an IndexRepo whose clone-bound step
+// (ScrapeCommits, BuildGraph) a worker is running now.
+func hostStepInFlight(ctx context.Context, t *testing.T, c client.Client) (inFlight, bool) {
+	t.Helper()
+	resp, err := c.ListOpenWorkflow(ctx, &workflowservice.ListOpenWorkflowExecutionsRequest{Namespace: "default", MaximumPageSize: 100})
+	if err != nil {
+		t.Fatalf("list open workflows: %v", err)
+	}
+	for _, e := range resp.Executions {
+		if e.GetType().GetName() != "IndexRepo" {
+			continue
+		}
+		wf := e.GetExecution()
+		d, err := c.DescribeWorkflowExecution(ctx, wf.GetWorkflowId(), wf.GetRunId())
+		if err != nil {
+			continue // closed meanwhile
+		}
+		for _, a := range d.PendingActivities {
+			name := a.GetActivityType().GetName()
+			if a.State == enumspb.PENDING_ACTIVITY_STATE_STARTED && (name == "ScrapeCommits" || name == "BuildGraph") {
+				return inFlight{wf.GetWorkflowId(), wf.GetRunId(), name, a.LastWorkerIdentity}, true
+			}
+		}
+	}
+	return inFlight{}, false
+}
+
+// hostMove reads an IndexRepo run's history: the repository it indexed,
+// and when it was synced again after a step on deadQueue timed out waiting
+// to start (zero: it was not).
+func hostMove(ctx context.Context, t *testing.T, c client.Client, id, runID, deadQueue string) (schema.RepoName, time.Time) {
+	t.Helper()
+	var in schema.IndexRepoInput
+	scheduled := map[int64]string{} // ActivityTaskScheduled event id → task queue
+	var timedOut bool
+	it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatalf("history of %s: %v", id, err)
+		}
+		if a := ev.GetWorkflowExecutionStartedEventAttributes(); a != nil {
+			if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &in); err != nil {
+				t.Fatalf("input of %s: %v", id, err)
+			}
+		}
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			scheduled[ev.GetEventId()] = a.GetTaskQueue().GetName()
+			if timedOut && a.GetActivityType().GetName() == "Sync" {
+				return in.Repo.Name, ev.GetEventTime().AsTime()
+			}
+		}
+		if a := ev.GetActivityTaskTimedOutEventAttributes(); a != nil &&
+			scheduled[a.GetScheduledEventId()] == deadQueue &&
+			a.GetFailure().GetTimeoutFailureInfo().GetTimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START {
+			timedOut = true
+		}
+	}
+	return in.Repo.Name, time.Time{}
+}
+
+// locusProc is one locus process of a test.
+type locusProc struct {
+	name      string
+	cmd       *exec.Cmd
+	stdout    bytes.Buffer // read after exit only
+	stderr    testlog.Buffer
+	done      chan struct{}
+	hostQueue string // workers: their clone host's queue
+}
+
+// startLocus starts bin with args; it is stopped (SIGINT, then SIGKILL)
+// when the test ends.
+func startLocus(ctx context.Context, t *testing.T, bin, name string, args ...string) *locusProc {
+	t.Helper()
+	p := &locusProc{name: name, done: make(chan struct{})}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LOCUS_") { // the flags say it all
+			p.cmd.Env = append(p.cmd.Env, kv)
+		}
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		if p.exited() {
+			return
+		}
+		_ = p.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-p.done:
+		case <-time.After(30 * time.Second): // a stuck shutdown is not this test's subject
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			t.Logf("%s stderr (last 3000 bytes):\n%s", p.name, tail(p.stderr.String(), 3000))
+		}
+	})
+	return p
+}
+
+func (p *locusProc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitFor waits until a line of stderr contains s and returns that line.
+func (p *locusProc) waitFor(ctx context.Context, t *testing.T, s string) string {
+	t.Helper()
+	for {
+		out := p.stderr.String()
+		if i := strings.Index(out, s); i >= 0 {
+			start := strings.LastIndexByte(out[:i], '\n') + 1
+			line, _, _ := strings.Cut(out[start:], "\n")
+			return line
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("%s exited before saying %q:\n%s", p.name, s, p.output())
+		case <-ctx.Done():
+			t.Fatalf("%s did not say %q: %v\n%s", p.name, s, ctx.Err(), p.output())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (p *locusProc) wait(ctx context.Context, t *testing.T) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		t.Fatalf("%s did not finish: %v\n%s", p.name, ctx.Err(), p.output())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func (p *locusProc) kill(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill -9 %s: %v", p.name, err)
+	}
+	<-p.done
+}
+
+func (p *locusProc) output() string {
+	out := ""
+	if p.exited() {
+		out = "stdout:\n" + tail(p.stdout.String(), 3000) + "\n"
+	}
+	return out + "stderr:\n" + tail(p.stderr.String(), 3000)
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// buildLocus builds cmd/locus the way a user gets it.
+func buildLocus(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "locus")
+	cmd := exec.Command("go", "build", "-o", out, "github.com/locus-dev/locus/cmd/locus")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/locus: %v\n%s", err, b)
+	}
+	return out
+}
