@@ -11,12 +11,8 @@ import (
 	"time"
 
 	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/codegraph"
 	"github.com/locus-dev/locus/internal/codegraph/graphstore"
-	"github.com/locus-dev/locus/internal/gitrepo"
-	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/search"
-	"github.com/locus-dev/locus/internal/sparse"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 	"github.com/locus-dev/locus/schema"
@@ -27,28 +23,7 @@ import (
 // documents' hashes and digest.
 func indexKeeping(tb testing.TB, b *blob.Bucket, repo schema.RepoName, gitDir, commit string) {
 	tb.Helper()
-	ctx := context.Background()
-	h, _ := gitrepo.ParseHash(commit)
-	g, err := codegraph.BuildCommit(ctx, gitDir, "", h, codegraph.Options{KeepExtracts: true})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	info, err := graphstore.Write(ctx, b, repo, commit, g)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ires, err := search.IndexRepo(ctx, search.Deps{Bucket: b}, repo, info)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	si := &schema.SearchInfo{Commit: commit, Model: ires.Model, Functions: ires.Functions, SparseKey: ires.SparseKey, SparseDocsKey: ires.SparseDocsKey}
-	if si.SparseBytes, si.SparseSHA256, err = sparse.Digest(ctx, b, si.SparseKey); err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := manifest.Publish(ctx, b, manifest.Update{Repo: schema.RepoSpec{Name: repo, URL: gitDir}, Head: commit,
-		Graph: &info, Search: si, IndexedAt: time.Unix(0, 0)}); err != nil {
-		tb.Fatal(err)
-	}
+	publishHead(tb, b, repo, gitDir, gitDir, commit, time.Unix(0, 0), true)
 }
 
 // sameSnapshot fails unless the snapshots got and want are equal: every

@@ -20,6 +20,7 @@ import (
 	"github.com/locus-dev/locus/internal/gitrepo"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/search"
+	"github.com/locus-dev/locus/internal/sparse"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 	"github.com/locus-dev/locus/schema"
@@ -35,10 +36,17 @@ func indexHead(t *testing.T, b *blob.Bucket, g *gitfixture.Repo) schema.GraphInf
 // indexCommit builds the graph of commit in gitDir, indexes it and
 // publishes it as repo's head (url recorded), as IndexRepo would.
 func indexCommit(tb testing.TB, b *blob.Bucket, repo schema.RepoName, gitDir, url, commit string, at time.Time) (schema.GraphInfo, *search.IndexResult) {
+	return publishHead(tb, b, repo, gitDir, url, commit, at, false)
+}
+
+// publishHead is indexCommit; with keep, the graph also keeps its
+// extractions and the BM25 index its documents' hashes and digest, as
+// IndexRepo publishes a head that snapshots derive from.
+func publishHead(tb testing.TB, b *blob.Bucket, repo schema.RepoName, gitDir, url, commit string, at time.Time, keep bool) (schema.GraphInfo, *search.IndexResult) {
 	tb.Helper()
 	ctx := context.Background()
 	h, _ := gitrepo.ParseHash(commit)
-	gr, err := codegraph.BuildCommit(ctx, gitDir, "", h, codegraph.Options{})
+	gr, err := codegraph.BuildCommit(ctx, gitDir, "", h, codegraph.Options{KeepExtracts: keep})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -51,6 +59,12 @@ func indexCommit(tb testing.TB, b *blob.Bucket, repo schema.RepoName, gitDir, ur
 		tb.Fatal(err)
 	}
 	si := &schema.SearchInfo{Commit: commit, Model: ires.Model, Functions: ires.Functions, SparseKey: ires.SparseKey}
+	if keep {
+		si.SparseDocsKey = ires.SparseDocsKey
+		if si.SparseBytes, si.SparseSHA256, err = sparse.Digest(ctx, b, si.SparseKey); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	if _, err := manifest.Publish(ctx, b, manifest.Update{Repo: schema.RepoSpec{Name: repo, URL: url}, Head: commit,
 		Graph: &info, Search: si, IndexedAt: at}); err != nil {
 		tb.Fatal(err)
