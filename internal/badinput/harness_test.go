@@ -23,6 +23,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/locusbin"
 )
 
 // baseRepo is the repository indexed into every case's store before the case
@@ -99,22 +100,7 @@ func TestMain(m *testing.M) {
 // locusBinary builds cmd/locus once per run, the way a user gets it.
 func locusBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			buildErr = fmt.Errorf("the go tool is needed to build locus: %w", err)
-			return
-		}
-		out := filepath.Join(root, "locus")
-		cmd := exec.Command(goTool, "build", "-o", out, "github.com/locus-dev/locus/cmd/locus")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/locus: %v\n%s", err, stderr.String())
-			return
-		}
-		binary = out
-	})
+	buildOnce.Do(func() { binary, buildErr = locusbin.Build(root) })
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/manifest"
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
+	"github.com/locus-dev/locus/internal/testutil/locusbin"
 	"github.com/locus-dev/locus/internal/testutil/s3server"
 	"github.com/locus-dev/locus/internal/testutil/testctx"
 	"github.com/locus-dev/locus/internal/testutil/testlog"
@@ -418,10 +419,9 @@ func tail(s string, n int) string {
 // buildLocus builds cmd/locus the way a user gets it.
 func buildLocus(t *testing.T) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "locus")
-	cmd := exec.Command("go", "build", "-o", out, "github.com/locus-dev/locus/cmd/locus")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/locus: %v\n%s", err, b)
+	bin, err := locusbin.Build(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return bin
 }
