@@ -37,8 +37,11 @@ func authFlags(fs *flag.FlagSet, a *clusterAuth) {
 }
 
 // set reports whether any flag of a was given.
-func (a clusterAuth) set() bool {
-	return a.tls || a.certPath != "" || a.keyPath != "" || a.caPath != "" || a.serverName != "" || a.apiKeyEnv != ""
+func (a clusterAuth) set() bool { return a.tlsGiven() || a.apiKeyEnv != "" }
+
+// tlsGiven reports whether any TLS flag of a was given.
+func (a clusterAuth) tlsGiven() bool {
+	return a.tls || a.certPath != "" || a.keyPath != "" || a.caPath != "" || a.serverName != ""
 }
 
 // apply sets opts' TLS, credentials and gRPC headers for the cluster at
@@ -55,7 +58,7 @@ func (a clusterAuth) apply(opts *client.Options) error {
 		}
 		p.APIKey = k
 	}
-	if a.tls || a.certPath != "" || a.keyPath != "" || a.caPath != "" || a.serverName != "" {
+	if a.tlsGiven() {
 		if p.TLS == nil {
 			p.TLS = &envconfig.ClientConfigTLS{}
 		}
