@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -388,5 +390,39 @@ func TestScheduleArguments(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "schedule", "create", "n", "--data-dir", data, "--every", "1h", "--repos-file", f); code != 1 || !strings.Contains(errOut, f+":2:") {
 		t.Errorf("bad repos file: exit %d, %q", code, errOut)
+	}
+}
+
+// Flags after positional arguments apply; "--" and words that name no flag
+// after a positional argument stay positional.
+func TestFlagsAfterArguments(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"repo", "--data-dir", "D"}, []string{"--data-dir", "D", "--", "repo"}},
+		{[]string{"a", "--json", "b"}, []string{"--json", "--", "a", "b"}},
+		{[]string{"a", "--window=3", "b"}, []string{"--window=3", "--", "a", "b"}},
+		{[]string{"--window", "3", "a"}, []string{"--window", "3", "--", "a"}},
+		{[]string{"crash", "with", "-v", "flag"}, []string{"--", "crash", "with", "-v", "flag"}},
+		{[]string{"--bogus", "a"}, []string{"--bogus", "--", "a"}},
+		{[]string{"a", "--", "--json"}, []string{"--", "a", "--json"}},
+		{[]string{"-", "--json"}, []string{"--json", "--", "-"}},
+		{[]string{"--json"}, []string{"--json"}},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.String("data-dir", "", "")
+		fs.Bool("json", false, "")
+		fs.Int("window", 1, "")
+		if got := flagsFirst(fs, tc.args); !slices.Equal(got, tc.want) {
+			t.Errorf("flagsFirst(%q) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	// Through a command: the data directory given after the repository is
+	// the one used (before, "--data-dir" and its value were two repositories).
+	dir := t.TempDir()
+	code, _, errOut := runCLI(t, "index", "nohost:1/x", "--data-dir", dir, "--window", "0")
+	if code != 2 || !strings.Contains(errOut, "--window 0: want 1 to 1000") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }

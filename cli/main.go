@@ -179,13 +179,58 @@ func NewFlags(name string, g *Globals) *flag.FlagSet {
 	return fs
 }
 
+// flagsFirst moves the flags that follow positional arguments in args
+// before them, so `locus index REPO --data-dir D` means what it says
+// instead of indexing a repository named "--data-dir" (the flag package
+// stops at the first positional argument). Everything after "--" stays
+// positional; a flag's separate value (`--data-dir D`) moves with it,
+// except for boolean flags, which take none. A dash word that names no
+// flag stays where it is once a positional argument came (an issue's
+// text: `locus localize --repo a/b crash with -v`); before one, the flag
+// package reports it as unknown.
+func flagsFirst(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		name, _, withValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil && len(pos) > 0 {
+			pos = append(pos, a) // words of an issue text (localize), as before
+			continue
+		}
+		flags = append(flags, a)
+		if f == nil || withValue {
+			continue // an unknown flag is the flag package's to report
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	if len(pos) == 0 {
+		return flags
+	}
+	return append(append(flags, "--"), pos...)
+}
+
 // parse parses args, letting LOCUS_<NAME> environment variables fill flags
 // not given on the command line. -h prints the usage to stdout and returns
 // errHelp (exit 0); a bad flag is one message (exit 2) that names the nearest
 // flag there is; the global flags are checked before any work starts.
 func parse(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard) // the flag package would print errors and usage itself
-	err := fs.Parse(args)
+	err := fs.Parse(flagsFirst(fs, args))
 	fs.SetOutput(stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(stdout)
