@@ -1,7 +1,8 @@
 // Command locus-dev holds the developers' tools that do not ship in the
 // locus binary: the benchmarks (scraping, graph builds, search with bleve's
 // BM25 as a peer, backlogs, re-indexing, embedding), the function check
-// against ctags and the history check against git log.
+// against ctags, the history check against git log, and instances for
+// locus eval selected from a repository's history.
 package main
 
 import (
@@ -23,6 +24,9 @@ Usage:
                    time scraping, graph builds, search (bleve as a peer with --peer bleve),
                    backlogs, re-indexing and embedding; check functions against ctags,
                    history against git log
+  locus-dev instances --repo DIR --name owner/name [--n 130] [--since D] [--until D]
+                   function-level instances (swe-dev.jsonl's format) from a repository's
+                   history, for locus eval on a repository without an instance file
 
 Run "locus-dev bench SUBCOMMAND -h" for the flags of a benchmark.
 `
@@ -54,9 +58,11 @@ func run(ctx context.Context, args []string) int {
 		return 0
 	case "bench":
 		return cli.ExitStatus("locus-dev", runBenchCommand(ctx, args[1:]))
+	case "instances":
+		return cli.ExitStatus("locus-dev", runInstances(ctx, args[1:]))
 	}
 	msg := fmt.Sprintf("unknown command %q", args[0])
-	if s := cli.Nearest(args[0], []string{"bench"}); s != "" {
+	if s := cli.Nearest(args[0], []string{"bench", "instances"}); s != "" {
 		msg += fmt.Sprintf("; did you mean %s?", s)
 	}
 	fmt.Fprintf(stderr, "locus-dev: %s\nRun 'locus-dev -h' for the list of commands.\n", msg)

@@ -20,8 +20,12 @@ func runDev(t *testing.T, args ...string) (int, string, string) {
 	oldOut, oldErr := stdout, stderr
 	stdout, stderr = &out, &errOut
 	defer func() { stdout, stderr = oldOut, oldErr }()
-	if len(args) > 0 && args[0] == "bench" {
-		err := runBenchCommand(context.Background(), args[1:])
+	if len(args) > 0 && (args[0] == "bench" || args[0] == "instances") {
+		cmd := runBenchCommand
+		if args[0] == "instances" {
+			cmd = runInstances
+		}
+		err := cmd(context.Background(), args[1:])
 		msg := ""
 		if err != nil {
 			msg = err.Error()
@@ -53,6 +57,9 @@ func TestRun(t *testing.T) {
 		{"not a repository", []string{"bench", "search", "--repo", t.TempDir()}, 1, "not a git repository"},
 		{"no queries", []string{"bench", "search", "--repo", r.Dir, "--queries", "0"}, 1, "want at least 1"},
 		{"bad flag", []string{"bench", "graph", "--rns", "2"}, 2, "locus-dev bench graph -h"},
+		{"instances without a name", []string{"instances", "--repo", r.Dir}, 2, "--name owner/name is required"},
+		{"instances, bad date", []string{"instances", "--repo", r.Dir, "--name", "a/b", "--since", "2024-13-01"}, 2, "want a date as YYYY-MM-DD"},
+		{"instances, nothing usable", []string{"instances", "--repo", r.Dir, "--name", "a/b"}, 1, "edits an existing non-test source file"},
 	} {
 		code, _, msg := runDev(t, tc.args...)
 		if code != tc.code || !strings.Contains(msg, tc.contains) {
