@@ -107,6 +107,7 @@ func runLocalize(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("start localize of issue %s: %w", issueName, err)
 	}
+	g.printWorkflowLink(st.ID)
 	var res workflows.BacklogResult
 	err = g.untilDiskFull(ctx, func(ctx context.Context) (err error) {
 		res, err = jobs.Wait(ctx, st)

@@ -11,7 +11,7 @@ import (
 	"github.com/locus-dev/locus/internal/testutil/gitfixture"
 )
 
-// TestCommandsPrintWorkflowLink: index and backlog print the Web UI's page
+// TestCommandsPrintWorkflowLink: index, backlog and localize print the Web UI's page
 // of their workflow once, on the line after its id; with --ui-addr off or
 // empty no UI is served and no link printed.
 func TestCommandsPrintWorkflowLink(t *testing.T) {
@@ -23,6 +23,7 @@ func TestCommandsPrintWorkflowLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	link := regexp.MustCompile(`(?m)^(?:fleet|backlog) (\S+): 1 (?:repositories|issues) .*\nweb UI: http://127\.0\.0\.1:\d+/namespaces/default/workflows/(\S+)\n`)
+	localizeLink := regexp.MustCompile(`(?m)^web UI: http://127\.0\.0\.1:\d+/namespaces/default/workflows/localize-\S+\n`)
 	for _, tc := range []struct {
 		name string
 		ui   []string
@@ -34,15 +35,19 @@ func TestCommandsPrintWorkflowLink(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := t.TempDir()
-			for _, args := range [][]string{{"index", "acme/linked=" + r.Dir}, {"backlog", issues}} {
+			for _, args := range [][]string{{"index", "acme/linked=" + r.Dir}, {"backlog", issues}, {"localize", "--repo", "acme/linked", "A does nothing"}} {
 				all := append([]string{args[0], "--data-dir", data, "--log-level", "warn"}, tc.ui...)
 				code, _, errOut := runCLI(t, append(all, args[1:]...)...)
 				if code != 0 {
 					t.Fatalf("%s: exit %d\n%s", args[0], code, errOut)
 				}
 				m := link.FindStringSubmatch(errOut)
+				linked := m != nil && m[1] == m[2]
+				if args[0] == "localize" { // prints no id line: its output is the ranking
+					linked = localizeLink.MatchString(errOut)
+				}
 				switch {
-				case tc.want && (m == nil || m[1] != m[2]):
+				case tc.want && !linked:
 					t.Errorf("%s: stderr lacks the link to its workflow's page after its id:\n%s", args[0], errOut)
 				case tc.want && strings.Count(errOut, "web UI:") != 1:
 					t.Errorf("%s: the link is printed more than once:\n%s", args[0], errOut)
