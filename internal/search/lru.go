@@ -72,6 +72,28 @@ func (c *onceLRU[K, V]) get(ctx context.Context, key K, load func() (V, error)) 
 	return e.v, e.err
 }
 
+// ready returns the most recently used value whose key match accepts and
+// whose load has finished without error, without waiting for any load;
+// false when there is none.
+func (c *onceLRU[K, V]) ready(match func(K) bool) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		if !match(e.key) {
+			continue
+		}
+		select {
+		case <-e.ready:
+			if e.err == nil {
+				return e.v, true
+			}
+		default:
+		}
+	}
+	var zero V
+	return zero, false
+}
+
 func (c *onceLRU[K, V]) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
