@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/locus-dev/locus/activities"
 	"github.com/locus-dev/locus/internal/backlog"
@@ -166,32 +164,17 @@ func TestTripletsSurviveAKilledWorker(t *testing.T) {
 
 	out := filepath.Join(cl.dir, "out")
 	run := cl.run(ctx, t, "triplets", "triplets", append(args, "--out", out, "--host-wait", fleetHostWait.String())...)
-	var lost inFlight
-	for {
-		if run.exited() {
-			t.Fatalf("the run ended before a worker could be killed mid-chunk; the repositories are too small for this machine\n%s", run.output())
+	// The moment to kill: a worker mines a chunk of a repository with a
+	// chunk stored and more to come.
+	lost, victim, killedAt := cl.killMidStep(ctx, t, run, "a chunk", func() (inFlight, bool) {
+		f, ok := stepInFlight(ctx, t, cl.c, "MineRepoTriplets", "MineTripletsChunk")
+		if !ok {
+			return f, false
 		}
-		if f, ok := stepInFlight(ctx, t, cl.c, "MineRepoTriplets", "MineTripletsChunk"); ok {
-			p, err := jobs.QueryProgress[workflows.RepoTripletsProgress](ctx, cl.c, f.workflowID)
-			if err == nil && p.Done > 0 && p.Done < p.Chunks {
-				lost = f
-				break
-			}
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for a chunk in flight: %v", ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	_, victimQueue, _ := strings.Cut(lost.identity, "@")
-	victim := cl.workers[victimQueue]
-	if victim == nil {
-		t.Fatalf("%s of %s runs on worker %q, not one of this test's", lost.activity, lost.workflowID, lost.identity)
-	}
-	victim.kill(t)
-	killedAt := time.Now()
-	t.Logf("killed %s (%s) while it mined a chunk of %s", victim.name, victimQueue, lost.workflowID)
+		p, err := jobs.QueryProgress[workflows.RepoTripletsProgress](ctx, cl.c, f.workflowID)
+		return f, err == nil && p.Done > 0 && p.Done < p.Chunks
+	})
+	victimQueue := victim.hostQueue
 	if code := run.wait(ctx, t); code != 0 {
 		t.Fatalf("triplets exit %d after a worker was killed:\n%s", code, run.output())
 	}
@@ -266,13 +249,10 @@ func taggingProxy(t *testing.T, target, worker string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := httputil.NewSingleHostReverseProxy(u)
-	direct := p.Director
-	p.Director = func(r *http.Request) {
-		direct(r)
-		r.Header.Set(workerHeader, worker)
-	}
-	srv := httptest.NewServer(p)
+	srv := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(u)
+		r.Out.Header.Set(workerHeader, worker)
+	}})
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

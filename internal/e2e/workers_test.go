@@ -65,38 +65,19 @@ func TestFleetSurvivesAKilledWorker(t *testing.T) {
 
 	// The moment to kill: a repository has finished and a worker is
 	// running a clone-bound step of another.
-	var lost inFlight
-	for {
-		if index.exited() {
-			t.Fatalf("the fleet ended before a worker could be killed in a clone-bound step; the repositories are too small for this machine\n%s", index.output())
-		}
+	lost, victim, killedAt := cl.killMidStep(ctx, t, index, "a clone-bound step", func() (inFlight, bool) {
 		done := 0
 		for name := range fixtures {
 			if m, err := manifest.Read(ctx, fleetBucket, name); err == nil && m != nil {
 				done++
 			}
 		}
-		if done > 0 {
-			// A clone-bound step of IndexRepo.
-			if f, ok := stepInFlight(ctx, t, c, "IndexRepo", "ScrapeCommits", "BuildGraph"); ok {
-				lost = f
-				break
-			}
+		if done == 0 {
+			return inFlight{}, false
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for a clone-bound step in flight: %v", ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	_, victimQueue, _ := strings.Cut(lost.identity, "@")
-	victim := workersByQueue[victimQueue]
-	if victim == nil {
-		t.Fatalf("%s of %s runs on worker %q, not one of this test's", lost.activity, lost.workflowID, lost.identity)
-	}
-	victim.kill(t)
-	killedAt := time.Now()
-	t.Logf("killed %s (%s) while it ran %s of %s", victim.name, victimQueue, lost.activity, lost.workflowID)
+		return stepInFlight(ctx, t, c, "IndexRepo", "ScrapeCommits", "BuildGraph")
+	})
+	victimQueue := victim.hostQueue
 
 	code := index.wait(ctx, t)
 	if code != 0 {
@@ -209,6 +190,33 @@ func startCluster(ctx context.Context, t *testing.T, extra func(i int) []string)
 	}
 	t.Cleanup(func() { cl.bucket.Close() })
 	return cl
+}
+
+// killMidStep waits until find finds an activity in flight while run
+// runs, then kills the worker running it with SIGKILL and says when; what
+// names the step for the messages.
+func (cl *cluster) killMidStep(ctx context.Context, t *testing.T, run *locusProc, what string, find func() (inFlight, bool)) (inFlight, *locusProc, time.Time) {
+	t.Helper()
+	for {
+		if run.exited() {
+			t.Fatalf("%s ended before a worker could be killed in %s; the repositories are too small for this machine\n%s", run.name, what, run.output())
+		}
+		if f, ok := find(); ok {
+			_, q, _ := strings.Cut(f.identity, "@")
+			victim := cl.workers[q]
+			if victim == nil {
+				t.Fatalf("%s of %s runs on worker %q, not one of this test's", f.activity, f.workflowID, f.identity)
+			}
+			victim.kill(t)
+			t.Logf("killed %s (%s) while it ran %s of %s", victim.name, q, f.activity, f.workflowID)
+			return f, victim, time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s in flight: %v", what, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // run starts a client-only command (`locus CMD --no-worker`) against the
