@@ -29,6 +29,7 @@ type LoadBacklogInput struct {
 // backlog, fewer when their texts pass MaxBytes, each with the commit its
 // repository's index is at.
 func (a *Store) LoadBacklogIssues(ctx context.Context, in LoadBacklogInput) ([]schema.BacklogIssue, error) {
+	defer Heartbeat(ctx, nil)() // a lost worker's attempt is retried after HeartbeatTimeout
 	data, err := a.Bucket.ReadAll(ctx, in.Key)
 	if err != nil {
 		return nil, err
@@ -94,6 +95,7 @@ type BacklogPartInput struct {
 // (Result.Detail), when kept, are written first, so that a stored part
 // always has its details.
 func (a *Store) WriteBacklogPart(ctx context.Context, in BacklogPartInput) error {
+	defer Heartbeat(ctx, nil)()
 	for _, err := range backlog.AddCode(ctx, in.Results, a.functions) {
 		logger(ctx).Warn("backlog part without code", "run", in.Run, "part", in.Part, "error", err)
 	}
@@ -146,6 +148,7 @@ type BacklogSummaryInput struct {
 // backlogs/<run>/summary.json, then its report page (webpage.ReportKey);
 // it returns the summary's key.
 func (a *Store) WriteBacklogSummary(ctx context.Context, in BacklogSummaryInput) (string, error) {
+	defer Heartbeat(ctx, nil)()
 	rs, err := backlog.ReadParts(ctx, a.Bucket, BacklogPartKeys(in.Run, in.Parts))
 	if err != nil {
 		return "", fmt.Errorf("backlog %s: %w", in.Run, err)

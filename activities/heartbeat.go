@@ -93,3 +93,21 @@ func (l *lastLine) load() any {
 	}
 	return ""
 }
+
+// heartbeatFrom heartbeats the activity of ctx (Heartbeat) with details
+// that start as from, the details this attempt resumed from: an attempt
+// whose worker dies (kill -9, a lost host) is then timed out after
+// HeartbeatTimeout instead of its start-to-close timeout, and the next one
+// still resumes from from. set records new details at once and makes them
+// the ones later beats repeat. Outside an activity, both do nothing.
+func heartbeatFrom[T any](ctx context.Context, from T) (set func(T), stop func()) {
+	var details atomic.Pointer[T]
+	details.Store(&from)
+	stop = Heartbeat(ctx, func() any { return *details.Load() })
+	return func(v T) {
+		details.Store(&v)
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx, v)
+		}
+	}, stop
+}

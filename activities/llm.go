@@ -178,7 +178,10 @@ type SelectCentersProgress struct {
 // the settled centers as heartbeat details: the next attempt asks only the
 // others, so nothing already answered is asked or billed twice even
 // without the decision cache. When the retries are spent, the workflow
-// reads the settled centers from the error's details.
+// reads the settled centers from the error's details. It heartbeats while
+// it runs: an attempt lost with its worker is retried after
+// HeartbeatTimeout, and the retry counts the calls the lost attempt had
+// answered, found in the decision cache, as this step's (llm.WithOwner).
 func (a *LLM) SelectCenters(ctx context.Context, in SelectCentersInput) (SelectCentersOutput, error) {
 	ctx = a.owned(ctx, "")
 	var prior SelectCentersProgress
@@ -187,6 +190,8 @@ func (a *LLM) SelectCenters(ctx context.Context, in SelectCentersInput) (SelectC
 			prior = SelectCentersProgress{} // unreadable: ask again (the decision cache keeps it unbilled)
 		}
 	}
+	setDetails, stop := heartbeatFrom(ctx, prior)
+	defer stop()
 	t := a.selectIssue(ctx, in, prior)
 	if t.err != nil {
 		return SelectCentersOutput{}, t.err
@@ -194,8 +199,7 @@ func (a *LLM) SelectCenters(ctx context.Context, in SelectCentersInput) (SelectC
 	if t.retry == nil {
 		return t.out, nil
 	}
-	// The first heartbeat of an attempt is sent at once, not batched.
-	activity.RecordHeartbeat(ctx, t.progress)
+	setDetails(t.progress)
 	return SelectCentersOutput{}, a.retryError(ctx, t.retry, t.wait, t.progress)
 }
 
@@ -331,6 +335,7 @@ type SelectBatchProgress struct {
 // and the next attempt asks only the centers still open. An issue whose
 // selection fails as a whole (a store error, say) has its centers failed
 // with that error: settled when it is not retryable, retried otherwise.
+// It heartbeats as SelectCenters does.
 func (a *LLM) SelectBatch(ctx context.Context, in SelectBatchInput) (SelectBatchOutput, error) {
 	var prior SelectBatchProgress
 	if activity.HasHeartbeatDetails(ctx) {
@@ -338,6 +343,8 @@ func (a *LLM) SelectBatch(ctx context.Context, in SelectBatchInput) (SelectBatch
 			prior = SelectBatchProgress{} // unreadable: ask again (the decision cache keeps it unbilled)
 		}
 	}
+	setDetails, stop := heartbeatFrom(ctx, prior)
+	defer stop()
 	tries := make([]issueTry, len(in.Issues))
 	var wg sync.WaitGroup
 	for i, is := range in.Issues {
@@ -372,7 +379,7 @@ func (a *LLM) SelectBatch(ctx context.Context, in SelectBatchInput) (SelectBatch
 	if retry == nil {
 		return out, nil
 	}
-	activity.RecordHeartbeat(ctx, progress)
+	setDetails(progress)
 	return SelectBatchOutput{}, a.retryError(ctx, retry, wait, progress)
 }
 
@@ -408,8 +415,15 @@ type RetrieveInput struct {
 	Snapshot string `json:"snapshot,omitempty"`
 }
 
-// Retrieve ranks and expands (steps 1–3 of SpIDER).
+// Retrieve ranks and expands (steps 1–3 of SpIDER), heartbeating.
 func (a *Search) Retrieve(ctx context.Context, in RetrieveInput) (search.Retrieval, error) {
+	stop := Heartbeat(ctx, nil)
+	defer stop()
+	return a.retrieve(ctx, in)
+}
+
+// retrieve is Retrieve without the heartbeat, for RetrieveBatch.
+func (a *Search) retrieve(ctx context.Context, in RetrieveInput) (search.Retrieval, error) {
 	if err := in.Params.Validate(); err != nil {
 		return search.Retrieval{}, badInput(fmt.Errorf("retrieve %s: %w", in.Repo, err))
 	}
@@ -447,7 +461,7 @@ func (a *Search) RetrieveBatch(ctx context.Context, in RetrieveBatchInput) ([]Re
 	stop := Heartbeat(ctx, func() any { return done.Load() })
 	defer stop()
 	for i, is := range in.Issues {
-		r, err := a.Retrieve(ctx, is)
+		r, err := a.retrieve(ctx, is)
 		var app *temporal.ApplicationError
 		switch {
 		case err == nil:
@@ -480,6 +494,8 @@ func (a *LLM) Rerank(ctx context.Context, in search.RerankRequest) (llm.Selectio
 			prior = llm.Selection{}
 		}
 	}
+	setDetails, stop := heartbeatFrom(ctx, prior)
+	defer stop()
 	sel, err := search.Rerank(ctx, a.Deps, in)
 	sel.Calls += prior.Calls
 	sel.CachedCalls += prior.CachedCalls
@@ -495,7 +511,7 @@ func (a *LLM) Rerank(ctx context.Context, in search.RerankRequest) (llm.Selectio
 	activity.GetLogger(ctx).Debug("rerank failed", "repo", in.Repo, "attempt", activity.GetInfo(ctx).Attempt, "error", err)
 	usage := llm.Selection{Model: sel.Model, Calls: sel.Calls, CachedCalls: sel.CachedCalls, PromptTokens: sel.PromptTokens,
 		CompletionTokens: sel.CompletionTokens, Latency: sel.Latency}
-	activity.RecordHeartbeat(ctx, usage)
+	setDetails(usage)
 	return llm.Selection{}, a.retryError(ctx, err, llm.RetryAfter(err), usage)
 }
 

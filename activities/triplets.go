@@ -39,6 +39,7 @@ type TripletsPlan struct {
 // chunks. A repository without history in the store fails for good, with
 // a message naming it.
 func (a *Store) PlanTriplets(ctx context.Context, in TripletsPlanInput) (TripletsPlan, error) {
+	defer Heartbeat(ctx, nil)() // a lost worker's attempt is retried after HeartbeatTimeout
 	ix, err := triplets.ReadIndex(ctx, a.Bucket, in.Repo)
 	if err != nil {
 		if errors.Is(err, triplets.ErrNoHistory) {
@@ -119,6 +120,7 @@ type TripletsResultsInput struct {
 
 // WriteTripletsResults stores one run segment's per-repository results.
 func (a *Store) WriteTripletsResults(ctx context.Context, in TripletsResultsInput) (string, error) {
+	defer Heartbeat(ctx, nil)()
 	key := schema.TripletsResultsKey(in.Run, in.Seq)
 	return key, a.writeJSON(ctx, key, in.Results)
 }

@@ -45,6 +45,7 @@ func runBacklog(ctx context.Context, args []string) error {
 	priceIn := fs.Float64("price-in", 0, "USD per million prompt tokens, for the summary's cost estimate; 0: no estimate")
 	priceOut := fs.Float64("price-out", 0, "USD per million completion tokens, for the summary's cost estimate")
 	perRun := fs.Int("continue-as-new-after", workflows.DefaultBacklogPerRun, "issues per workflow run before it continues as new")
+	hostWait := fs.Duration("host-wait", workflows.DefaultHostWait, "snapshots (issues with a base commit): "+hostWaitUsage)
 	workerFlags(fs, &g)
 	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
 	fs.Usage = func() {
@@ -70,6 +71,7 @@ func runBacklog(ctx context.Context, args []string) error {
 		intRange("continue-as-new-after", *perRun, 1, workflows.MaxContinueAsNewAfter),
 		nonNegative("price-in", *priceIn),
 		nonNegative("price-out", *priceOut),
+		checkHostWait(*hostWait),
 		g.checkRerank(*rerank, *noWorker),
 	); err != nil {
 		return err
@@ -139,7 +141,7 @@ func runBacklog(ctx context.Context, args []string) error {
 		fmt.Fprintf(stderr, "%s: %s\n", termtext.Escape(f.Source), termtext.Escape(f.Error))
 	}
 	opts := workflows.BacklogOptions{Window: *window, Batch: *batch, ContinueAsNewAfter: *perRun, MaxTokens: *maxTokens, MaxIssueTokens: *maxIssueTokens,
-		PriceInPerM: *priceIn, PriceOutPerM: *priceOut}
+		PriceInPerM: *priceIn, PriceOutPerM: *priceOut, HostWait: defaultZero(*hostWait, workflows.DefaultHostWait)}
 	params := search.Params{Method: *method, Params: spider.Params{K: *k}, IncludeTests: *includeTests, Rerank: *rerank, Model: *model, CrossEncoder: *crossEnc}
 	c, closeAll, err := g.connectWorking(ctx, log, bucket, !*noWorker, nil)
 	if err != nil {

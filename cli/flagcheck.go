@@ -102,7 +102,8 @@ func checkHostPort(flagName, v string) error {
 // maxBlobSizeUsage documents --max-blob-size on index, schedule and eval.
 const maxBlobSizeUsage = "clone and fetch without blobs larger than this many bytes (git's --filter=blob:limit=N; needs the git CLI); such blobs, like those a mirror lacks, are recorded as missing (counted by status) and their files not parsed; 0: every blob"
 
-// hostWaitUsage documents --host-wait on index and schedule create.
+// hostWaitUsage documents --host-wait on index, schedule create, backlog
+// and triplets.
 const hostWaitUsage = "how long a step waits for the worker host that holds the repository's clone before that host counts as gone and the repository is cloned again on a live host"
 
 // checkHostWait checks --host-wait: a positive duration.

@@ -46,6 +46,7 @@ func runTriplets(ctx context.Context, args []string) error {
 	format := fs.String("format", triplets.FormatSweRank, "export layout: "+strings.Join(triplets.Formats, ", "))
 	chunk := fs.Int("chunk", triplets.DefaultChunk, "commits one activity mines")
 	window := fs.Int("window", workflows.DefaultTripletsWindow, "repositories mined at once")
+	hostWait := fs.Duration("host-wait", workflows.DefaultHostWait, hostWaitUsage)
 	workerFlags(fs, &g)
 	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (workers run elsewhere)")
 	fs.Usage = func() {
@@ -69,6 +70,7 @@ func runTriplets(ctx context.Context, args []string) error {
 		intRange("chunk", *chunk, 1, -1),
 		intRange("window", *window, 1, workflows.MaxWindow),
 		oneOf("format", *format, triplets.Formats...),
+		checkHostWait(*hostWait),
 		aerr, berr,
 	); err != nil {
 		return err
@@ -95,7 +97,7 @@ func runTriplets(ctx context.Context, args []string) error {
 		fs.Usage()
 		return exitError{code: 2, msg: "no repositories given"}
 	}
-	opts := workflows.TripletsOptions{ChunkSize: *chunk, Window: *window, Mine: triplets.Options{
+	opts := workflows.TripletsOptions{ChunkSize: *chunk, Window: *window, HostWait: defaultZero(*hostWait, workflows.DefaultHostWait), Mine: triplets.Options{
 		Filter: triplets.Filter{MaxFunctions: *maxFunctions}, Negatives: *negatives, MinRank: *minRank, MaxRank: *maxRank,
 		KeepRank: *keepRank, After: afterMs, Before: beforeMs, HardFrom: strings.Split(*hardFrom, ",")}}
 	if err := check(fs, opts.Mine.Validate()); err != nil {

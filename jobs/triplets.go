@@ -1,11 +1,13 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -56,13 +58,17 @@ type Collected struct {
 }
 
 // CollectTriplets reads every part of a finished run, repository by
-// repository and chunk by chunk (size and SHA-256 checked), and keeps what
-// d keeps.
+// repository in name order and chunk by chunk (size and SHA-256 checked),
+// and keeps what d keeps. The run stores its repositories in the order
+// they finished, which a lost worker or a slow host changes; the dedup
+// keeps the first of repeats, so reading in that order would make the
+// records depend on it.
 func CollectTriplets(ctx context.Context, b *blob.Bucket, res workflows.TripletsResult, d *triplets.Dedup) (Collected, error) {
 	repos, err := activities.ReadTripletsResults(ctx, b, res.ResultKeys)
 	if err != nil {
 		return Collected{}, err
 	}
+	slices.SortStableFunc(repos, func(a, b activities.TripletsRepoResult) int { return cmp.Compare(a.Repo, b.Repo) })
 	out := Collected{Repos: repos, Dropped: map[triplets.Skip]int{}}
 	for _, r := range repos {
 		for _, p := range r.Parts {

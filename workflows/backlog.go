@@ -75,6 +75,11 @@ type BacklogOptions struct {
 	// estimate; 0: unknown (no estimate).
 	PriceInPerM  float64 `json:"price_in_per_m,omitempty"`
 	PriceOutPerM float64 `json:"price_out_per_m,omitempty"`
+	// HostWait is how long a snapshot waits for the host that holds its
+	// repository's clone before that host counts as gone and the
+	// repository is cloned again on a live host (schema.IndexOptions.HostWait);
+	// 0: DefaultHostWait.
+	HostWait time.Duration `json:"host_wait,omitempty"`
 }
 
 // LocalizeBacklogInput is LocalizeBacklog's argument. The issues are stored
@@ -232,9 +237,12 @@ func newBacklogWorkflow(ctx workflow.Context, in LocalizeBacklogInput) *backlogW
 		in.Run = workflow.GetInfo(ctx).WorkflowExecution.ID
 	}
 	b.in, b.run = in, in.Run
+	// The heartbeat timeout retries an attempt lost with its worker (kill
+	// -9) on another after 30 s, rather than after the start-to-close.
 	b.actCtx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           IndexQueue,
 		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    HeartbeatTimeout,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
 	})
 	b.first, b.end = in.Next, min(in.Next+perRun, in.Total)
@@ -461,23 +469,23 @@ func (b *backlogWorkflow) startSnapshot(w waitingSnapshot) {
 }
 
 // ensureSnapshot builds the snapshot on the host with the clone. When that
-// host is gone (no worker took the task within DefaultHostWait), the
+// host is gone (no worker took the task within HostWait), the
 // repository is cloned again on a live host and the snapshot built there,
 // so that losing a worker fails no issue.
 func (b *backlogWorkflow) ensureSnapshot(is schema.BacklogIssue) workflow.Future {
 	in := schema.EnsureSnapshotInput{Repo: is.Repo, Commit: is.BaseCommit}
 	// Keep: runs recorded before the fallback replay the bare activity.
 	if workflow.GetVersion(b.ctx, "snapshot-host-fallback", workflow.DefaultVersion, 1) < 1 {
-		return workflow.ExecuteActivity(onHost(b.ctx, is.HostQueue, DefaultHostWait, 2*time.Hour), snapActs.EnsureSnapshot, in)
+		return workflow.ExecuteActivity(onHost(b.ctx, is.HostQueue, b.o.HostWait, 2*time.Hour), snapActs.EnsureSnapshot, in)
 	}
 	f, set := workflow.NewFuture(b.ctx)
 	workflow.Go(b.ctx, func(ctx workflow.Context) {
 		var si schema.SnapshotInfo
-		err := workflow.ExecuteActivity(onHost(ctx, is.HostQueue, DefaultHostWait, 2*time.Hour), snapActs.EnsureSnapshot, in).Get(ctx, &si)
+		err := workflow.ExecuteActivity(onHost(ctx, is.HostQueue, b.o.HostWait, 2*time.Hour), snapActs.EnsureSnapshot, in).Get(ctx, &si)
 		if hostGone(err) && is.CloneURL != "" {
 			var host string
 			if host, err = moveClone(syncOptions(ctx), schema.RepoSpec{Name: is.Repo, URL: is.CloneURL, Ref: is.CloneRef}, 0, is.HostQueue); err == nil {
-				err = workflow.ExecuteActivity(onHost(ctx, host, DefaultHostWait, 2*time.Hour), snapActs.EnsureSnapshot, in).Get(ctx, &si)
+				err = workflow.ExecuteActivity(onHost(ctx, host, b.o.HostWait, 2*time.Hour), snapActs.EnsureSnapshot, in).Get(ctx, &si)
 			}
 		}
 		set.Set(si, err)
@@ -712,6 +720,9 @@ func validateBacklogInput(in LocalizeBacklogInput) error {
 	}
 	if o.PartSize < 0 || o.PartSize > MaxContinueAsNewAfter {
 		errs = append(errs, fmt.Errorf("part size %d: want 1 to %d (0: default %d)", o.PartSize, MaxContinueAsNewAfter, DefaultBacklogPartSize))
+	}
+	if o.HostWait < 0 {
+		errs = append(errs, fmt.Errorf("host-wait %v: want a positive duration (0: default %v)", o.HostWait, DefaultHostWait))
 	}
 	if o.HistoryBytes < 0 {
 		errs = append(errs, fmt.Errorf("history bytes %d: want at least 1 (0: default %d)", o.HistoryBytes, DefaultBacklogHistory))

@@ -149,11 +149,14 @@ func Localize(ctx workflow.Context, in LocalizeInput) (LocalizeResult, error) {
 }
 
 // retrieveOptions are the activity options of a Retrieve, or of a
-// RetrieveBatch of n issues.
+// RetrieveBatch of n issues. Both heartbeat: an attempt whose worker died
+// is retried after HeartbeatTimeout, not its start-to-close timeout
+// (40 minutes for a batch of 8).
 func retrieveOptions(n int) workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		TaskQueue:           IndexQueue,
 		StartToCloseTimeout: 5 * time.Minute * time.Duration(n),
+		HeartbeatTimeout:    HeartbeatTimeout,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
 	}
 }
@@ -178,13 +181,16 @@ func selectPolicy(ro RetryOptions) (*temporal.RetryPolicy, time.Duration) {
 }
 
 // selectOptions are the activity options of a selection of centers
-// centers on the LLM queue: perCenter for each, waits included.
+// centers (or a rerank) on the LLM queue: perCenter for each, waits
+// included. The activities heartbeat: an attempt whose worker died is
+// retried after HeartbeatTimeout, not after the whole allowance.
 func selectOptions(policy *temporal.RetryPolicy, perCenter time.Duration, centers int) workflow.ActivityOptions {
 	total := perCenter * time.Duration(centers)
 	return workflow.ActivityOptions{
 		TaskQueue:              LLMQueue,
 		StartToCloseTimeout:    total,
 		ScheduleToCloseTimeout: total,
+		HeartbeatTimeout:       HeartbeatTimeout,
 		RetryPolicy:            policy,
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/locus-dev/locus/activities"
+	"github.com/locus-dev/locus/internal/triplets"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -102,6 +103,67 @@ func TestIndexFleetActivitiesHeartbeat(t *testing.T) {
 		t.Fatalf("continued as new with %+v", next)
 	}
 	for _, name := range []string{"LoadFleetRepos", "WriteFleetResults", "WriteFleetSummary"} {
+		if got, ok := rec.got[name]; !ok || got.HeartbeatTimeout != HeartbeatTimeout {
+			t.Errorf("%s: heartbeat timeout %v (scheduled: %v), want %v", name, got.HeartbeatTimeout, ok, HeartbeatTimeout)
+		}
+	}
+}
+
+// A backlog's and a triplets run's activities on shared queues have a
+// heartbeat timeout (an attempt lost with its worker is retried after
+// HeartbeatTimeout, not after a start-to-close of minutes: 2 min a center
+// for a selection), and their clone-bound steps wait HostWait for the
+// clone's host (DefaultHostWait when unset).
+func TestBacklogAndTripletsActivitiesHeartbeat(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		wait time.Duration
+		want time.Duration
+	}{
+		{"default", 0, DefaultHostWait},
+		{"set", 20 * time.Second, 20 * time.Second},
+	} {
+		t.Run("backlog/"+tc.name, func(t *testing.T) {
+			issues := backlogIssues(3)
+			issues[0].BaseCommit, issues[0].HostQueue = "aaaaaaa1", "host-a" // ranked at a snapshot
+			r := newBacklogRun(t, issues)
+			rec := &optsRecorder{got: map[string]workflow.ActivityOptions{}}
+			r.env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{rec}})
+			if next, res := r.execute(t, LocalizeBacklogInput{IssuesKey: schema.BacklogKey(testBacklogRun, "input.json"), Total: len(issues),
+				Options: BacklogOptions{HostWait: tc.wait}}); next != nil || res.Done != len(issues) {
+				t.Fatalf("continued as %+v, result %+v", next, res)
+			}
+			checkHeartbeats(t, rec, "LoadBacklogIssues", "RetrieveBatch", "SelectBatch", "WriteBacklogPart", "WriteBacklogSummary", "EnsureSnapshot")
+			if got := rec.got["EnsureSnapshot"].ScheduleToStartTimeout; got != tc.want {
+				t.Errorf("EnsureSnapshot waits %v for its host, want %v", got, tc.want)
+			}
+		})
+		t.Run("triplets/"+tc.name, func(t *testing.T) {
+			env := newTestSuite(t).NewTestWorkflowEnvironment()
+			env.RegisterActivity(&activities.Git{})
+			env.RegisterActivity(&activities.Store{})
+			rec := &optsRecorder{got: map[string]workflow.ActivityOptions{}}
+			env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{rec}})
+			env.OnActivity(store.PlanTriplets, mock.Anything, mock.Anything).Return(
+				activities.TripletsPlan{Head: testHead, Commits: 2, Chunks: 2, HostQueue: "host-a", URL: "/src/widget"}, nil)
+			env.OnActivity(git.MineTripletsChunk, mock.Anything, mock.Anything).Return(triplets.ChunkResult{}, nil)
+			env.ExecuteWorkflow(MineRepoTriplets, TripletsRepoInput{Run: "r", Repo: "acme/widget", Options: TripletsOptions{HostWait: tc.wait}})
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatalf("workflow error: %v", err)
+			}
+			checkHeartbeats(t, rec, "PlanTriplets", "MineTripletsChunk")
+			if got := rec.got["MineTripletsChunk"].ScheduleToStartTimeout; got != tc.want {
+				t.Errorf("MineTripletsChunk waits %v for its host, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// checkHeartbeats checks that each activity named was scheduled with
+// HeartbeatTimeout.
+func checkHeartbeats(t *testing.T, rec *optsRecorder, names ...string) {
+	t.Helper()
+	for _, name := range names {
 		if got, ok := rec.got[name]; !ok || got.HeartbeatTimeout != HeartbeatTimeout {
 			t.Errorf("%s: heartbeat timeout %v (scheduled: %v), want %v", name, got.HeartbeatTimeout, ok, HeartbeatTimeout)
 		}

@@ -42,6 +42,11 @@ type TripletsOptions struct {
 	// ContinueAsNewAfter is the repositories one run starts before it
 	// continues as new; default 200.
 	ContinueAsNewAfter int `json:"continue_as_new_after,omitempty"`
+	// HostWait is how long a chunk waits for the host that holds the
+	// repository's clone before that host counts as gone and the
+	// repository is cloned again on a live host (schema.IndexOptions.HostWait);
+	// 0: DefaultHostWait.
+	HostWait time.Duration `json:"host_wait,omitempty"`
 }
 
 // BuildTripletsInput is the BuildTriplets workflow's argument; Next,
@@ -114,9 +119,12 @@ func BuildTriplets(ctx workflow.Context, in BuildTripletsInput) (TripletsResult,
 	if in.StartedAt.IsZero() {
 		in.StartedAt = workflow.Now(ctx)
 	}
+	// The heartbeat timeout retries an attempt lost with its worker (kill
+	// -9) on another after 30 s, rather than after the start-to-close.
 	actCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           IndexQueue,
 		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    HeartbeatTimeout,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
 	})
 	end := min(in.Next+perRun, len(in.Repos))
@@ -195,6 +203,7 @@ func MineRepoTriplets(ctx workflow.Context, in TripletsRepoInput) (activities.Tr
 	actCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           IndexQueue,
 		StartToCloseTimeout: 10 * time.Minute,
+		HeartbeatTimeout:    HeartbeatTimeout,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{activities.ErrTypeBadInput}},
 	})
 	var plan activities.TripletsPlan
@@ -203,7 +212,7 @@ func MineRepoTriplets(ctx workflow.Context, in TripletsRepoInput) (activities.Tr
 	}
 	res.Head = plan.Head
 	host := plan.HostQueue
-	hostCtx := onHost(ctx, host, DefaultHostWait, 2*time.Hour)
+	hostCtx := onHost(ctx, host, in.Options.HostWait, 2*time.Hour)
 	chunks := make([]*triplets.ChunkResult, plan.Chunks)
 	done := 0
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (RepoTripletsProgress, error) {
@@ -226,7 +235,7 @@ func MineRepoTriplets(ctx workflow.Context, in TripletsRepoInput) (activities.Tr
 				failed = fmt.Errorf("host %s gone, cloning again: %w", host, err)
 				break
 			}
-			host, hostCtx, moveFrom = q, onHost(ctx, q, DefaultHostWait, 2*time.Hour), ""
+			host, hostCtx, moveFrom = q, onHost(ctx, q, in.Options.HostWait, 2*time.Hour), ""
 		}
 		for running < DefaultTripletsChunkPar && (next < plan.Chunks || len(again) > 0) && failed == nil && moveFrom != host {
 			var i int
@@ -328,6 +337,9 @@ func validateTripletsInput(in BuildTripletsInput) error {
 		}
 	}
 	o := in.Options.Mine
+	if in.Options.HostWait < 0 {
+		return fmt.Errorf("triplets: host-wait %v: want a positive duration (0: default %v)", in.Options.HostWait, DefaultHostWait)
+	}
 	if o.Negatives < 0 || o.MinRank < 0 || o.MaxRank < 0 || o.KeepRank < 0 || o.Filter.MaxFunctions < 0 || in.Options.ChunkSize < 0 {
 		return errors.New("triplets: counts and ranks must be 0 (default) or more")
 	}

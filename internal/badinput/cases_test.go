@@ -1415,7 +1415,7 @@ var cases = slices.Concat([]badCase{
 			}
 		},
 	},
-}, backlogCases, partialCases, identCases, diskCases, loadCases, evalCases, schedCases, devCases, fileclassCases, rankCases, neuralCases, webuiCases, pagesCases, snapCases, workersCases)
+}, backlogCases, partialCases, identCases, diskCases, loadCases, evalCases, schedCases, devCases, fileclassCases, rankCases, neuralCases, webuiCases, pagesCases, snapCases, workersCases, workerlossCases)
 
 // indexPortRepo indexes a repository with one class of eight methods (enough
 // for SpIDER to ask its selector about neighbours) and returns its name.

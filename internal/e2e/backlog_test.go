@@ -62,25 +62,40 @@ func writeBacklogFile(t *testing.T, n int) string {
 }
 
 // decisionCounter is a fake selector LLM that picks each center's first
-// candidate and counts the prompts it was asked, by content. While gated,
-// calls block until released and are counted as interrupted.
+// candidate and counts the prompts it was asked, by content, and by the
+// worker that asked (the workerHeader a tagging proxy set, "" without
+// one). While gated, calls block until released and are counted as
+// interrupted.
 type decisionCounter struct {
 	mu          sync.Mutex
 	asked       map[string]int
 	interrupted map[string]int
-	after       int           // calls answered before the gate closes (0: never)
-	blocked     chan struct{} // one send per call held at the gate
+	by          map[string]map[string]int // worker → prompt → calls
+	heldBy      map[string]map[string]int // worker → prompt → calls held at the gate
+	after       int                       // calls answered before the gate closes (0: never)
+	blocked     chan string               // the worker of each call held at the gate
 	release     chan struct{}
+	opened      sync.Once
 }
+
+// workerHeader names the worker process whose call a tagging proxy
+// forwarded (see taggingProxy).
+const workerHeader = "X-Locus-Test-Worker"
 
 func newDecisionCounter(fake *llmtest.Server, gateAfter int) *decisionCounter {
 	d := &decisionCounter{asked: map[string]int{}, interrupted: map[string]int{}, after: gateAfter,
-		blocked: make(chan struct{}, 64), release: make(chan struct{})}
+		by: map[string]map[string]int{}, heldBy: map[string]map[string]int{},
+		blocked: make(chan string, 64), release: make(chan struct{})}
 	fake.SetHandler(func(req llmtest.Request) llmtest.Step {
 		prompt := req.Messages[len(req.Messages)-1].Content
 		p := llmtest.ParseSelectionPrompt(prompt)
+		worker := req.Header.Get(workerHeader)
 		d.mu.Lock()
 		d.asked[prompt]++
+		if d.by[worker] == nil {
+			d.by[worker], d.heldBy[worker] = map[string]int{}, map[string]int{}
+		}
+		d.by[worker][prompt]++
 		total := 0
 		for _, n := range d.asked {
 			total += n
@@ -93,10 +108,11 @@ func newDecisionCounter(fake *llmtest.Server, gateAfter int) *decisionCounter {
 		}
 		if hold {
 			d.interrupted[prompt]++
+			d.heldBy[worker][prompt]++
 		}
 		d.mu.Unlock()
 		if hold {
-			d.blocked <- struct{}{}
+			d.blocked <- worker
 			<-d.release // the workers that asked are gone by then
 		}
 		if len(p.Candidates) == 0 {
@@ -106,6 +122,10 @@ func newDecisionCounter(fake *llmtest.Server, gateAfter int) *decisionCounter {
 	})
 	return d
 }
+
+// open releases the calls held at the gate and lets every later call
+// through.
+func (d *decisionCounter) open() { d.opened.Do(func() { close(d.release) }) }
 
 // backlogEnv is one server, store, data directory and fake LLM.
 type backlogEnv struct {
@@ -225,7 +245,7 @@ func TestBacklogResumesAfterWorkerLoss(t *testing.T) {
 	for _, w := range first {
 		w.Stop()
 	}
-	close(e.calls.release)
+	e.calls.open()
 	if before.Done+before.Failed >= backlogIssueCount || before.Done == 0 {
 		t.Fatalf("progress at the stop %+v: want mid-run", before)
 	}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -52,97 +53,31 @@ func TestFleetSurvivesAKilledWorker(t *testing.T) {
 		t.Skip("-short: skipping the multi-process fleet test (it builds locus and runs five processes)")
 	}
 	ctx := testctx.New(t)
-	bin := buildLocus(t)
-	s3 := s3server.Start(t)
-	for _, kv := range s3.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v) // read by this test's bucket and inherited by every process
-	}
-	storeURL := s3.URL(s3.Bucket, "fleet")
-	dir := t.TempDir()
+	cl := startCluster(ctx, t, nil)
+	bin, dir, c, fleetBucket, workersByQueue := cl.bin, cl.dir, cl.c, cl.bucket, cl.workers
 
 	// Six repositories of 30–55 commits over a few files, so that a
 	// repository is still in flight when another has finished.
-	var specs []string
-	fixtures := map[schema.RepoName]*gitfixture.Repo{}
-	for i := range 6 {
-		name := schema.RepoName(fmt.Sprintf("fleet/r%d", i))
-		r := gitfixture.NewAt(t, filepath.Join(dir, "src", fmt.Sprint(i)))
-		growHistory(r, i, 30+5*i)
-		fixtures[name] = r
-		specs = append(specs, string(name)+"="+r.Dir)
-	}
-	reposFile := filepath.Join(dir, "repos.txt")
-	if err := os.WriteFile(reposFile, []byte(strings.Join(specs, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	fixtures, reposFile := writeFleet(t, dir, 6, func(i int) int { return 30 + 5*i })
 
-	// Port 0: the server picks free ports for its services and says where
-	// its frontend listens.
-	srv := startLocus(ctx, t, bin, "server", "server", "--data-dir", filepath.Join(dir, "server"), "--address", "127.0.0.1:0")
-	_, addr, _ := strings.Cut(srv.waitFor(ctx, t, "Temporal server listening on "), "Temporal server listening on ")
-	addr, _, _ = strings.Cut(addr, " ")
-	workersByQueue := map[string]*locusProc{}
-	for i := range 3 {
-		w := startLocus(ctx, t, bin, fmt.Sprintf("worker%d", i), "worker", "--temporal", addr, "--store", storeURL,
-			"--data-dir", filepath.Join(dir, fmt.Sprintf("worker%d", i)), "--activities", "2", "--log-level", "warn")
-		line := w.waitFor(ctx, t, "queues locus-index and ")
-		_, q, _ := strings.Cut(line, "queues locus-index and ")
-		q, _, _ = strings.Cut(q, ";")
-		w.hostQueue = q
-		workersByQueue[q] = w
-	}
-	if len(workersByQueue) != 3 {
-		t.Fatalf("three workers share %d host queues, want one each", len(workersByQueue))
-	}
-	c, err := client.Dial(client.Options{HostPort: addr, Logger: sdklog.NewStructuredLogger(testlog.New(t, slog.LevelWarn))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	fleetBucket, err := blob.Open(ctx, storeURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fleetBucket.Close()
-
-	index := startLocus(ctx, t, bin, "index", "index", "--no-worker", "--temporal", addr, "--store", storeURL,
-		"--data-dir", filepath.Join(dir, "client"), "--repos-file", reposFile, "--window", "2",
-		"--host-wait", fleetHostWait.String(), "--json", "--log-level", "warn")
+	index := cl.run(ctx, t, "client", "index", "--repos-file", reposFile, "--window", "2",
+		"--host-wait", fleetHostWait.String(), "--json")
 
 	// The moment to kill: a repository has finished and a worker is
 	// running a clone-bound step of another.
-	var lost inFlight
-	for {
-		if index.exited() {
-			t.Fatalf("the fleet ended before a worker could be killed in a clone-bound step; the repositories are too small for this machine\n%s", index.output())
-		}
+	lost, victim, killedAt := cl.killMidStep(ctx, t, index, "a clone-bound step", func() (inFlight, bool) {
 		done := 0
 		for name := range fixtures {
 			if m, err := manifest.Read(ctx, fleetBucket, name); err == nil && m != nil {
 				done++
 			}
 		}
-		if done > 0 {
-			if f, ok := hostStepInFlight(ctx, t, c); ok {
-				lost = f
-				break
-			}
+		if done == 0 {
+			return inFlight{}, false
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for a clone-bound step in flight: %v", ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	_, victimQueue, _ := strings.Cut(lost.identity, "@")
-	victim := workersByQueue[victimQueue]
-	if victim == nil {
-		t.Fatalf("%s of %s runs on worker %q, not one of this test's", lost.activity, lost.workflowID, lost.identity)
-	}
-	victim.kill(t)
-	killedAt := time.Now()
-	t.Logf("killed %s (%s) while it ran %s of %s", victim.name, victimQueue, lost.activity, lost.workflowID)
+		return stepInFlight(ctx, t, c, "IndexRepo", "ScrapeCommits", "BuildGraph")
+	})
+	victimQueue := victim.hostQueue
 
 	code := index.wait(ctx, t)
 	if code != 0 {
@@ -159,31 +94,13 @@ func TestFleetSurvivesAKilledWorker(t *testing.T) {
 	// The lost step's repository moved: its host's queue timed out
 	// (schedule-to-start), it was synced again, and what was published
 	// names a live host.
-	lostRepo, moved := hostMove(ctx, t, c, lost.workflowID, lost.runID, victimQueue)
-	if moved.IsZero() {
-		t.Errorf("%s: no schedule-to-start timeout on the dead host's queue %s; the repository did not move by the bounded wait", lost.workflowID, victimQueue)
-	} else {
-		// The bound under test: the lost attempt's heartbeat timeout, then
-		// --host-wait on the dead queue; the default wait alone is longer.
-		took := moved.Sub(killedAt)
-		t.Logf("%s moved %v after the kill (heartbeat timeout %v of the lost attempt, then --host-wait %v)",
-			lost.workflowID, took.Round(time.Second), workflows.HeartbeatTimeout, fleetHostWait)
-		if took >= workflows.DefaultHostWait {
-			t.Errorf("%s moved %v after the kill, not within --host-wait %v of the lost attempt's timeout", lost.workflowID, took, fleetHostWait)
-		}
-	}
+	var lostIn schema.IndexRepoInput
+	moved := hostMove(ctx, t, c, lost.workflowID, lost.runID, victimQueue, &lostIn)
+	lostRepo := lostIn.Repo.Name
+	checkMoved(t, lost.workflowID, victimQueue, moved, killedAt)
 
 	// The same repositories indexed by one process, the default way.
-	single := filepath.Join(dir, "single")
-	one := startLocus(ctx, t, bin, "single", "index", "--data-dir", single, "--repos-file", reposFile, "--log-level", "warn")
-	if code := one.wait(ctx, t); code != 0 {
-		t.Fatalf("single-process index exit %d:\n%s", code, one.output())
-	}
-	singleBucket, err := blob.Open(ctx, "file://"+filepath.Join(single, "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer singleBucket.Close()
+	_, singleBucket := indexSingle(ctx, t, bin, dir, reposFile)
 	for name, fx := range fixtures {
 		m := checkIndexed(ctx, t, fleetBucket, name, fx)
 		ref := checkIndexed(ctx, t, singleBucket, name, fx)
@@ -212,6 +129,169 @@ func TestFleetSurvivesAKilledWorker(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// cluster is what a cluster runs, as processes of the real binary:
+// `locus server` and three `locus worker` (each its own data directory,
+// so its own clone host) on one S3 store (versitygw).
+type cluster struct {
+	bin, dir string
+	addr     string                // the server's frontend
+	store    string                // the workers' --store
+	workers  map[string]*locusProc // by host queue
+	byIndex  []*locusProc          // in start order
+	c        client.Client
+	bucket   *blob.Bucket // the store
+}
+
+// startCluster starts a cluster; extra(i), when set, adds flags to
+// worker i's command line.
+func startCluster(ctx context.Context, t *testing.T, extra func(i int) []string) *cluster {
+	t.Helper()
+	cl := &cluster{bin: buildLocus(t), dir: t.TempDir(), workers: map[string]*locusProc{}}
+	s3 := s3server.Start(t)
+	for _, kv := range s3.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v) // read by this test's bucket and inherited by every process
+	}
+	cl.store = s3.URL(s3.Bucket, "fleet")
+
+	// Port 0: the server picks free ports for its services and says where
+	// its frontend listens.
+	srv := startLocus(ctx, t, cl.bin, "server", "server", "--data-dir", filepath.Join(cl.dir, "server"), "--address", "127.0.0.1:0")
+	_, addr, _ := strings.Cut(srv.waitFor(ctx, t, "Temporal server listening on "), "Temporal server listening on ")
+	cl.addr, _, _ = strings.Cut(addr, " ")
+	for i := range 3 {
+		args := []string{"worker", "--temporal", cl.addr, "--store", cl.store,
+			"--data-dir", filepath.Join(cl.dir, fmt.Sprintf("worker%d", i)), "--activities", "2", "--log-level", "warn"}
+		if extra != nil {
+			args = append(args, extra(i)...)
+		}
+		w := startLocus(ctx, t, cl.bin, fmt.Sprintf("worker%d", i), args...)
+		line := w.waitFor(ctx, t, "queues locus-index and ")
+		_, q, _ := strings.Cut(line, "queues locus-index and ")
+		q, _, _ = strings.Cut(q, ";")
+		w.hostQueue = q
+		cl.workers[q] = w
+		cl.byIndex = append(cl.byIndex, w)
+	}
+	if len(cl.workers) != 3 {
+		t.Fatalf("three workers share %d host queues, want one each", len(cl.workers))
+	}
+	c, err := client.Dial(client.Options{HostPort: cl.addr, Logger: sdklog.NewStructuredLogger(testlog.New(t, slog.LevelWarn))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	cl.c = c
+	if cl.bucket, err = blob.Open(ctx, cl.store); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.bucket.Close() })
+	return cl
+}
+
+// killMidStep waits until find finds an activity in flight while run
+// runs, then kills the worker running it with SIGKILL and says when; what
+// names the step for the messages.
+func (cl *cluster) killMidStep(ctx context.Context, t *testing.T, run *locusProc, what string, find func() (inFlight, bool)) (inFlight, *locusProc, time.Time) {
+	t.Helper()
+	for {
+		if run.exited() {
+			t.Fatalf("%s ended before a worker could be killed in %s; the repositories are too small for this machine\n%s", run.name, what, run.output())
+		}
+		if f, ok := find(); ok {
+			_, q, _ := strings.Cut(f.identity, "@")
+			victim := cl.workers[q]
+			if victim == nil {
+				t.Fatalf("%s of %s runs on worker %q, not one of this test's", f.activity, f.workflowID, f.identity)
+			}
+			victim.kill(t)
+			t.Logf("killed %s (%s) while it ran %s of %s", victim.name, q, f.activity, f.workflowID)
+			return f, victim, time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s in flight: %v", what, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// run starts a client-only command (`locus CMD --no-worker`) against the
+// cluster, with its own data directory.
+func (cl *cluster) run(ctx context.Context, t *testing.T, name, cmd string, args ...string) *locusProc {
+	t.Helper()
+	args = append([]string{cmd, "--no-worker", "--temporal", cl.addr, "--store", cl.store,
+		"--data-dir", filepath.Join(cl.dir, name), "--log-level", "warn"}, args...)
+	return startLocus(ctx, t, cl.bin, name, args...)
+}
+
+// index indexes the repositories of reposFile on the cluster; every one
+// must be indexed.
+func (cl *cluster) index(ctx context.Context, t *testing.T, reposFile string) {
+	t.Helper()
+	p := cl.run(ctx, t, "index", "index", "--repos-file", reposFile, "--json")
+	if code := p.wait(ctx, t); code != 0 {
+		t.Fatalf("index exit %d:\n%s", code, p.output())
+	}
+}
+
+// writeFleet makes n repositories fleet/r0…, repository i with commits(i)
+// commits (growHistory), and the repos file that names them.
+func writeFleet(t *testing.T, dir string, n int, commits func(i int) int) (map[schema.RepoName]*gitfixture.Repo, string) {
+	t.Helper()
+	var specs []string
+	fixtures := map[schema.RepoName]*gitfixture.Repo{}
+	for i := range n {
+		name := schema.RepoName(fmt.Sprintf("fleet/r%d", i))
+		r := gitfixture.NewAt(t, filepath.Join(dir, "src", fmt.Sprint(i)))
+		growHistory(r, i, commits(i))
+		fixtures[name] = r
+		specs = append(specs, string(name)+"="+r.Dir)
+	}
+	reposFile := filepath.Join(dir, "repos.txt")
+	if err := os.WriteFile(reposFile, []byte(strings.Join(specs, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return fixtures, reposFile
+}
+
+// indexSingle indexes the repositories of reposFile with one process, the
+// default way (embedded server, in-process worker, file store), in
+// dir/single; it returns that data directory and its store.
+func indexSingle(ctx context.Context, t *testing.T, bin, dir, reposFile string) (string, *blob.Bucket) {
+	t.Helper()
+	single := filepath.Join(dir, "single")
+	one := startLocus(ctx, t, bin, "single", "index", "--data-dir", single, "--repos-file", reposFile, "--log-level", "warn")
+	if code := one.wait(ctx, t); code != 0 {
+		t.Fatalf("single-process index exit %d:\n%s", code, one.output())
+	}
+	b, err := blob.Open(ctx, "file://"+filepath.Join(single, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return single, b
+}
+
+// checkMoved checks that workflow id, whose step was lost with the worker
+// of deadQueue killed at killedAt, moved its repository (moved, from
+// hostMove) within the bounded wait.
+func checkMoved(t *testing.T, id, deadQueue string, moved, killedAt time.Time) {
+	t.Helper()
+	if moved.IsZero() {
+		t.Errorf("%s: no schedule-to-start timeout on the dead host's queue %s; the repository did not move by the bounded wait", id, deadQueue)
+		return
+	}
+	// The bound under test: the lost attempt's heartbeat timeout, then
+	// --host-wait on the dead queue; the default wait alone is longer.
+	took := moved.Sub(killedAt)
+	t.Logf("%s moved %v after the kill (heartbeat timeout %v of the lost attempt, then --host-wait %v)",
+		id, took.Round(time.Second), workflows.HeartbeatTimeout, fleetHostWait)
+	if took >= workflows.DefaultHostWait {
+		t.Errorf("%s moved %v after the kill, not within --host-wait %v of the lost attempt's timeout", id, took, fleetHostWait)
 	}
 }
 
@@ -248,16 +328,16 @@ type inFlight struct {
 	workflowID, runID, activity, identity string
 }
 
-// hostStepInFlight finds an IndexRepo whose clone-bound step
-// (ScrapeCommits, BuildGraph) a worker is running now.
-func hostStepInFlight(ctx context.Context, t *testing.T, c client.Client) (inFlight, bool) {
+// stepInFlight finds a workflow of type wfType one of whose activities
+// named in acts a worker is running now.
+func stepInFlight(ctx context.Context, t *testing.T, c client.Client, wfType string, acts ...string) (inFlight, bool) {
 	t.Helper()
 	resp, err := c.ListOpenWorkflow(ctx, &workflowservice.ListOpenWorkflowExecutionsRequest{Namespace: "default", MaximumPageSize: 100})
 	if err != nil {
 		t.Fatalf("list open workflows: %v", err)
 	}
 	for _, e := range resp.Executions {
-		if e.GetType().GetName() != "IndexRepo" {
+		if e.GetType().GetName() != wfType {
 			continue
 		}
 		wf := e.GetExecution()
@@ -267,7 +347,7 @@ func hostStepInFlight(ctx context.Context, t *testing.T, c client.Client) (inFli
 		}
 		for _, a := range d.PendingActivities {
 			name := a.GetActivityType().GetName()
-			if a.State == enumspb.PENDING_ACTIVITY_STATE_STARTED && (name == "ScrapeCommits" || name == "BuildGraph") {
+			if a.State == enumspb.PENDING_ACTIVITY_STATE_STARTED && slices.Contains(acts, name) {
 				return inFlight{wf.GetWorkflowId(), wf.GetRunId(), name, a.LastWorkerIdentity}, true
 			}
 		}
@@ -275,12 +355,11 @@ func hostStepInFlight(ctx context.Context, t *testing.T, c client.Client) (inFli
 	return inFlight{}, false
 }
 
-// hostMove reads an IndexRepo run's history: the repository it indexed,
-// and when it was synced again after a step on deadQueue timed out waiting
-// to start (zero: it was not).
-func hostMove(ctx context.Context, t *testing.T, c client.Client, id, runID, deadQueue string) (schema.RepoName, time.Time) {
+// hostMove reads a workflow run's history (IndexRepo, MineRepoTriplets):
+// its input, into in, and when it synced the repository again after a
+// step on deadQueue timed out waiting to start (zero: it did not).
+func hostMove(ctx context.Context, t *testing.T, c client.Client, id, runID, deadQueue string, in any) time.Time {
 	t.Helper()
-	var in schema.IndexRepoInput
 	scheduled := map[int64]string{} // ActivityTaskScheduled event id → task queue
 	var timedOut bool
 	it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -290,14 +369,14 @@ func hostMove(ctx context.Context, t *testing.T, c client.Client, id, runID, dea
 			t.Fatalf("history of %s: %v", id, err)
 		}
 		if a := ev.GetWorkflowExecutionStartedEventAttributes(); a != nil {
-			if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &in); err != nil {
+			if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), in); err != nil {
 				t.Fatalf("input of %s: %v", id, err)
 			}
 		}
 		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
 			scheduled[ev.GetEventId()] = a.GetTaskQueue().GetName()
 			if timedOut && a.GetActivityType().GetName() == "Sync" {
-				return in.Repo.Name, ev.GetEventTime().AsTime()
+				return ev.GetEventTime().AsTime()
 			}
 		}
 		if a := ev.GetActivityTaskTimedOutEventAttributes(); a != nil &&
@@ -306,7 +385,7 @@ func hostMove(ctx context.Context, t *testing.T, c client.Client, id, runID, dea
 			timedOut = true
 		}
 	}
-	return in.Repo.Name, time.Time{}
+	return time.Time{}
 }
 
 // locusProc is one locus process of a test.

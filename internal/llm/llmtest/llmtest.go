@@ -467,12 +467,20 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // estimate is the fake's token count: characters/4, rounded up.
 func estimate(s string) int { return (len(s) + 3) / 4 }
 
-func completion(req Request, text string, n int) any {
-	prompt := estimate(req.System)
+// Usage is the token usage the fake reports for answering req with text:
+// characters/4 of the system prompt and messages, and of text. A request
+// answered with a completion (req.Step.Fault none or Slow) was billed
+// Usage(req, req.Step.Text).
+func Usage(req Request, text string) (prompt, completion int) {
+	prompt = estimate(req.System)
 	for _, m := range req.Messages {
 		prompt += estimate(m.Content)
 	}
-	out := estimate(text)
+	return prompt, estimate(text)
+}
+
+func completion(req Request, text string, n int) any {
+	prompt, out := Usage(req, text)
 	if req.Protocol == "anthropic" {
 		return map[string]any{
 			"id":            fmt.Sprintf("msg_fake_%d", n),
