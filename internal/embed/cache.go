@@ -64,11 +64,43 @@ func (c *Cache) readUnder(ctx context.Context, prefix string, want map[string]bo
 	}
 	out := map[string][]float32{}
 	for _, o := range objs {
+		if want != nil {
+			// Parts are never rewritten: which hashes one holds is read
+			// once per process (partHashes), and a part holding none of
+			// want is not opened again. A snapshot's load wants the few
+			// functions another snapshot lacked, and its repository's
+			// shards hold a part for every snapshot built.
+			set, err := c.partHashes(ctx, o.Key)
+			if err != nil {
+				return nil, err
+			}
+			if !overlaps(set, want) {
+				continue
+			}
+		}
 		if err := c.readPart(ctx, o.Key, want, out); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// overlaps reports whether set and want share a hash, walking the smaller.
+func overlaps(set map[string]struct{}, want map[string]bool) bool {
+	if len(set) < len(want) {
+		for h := range set {
+			if want[h] {
+				return true
+			}
+		}
+		return false
+	}
+	for h := range want {
+		if _, ok := set[h]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // readPart adds to out the vectors of part key: all of them when want is

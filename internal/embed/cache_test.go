@@ -153,6 +153,45 @@ func TestCacheReadsWhatIsWanted(t *testing.T) {
 	}
 }
 
+// TestCacheOpensOnlyPartsHoldingWanted: once a process knows which hashes
+// a part holds, a read wanting none of them does not open it: a part
+// damaged after that is never read, while one wanted still is.
+func TestCacheOpensOnlyPartsHoldingWanted(t *testing.T) {
+	ctx := context.Background()
+	b := blobtest.Bucket(t)
+	c := &Cache{Bucket: b, Repo: "acme/parts", Model: "m"}
+	for _, h := range []string{"b1", "b2", "b3"} {
+		if err := c.Put(ctx, map[string][]float32{h: {1, 2}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := c.readShard(ctx, "b", map[string]bool{"b1": true, "b2": true, "b3": true}); err != nil || len(got) != 3 {
+		t.Fatalf("first read: %v, %v", got, err)
+	}
+	objs, err := b.List(ctx, c.prefix("b"))
+	if err != nil || len(objs) != 3 {
+		t.Fatalf("parts %v, %v", objs, err)
+	}
+	var damaged string
+	for _, o := range objs {
+		if set, err := c.partHashes(ctx, o.Key); err == nil {
+			if _, ok := set["b1"]; ok {
+				damaged = o.Key
+			}
+		}
+	}
+	if err := b.WriteAll(ctx, damaged, []byte("not parquet")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.readShard(ctx, "b", map[string]bool{"b2": true})
+	if err != nil || fmt.Sprint(got["b2"]) != "[1 2]" {
+		t.Fatalf("a read wanting b2 alone: %v, %v (the damaged part of b1 was opened?)", got, err)
+	}
+	if _, err := c.readShard(ctx, "b", map[string]bool{"b1": true}); err == nil || !strings.Contains(err.Error(), damaged) {
+		t.Fatalf("a read wanting b1 from its damaged part: %v", err)
+	}
+}
+
 // BenchmarkCacheReadWanted reads 80 of 20,000 vectors of 256 dimensions
 // from one part, as a re-index does, against reading the whole part.
 func BenchmarkCacheReadWanted(b *testing.B) {
