@@ -72,12 +72,13 @@ func (c *onceLRU[K, V]) get(ctx context.Context, key K, load func() (V, error)) 
 	return e.v, e.err
 }
 
-// ready returns the most recently used value whose key match accepts and
-// whose load has finished without error, without waiting for any load;
-// false when there is none.
-func (c *onceLRU[K, V]) ready(match func(K) bool) (V, bool) {
+// ready returns the values whose key match accepts and whose load has
+// finished without error, most recently used first, without waiting for
+// any load.
+func (c *onceLRU[K, V]) ready(match func(K) bool) []V {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var out []V
 	for _, e := range c.entries {
 		if !match(e.key) {
 			continue
@@ -85,13 +86,12 @@ func (c *onceLRU[K, V]) ready(match func(K) bool) (V, bool) {
 		select {
 		case <-e.ready:
 			if e.err == nil {
-				return e.v, true
+				out = append(out, e.v)
 			}
 		default:
 		}
 	}
-	var zero V
-	return zero, false
+	return out
 }
 
 func (c *onceLRU[K, V]) reset() {

@@ -116,30 +116,39 @@ func getSnapVectors(ctx context.Context, d Deps, repo schema.RepoName, info sche
 	key := snapVecKey{d.Bucket, repo, info.NodesSHA256, d.Embedder.Name()}
 	return snapVecs.get(ctx, key, func() (*snapVectors, error) {
 		e := &snapVectors{}
-		donor, _ := snapVecs.ready(func(k snapVecKey) bool {
+		donors := snapVecs.ready(func(k snapVecKey) bool {
 			return k.bucket == key.bucket && k.repo == key.repo && k.model == key.model && k.nodes != key.nodes
 		})
-		return e, e.load(ctx, d, repo, info, donor)
+		return e, e.load(ctx, d, repo, info, donors)
 	})
 }
 
 // load reads the vectors of the snapshot's functions. Those whose
-// documents donor (another snapshot of the repository loaded with the same
-// embedder, or nil) holds are taken from it; only the others are looked up
-// in the embedding cache. Snapshots of one repository share most of their
-// functions, and the cache's shards hold every part ever written: a
+// documents donors (other snapshots of the repository loaded with the same
+// embedder) hold are taken from them; only the others are looked up in the
+// embedding cache. Snapshots of one repository share most of their
+// functions, and the cache's shards hold a part for every snapshot built: a
 // backlog or an eval over many base commits read them all once per
 // snapshot before (sympy: 63% of a dense eval's time).
-func (e *snapVectors) load(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo, donor *snapVectors) error {
+func (e *snapVectors) load(ctx context.Context, d Deps, repo schema.RepoName, info schema.GraphInfo, donors []*snapVectors) error {
 	fns, items, err := functionItems(ctx, d, repo, info)
 	if err != nil {
 		return err
 	}
 	e.dim = d.Embedder.Dim()
-	known := map[string]int{} // document hash → its vector's index in donor
-	if donor != nil && donor.dim == e.dim {
-		for i, h := range donor.hashes {
-			known[h] = i
+	type at struct {
+		donor *snapVectors
+		i     int
+	}
+	known := map[string]at{} // document hash → its vector in a donor
+	for _, dn := range donors {
+		if dn.dim != e.dim {
+			continue
+		}
+		for i, h := range dn.hashes {
+			if _, ok := known[h]; !ok {
+				known[h] = at{dn, i}
+			}
 		}
 	}
 	var missing []embed.Item
@@ -157,8 +166,8 @@ func (e *snapVectors) load(ctx context.Context, d Deps, repo schema.RepoName, in
 	snapLookups.Add(int64(len(missing)))
 	for i, n := range fns {
 		h := items[i].Hash
-		if j, ok := known[h]; ok {
-			e.add(n.ID, h, donor.unit[j*e.dim:(j+1)*e.dim])
+		if k, ok := known[h]; ok {
+			e.add(n.ID, h, k.donor.unit[k.i*e.dim:(k.i+1)*e.dim])
 			continue
 		}
 		v := vecs[h]
