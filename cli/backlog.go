@@ -66,7 +66,7 @@ func runBacklog(ctx context.Context, args []string) error {
 		oneOf("method", *method, search.AllMethods...),
 		checkModel(*method, model),
 		checkCrossEncoder([]string{*method}, crossEnc),
-		intRange("k", *k, 1, -1),
+		intRange("k", *k, 1, workflows.MaxPartFunctions),
 		intRange("max-issue-bytes", *maxText, 1, -1),
 		intRange("continue-as-new-after", *perRun, 1, workflows.MaxContinueAsNewAfter),
 		nonNegative("price-in", *priceIn),

@@ -45,7 +45,7 @@ func runLocalize(ctx context.Context, args []string) error {
 	}
 	if err := check(fs,
 		oneOf("method", *method, search.AllMethods...),
-		intRange("k", *k, 1, -1),
+		intRange("k", *k, 1, workflows.MaxPartFunctions),
 		atLeastK(*n, *k),
 		intRange("c", *c, 1, -1),
 		intRange("depth", *depth, 1, -1),

@@ -59,9 +59,15 @@ type Started struct {
 // runID), so starting the same backlog again resumes the run in progress,
 // or reads back a finished one, and bills nothing already answered.
 func StartBacklog(ctx context.Context, c client.Client, b *blob.Bucket, in Backlog) (Started, error) {
+	if in.Params.K > workflows.MaxPartFunctions {
+		return Started{}, fmt.Errorf("k %d: at most %d functions an issue", in.Params.K, workflows.MaxPartFunctions)
+	}
 	id, err := runID(ctx, b, in)
 	if err != nil {
 		return Started{}, err
+	}
+	if in.Options.PartSize == 0 { // after the id: the same command resumes the same run
+		in.Options.PartSize = workflows.BacklogPartSize(in.Params.K)
 	}
 	wf := workflows.LocalizeBacklogInput{Run: id, IssuesKey: schema.BacklogKey(id, "input.json"), Total: len(in.Issues),
 		Params: in.Params, Options: in.Options, LLMRetry: in.LLMRetry, ParseErrors: len(in.Failures)}

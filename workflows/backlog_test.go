@@ -731,3 +731,14 @@ func TestLocalizeBacklogKeepsSettledCentersWhenSelectionFails(t *testing.T) {
 		t.Errorf("detail of the settled issue: %+v", lr0)
 	}
 }
+
+// BacklogPartSize keeps a part's ranked functions within MaxPartFunctions.
+func TestBacklogPartSize(t *testing.T) {
+	for _, tc := range []struct{ k, want int }{
+		{0, DefaultBacklogPartSize}, {20, DefaultBacklogPartSize}, {25, 100}, {50, 50}, {100, 25}, {1000, 2}, {2500, 1}, {9999, 1},
+	} {
+		if got := BacklogPartSize(tc.k); got != tc.want {
+			t.Errorf("BacklogPartSize(%d) = %d, want %d", tc.k, got, tc.want)
+		}
+	}
+}

@@ -1160,8 +1160,9 @@ var cases = slices.Concat([]badCase{
 	},
 
 	// Flags are checked before any work starts.
-	flagCase("flag-k-zero", []string{"localize", "--repo", baseRepo, "--k", "0", "bug"}, "--k 0", "want at least 1"),
-	flagCase("flag-k-negative", []string{"localize", "--repo", baseRepo, "--k", "-1", "bug"}, "--k -1", "want at least 1"),
+	flagCase("flag-k-zero", []string{"localize", "--repo", baseRepo, "--k", "0", "bug"}, "--k 0", "want 1 to 2500"),
+	flagCase("flag-k-negative", []string{"localize", "--repo", baseRepo, "--k", "-1", "bug"}, "--k -1", "want 1 to 2500"),
+	flagCase("flag-k-past-a-part", []string{"backlog", "--k", "2501", "issues.jsonl"}, "--k 2501", "want 1 to 2500"),
 	flagCase("flag-n-negative", []string{"localize", "--repo", baseRepo, "--n", "-5", "bug"}, "--n -5", "at least --k"),
 	flagCase("flag-window-negative", []string{"index", "--window", "-1", "."}, "--window -1", "want 1 to 1000"),
 	flagCase("flag-log-level-unknown", []string{"status", "--log-level", "shout"}, `--log-level "shout"`, "debug, info, warn, error"),
