@@ -31,6 +31,7 @@ package fileclass
 import (
 	"bytes"
 	"path"
+	"path/filepath"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -181,7 +182,49 @@ func IsVendor(p string) bool {
 // overrules (grpc-go's hand-written codes/code_string.go has a stringer
 // output's name).
 func IsGenerated(p string, content []byte) bool {
-	return content == nil && GeneratedName(p) || HasGeneratedMarker(content) || enry.IsGenerated(p, content)
+	return content == nil && GeneratedName(p) || HasGeneratedMarker(content) || enryGenerated(p, content)
+}
+
+// generatedNameLiterals holds, for each of linguist's generated-name
+// matchers as go-enry lists them (data.GeneratedCodeNameMatchers, index
+// for index), a lower-case literal that the lower-cased name holds
+// wherever the matcher matches it; "" for a matcher as cheap as that test
+// (a suffix, a substring). enry's matchers are functions that do not show
+// their expressions, and running its fifteen expressions on every path
+// was 60 µs a path on Kafka's, 0.4 of its graph build's 7.1 CPU seconds
+// (BenchmarkIsGenerated: 14× less over this checkout's paths). The literals of
+// the case-insensitive expressions leave out s and k, which case-fold to
+// ſ and the Kelvin sign. TestGeneratedNameLiterals checks each literal
+// against its matcher.
+var generatedNameLiterals = []string{
+	".idea/", "pods/", "carthage/build/", "igner.", ".feature.", "",
+	"vendor/", "", "", "", "", "", "esy", "", "", "", "", ".pnp.", "", "",
+	".zep.", "", "", "flake.lock", "module.bazel.lock", "",
+	".terraform.lock.hcl", "", "_tlb.pa", "htmlcov/", ".sqlx/query-",
+}
+
+// enryGenerated is enry.IsGenerated, asking each generated-name matcher
+// only where the path holds its literal (generatedNameLiterals).
+func enryGenerated(p string, content []byte) bool {
+	if len(generatedNameLiterals) != len(data.GeneratedCodeNameMatchers) {
+		return enry.IsGenerated(p, content) // another enry: its own way
+	}
+	ext := strings.ToLower(filepath.Ext(p))
+	if _, ok := data.GeneratedCodeExtensions[ext]; ok {
+		return true
+	}
+	lower := strings.ToLower(p)
+	for i, m := range data.GeneratedCodeNameMatchers {
+		if lit := generatedNameLiterals[i]; (lit == "" || strings.Contains(lower, lit)) && m(p) {
+			return true
+		}
+	}
+	for _, m := range data.GeneratedCodeMatchers {
+		if m(lower, ext, content) {
+			return true
+		}
+	}
+	return false
 }
 
 // generatedMarkerBytes: HasGeneratedMarker looks this far into a file.
