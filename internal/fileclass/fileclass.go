@@ -57,7 +57,20 @@ func Languages(p string) []string {
 // heuristics for the extension. Not enry's Bayesian classifier: it names
 // a language for any text (a release-notes file VERSION-2.x is "Logos" by
 // it), where an uncertain file had better count as none.
-var byContent = []enry.Strategy{enry.GetLanguagesByModeline, enry.GetLanguagesByShebang, enry.GetLanguagesByContent}
+var byContent = []enry.Strategy{modeline, enry.GetLanguagesByShebang, enry.GetLanguagesByContent}
+
+// modeline is enry.GetLanguagesByModeline, asked only where content can
+// hold a modeline that names a language: an Emacs one holds "-*-", a Vim
+// one a colon and, where it names the language, "=" (enry's reEmacsModeline,
+// reVimModeline and reVimLang). Its expressions cost 25 µs a file, most of
+// what telling a shared extension's language costs (jq's 249 signatures and
+// Markdown files: 6.2 ms, a twentieth of its graph build's parse).
+func modeline(p string, content []byte, candidates []string) []string {
+	if !bytes.Contains(content, []byte("-*-")) && (bytes.IndexByte(content, ':') < 0 || bytes.IndexByte(content, '=') < 0) {
+		return nil
+	}
+	return enry.GetLanguagesByModeline(p, content, candidates)
+}
 
 // Language is the language of the file at p with content: the one its
 // name or extension gives, or, where those give several, the one its
