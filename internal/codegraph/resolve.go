@@ -110,7 +110,20 @@ func (b *builder) buildNodes() {
 			child = d
 		}
 		b.defs[p.path] = p.defIndex
-		pk := p.pkgKey
+		// The file's and its package's maps, looked up once: their keys
+		// (Java paths and packages) are long to hash for every definition.
+		byBase := b.byBase[p.path]
+		if byBase == nil {
+			byBase = map[string][]string{}
+			b.byBase[p.path] = byBase
+		}
+		var pkgDefs map[string][]string
+		if pk := p.pkgKey; pk != "" {
+			if pkgDefs = b.pkgDefs[pk]; pkgDefs == nil {
+				pkgDefs = map[string][]string{}
+				b.pkgDefs[pk] = pkgDefs
+			}
+		}
 		for i, d := range p.res.Defs {
 			id := p.defID[i]
 			typ := TypeFunction
@@ -122,15 +135,9 @@ func (b *builder) buildNodes() {
 			b.kinds[id] = typ
 			b.edges = append(b.edges, Edge{Src: p.defParent[i], Dst: id, Type: EdgeContains})
 			key := p.defKey[i]
-			if b.byBase[p.path] == nil {
-				b.byBase[p.path] = map[string][]string{}
-			}
-			b.byBase[p.path][key] = append(b.byBase[p.path][key], id)
-			if pk != "" {
-				if b.pkgDefs[pk] == nil {
-					b.pkgDefs[pk] = map[string][]string{}
-				}
-				b.pkgDefs[pk][key] = append(b.pkgDefs[pk][key], id)
+			byBase[key] = append(byBase[key], id)
+			if pkgDefs != nil {
+				pkgDefs[key] = append(pkgDefs[key], id)
 			}
 			last := p.defLast[i]
 			b.simple[last] = append(b.simple[last], id)
@@ -182,12 +189,18 @@ func (b *builder) lookup(file, qual string) []string {
 // it needs no normalising: call resolution asks this for every enclosing
 // scope of every call.
 func (b *builder) lookupDot(file, q, name string) []string {
+	return lookupDotIn(b.byBase[file], q, name)
+}
+
+// lookupDotIn is lookupDot in one file's map of byBase, which a caller
+// asking about several scopes of one file looks up once.
+func lookupDotIn(byBase map[string][]string, q, name string) []string {
 	if strings.ContainsAny(q, "(#") || strings.ContainsAny(name, "(#") {
-		return b.lookup(file, q+"."+name)
+		return byBase[normQual(q+"."+name)]
 	}
 	var buf [128]byte
 	k := append(append(append(buf[:0], q...), '.'), name...)
-	return b.byBase[file][string(k)]
+	return byBase[string(k)]
 }
 
 // normQual drops overload signatures and duplicate suffixes from every
@@ -684,8 +697,9 @@ func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []
 	}
 	// Enclosing scopes, innermost first, then the file's top level.
 	if from != "" {
+		local := b.byBase[p.path]
 		for _, q := range p.scopes(from) {
-			if ts := keep(b.lookupDot(p.path, q, name)); len(ts) > 0 {
+			if ts := keep(lookupDotIn(local, q, name)); len(ts) > 0 {
 				return ts
 			}
 		}
