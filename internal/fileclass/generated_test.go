@@ -1,7 +1,6 @@
 package fileclass
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -13,12 +12,8 @@ import (
 // directories, and names each of linguist's generated-name matchers
 // matches, in other cases too.
 func generatedNameCorpus(t testing.TB) []string {
-	out, err := exec.Command("git", "ls-files", "--full-name", ":/").Output()
-	if err != nil {
-		t.Fatalf("git ls-files: %v", err)
-	}
 	var paths []string
-	for _, p := range strings.Fields(string(out)) {
+	for _, p := range checkoutPaths(t) {
 		paths = append(paths, p, "vendor/github.com/x/"+p, "a/Pods/"+p, "node_modules/"+p, "x/.idea/"+p)
 	}
 	for _, p := range []string{

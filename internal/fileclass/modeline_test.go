@@ -18,12 +18,8 @@ func TestModelineAgreesWithEnry(t *testing.T) {
 	if err != nil {
 		t.Fatalf("git rev-parse: %v", err)
 	}
-	out, err := exec.Command("git", "ls-files", "--full-name", ":/").Output()
-	if err != nil {
-		t.Fatalf("git ls-files: %v", err)
-	}
 	var contents [][]byte
-	for _, p := range strings.Fields(string(out)) {
+	for _, p := range checkoutPaths(t) {
 		if b, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(root)), p)); err == nil {
 			contents = append(contents, b)
 		}
