@@ -79,7 +79,14 @@ func (b *builder) linkable(src, dst string) bool {
 }
 
 // nodes creates directory, file and entity nodes and the contains hierarchy.
+// The name indexes (indexNames) are built beside it on another goroutine:
+// the two write different maps, each in file order.
 func (b *builder) buildNodes() {
+	names := make(chan struct{})
+	go func() {
+		defer close(names)
+		b.indexNames()
+	}()
 	st := &b.g.Stats
 	for _, p := range b.files {
 		st.Files++
@@ -110,7 +117,6 @@ func (b *builder) buildNodes() {
 			child = d
 		}
 		b.defs[p.path] = p.defIndex
-		pk := p.pkgKey
 		for i, d := range p.res.Defs {
 			id := p.defID[i]
 			typ := TypeFunction
@@ -121,26 +127,46 @@ func (b *builder) buildNodes() {
 				StartLine: int32(d.StartLine), EndLine: int32(d.EndLine), ContentHash: p.defHash[i], Code: p.defCode[i]})
 			b.kinds[id] = typ
 			b.edges = append(b.edges, Edge{Src: p.defParent[i], Dst: id, Type: EdgeContains})
-			key := p.defKey[i]
-			if b.byBase[p.path] == nil {
-				b.byBase[p.path] = map[string][]string{}
+		}
+	}
+	<-names
+	b.indexModules()
+}
+
+// indexNames fills byBase, pkgDefs, simple and classes with the files'
+// definitions, in file order, then uniqueSimple and uniqueClass.
+func (b *builder) indexNames() {
+	for _, p := range b.files {
+		if len(p.res.Defs) == 0 {
+			continue
+		}
+		// The file's and its package's maps, looked up once: their keys
+		// (Java paths and packages) are long to hash for every definition.
+		byBase := b.byBase[p.path]
+		if byBase == nil {
+			byBase = map[string][]string{}
+			b.byBase[p.path] = byBase
+		}
+		var pkgDefs map[string][]string
+		if pk := p.pkgKey; pk != "" {
+			if pkgDefs = b.pkgDefs[pk]; pkgDefs == nil {
+				pkgDefs = map[string][]string{}
+				b.pkgDefs[pk] = pkgDefs
 			}
-			b.byBase[p.path][key] = append(b.byBase[p.path][key], id)
-			if pk != "" {
-				if b.pkgDefs[pk] == nil {
-					b.pkgDefs[pk] = map[string][]string{}
-				}
-				b.pkgDefs[pk][key] = append(b.pkgDefs[pk][key], id)
+		}
+		for i, d := range p.res.Defs {
+			id, key, last := p.defID[i], p.defKey[i], p.defLast[i]
+			byBase[key] = append(byBase[key], id)
+			if pkgDefs != nil {
+				pkgDefs[key] = append(pkgDefs[key], id)
 			}
-			last := p.defLast[i]
 			b.simple[last] = append(b.simple[last], id)
-			if typ == TypeClass {
+			if d.Kind == KindClass {
 				b.classes[last] = append(b.classes[last], id)
 			}
 		}
 	}
 	b.indexUnique()
-	b.indexModules()
 }
 
 // indexModules prepares the per-language lookups used to resolve imports.
@@ -182,12 +208,18 @@ func (b *builder) lookup(file, qual string) []string {
 // it needs no normalising: call resolution asks this for every enclosing
 // scope of every call.
 func (b *builder) lookupDot(file, q, name string) []string {
+	return lookupDotIn(b.byBase[file], q, name)
+}
+
+// lookupDotIn is lookupDot in one file's map of byBase, which a caller
+// asking about several scopes of one file looks up once.
+func lookupDotIn(byBase map[string][]string, q, name string) []string {
 	if strings.ContainsAny(q, "(#") || strings.ContainsAny(name, "(#") {
-		return b.lookup(file, q+"."+name)
+		return byBase[normQual(q+"."+name)]
 	}
 	var buf [128]byte
 	k := append(append(append(buf[:0], q...), '.'), name...)
-	return b.byBase[file][string(k)]
+	return byBase[string(k)]
 }
 
 // normQual drops overload signatures and duplicate suffixes from every
@@ -684,8 +716,9 @@ func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []
 	}
 	// Enclosing scopes, innermost first, then the file's top level.
 	if from != "" {
+		local := b.byBase[p.path]
 		for _, q := range p.scopes(from) {
-			if ts := keep(b.lookupDot(p.path, q, name)); len(ts) > 0 {
+			if ts := keep(lookupDotIn(local, q, name)); len(ts) > 0 {
 				return ts
 			}
 		}
@@ -822,11 +855,7 @@ func (b *builder) finish() {
 	type ranked struct{ src, typ, dst int32 }
 	keys := make([]ranked, len(b.edges))
 	order := make([]int32, len(b.edges))
-	for i, e := range b.edges {
-		keys[i] = ranked{rank[e.Src], types[e.Type], rank[e.Dst]}
-		order[i] = int32(i)
-	}
-	slices.SortFunc(order, func(x, y int32) int {
+	compare := func(x, y int32) int {
 		p, q := keys[x], keys[y]
 		if p.src != q.src {
 			return cmp.Compare(p.src, q.src)
@@ -835,7 +864,30 @@ func (b *builder) finish() {
 			return cmp.Compare(p.typ, q.typ)
 		}
 		return cmp.Compare(p.dst, q.dst)
-	})
+	}
+	// One run of the edges per worker, keyed and sorted there, then the
+	// runs merged: equal keys are equal edges, so the order is the same
+	// however the runs fall.
+	runs := max(1, min(b.workers, len(b.edges)/4096))
+	bounds := make([]int, runs+1)
+	for r := range bounds {
+		bounds[r] = r * len(b.edges) / runs
+	}
+	var wg sync.WaitGroup
+	for r := range runs {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				e := b.edges[i]
+				keys[i] = ranked{rank[e.Src], types[e.Type], rank[e.Dst]}
+				order[i] = int32(i)
+			}
+			slices.SortFunc(order[lo:hi], compare)
+		}(bounds[r], bounds[r+1])
+	}
+	wg.Wait()
+	order = mergeRuns(order, bounds, compare)
 	b.g.Edges = make([]Edge, 0, len(b.edges))
 	for k, i := range order {
 		if k > 0 && keys[i] == keys[order[k-1]] {
@@ -852,6 +904,42 @@ func (b *builder) finish() {
 // rankNodes sorts the nodes into the graph and ranks their ids, on its
 // own goroutine: nothing adds or changes a node after buildNodes, so this
 // runs beside resolve, and finish waits for it.
+// mergeRuns merges the sorted runs of s, run r being s[bounds[r]:bounds[r+1]],
+// into one sorted slice (s or another of its length).
+func mergeRuns(s []int32, bounds []int, compare func(x, y int32) int) []int32 {
+	if len(bounds) <= 2 {
+		return s
+	}
+	buf := make([]int32, len(s))
+	for len(bounds) > 2 {
+		runs := len(bounds) - 1
+		next := make([]int, 0, runs/2+2)
+		for r := 0; r < runs; r += 2 {
+			lo := bounds[r]
+			next = append(next, lo)
+			if r+1 == runs { // the odd run out
+				copy(buf[lo:bounds[r+1]], s[lo:bounds[r+1]])
+				continue
+			}
+			mid, hi := bounds[r+1], bounds[r+2]
+			i, j, o := lo, mid, lo
+			for i < mid && j < hi {
+				if compare(s[j], s[i]) < 0 {
+					buf[o], j = s[j], j+1
+				} else {
+					buf[o], i = s[i], i+1
+				}
+				o++
+			}
+			o += copy(buf[o:], s[i:mid])
+			copy(buf[o:], s[j:hi])
+		}
+		bounds = append(next, len(s))
+		s, buf = buf, s
+	}
+	return s
+}
+
 func (b *builder) rankNodes() {
 	b.ranks = make(chan map[string]int32, 1)
 	go func() {

@@ -24,16 +24,21 @@ func oneExpression() *regexp.Regexp {
 	return regexp.MustCompile(strings.Join(alts, "|"))
 }
 
-// vendorCorpus is this checkout's paths, each also under a few vendored
-// and look-alike directories, and every expression's own literal placed
-// in a path: matches and near misses of every kind.
-func vendorCorpus(t testing.TB) []string {
+// checkoutPaths are this checkout's files, relative to its root.
+func checkoutPaths(t testing.TB) []string {
 	out, err := exec.Command("git", "ls-files", "--full-name", ":/").Output()
 	if err != nil {
 		t.Fatalf("git ls-files: %v", err)
 	}
+	return strings.Fields(string(out))
+}
+
+// vendorCorpus is this checkout's paths, each also under a few vendored
+// and look-alike directories, and every expression's own literal placed
+// in a path: matches and near misses of every kind.
+func vendorCorpus(t testing.TB) []string {
 	var paths []string
-	for _, p := range strings.Fields(string(out)) {
+	for _, p := range checkoutPaths(t) {
 		paths = append(paths, p)
 		for _, dir := range []string{"vendor/", "node_modules/x/", "src/third_party/", "Pods/", "deps/", "a/cache/", "x/_vendor/", "Vendor/", "b/dist/"} {
 			paths = append(paths, dir+p)

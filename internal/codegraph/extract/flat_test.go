@@ -18,10 +18,10 @@ import (
 
 // TestFlatTreeMatchesBindings: the flattened tree (flat_fill, which reads
 // tree-sitter's subtrees directly) has the nodes, types, spans, fields,
-// flags and nesting the official bindings report, in every language: for
-// the extractors' test files as written, cut short at several points (so
-// that error recovery leaves ERROR and MISSING nodes) and with invalid
-// UTF-8 put in.
+// flags, nesting and child lists the official bindings report, in every
+// language: for the extractors' test files as written, cut short at
+// several points (so that error recovery leaves ERROR and MISSING nodes)
+// and with invalid UTF-8 put in.
 func TestFlatTreeMatchesBindings(t *testing.T) {
 	type input struct {
 		path string
@@ -145,6 +145,23 @@ func matchBindings(lang *sitter.Language, src []byte) error {
 	}
 	if i != len(ft.nodes) {
 		return fmt.Errorf("the flat tree has %d nodes, the bindings %d", len(ft.nodes), i)
+	}
+	// The child lists (index) are each node's children in order, as the
+	// sibling links give them.
+	for p := range ft.nodes {
+		var kids, named []int32
+		for c := ft.nodes[p].firstChild; c >= 0; c = ft.nodes[c].nextSibling {
+			kids = append(kids, c)
+			if ft.nodes[c].flags&1 != 0 {
+				named = append(named, c)
+			}
+		}
+		if got := ft.kids[ft.kidStart[p]:ft.kidStart[p+1]]; !slices.Equal(got, kids) {
+			return fmt.Errorf("node %d: children %v, the sibling links say %v", p, got, kids)
+		}
+		if got := ft.named[ft.namedStart[p]:ft.namedStart[p+1]]; !slices.Equal(got, named) {
+			return fmt.Errorf("node %d: named children %v, the sibling links say %v", p, got, named)
+		}
 	}
 	return nil
 }
