@@ -31,6 +31,7 @@ require (
 
 require (
 	github.com/dmitryikh/leaves v0.0.0-20230708180554-25d19a787328
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/sugarme/tokenizer v0.3.0
 	github.com/temporalio/ui-server/v2 v2.55.0
 	github.com/yalue/onnxruntime_go v1.27.0

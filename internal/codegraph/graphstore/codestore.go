@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/locus-dev/locus/internal/blob"
@@ -293,9 +294,23 @@ func segmentHashes(key string, data []byte) ([]string, error) {
 func readCode(ctx context.Context, b *blob.Bucket, segs []schema.CodeSegment) (map[string]string, error) {
 	parts := make([][]schema.CodeRow, len(segs))
 	err := forEachParallel(ctx, len(segs), func(i int) error {
+		// The object as it is now: one replaced since (damaged, say) is
+		// read and checked again, not answered from what it held.
+		a, err := b.Attributes(ctx, segs[i].Key)
+		if err != nil {
+			return fmt.Errorf("code segment: %w", err)
+		}
+		k := segKey{b, segs[i].Key, segs[i].SHA256, a.ETag, a.Size}
+		if rows, ok := segCache.get(k); ok && a.ETag != "" {
+			parts[i] = rows
+			return nil
+		}
 		rows, err := objio.ReadParquet[schema.CodeRow](ctx, b, segmentRef(segs[i]), objio.Format{})
 		if err != nil {
 			return fmt.Errorf("code segment: %w", err)
+		}
+		if a.ETag != "" {
+			segCache.add(k, rows, segs[i].Bytes)
 		}
 		parts[i] = rows
 		return nil
@@ -378,4 +393,72 @@ func forEachParallel(ctx context.Context, n int, fn func(i int) error) error {
 		return first
 	}
 	return ctx.Err()
+}
+
+// segCache keeps code segments decoded in this process, by store, key,
+// SHA-256 and the object's ETag, up to segCacheBytes of their stored size (about a third of
+// their decoded size). A segment is named by its content and never
+// rewritten, and snapshots of one repository share most of theirs: a
+// backlog or an eval over many base commits read each snapshot's whole
+// code once per method and per stored part (sympy's eval: half of SpISR's
+// time decoding code it had decoded before).
+var segCache = newSegmentCache(segCacheBytes)
+
+const segCacheBytes = 48 << 20
+
+// segKey names a segment as stored: its store, key and recorded SHA-256,
+// and the object's ETag and size when it was read.
+type segKey struct {
+	b              *blob.Bucket
+	key, sum, etag string
+	size           int64
+}
+
+type segmentCache struct {
+	mu    sync.Mutex
+	lru   *lru.Cache[segKey, cachedSegment]
+	bytes int64 // stored size of what lru holds
+	max   int64
+}
+
+type cachedSegment struct {
+	rows  []schema.CodeRow
+	bytes int64
+}
+
+func newSegmentCache(max int64) *segmentCache {
+	c := &segmentCache{max: max}
+	l, err := lru.NewWithEvict(1<<16, func(_ segKey, v cachedSegment) { c.bytes -= v.bytes })
+	if err != nil {
+		panic(err) // only for a size below 1
+	}
+	c.lru = l
+	return c
+}
+
+// get returns the rows of a segment decoded before; callers must not
+// change them.
+func (c *segmentCache) get(k segKey) ([]schema.CodeRow, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.lru.Get(k)
+	return v.rows, ok
+}
+
+// add keeps rows, evicting the least recently used segments past max; a
+// segment larger than max is not kept.
+func (c *segmentCache) add(k segKey, rows []schema.CodeRow, bytes int64) {
+	if bytes > c.max {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lru.Contains(k) {
+		return
+	}
+	c.lru.Add(k, cachedSegment{rows, bytes})
+	c.bytes += bytes
+	for c.bytes > c.max {
+		c.lru.RemoveOldest()
+	}
 }
