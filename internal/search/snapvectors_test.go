@@ -5,7 +5,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/locus-dev/locus/internal/embed"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
+	"github.com/locus-dev/locus/internal/vectors"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -14,9 +16,18 @@ import (
 // embedding cache alone, and only the documents the other lacks are looked
 // up in the cache.
 func TestSnapshotVectorsFromAnother(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		e    embed.Embedder
+	}{{"lexical", nil}, {"model", &modelEmbedder{embed.Lexical{Dims: 512}}}} {
+		t.Run(tc.name, func(t *testing.T) { snapshotVectorsFromAnother(t, tc.e) })
+	}
+}
+
+func snapshotVectorsFromAnother(t *testing.T, e embed.Embedder) {
 	ctx := context.Background()
 	b := blobtest.Bucket(t)
-	d := Deps{Bucket: b}
+	d := Deps{Bucket: b, Embedder: e}
 	d.defaults()
 	repo := schema.RepoName("acme/pyproj")
 	info1 := publishGraph(t, b, repo, "1111111111111111111111111111111111111111", nil)
@@ -65,6 +76,21 @@ def shout(text):
 		t.Fatalf("the second snapshot looked up %d documents; %d of its %d differ from the first's", n2, changed, len(alone.hashes))
 	}
 	if !slices.Equal(derived.ids, alone.ids) || !slices.Equal(derived.hashes, alone.hashes) || !slices.Equal(derived.unit, alone.unit) || derived.dim != alone.dim {
-		t.Fatal("vectors taken from another snapshot differ from the cache's")
+		t.Fatal("vectors taken from another snapshot differ from a load of the snapshot alone")
+	}
+	// Either way (computed by the lexical embedder, or read), they are the
+	// vectors the snapshot's build stored in the cache.
+	_, items, err := functionItems(ctx, d, repo, info2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached, embedded, err := embed.EmbedCached(ctx, d.Embedder, &embed.Cache{Bucket: b, Repo: repo, Model: d.Embedder.Name()}, items)
+	if err != nil || embedded != 0 {
+		t.Fatalf("the cache lacks %d of the snapshot's vectors: %v", embedded, err)
+	}
+	for i, h := range alone.hashes {
+		if !slices.Equal(vectors.Normalise(cached[h]), alone.unit[i*alone.dim:(i+1)*alone.dim]) {
+			t.Fatalf("%s: the loaded vector is not the cached one", alone.ids[i])
+		}
 	}
 }

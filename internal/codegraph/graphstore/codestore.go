@@ -404,7 +404,7 @@ func forEachParallel(ctx context.Context, n int, fn func(i int) error) error {
 // time decoding code it had decoded before).
 var segCache = newSegmentCache(segCacheBytes)
 
-const segCacheBytes = 48 << 20
+const segCacheBytes = 96 << 20
 
 // segKey names a segment as stored: its store, key and recorded SHA-256,
 // and the object's ETag and size when it was read.
