@@ -77,8 +77,19 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatalf("Score %q: %v vs %v (%v)", q, a, b, err)
 		}
 	}
-	// Writing the loaded index reproduces the file byte for byte.
-	data, err := bucket.ReadAll(ctx, testKey)
+	// Writing the loaded index reproduces the file byte for byte, stored
+	// (compressed) and as the format.
+	stored, err := bucket.ReadAll(ctx, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(ctx, bucket, testKey+".again", got); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := bucket.ReadAll(ctx, testKey+".again"); err != nil || !bytes.Equal(again, stored) {
+		t.Fatalf("writing the loaded index again stored other bytes (%v)", err)
+	}
+	data, err := zstdDecoder.DecodeAll(stored, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,4 +315,48 @@ func FuzzDecode(f *testing.F) {
 		}
 		ix.Search("apple banana cherry durian", 5)
 	})
+}
+
+// Write stores the index compressed: smaller than the format itself, read
+// back equal; a damaged or truncated frame is ErrCorrupt naming the key,
+// and an index stored bare (before compression) still loads.
+func TestWriteCompressed(t *testing.T) {
+	ctx := context.Background()
+	bucket := testBucket(t)
+	ix := build(t, DefaultConfig(), tiny)
+	raw := encode(t, ix)
+	if err := Write(ctx, bucket, testKey, ix); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := bucket.ReadAll(ctx, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(stored, zstdMagic) || len(stored) >= len(raw) {
+		t.Fatalf("stored %d bytes (zstd: %v) for a %d-byte index", len(stored), bytes.HasPrefix(stored, zstdMagic), len(raw))
+	}
+	got, err := Load(ctx, bucket, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(encode(t, got), raw) {
+		t.Fatal("the loaded index differs from the one written")
+	}
+	for name, bad := range map[string][]byte{
+		"truncated":    stored[:len(stored)-3],
+		"byte flipped": func() []byte { b := slices.Clone(stored); b[len(b)/2] ^= 0x40; return b }(),
+	} {
+		if err := bucket.WriteAll(ctx, testKey, bad); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(ctx, bucket, testKey); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), testKey) {
+			t.Errorf("%s: %v; want ErrCorrupt naming %s", name, err, testKey)
+		}
+	}
+	if err := bucket.WriteAll(ctx, testKey, raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(ctx, bucket, testKey); err != nil {
+		t.Fatalf("an index stored bare: %v", err)
+	}
 }
