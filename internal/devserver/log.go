@@ -120,7 +120,7 @@ func (s serverLogger) log(level slog.Level, msg string, tags []tag.Tag) {
 		// A call its caller gave up on (a poll ended by a stopping worker,
 		// a client that exited) fails with "context canceled": the end is
 		// the caller's to report, not a fault of the server.
-		if canceled(tags) {
+		if canceled(tags) || errorSays(tags, frontendNotReady) {
 			level = slog.LevelDebug
 		}
 	}
@@ -133,6 +133,21 @@ func (s serverLogger) log(level slog.Level, msg string, tags []tag.Tag) {
 		return
 	}
 	s.l.Log(ctx, level, msg, attrs(tags)...)
+}
+
+// frontendNotReady is what the server's own services (its system worker,
+// GetSystemInfo) log while the frontend is still starting on a busy
+// machine; they retry, and Start waits for the frontend itself.
+const frontendNotReady = "Frontend is not healthy yet"
+
+// errorSays reports whether the error tag's text holds s.
+func errorSays(tags []tag.Tag, s string) bool {
+	for _, t := range tags {
+		if t.Key() == "error" && strings.Contains(fmt.Sprint(t.Value()), s) {
+			return true
+		}
+	}
+	return false
 }
 
 func canceled(tags []tag.Tag) bool {

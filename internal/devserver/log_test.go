@@ -60,8 +60,12 @@ func TestServerLoggerBenign(t *testing.T) {
 	l := newServerLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), st)
 	l.Warn("GetHistory page size is larger than threshold", tag.WorkflowID("fleet-1"))
 	l.Warn("shard is slow", tag.WorkflowID("fleet-1"))
+	// The server's own services before its frontend is up, on a busy machine.
+	l.Error("service failures", tag.Error(errors.New("Frontend is not healthy yet")))
+	l.Warn("error creating sdk client", tag.Error(errors.New("failed reaching server: Frontend is not healthy yet")))
 	out := buf.String()
-	for _, s := range []string{`level=DEBUG msg="GetHistory page size is larger than threshold"`, `level=WARN msg="shard is slow"`} {
+	for _, s := range []string{`level=DEBUG msg="GetHistory page size is larger than threshold"`, `level=WARN msg="shard is slow"`,
+		`level=DEBUG msg="service failures"`, `level=DEBUG msg="error creating sdk client"`} {
 		if !strings.Contains(out, s) {
 			t.Errorf("log lacks %q:\n%s", s, out)
 		}
