@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -57,25 +58,20 @@ func runInstances(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	w := stdout
-	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		w = f
-	}
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	for _, in := range insts {
 		if err := enc.Encode(in); err != nil {
 			return fmt.Errorf("write instances: %w", err)
 		}
 	}
-	if c, ok := w.(*os.File); ok && c != os.Stdout {
-		if err := c.Close(); err != nil {
-			return fmt.Errorf("write instances: %w", err)
-		}
+	if *out == "" {
+		_, err = stdout.Write(buf.Bytes())
+	} else {
+		err = os.WriteFile(*out, buf.Bytes(), 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("write instances: %w", err)
 	}
 	fmt.Fprintf(stderr, "%d instances from %d first-parent commits (%d looked at; skipped: %v)\n",
 		len(insts), st.FirstParent, st.Looked, st.Skipped)

@@ -150,14 +150,7 @@ func errorSays(tags []tag.Tag, s string) bool {
 	return false
 }
 
-func canceled(tags []tag.Tag) bool {
-	for _, t := range tags {
-		if t.Key() == "error" && strings.Contains(fmt.Sprint(t.Value()), "context canceled") {
-			return true
-		}
-	}
-	return false
-}
+func canceled(tags []tag.Tag) bool { return errorSays(tags, "context canceled") }
 
 func attrs(tags []tag.Tag) []any {
 	out := make([]any, len(tags))
