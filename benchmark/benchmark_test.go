@@ -129,7 +129,7 @@ func TestScrapeRejects(t *testing.T) {
 
 func TestGraph(t *testing.T) {
 	gitDir, head := fixture(t)
-	runs, err := Graph(context.Background(), gitDir, head, testChild("graph"), 3)
+	runs, err := Graph(context.Background(), gitDir, head, testChild("graph"), GraphRuns{Runs: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +159,32 @@ func TestGraph(t *testing.T) {
 		if err := GraphChild(context.Background(), spec, &bytes.Buffer{}); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// TestGraphRunsUntilMinSeconds: a pass of the two-file fixture takes
+// milliseconds; asked for about five runs' time, each pass runs until its
+// runs add up to it.
+func TestGraphRunsUntilMinSeconds(t *testing.T) {
+	gitDir, head := fixture(t)
+	one, err := Graph(context.Background(), gitDir, head, testChild("graph"), GraphRuns{Runs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 5 * max(one[0].Seconds, one[1].Seconds) // about five runs' time
+	runs, err := Graph(context.Background(), gitDir, head, testChild("graph"), GraphRuns{Runs: 2, MinSeconds: want})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		// Without MinSeconds, two runs: their time is below want unless
+		// the machine slowed down a lot after the first measurement.
+		if r.Runs < 2 || r.Runs > MaxGraphRuns || float64(r.Runs)*r.SecondsMax < want {
+			t.Errorf("%s: %d runs of at most %.4f s for %.4f s", r.Tool, r.Runs, r.SecondsMax, want)
+		}
+	}
+	if runs[0].Runs != runs[1].Runs {
+		t.Errorf("the passes ran %d and %d times: they alternate", runs[0].Runs, runs[1].Runs)
 	}
 }
 

@@ -48,15 +48,31 @@ type graphSpec struct {
 	Pass   string `json:"pass"` // parse or graph
 }
 
+// GraphRuns says how many times Graph runs each pass.
+type GraphRuns struct {
+	// Runs: at least this many of each pass; default 1.
+	Runs int
+	// MinSeconds: more runs, until each pass has been timed for at least
+	// this long in all (at most MaxGraphRuns). A small repository's pass
+	// takes tens of milliseconds in a fresh process, and the median of five
+	// of those is mostly the machine's noise; default 0.
+	MinSeconds float64
+}
+
+// MaxGraphRuns bounds the runs GraphRuns.MinSeconds adds.
+const MaxGraphRuns = 500
+
 // Graph times tree-sitter parsing alone and the full graph build of one
-// commit, each in a child process, runs times (at least once), the two
-// passes alternating so that a slow spell of the machine falls on both.
-// Each pass reports its medians; Ratio and CPURatio are over parsing's.
-func Graph(ctx context.Context, gitDir string, head gitrepo.Hash, child ChildFunc, runs int) ([]GraphRun, error) {
-	runs = max(runs, 1)
+// commit, each in a child process, as often as n says (at least once), the
+// two passes alternating so that a slow spell of the machine falls on
+// both. Each pass reports its medians; Ratio and CPURatio are over
+// parsing's.
+func Graph(ctx context.Context, gitDir string, head gitrepo.Hash, child ChildFunc, n GraphRuns) ([]GraphRun, error) {
 	passes := []string{"parse", "graph"}
 	all := make([][]GraphRun, len(passes))
-	for range runs {
+	timed := make([]float64, len(passes))
+	runs := 0
+	for ; runs < max(n.Runs, 1) || runs < MaxGraphRuns && slices.Min(timed) < n.MinSeconds; runs++ {
 		for i, pass := range passes {
 			var r GraphRun
 			rss, err := runChild(ctx, child, graphSpec{GitDir: gitDir, Head: head.String(), Pass: pass}, &r)
@@ -65,6 +81,7 @@ func Graph(ctx context.Context, gitDir string, head gitrepo.Hash, child ChildFun
 			}
 			r.PeakRSSMiB = rss
 			all[i] = append(all[i], r)
+			timed[i] += r.Seconds
 		}
 	}
 	out := make([]GraphRun, len(passes))

@@ -166,6 +166,7 @@ func runBenchGraph(ctx context.Context, args []string) error {
 	ref := fs.String("ref", "", "commit to build; default HEAD")
 	child := fs.String("child", "", "internal: run one measured pass described by this JSON and print JSON")
 	nruns := fs.Int("runs", 3, "runs of each pass, alternating; medians are reported")
+	minSeconds := fs.Float64("min-seconds", 0, fmt.Sprintf("and more runs, until each pass has been timed this many seconds in all (at most %d runs)", benchmark.MaxGraphRuns))
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -180,7 +181,10 @@ func runBenchGraph(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	runs, err := benchmark.Graph(ctx, gitDir, head, selfChild("bench", "graph"), *nruns)
+	if *minSeconds < 0 {
+		return cli.UsageError(fs, fmt.Errorf("--min-seconds %g: want 0 or more", *minSeconds))
+	}
+	runs, err := benchmark.Graph(ctx, gitDir, head, selfChild("bench", "graph"), benchmark.GraphRuns{Runs: *nruns, MinSeconds: *minSeconds})
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,7 @@ func TestRun(t *testing.T) {
 		{"not a repository", []string{"bench", "search", "--repo", t.TempDir()}, 1, "not a git repository"},
 		{"no queries", []string{"bench", "search", "--repo", r.Dir, "--queries", "0"}, 1, "want at least 1"},
 		{"bad flag", []string{"bench", "graph", "--rns", "2"}, 2, "locus-dev bench graph -h"},
+		{"negative min-seconds", []string{"bench", "graph", "--repo", r.Dir, "--min-seconds", "-1"}, 2, "--min-seconds -1: want 0 or more"},
 		{"instances without a name", []string{"instances", "--repo", r.Dir}, 2, "--name owner/name is required"},
 		{"instances, bad date", []string{"instances", "--repo", r.Dir, "--name", "a/b", "--since", "2024-13-01"}, 2, "want a date as YYYY-MM-DD"},
 		{"instances, nothing usable", []string{"instances", "--repo", r.Dir, "--name", "a/b"}, 1, "edits an existing non-test source file"},
