@@ -25,11 +25,15 @@ const (
 	DefaultBacklogPartSize = 100
 	DefaultBacklogHistory  = 4 << 20
 	// MaxPartFunctions bounds the ranked functions one part holds (its
-	// issues times K, BacklogPartSize): the part's results are the input of
-	// its store step, and Temporal refuses a payload over 2 MB (a ranked
-	// function is 200–400 bytes of JSON; sympy's eval at K = 50 put 1 MB
-	// in a part of 100 issues).
+	// issues times K, BacklogPartSize), and so K: the part's results are
+	// the input of its store step, and Temporal refuses a payload over 2 MB
+	// (a ranked function is 200–400 bytes of JSON; sympy's eval at K = 50
+	// put 1 MB in a part of 100 issues).
 	MaxPartFunctions = 2500
+	// PartFunctions is what BacklogPartSize aims a part at: Temporal warns
+	// of a payload over 512 KB, and 2,500 functions were 0.53–0.62 MB in
+	// sympy's eval at K = 50. K = 20 (the default) keeps parts of 100.
+	PartFunctions = 2000
 	// SnapshotsPerHost: EnsureSnapshot activities one backlog run keeps
 	// scheduled on one host at a time.
 	SnapshotsPerHost = 4
@@ -713,12 +717,12 @@ func issueResult(is schema.BacklogIssue, lr LocalizeResult, exhausted bool) sche
 
 // BacklogPartSize is the issues per part for runs returning k functions
 // an issue: DefaultBacklogPartSize, fewer where k × that passes
-// MaxPartFunctions; k ≤ 0 (the method's default) counts as 20.
+// PartFunctions, at least one; k ≤ 0 (the method's default) counts as 20.
 func BacklogPartSize(k int) int {
 	if k <= 0 {
 		k = 20
 	}
-	return max(1, min(DefaultBacklogPartSize, MaxPartFunctions/k))
+	return max(1, min(DefaultBacklogPartSize, PartFunctions/k))
 }
 
 // validateBacklogInput checks what LocalizeBacklog is given.

@@ -732,10 +732,11 @@ func TestLocalizeBacklogKeepsSettledCentersWhenSelectionFails(t *testing.T) {
 	}
 }
 
-// BacklogPartSize keeps a part's ranked functions within MaxPartFunctions.
+// BacklogPartSize keeps a part's ranked functions within PartFunctions
+// (one issue a part at least, up to MaxPartFunctions).
 func TestBacklogPartSize(t *testing.T) {
 	for _, tc := range []struct{ k, want int }{
-		{0, DefaultBacklogPartSize}, {20, DefaultBacklogPartSize}, {25, 100}, {50, 50}, {100, 25}, {1000, 2}, {2500, 1}, {9999, 1},
+		{0, DefaultBacklogPartSize}, {20, DefaultBacklogPartSize}, {25, 80}, {50, 40}, {100, 20}, {1000, 2}, {2000, 1}, {2500, 1}, {9999, 1},
 	} {
 		if got := BacklogPartSize(tc.k); got != tc.want {
 			t.Errorf("BacklogPartSize(%d) = %d, want %d", tc.k, got, tc.want)
