@@ -15,7 +15,6 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/locus-dev/locus/internal/blob"
-	"github.com/locus-dev/locus/internal/parquetcol"
 	"github.com/locus-dev/locus/schema"
 )
 
@@ -64,21 +63,22 @@ func (c *Cache) readUnder(ctx context.Context, prefix string, want map[string]bo
 	}
 	out := map[string][]float32{}
 	for _, o := range objs {
+		var index map[string]int64
 		if want != nil {
-			// Parts are never rewritten: which hashes one holds is read
-			// once per process (partHashes), and a part holding none of
+			// Parts are never rewritten: where each hash of one lies is
+			// read once per process (partRows), and a part holding none of
 			// want is not opened again. A snapshot's load wants the few
 			// functions another snapshot lacked, and its repository's
 			// shards hold a part for every snapshot built.
-			set, err := c.partHashes(ctx, o.Key)
+			index, err = c.partRows(ctx, o.Key)
 			if err != nil {
 				return nil, err
 			}
-			if !overlaps(set, want) {
+			if !overlaps(index, want) {
 				continue
 			}
 		}
-		if err := c.readPart(ctx, o.Key, want, out); err != nil {
+		if err := c.readPart(ctx, o.Key, want, index, out); err != nil {
 			return nil, err
 		}
 	}
@@ -86,7 +86,7 @@ func (c *Cache) readUnder(ctx context.Context, prefix string, want map[string]bo
 }
 
 // overlaps reports whether set and want share a hash, walking the smaller.
-func overlaps(set map[string]struct{}, want map[string]bool) bool {
+func overlaps(set map[string]int64, want map[string]bool) bool {
 	if len(set) < len(want) {
 		for h := range set {
 			if want[h] {
@@ -104,11 +104,24 @@ func overlaps(set map[string]struct{}, want map[string]bool) bool {
 }
 
 // readPart adds to out the vectors of part key: all of them when want is
-// nil, else those whose hashes want holds. A part holds every function of
-// a repository that falls in its shard, and a re-index wants the few that
-// changed: the hashes are read first, and only the rows wanted are decoded
-// (all of them when more than an eighth are; BenchmarkCacheReadWanted).
-func (c *Cache) readPart(ctx context.Context, key string, want map[string]bool, out map[string][]float32) error {
+// nil, else those whose hashes want holds, at the rows index (partRows)
+// gives. A part holds every function of a repository that falls in its
+// shard, and a re-index wants the few that changed: only the rows wanted
+// are decoded (all of them when more than an eighth are;
+// BenchmarkCacheReadWanted).
+func (c *Cache) readPart(ctx context.Context, key string, want map[string]bool, index map[string]int64, out map[string][]float32) error {
+	var rows []int64 // wanted, ascending
+	if want != nil {
+		for h := range want {
+			if r, ok := index[h]; ok {
+				rows = append(rows, r)
+			}
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		slices.Sort(rows)
+	}
 	ra, err := c.Bucket.OpenReaderAt(ctx, key)
 	if errors.Is(err, blob.ErrNotFound) {
 		return nil
@@ -120,15 +133,6 @@ func (c *Cache) readPart(ctx context.Context, key string, want map[string]bool, 
 	f, err := parquet.OpenFile(ra, ra.Size())
 	if err != nil {
 		return fmt.Errorf("embedding cache %s: %w", key, err)
-	}
-	var rows []int64 // wanted, ascending
-	if want != nil {
-		if rows, err = wantedRows(f, want); err != nil {
-			return fmt.Errorf("embedding cache %s: %w", key, err)
-		}
-		if len(rows) == 0 {
-			return nil
-		}
 	}
 	r := parquet.NewGenericReader[cacheRow](f)
 	defer r.Close()
@@ -162,24 +166,12 @@ func (c *Cache) readPart(ctx context.Context, key string, want map[string]bool, 
 			return fmt.Errorf("embedding cache %s: row %d: %v", key, i, err)
 		}
 		if !want[buf[0].ContentHash] {
-			return fmt.Errorf("embedding cache %s: row %d holds %q, not a hash its column listed: %w", key, i, buf[0].ContentHash, blob.ErrCorrupt)
+			return fmt.Errorf("embedding cache %s: row %d holds %q, not the hash its index gave it: %w", key, i, buf[0].ContentHash, blob.ErrCorrupt)
 		}
 		out[buf[0].ContentHash] = buf[0].Vector
 		buf[0] = cacheRow{} // the next Read must not append to this vector
 	}
 	return nil
-}
-
-// wantedRows lists the rows of f whose content hash want holds, reading
-// the hash column alone.
-func wantedRows(f *parquet.File, want map[string]bool) ([]int64, error) {
-	var rows []int64
-	err := parquetcol.Bytes(f, "content_hash", func(row int64, v []byte) {
-		if want[string(v)] {
-			rows = append(rows, row)
-		}
-	})
-	return rows, err
 }
 
 // writePart adds the vectors of m to a shard as one new part.

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/locus-dev/locus/internal/blob"
 	"github.com/locus-dev/locus/internal/testutil/blobtest"
 )
 
@@ -153,6 +155,42 @@ func TestCacheReadsWhatIsWanted(t *testing.T) {
 	}
 }
 
+// TestCacheReadsWantedRowsWhereTheIndexSays: the rows a read wants are
+// found in the process's index of the part (partRows, made once), not by
+// reading its hash column again; a row that does not hold the hash the
+// index gave it is a damaged part, named.
+func TestCacheReadsWantedRowsWhereTheIndexSays(t *testing.T) {
+	ctx := context.Background()
+	c := &Cache{Bucket: blobtest.Bucket(t), Repo: "acme/rows", Model: "m"}
+	m := map[string][]float32{}
+	for i := range 64 {
+		m[fmt.Sprintf("c%03d", i)] = []float32{float32(i), 1}
+	}
+	if err := c.Put(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := c.Bucket.List(ctx, c.prefix("c"))
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("parts %v, %v", objs, err)
+	}
+	key := objs[0].Key
+	index, err := c.partRows(ctx, key)
+	if err != nil || len(index) != 64 || index["c005"] != 5 { // a part's rows are in hash order
+		t.Fatalf("index of %d hashes, c005 at %d: %v", len(index), index["c005"], err)
+	}
+	want := map[string]bool{"c005": true}
+	out := map[string][]float32{}
+	if err := c.readPart(ctx, key, want, index, out); err != nil || len(out) != 1 || fmt.Sprint(out["c005"]) != "[5 1]" {
+		t.Fatalf("read of c005: %v, %v", out, err)
+	}
+	wrong := maps.Clone(index)
+	wrong["c005"] = 9 // c009's row
+	err = c.readPart(ctx, key, want, wrong, map[string][]float32{})
+	if !errors.Is(err, blob.ErrCorrupt) || !strings.Contains(err.Error(), key) {
+		t.Errorf("a row holding another hash than its index says: %v", err)
+	}
+}
+
 // TestCacheOpensOnlyPartsHoldingWanted: once a process knows which hashes
 // a part holds, a read wanting none of them does not open it: a part
 // damaged after that is never read, while one wanted still is.
@@ -174,7 +212,7 @@ func TestCacheOpensOnlyPartsHoldingWanted(t *testing.T) {
 	}
 	var damaged string
 	for _, o := range objs {
-		if set, err := c.partHashes(ctx, o.Key); err == nil {
+		if set, err := c.partRows(ctx, o.Key); err == nil {
 			if _, ok := set["b1"]; ok {
 				damaged = o.Key
 			}

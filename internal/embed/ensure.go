@@ -74,9 +74,9 @@ func (c *Cache) shardHashes(ctx context.Context, shard string) (func(hash string
 	if err != nil {
 		return nil, err
 	}
-	sets := make([]map[string]struct{}, 0, len(objs))
+	sets := make([]map[string]int64, 0, len(objs))
 	for _, o := range objs {
-		set, err := c.partHashes(ctx, o.Key)
+		set, err := c.partRows(ctx, o.Key)
 		if err != nil {
 			return nil, err
 		}
@@ -92,28 +92,32 @@ func (c *Cache) shardHashes(ctx context.Context, shard string) (func(hash string
 	}, nil
 }
 
-// partIndex keeps the hashes of each part read, by key; maxIndexed bounds
-// the hashes it holds (about 60 bytes each), past which it starts afresh.
+// partIndex keeps where the hashes of each part read lie, by key;
+// maxIndexed bounds the hashes it holds (about 70 bytes each), past which
+// it starts afresh.
 var partIndex = struct {
 	sync.Mutex
-	parts  map[string]map[string]struct{}
+	parts  map[string]map[string]int64
 	hashes int
-}{parts: map[string]map[string]struct{}{}}
+}{parts: map[string]map[string]int64{}}
 
 const maxIndexed = 4 << 20
 
-// partHashes is the set of hashes part key holds (none when it is gone).
-func (c *Cache) partHashes(ctx context.Context, key string) (map[string]struct{}, error) {
+// partRows maps each hash part key holds to its row (none when the part is
+// gone). Parts are named by their content and never rewritten, so a part's
+// hash column is read once per process: deciding whether a load wants
+// anything of the part, and then which rows, both read it here.
+func (c *Cache) partRows(ctx context.Context, key string) (map[string]int64, error) {
 	partIndex.Lock()
-	set, ok := partIndex.parts[key]
+	rows, ok := partIndex.parts[key]
 	partIndex.Unlock()
 	if ok {
-		return set, nil
+		return rows, nil
 	}
-	set = map[string]struct{}{}
+	rows = map[string]int64{}
 	ra, err := c.Bucket.OpenReaderAt(ctx, key)
 	if errors.Is(err, blob.ErrNotFound) {
-		return set, nil
+		return rows, nil
 	}
 	if err != nil {
 		return nil, err
@@ -121,18 +125,22 @@ func (c *Cache) partHashes(ctx context.Context, key string) (map[string]struct{}
 	defer ra.Close()
 	f, err := parquet.OpenFile(ra, ra.Size())
 	if err == nil {
-		err = parquetcol.Bytes(f, "content_hash", func(_ int64, v []byte) { set[string(v)] = struct{}{} })
+		err = parquetcol.Bytes(f, "content_hash", func(row int64, v []byte) {
+			if _, dup := rows[string(v)]; !dup { // a part is written from a map: never twice
+				rows[string(v)] = row
+			}
+		})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("embedding cache %s: %w", key, err)
 	}
 	partIndex.Lock()
-	if partIndex.hashes+len(set) > maxIndexed {
+	if partIndex.hashes+len(rows) > maxIndexed {
 		clear(partIndex.parts)
 		partIndex.hashes = 0
 	}
-	partIndex.parts[key] = set
-	partIndex.hashes += len(set)
+	partIndex.parts[key] = rows
+	partIndex.hashes += len(rows)
 	partIndex.Unlock()
-	return set, nil
+	return rows, nil
 }
