@@ -242,11 +242,19 @@ func TestCReadings(t *testing.T) {
 		{"every branch wins, cut short", unbalanced + "void cut(int y) {\n    if (y) {\n        after(\n", []string{"function dump", "function after", "function cut"}, 3},
 		{"no other branch", "#ifdef __cplusplus\nextern \"C\" {\n#endif\nint f(void) { return 0; }\n#ifdef __cplusplus\n}\n#endif\n", []string{"function f"}, 2},
 		{"cut short only", "int f(void) { return 0; }\nvoid cut(int y) {\n    if (y) {\n        f(\n", []string{"function f", "function cut"}, 2},
+		// tree-sitter closes the last function itself (a MISSING "}"), and
+		// no ERROR reaches the end: closers are appended to the file as
+		// written, not to the reading with every branch kept.
+		{"cut short, closed by the parser", "int f(void) { return 0; }\nvoid g(void) {\n    f();\n", []string{"function f", "function g"}, 2},
+		{"every branch wins, closed by the parser", unbalanced + "void g(void) {\n    f();\n", []string{"function dump", "function after", "function g"}, 2},
 	} {
 		r := cfExtract(t, "a.c", tc.src)
 		got := cfDefNames(r)
 		if strings.Join(got, "|") != strings.Join(tc.defs, "|") || r.reads != tc.reads {
 			t.Errorf("%s: defs %q after %d readings, want %q after %d", tc.name, got, r.reads, tc.defs, tc.reads)
+		}
+		if (tc.reads > 1) != r.Reread() {
+			t.Errorf("%s: reread %v after %d readings", tc.name, r.Reread(), r.reads)
 		}
 	}
 }

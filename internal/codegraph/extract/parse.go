@@ -57,6 +57,26 @@ func errorsIn(n *fnode) int {
 	return c
 }
 
+// errorAtEnd reports whether an ERROR node of root's tree reaches the end
+// of src (trailing blanks aside): where none does, tree-sitter has
+// recovered from what the text leaves open by itself (a MISSING "}"), and
+// closers appended to the text find nothing more (cFamilyLang).
+func errorAtEnd(root *fnode, src []byte) bool {
+	end := len(src)
+	for end > 0 && (src[end-1] == ' ' || src[end-1] == '\t' || src[end-1] == '\n' || src[end-1] == '\r') {
+		end--
+	}
+	if !root.HasError() {
+		return false
+	}
+	for _, f := range root.t.nodes[root.i:root.subtreeEnd()] {
+		if f.flags&4 != 0 && int(f.endByte) >= end {
+			return true
+		}
+	}
+	return false
+}
+
 // textOf is the source of n.
 func textOf(n *fnode, src []byte) string {
 	if n == nil {
