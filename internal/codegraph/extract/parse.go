@@ -58,16 +58,16 @@ func errorsIn(n *fnode) int {
 }
 
 // errorAtEnd reports whether an ERROR node of root's tree reaches the end
-// of src (trailing blanks aside): where none does, tree-sitter has
-// recovered from what the text leaves open by itself (a MISSING "}"), and
-// closers appended to the text find nothing more (cFamilyLang).
+// of src (trailing blanks aside). Where none does, tree-sitter recovered
+// from what the text leaves open by itself (a MISSING "}"); cFamilyLang
+// then appends no closers to its reading with every branch kept.
 func errorAtEnd(root *fnode, src []byte) bool {
+	if !root.HasError() {
+		return false
+	}
 	end := len(src)
 	for end > 0 && (src[end-1] == ' ' || src[end-1] == '\t' || src[end-1] == '\n' || src[end-1] == '\r') {
 		end--
-	}
-	if !root.HasError() {
-		return false
 	}
 	for _, f := range root.t.nodes[root.i:root.subtreeEnd()] {
 		if f.flags&4 != 0 && int(f.endByte) >= end {
