@@ -239,6 +239,23 @@ type Item struct {
 	Text string
 }
 
+// EmbedItems embeds the items' texts, a vector per item in their order, or
+// an error naming the embedder when it answers another number of vectors.
+func EmbedItems(ctx context.Context, e Embedder, items []Item) ([][]float32, error) {
+	texts := make([]string, len(items))
+	for i, it := range items {
+		texts[i] = it.Text
+	}
+	vecs, err := e.Embed(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	if len(vecs) != len(items) {
+		return nil, fmt.Errorf("embedder %s returned %d vectors for %d texts", e.Name(), len(vecs), len(items))
+	}
+	return vecs, nil
+}
+
 // EmbedCached returns a vector for every item, embedding only hashes the
 // cache does not have and storing those. It reports how many were embedded.
 func EmbedCached(ctx context.Context, e Embedder, c *Cache, items []Item) (map[string][]float32, int, error) {
@@ -258,11 +275,7 @@ func EmbedCached(ctx context.Context, e Embedder, c *Cache, items []Item) (map[s
 		if len(missing) == 0 {
 			return nil
 		}
-		texts := make([]string, len(missing))
-		for i, it := range missing {
-			texts[i] = it.Text
-		}
-		vecs, err := e.Embed(ctx, texts)
+		vecs, err := EmbedItems(ctx, e, missing)
 		if err != nil {
 			return err
 		}

@@ -267,3 +267,30 @@ func BenchmarkCacheReadWanted(b *testing.B) {
 		})
 	}
 }
+
+// short answers one vector fewer than it is asked for.
+type short struct{ Embedder }
+
+func (s short) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vs, err := s.Embedder.Embed(ctx, texts)
+	return vs[:len(vs)-1], err
+}
+
+// TestEmbedItemsCountsVectors: an embedder that answers fewer vectors than
+// texts is an error naming it, whether asked directly, by EmbedCached or by
+// EnsureCached, not a panic or a vector given to the wrong item.
+func TestEmbedItemsCountsVectors(t *testing.T) {
+	ctx := context.Background()
+	e := short{&Lexical{Dims: 8}}
+	items := []Item{{Hash: "a1", Text: "open the ledger"}, {Hash: "a2", Text: "close the ledger"}}
+	c := &Cache{Bucket: blobtest.Bucket(t), Repo: "acme/short", Model: e.Name()}
+	for name, run := range map[string]func() error{
+		"EmbedItems":   func() error { _, err := EmbedItems(ctx, e, items); return err },
+		"EmbedCached":  func() error { _, _, err := EmbedCached(ctx, e, c, items); return err },
+		"EnsureCached": func() error { _, err := EnsureCached(ctx, e, c, items); return err },
+	} {
+		if err := run(); err == nil || !strings.Contains(err.Error(), "returned 1 vectors for 2 texts") || !strings.Contains(err.Error(), e.Name()) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

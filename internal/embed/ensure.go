@@ -45,16 +45,9 @@ func EnsureCached(ctx context.Context, e Embedder, c *Cache, items []Item) (int,
 		if len(missing) == 0 {
 			continue
 		}
-		texts := make([]string, len(missing))
-		for i, it := range missing {
-			texts[i] = it.Text
-		}
-		vecs, err := e.Embed(ctx, texts)
+		vecs, err := EmbedItems(ctx, e, missing)
 		if err != nil {
 			return embedded, err
-		}
-		if len(vecs) != len(missing) {
-			return embedded, fmt.Errorf("embedder %s returned %d vectors for %d texts", e.Name(), len(vecs), len(missing))
 		}
 		fresh := make(map[string][]float32, len(missing))
 		for i, it := range missing {

@@ -184,11 +184,7 @@ func (e *snapVectors) load(ctx context.Context, d Deps, repo schema.RepoName, in
 // since is embedded again (and stored) rather than failing the query.
 func snapshotMissing(ctx context.Context, d Deps, repo schema.RepoName, missing []embed.Item) (map[string][]float32, error) {
 	if _, lexical := d.Embedder.(*embed.Lexical); lexical {
-		texts := make([]string, len(missing))
-		for i, it := range missing {
-			texts[i] = it.Text
-		}
-		vs, err := d.Embedder.Embed(ctx, texts)
+		vs, err := embed.EmbedItems(ctx, d.Embedder, missing)
 		if err != nil {
 			return nil, err
 		}

@@ -138,16 +138,9 @@ func (d *Dense) vectors(ctx context.Context, items []embed.Item) (map[string][]f
 		}
 	}
 	if len(missing) > 0 {
-		texts := make([]string, len(missing))
-		for i, it := range missing {
-			texts[i] = it.Text
-		}
-		vecs, err := d.Embedder.Embed(ctx, texts)
+		vecs, err := embed.EmbedItems(ctx, d.Embedder, missing)
 		if err != nil {
 			return nil, err
-		}
-		if len(vecs) != len(missing) {
-			return nil, fmt.Errorf("%s answered %d vectors for %d texts", d.Embedder.Name(), len(vecs), len(missing))
 		}
 		d.Embeds += len(missing)
 		for i, it := range missing {
