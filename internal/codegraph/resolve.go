@@ -901,9 +901,6 @@ func (b *builder) finish() {
 	b.g.Stats.Nodes = len(b.g.Nodes)
 }
 
-// rankNodes sorts the nodes into the graph and ranks their ids, on its
-// own goroutine: nothing adds or changes a node after buildNodes, so this
-// runs beside resolve, and finish waits for it.
 // mergeRuns merges the sorted runs of s, run r being s[bounds[r]:bounds[r+1]],
 // into one sorted slice (s or another of its length).
 func mergeRuns(s []int32, bounds []int, compare func(x, y int32) int) []int32 {
@@ -940,6 +937,9 @@ func mergeRuns(s []int32, bounds []int, compare func(x, y int32) int) []int32 {
 	return s
 }
 
+// rankNodes sorts the nodes into the graph and ranks their ids, on its
+// own goroutine: nothing adds or changes a node after buildNodes, so this
+// runs beside resolve, and finish waits for it.
 func (b *builder) rankNodes() {
 	b.ranks = make(chan map[string]int32, 1)
 	go func() {
