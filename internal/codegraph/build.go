@@ -168,9 +168,10 @@ type parsed struct {
 	// pkgKey is packageKey's, made once.
 	pkgKey string
 	// scopesOf and scopesCache: the last definition scopes was asked
-	// for, and its answer.
-	scopesOf    string
-	scopesCache []string
+	// for, and its answer; scopesNorm holds each scope's normQual where
+	// a name can be joined to it after normalising (joinsAtDot), else "".
+	scopesOf                string
+	scopesCache, scopesNorm []string
 }
 
 // prepare computes the code and content hashes of the file's nodes, and

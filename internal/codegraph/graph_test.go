@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -238,5 +239,33 @@ func TestRustInlineModuleImportsResolve(t *testing.T) {
 	sort.Strings(got)
 	if want := []string{"src/cli/flags.rs:parse", "src/core.rs:version"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("tests.t calls %v, want %v", got, want)
+	}
+}
+
+// TestLookupScope: looking a name up in a kept scope (its normalised form
+// joined to the name) finds what lookupDotIn finds by normalising the
+// joined name, for scopes with signatures, duplicate suffixes and
+// brackets that do not close.
+func TestLookupScope(t *testing.T) {
+	byBase := map[string][]string{
+		"A.m.x": {"f:A.m.x"}, "A.m.B.g": {"f:A.m.B.g"}, "A.x": {"f:A.x"},
+		"A.operator<.x": {"f:A.operator<.x"}, "A.operator<": {"f:A.operator<"},
+	}
+	for _, from := range []string{"A.m(int)", "A.m(int)#2", "A.m(List<String>)", "A.m", "A.operator<", "A.operator<(int)", "A.f(a.B)"} {
+		p := &parsed{}
+		scopes := p.scopes(from)
+		for i, q := range scopes {
+			for _, name := range []string{"x", "B.g", "B.g(int)", "g#2", ".", "x(", ""} {
+				want := lookupDotIn(byBase, q, name)
+				if got := p.lookupScope(byBase, i, name); !slices.Equal(got, want) {
+					t.Errorf("scope %q of %q, name %q: got %v, lookupDotIn %v", q, from, name, got, want)
+				}
+			}
+		}
+	}
+	for q, want := range map[string]bool{"A.m(int)": true, "A.m(List<String>)": true, "A": true, "A.operator<": false, "A.f(": false} {
+		if got := joinsAtDot(q); got != want {
+			t.Errorf("joinsAtDot(%q) = %v, want %v", q, got, want)
+		}
 	}
 }

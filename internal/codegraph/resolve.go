@@ -363,6 +363,7 @@ func (b *builder) resolve() {
 				external bool
 			}
 			memo := map[string]resolved{}
+			var outside map[string][]string // resolveNameIn's, for one file
 			reset := func() {
 				if len(memo) > 32 { // clearing costs the map's size: start small again
 					memo = map[string]resolved{}
@@ -375,7 +376,13 @@ func (b *builder) resolve() {
 				// A file's calls come definition by definition: the
 				// caller's id is made once for each run of them.
 				lastFrom, from, known := "", p.path, b.nodes[p.path] != nil
+				ext := b.externals[p.path]
 				reset()
+				if len(outside) > 0 {
+					outside = make(map[string][]string, len(outside))
+				} else if outside == nil {
+					outside = map[string][]string{}
+				}
 				for _, c := range p.res.Calls {
 					if c.From != lastFrom {
 						lastFrom, from = c.From, p.path
@@ -392,8 +399,8 @@ func (b *builder) resolve() {
 					}
 					r, seen := memo[c.Callee]
 					if !seen {
-						r.ts = b.resolveCall(p, c)
-						r.external = len(r.ts) == 0 && b.externals[p.path][firstQual(c.Callee)]
+						r.ts = b.resolveCall(p, c, outside)
+						r.external = len(r.ts) == 0 && ext[firstQual(c.Callee)]
 						memo[c.Callee] = r
 					}
 					if len(r.ts) == 0 {
@@ -407,7 +414,7 @@ func (b *builder) resolve() {
 						continue // the caller's edges to these targets are there
 					}
 					for _, t := range r.ts {
-						if b.linkable(from, t) {
+						if t != from && b.nodes[t] != nil { // linkable: from is a node (known)
 							sh.edges = append(sh.edges, Edge{Src: from, Dst: t, Type: EdgeInvokes})
 						}
 					}
@@ -647,8 +654,42 @@ func enclosing(def string) []string {
 func (p *parsed) scopes(from string) []string {
 	if p.scopesOf != from || p.scopesCache == nil {
 		p.scopesOf, p.scopesCache = from, enclosing(from)
+		p.scopesNorm = p.scopesNorm[:0]
+		for _, q := range p.scopesCache {
+			nq := ""
+			if joinsAtDot(q) {
+				nq = normQual(q)
+			}
+			p.scopesNorm = append(p.scopesNorm, nq)
+		}
 	}
 	return p.scopesCache
+}
+
+// lookupScope is lookupDotIn(byBase, q, name) for the i-th of the scopes
+// last asked for, whose normalised name is kept (scopesNorm): a Java
+// method's scope carries its signature, which lookupDotIn normalises for
+// every name looked up in it.
+func (p *parsed) lookupScope(byBase map[string][]string, i int, name string) []string {
+	nq := p.scopesNorm[i]
+	if nq == "" {
+		return lookupDotIn(byBase, p.scopesCache[i], name)
+	}
+	if strings.ContainsAny(name, "(#") {
+		name = normQual(name)
+	}
+	var buf [128]byte
+	k := append(append(append(buf[:0], nq...), '.'), name...)
+	return byBase[string(k)]
+}
+
+// joinsAtDot reports whether q+"."+name splits (appendQual) into q's parts
+// and name's, whatever name is (q's brackets close by its end), so that
+// normQual(q+"."+name) is normQual(q)+"."+normQual(name).
+func joinsAtDot(q string) bool {
+	var buf [8]string
+	parts := appendQual(buf[:0], q+".\x00")
+	return parts[len(parts)-1] == "\x00"
 }
 
 // enclosingClass is the innermost class (or the definition's own class) around def.
@@ -667,8 +708,8 @@ var selfNames = map[string]bool{"self": true, "this": true, "cls": true, "Self":
 
 // resolveCall applies the scope preference: same class, enclosing scopes and
 // the same file, imported names, the same package, then a repository-wide
-// unique name.
-func (b *builder) resolveCall(p *parsed, c Call) []string {
+// unique name. outside is resolveNameIn's, for p's calls.
+func (b *builder) resolveCall(p *parsed, c Call, outside map[string][]string) []string {
 	var buf [8]string
 	parts := appendQual(buf[:0], c.Callee)
 	if len(parts) == 0 || parts[0] == "" {
@@ -695,34 +736,59 @@ func (b *builder) resolveCall(p *parsed, c Call) []string {
 		}
 		return b.unique(parts[len(parts)-1], false)
 	}
-	return b.resolveName(p, c.From, c.Callee, false)
+	return b.resolveNameIn(p, c.From, c.Callee, false, outside)
 }
 
 // resolveName resolves a (possibly dotted) name used inside from.
 func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []string {
-	var buf [8]string
-	parts := appendQual(buf[:0], name)
-	keep := func(ts []string) []string {
-		if !classesOnly {
-			return ts
-		}
-		var out []string
-		for _, t := range ts {
-			if b.kinds[t] == TypeClass {
-				out = append(out, t)
-			}
-		}
-		return out
-	}
+	return b.resolveNameIn(p, from, name, classesOnly, nil)
+}
+
+// resolveNameIn is resolveName, keeping in outside (when not nil) what
+// it finds past from's scopes for the next name used in the same file:
+// that does not depend on from where the language is not C, C++ or Rust
+// (their unqualified names also look in from's namespace or type).
+func (b *builder) resolveNameIn(p *parsed, from, name string, classesOnly bool, outside map[string][]string) []string {
 	// Enclosing scopes, innermost first, then the file's top level.
 	if from != "" {
 		local := b.byBase[p.path]
-		for _, q := range p.scopes(from) {
-			if ts := keep(lookupDotIn(local, q, name)); len(ts) > 0 {
+		for i := range p.scopes(from) {
+			if ts := b.keep(p.lookupScope(local, i, name), classesOnly); len(ts) > 0 {
 				return ts
 			}
 		}
 	}
+	if outside == nil || classesOnly || family(p.lang.Name()) != "" {
+		return b.resolveOutside(p, from, name, classesOnly)
+	}
+	ts, ok := outside[name]
+	if !ok {
+		ts = b.resolveOutside(p, from, name, classesOnly)
+		outside[name] = ts
+	}
+	return ts
+}
+
+// keep is ts, only its classes when classesOnly.
+func (b *builder) keep(ts []string, classesOnly bool) []string {
+	if !classesOnly {
+		return ts
+	}
+	var out []string
+	for _, t := range ts {
+		if b.kinds[t] == TypeClass {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// resolveOutside is resolveName past from's own scopes: the file's top
+// level, its imports, the same package, then a repository-wide name.
+func (b *builder) resolveOutside(p *parsed, from, name string, classesOnly bool) []string {
+	var buf [8]string
+	parts := appendQual(buf[:0], name)
+	keep := func(ts []string) []string { return b.keep(ts, classesOnly) }
 	if ts := keep(b.lookup(p.path, name)); len(ts) > 0 {
 		return ts
 	}

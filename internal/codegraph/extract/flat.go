@@ -179,6 +179,11 @@ typedef struct {
 	int32_t vparent;           // the nearest visible ancestor's index
 	int32_t owner;             // frame of vparent, whose last is its last child written
 	int32_t last;
+	// A visible node's frame: its children and named children listed so
+	// far, and how many tree-sitter counted (visible_child_count and
+	// named_child_count, which count through hidden subtrees as the walk
+	// does).
+	uint32_t nk, nn, kres, nres;
 	uint16_t inh;              // a hidden subtree's own field, which its children get when they have none
 	const TSSymbol *aliases;
 	const fl_field_entry *fields, *fields_end;
@@ -189,6 +194,8 @@ static inline void fl_frame_init(fl_frame *f, const fl_language *L, fl_subtree s
 	f->kids = (const fl_subtree *)s.ptr - f->count;
 	f->next = 0; f->sci = 0; f->pos = pos;
 	f->vparent = vparent; f->owner = owner; f->last = -1; f->inh = inh;
+	f->nk = f->nn = 0;
+	f->kres = s.ptr->visible_child_count; f->nres = s.ptr->named_child_count;
 	uint16_t prod = s.ptr->production_id;
 	f->aliases = prod ? &L->alias_sequences[prod * L->max_alias_sequence_length] : NULL;
 	f->fields = f->fields_end = NULL;
@@ -215,7 +222,14 @@ static fl_frame *fl_grow(fl_frame *st, int32_t *cap) {
 // visible ancestor, and take the hidden subtree's field when they have
 // none of their own. named (nsym of them) marks the grammar's named public
 // symbols; ERROR is named too.
-static int64_t flat_fill(const TSTree *tree, flat_node *a, int64_t cap, const uint8_t *named, uint32_t nsym) {
+//
+// It also lists each node's children, in order, in kids (room for cap),
+// from kstart[i] to kstart[i+1], and its named children in nlist from
+// nstart[i] (both starts with room for cap+1), where tree-sitter's counts
+// of them agree with the walk: *lists is 1 then, else 0 and the lists are
+// not to be read.
+static int64_t flat_fill(const TSTree *tree, flat_node *a, int64_t cap, const uint8_t *named, uint32_t nsym,
+		int32_t *kids, int32_t *nlist, int32_t *kstart, int32_t *nstart, int *lists) {
 	const fl_language *L = (const fl_language *)ts_tree_language(tree);
 	if (cap < 1) return -1;
 	TSNode root = ts_tree_root_node(tree);
@@ -236,7 +250,11 @@ static int64_t flat_fill(const TSTree *tree, flat_node *a, int64_t cap, const ui
 	}
 	int64_t cnt = 1;
 	fl_subtree rs = *(const fl_subtree *)root.id;
-	if (fl_child_count(rs) == 0) return cnt;
+	kstart[0] = 0; nstart[0] = 0;
+	*lists = 1;
+	if (fl_child_count(rs) == 0) { kstart[1] = 0; nstart[1] = 0; return cnt; }
+	int64_t kcur = rs.ptr->visible_child_count, ncur = rs.ptr->named_child_count;
+	if (kcur > cap || ncur > cap) *lists = 0;
 	int32_t scap = 64, depth = 0;
 	fl_frame *st = malloc(scap * sizeof(fl_frame));
 	if (!st) return -1;
@@ -244,7 +262,11 @@ static int64_t flat_fill(const TSTree *tree, flat_node *a, int64_t cap, const ui
 	fl_frame_init(&st[depth++], L, rs, rpos, 0, 0, 0);
 	while (depth > 0) {
 		fl_frame *fr = &st[depth-1];
-		if (fr->next == fr->count) { depth--; continue; }
+		if (fr->next == fr->count) {
+			if (fr->owner == depth-1 && (fr->nk != fr->kres || fr->nn != fr->nres)) *lists = 0;
+			depth--;
+			continue;
+		}
 		fl_subtree ch = fr->kids[fr->next];
 		fl_length pos = fr->pos, size = fl_size(ch);
 		fr->next++;
@@ -293,6 +315,17 @@ static int64_t flat_fill(const TSTree *tree, flat_node *a, int64_t cap, const ui
 		if (own->last >= 0) a[own->last].next_sibling = (int32_t)cnt; else a[par].first_child = (int32_t)cnt;
 		own->last = (int32_t)cnt;
 		a[par].child_count++;
+		if (*lists) {
+			if (own->nk < own->kres) kids[kstart[par] + own->nk++] = (int32_t)cnt; else *lists = 0;
+			if (isnamed) {
+				if (own->nn < own->nres) nlist[nstart[par] + own->nn++] = (int32_t)cnt; else *lists = 0;
+			}
+			kstart[cnt] = (int32_t)kcur; nstart[cnt] = (int32_t)ncur;
+			if (nkids) {
+				kcur += ch.ptr->visible_child_count; ncur += ch.ptr->named_child_count;
+				if (kcur > cap || ncur > cap) *lists = 0;
+			}
+		}
 		int32_t self = (int32_t)cnt++;
 		if (nkids) {
 			if (depth == scap && !(st = fl_grow(st, &scap))) return -1;
@@ -301,6 +334,10 @@ static int64_t flat_fill(const TSTree *tree, flat_node *a, int64_t cap, const ui
 		}
 	}
 	free(st);
+	if (*lists) {
+		if (kcur != cnt - 1) *lists = 0;
+		else { kstart[cnt] = (int32_t)kcur; nstart[cnt] = (int32_t)ncur; }
+	}
 	return cnt;
 }
 */
@@ -335,6 +372,8 @@ type flatTree struct {
 	// ctree is tree-sitter's tree, kept for reparseFlat until release or
 	// dropCTree.
 	ctree *C.TSTree
+	// filled: flat_fill listed the children (else index did).
+	filled bool
 }
 
 // flatPool keeps flatTrees' arrays for the next parse: a file's arrays are
@@ -363,7 +402,6 @@ func (t *flatTree) dropCTree() {
 // release hands t's arrays back to flatPool; t must not be used after.
 func (t *flatTree) release() {
 	t.dropCTree()
-	clear(t.fnodes) // they point at t
 	*t = flatTree{nodes: t.nodes[:0], kids: t.kids[:0], named: t.named[:0],
 		kidStart: t.kidStart[:0], namedStart: t.namedStart[:0], fnodes: t.fnodes[:0]}
 	flatPool.Put(t)
@@ -546,12 +584,19 @@ func reparseFlat(ctx context.Context, lang *sitter.Language, path string, src []
 	if t == nil {
 		t = &flatTree{}
 	}
-	nodes := grow(t.nodes, int(C.flat_count(tree)))
+	count := int(C.flat_count(tree))
+	nodes := grow(t.nodes, count)
+	kids, named := grow(t.kids, count), grow(t.named, count)
+	kidStart, namedStart := grow(t.kidStart, count+1), grow(t.namedStart, count+1)
 	var n C.int64_t
-	if len(nodes) > 0 {
-		n = C.flat_fill(tree, (*C.flat_node)(unsafe.Pointer(&nodes[0])), C.int64_t(len(nodes)),
-			(*C.uint8_t)(unsafe.Pointer(&names.named[0])), C.uint32_t(len(names.symbols)))
+	var lists C.int
+	if count > 0 {
+		n = C.flat_fill(tree, (*C.flat_node)(unsafe.Pointer(&nodes[0])), C.int64_t(count),
+			(*C.uint8_t)(unsafe.Pointer(&names.named[0])), C.uint32_t(len(names.symbols)),
+			(*C.int32_t)(unsafe.Pointer(&kids[0])), (*C.int32_t)(unsafe.Pointer(&named[0])),
+			(*C.int32_t)(unsafe.Pointer(&kidStart[0])), (*C.int32_t)(unsafe.Pointer(&namedStart[0])), &lists)
 	}
+	t.kids, t.named, t.kidStart, t.namedStart = kids[:0], named[:0], kidStart, namedStart
 	t.ctree = tree // deleted by dropCTree or release
 	if n < 0 || int(n) != len(nodes) {
 		t.nodes = nodes
@@ -559,7 +604,13 @@ func reparseFlat(ctx context.Context, lang *sitter.Language, path string, src []
 		return nil, fmt.Errorf("parse %s: tree-sitter counted %d nodes, the walk found others", path, len(nodes))
 	}
 	t.nodes, t.src, t.names = nodes, src, names
-	t.index()
+	if t.filled = lists == 1; t.filled {
+		t.kids, t.named = kids[:kidStart[count]], named[:namedStart[count]]
+		// Not cleared: see index.
+		t.fnodes = grow(t.fnodes, count)
+	} else {
+		t.index()
+	}
 	return t, nil
 }
 
@@ -616,8 +667,9 @@ func (t *flatTree) index() {
 	t.named = grow(t.named, len(t.nodes))[:0]
 	t.kidStart = grow(t.kidStart, len(t.nodes)+1)
 	t.namedStart = grow(t.namedStart, len(t.nodes)+1)
+	// Not cleared: an entry is zero or node's {t, i}, whichever file t
+	// holds, since the array never leaves t (release).
 	t.fnodes = grow(t.fnodes, len(t.nodes))
-	clear(t.fnodes)
 	for i := range t.nodes {
 		t.kidStart[i] = int32(len(t.kids))
 		t.namedStart[i] = int32(len(t.named))
@@ -796,4 +848,10 @@ func (c *fcursor) GoToParent() bool {
 	}
 	c.i = c.t.nodes[c.i].parent
 	return true
+}
+
+func probeFlatParse(lang *sitter.Language, src []byte) {
+	var rc C.int
+	t := C.flat_parse(languagePtr(lang), (*C.char)(unsafe.Pointer(&src[0])), C.uint32_t(len(src)), 0, &rc)
+	C.ts_tree_delete(t)
 }

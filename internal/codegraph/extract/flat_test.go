@@ -23,31 +23,7 @@ import (
 // several points (so that error recovery leaves ERROR and MISSING nodes)
 // and with invalid UTF-8 put in.
 func TestFlatTreeMatchesBindings(t *testing.T) {
-	type input struct {
-		path string
-		src  []byte
-	}
-	inputs := []input{{"x.py", []byte("import os\n\nclass A(B):\n    @dec\n    def f(self, x):\n        return os.path.join(x, 'y')\n\ndef g(:\n")}}
-	err := filepath.WalkDir("testdata", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || languageFor(path) == nil {
-			return err
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		inputs = append(inputs, input{path, src})
-		for _, cut := range []int{len(src) / 3, len(src) / 2, len(src) * 4 / 5} {
-			inputs = append(inputs, input{fmt.Sprintf("%s cut at %d", path, cut), src[:cut]})
-		}
-		bad := bytes.Clone(src)
-		bad[len(bad)/2] = 0xff
-		inputs = append(inputs, input{path + " with invalid UTF-8", bad})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	inputs := flatTestInputs(t)
 	langs := map[string]int{}
 	for _, in := range inputs {
 		path, _, _ := strings.Cut(in.path, " ")
@@ -169,6 +145,68 @@ func matchBindings(lang *sitter.Language, src []byte) error {
 // TestReparseMatchesParse: a tree read as an edit of another text's tree
 // (reparseFlat, as the C and C++ extractor's second readings are) equals
 // the tree of a fresh parse, node for node, spans and rows included.
+// flatInput is one text to parse, named by its file and what was done to it.
+type flatInput struct {
+	path string
+	src  []byte
+}
+
+// flatTestInputs are the extractors' test files as written, cut short at
+// several points and with invalid UTF-8 put in, and a Python file with a
+// syntax error.
+func flatTestInputs(t *testing.T) []flatInput {
+	t.Helper()
+	inputs := []flatInput{{"x.py", []byte("import os\n\nclass A(B):\n    @dec\n    def f(self, x):\n        return os.path.join(x, 'y')\n\ndef g(:\n")}}
+	err := filepath.WalkDir("testdata", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || languageFor(path) == nil {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, flatInput{path, src})
+		for _, cut := range []int{len(src) / 3, len(src) / 2, len(src) * 4 / 5} {
+			inputs = append(inputs, flatInput{fmt.Sprintf("%s cut at %d", path, cut), src[:cut]})
+		}
+		bad := bytes.Clone(src)
+		bad[len(bad)/2] = 0xff
+		inputs = append(inputs, flatInput{path + " with invalid UTF-8", bad})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inputs
+}
+
+// TestFillListsChildren: the child lists flat_fill writes are index's, for
+// every test input, and flat_fill writes them for all of them.
+func TestFillListsChildren(t *testing.T) {
+	for _, in := range flatTestInputs(t) {
+		path, _, _ := strings.Cut(in.path, " ")
+		lang := languageFor(path)
+		if strings.HasSuffix(path, ".h") && strings.Contains(path, "/cpp/") {
+			lang = languageFor("x.cpp")
+		}
+		ft, err := parseFlat(context.Background(), Grammar(path, lang), path, in.src)
+		if err != nil {
+			t.Fatalf("%s: %v", in.path, err)
+		}
+		if !ft.filled {
+			t.Errorf("%s: flat_fill left the child lists to index", in.path)
+		}
+		kids, named := slices.Clone(ft.kids), slices.Clone(ft.named)
+		kidStart, namedStart := slices.Clone(ft.kidStart), slices.Clone(ft.namedStart)
+		ft.index()
+		if !slices.Equal(kids, ft.kids) || !slices.Equal(named, ft.named) ||
+			!slices.Equal(kidStart, ft.kidStart) || !slices.Equal(namedStart, ft.namedStart) {
+			t.Errorf("%s: flat_fill's child lists differ from index's", in.path)
+		}
+		ft.release()
+	}
+}
+
 func TestReparseMatchesParse(t *testing.T) {
 	const cond = "#ifdef X\nint f(void) {\n#else\nint f(int a) {\n#endif\n  return g(1);\n}\nint h(void) { return 2; }\n"
 	tail := strings.Repeat("static int k(int x)\n{\n  return h(x) + 1;\n}\n", 20)
