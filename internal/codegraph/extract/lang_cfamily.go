@@ -1476,6 +1476,9 @@ func (w *cWalker) call(from, callee string, n *fnode) {
 func (w *cWalker) walkChildren(n *fnode, sc cScope) {
 	sc.span = nil
 	for i := 0; i < int(n.NamedChildCount()); i++ {
+		if n.namedToken(i) { // walk does nothing with a token
+			continue
+		}
 		c := n.NamedChild(i)
 		if c.Type() == "ERROR" {
 			if next := n.NamedChild(i + 1); next != nil && next.Type() == "compound_statement" && w.recover(c, next, sc) {

@@ -294,7 +294,9 @@ func (x *javaExtractor) walkChildren(n *fnode, sc javaScope) {
 	// By index: a range over NamedKids here allocated its loop body's
 	// closure on every call (about a third of the walk, jackson-core).
 	for i := range int(n.NamedChildCount()) {
-		x.walk(n.NamedChild(i), sc)
+		if !n.namedToken(i) { // walk does nothing with a token
+			x.walk(n.NamedChild(i), sc)
+		}
 	}
 }
 
