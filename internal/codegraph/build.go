@@ -172,6 +172,8 @@ type parsed struct {
 	// a name can be joined to it after normalising (joinsAtDot), else "".
 	scopesOf                string
 	scopesCache, scopesNorm []string
+	// maps: what name resolution reads for this file (builder.mapsOf).
+	maps *fileMaps
 }
 
 // prepare computes the code and content hashes of the file's nodes, and

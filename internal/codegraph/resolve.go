@@ -263,8 +263,13 @@ func (b *builder) bind(file, name string, targets ...string) {
 // bound returns what name refers to in file: what was bound there, then
 // what the headers it includes bring in.
 func (b *builder) bound(file, name string) []string {
-	ts := b.bindings[file][name]
-	for _, h := range b.native.includes[file] {
+	return b.boundIn(b.bindings[file], b.native.includes[file], name)
+}
+
+// boundIn is bound, given the file's bindings and includes.
+func (b *builder) boundIn(bindings map[string][]string, includes []string, name string) []string {
+	ts := bindings[name]
+	for _, h := range includes {
 		if hs := b.native.cHeaders[h].names[name]; len(hs) > 0 {
 			ts = append(ts[:len(ts):len(ts)], hs...)
 		}
@@ -318,6 +323,11 @@ func (b *builder) resolve() {
 				}
 			}
 		}
+	}
+	// What names resolve through is bound now: each file's maps are
+	// looked up once.
+	for _, p := range b.files {
+		p.maps = b.mapsOf(p)
 	}
 	for _, p := range b.files {
 		for _, in := range p.res.Inherits {
@@ -751,7 +761,7 @@ func (b *builder) resolveName(p *parsed, from, name string, classesOnly bool) []
 func (b *builder) resolveNameIn(p *parsed, from, name string, classesOnly bool, outside map[string][]string) []string {
 	// Enclosing scopes, innermost first, then the file's top level.
 	if from != "" {
-		local := b.byBase[p.path]
+		local := b.mapsOf(p).local
 		for i := range p.scopes(from) {
 			if ts := b.keep(p.lookupScope(local, i, name), classesOnly); len(ts) > 0 {
 				return ts
@@ -783,13 +793,37 @@ func (b *builder) keep(ts []string, classesOnly bool) []string {
 	return out
 }
 
+// fileMaps are the maps name resolution reads for one file: their keys
+// (paths, packages) are long to hash for every name resolved.
+type fileMaps struct {
+	local    map[string][]string // byBase[path]
+	bindings map[string][]string // bindings[path]
+	includes []string            // native.includes[path]
+	wild     []string            // wild[path]
+	pkg      map[string][]string // pkgDefs[pkgKey]
+}
+
+// mapsOf looks p's fileMaps up; resolve keeps them in p.maps once the
+// imports are bound.
+func (b *builder) mapsOf(p *parsed) *fileMaps {
+	if p.maps != nil {
+		return p.maps
+	}
+	m := &fileMaps{local: b.byBase[p.path], bindings: b.bindings[p.path], includes: b.native.includes[p.path], wild: b.wild[p.path]}
+	if p.pkgKey != "" {
+		m.pkg = b.pkgDefs[p.pkgKey]
+	}
+	return m
+}
+
 // resolveOutside is resolveName past from's own scopes: the file's top
 // level, its imports, the same package, then a repository-wide name.
 func (b *builder) resolveOutside(p *parsed, from, name string, classesOnly bool) []string {
 	var buf [8]string
 	parts := appendQual(buf[:0], name)
 	keep := func(ts []string) []string { return b.keep(ts, classesOnly) }
-	if ts := keep(b.lookup(p.path, name)); len(ts) > 0 {
+	m := b.mapsOf(p)
+	if ts := keep(m.local[normQual(name)]); len(ts) > 0 {
 		return ts
 	}
 	// Imported names and modules: the longest bound prefix. parts are
@@ -800,7 +834,7 @@ func (b *builder) resolveOutside(p *parsed, from, name string, classesOnly bool)
 		if k < len(parts) {
 			end -= len(parts[k]) + 1
 		}
-		targets := b.bound(p.path, name[:end])
+		targets := b.boundIn(m.bindings, m.includes, name[:end])
 		if len(targets) == 0 {
 			continue
 		}
@@ -829,7 +863,7 @@ func (b *builder) resolveOutside(p *parsed, from, name string, classesOnly bool)
 		// type, used unqualified inside it; then the caller's type's other
 		// methods (implicit this in C++, Self:: in Rust).
 		for _, q := range p.scopes(from)[1:] {
-			if ts := keep(b.bound(p.path, normQual(q+"."+name))); len(ts) > 0 {
+			if ts := keep(b.boundIn(m.bindings, m.includes, normQual(q+"."+name))); len(ts) > 0 {
 				return ts
 			}
 		}
@@ -841,11 +875,11 @@ func (b *builder) resolveOutside(p *parsed, from, name string, classesOnly bool)
 	// wildcard imports.
 	nq := normQual(name)
 	if p.pkgKey != "" {
-		if ts := keep(b.pkgDefs[p.pkgKey][nq]); len(ts) > 0 {
+		if ts := keep(m.pkg[nq]); len(ts) > 0 {
 			return ts
 		}
 	}
-	for _, k := range b.wild[p.path] {
+	for _, k := range m.wild {
 		if ts := keep(b.pkgDefs[k][nq]); len(ts) > 0 {
 			return ts
 		}

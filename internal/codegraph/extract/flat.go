@@ -402,6 +402,7 @@ func (t *flatTree) dropCTree() {
 // release hands t's arrays back to flatPool; t must not be used after.
 func (t *flatTree) release() {
 	t.dropCTree()
+	clear(t.fnodes) // they point at t
 	*t = flatTree{nodes: t.nodes[:0], kids: t.kids[:0], named: t.named[:0],
 		kidStart: t.kidStart[:0], namedStart: t.namedStart[:0], fnodes: t.fnodes[:0]}
 	flatPool.Put(t)
@@ -606,8 +607,8 @@ func reparseFlat(ctx context.Context, lang *sitter.Language, path string, src []
 	t.nodes, t.src, t.names = nodes, src, names
 	if t.filled = lists == 1; t.filled {
 		t.kids, t.named = kids[:kidStart[count]], named[:namedStart[count]]
-		// Not cleared: see index.
 		t.fnodes = grow(t.fnodes, count)
+		clear(t.fnodes)
 	} else {
 		t.index()
 	}
@@ -667,9 +668,8 @@ func (t *flatTree) index() {
 	t.named = grow(t.named, len(t.nodes))[:0]
 	t.kidStart = grow(t.kidStart, len(t.nodes)+1)
 	t.namedStart = grow(t.namedStart, len(t.nodes)+1)
-	// Not cleared: an entry is zero or node's {t, i}, whichever file t
-	// holds, since the array never leaves t (release).
 	t.fnodes = grow(t.fnodes, len(t.nodes))
+	clear(t.fnodes)
 	for i := range t.nodes {
 		t.kidStart[i] = int32(len(t.kids))
 		t.namedStart[i] = int32(len(t.named))
