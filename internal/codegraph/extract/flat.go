@@ -858,9 +858,3 @@ func (c *fcursor) GoToParent() bool {
 	c.i = c.t.nodes[c.i].parent
 	return true
 }
-
-func probeFlatParse(lang *sitter.Language, src []byte) {
-	var rc C.int
-	t := C.flat_parse(languagePtr(lang), (*C.char)(unsafe.Pointer(&src[0])), C.uint32_t(len(src)), 0, &rc)
-	C.ts_tree_delete(t)
-}
