@@ -260,13 +260,9 @@ func (b *builder) bind(file, name string, targets ...string) {
 	m[name] = append(m[name], targets...)
 }
 
-// bound returns what name refers to in file: what was bound there, then
-// what the headers it includes bring in.
-func (b *builder) bound(file, name string) []string {
-	return b.boundIn(b.bindings[file], b.native.includes[file], name)
-}
-
-// boundIn is bound, given the file's bindings and includes.
+// boundIn returns what name refers to in a file, given its bindings and
+// includes (fileMaps): what was bound there, then what the headers it
+// includes bring in.
 func (b *builder) boundIn(bindings map[string][]string, includes []string, name string) []string {
 	ts := bindings[name]
 	for _, h := range includes {
