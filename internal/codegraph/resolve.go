@@ -369,7 +369,7 @@ func (b *builder) resolve() {
 				external bool
 			}
 			memo := map[string]resolved{}
-			var outside map[string][]string // resolveNameIn's, for one file
+			outside := map[string][]string{} // resolveNameIn's, for one file
 			reset := func() {
 				if len(memo) > 32 { // clearing costs the map's size: start small again
 					memo = map[string]resolved{}
@@ -384,10 +384,8 @@ func (b *builder) resolve() {
 				lastFrom, from, known := "", p.path, b.nodes[p.path] != nil
 				ext := b.externals[p.path]
 				reset()
-				if len(outside) > 0 {
+				if len(outside) > 0 { // a new file's names
 					outside = make(map[string][]string, len(outside))
-				} else if outside == nil {
-					outside = map[string][]string{}
 				}
 				for _, c := range p.res.Calls {
 					if c.From != lastFrom {

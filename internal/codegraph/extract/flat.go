@@ -607,11 +607,11 @@ func reparseFlat(ctx context.Context, lang *sitter.Language, path string, src []
 	t.nodes, t.src, t.names = nodes, src, names
 	if t.filled = lists == 1; t.filled {
 		t.kids, t.named = kids[:kidStart[count]], named[:namedStart[count]]
-		t.fnodes = grow(t.fnodes, count)
-		clear(t.fnodes)
 	} else {
 		t.index()
 	}
+	t.fnodes = grow(t.fnodes, count)
+	clear(t.fnodes)
 	return t, nil
 }
 
@@ -662,14 +662,13 @@ func editsBetween(old, new []byte) []C.TSInputEdit {
 	return edits
 }
 
-// index builds the child lists once, so Child and NamedChild are O(1).
+// index builds the child lists, so Child and NamedChild are O(1), where
+// flat_fill could not (reparseFlat).
 func (t *flatTree) index() {
 	t.kids = grow(t.kids, len(t.nodes))[:0]
 	t.named = grow(t.named, len(t.nodes))[:0]
 	t.kidStart = grow(t.kidStart, len(t.nodes)+1)
 	t.namedStart = grow(t.namedStart, len(t.nodes)+1)
-	t.fnodes = grow(t.fnodes, len(t.nodes))
-	clear(t.fnodes)
 	for i := range t.nodes {
 		t.kidStart[i] = int32(len(t.kids))
 		t.namedStart[i] = int32(len(t.named))
