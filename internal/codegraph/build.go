@@ -158,11 +158,12 @@ type parsed struct {
 	lines              int
 	fileCode, fileHash string
 	defCode, defHash   []string
-	// Each definition's node id, the node that contains it (the file or
-	// the innermost enclosing definition), its name with overload
-	// signatures and "#n" suffixes dropped from every segment, and that
-	// name's last segment.
-	defID, defParent, defKey, defLast []string
+	// Each definition's node id, its name with overload signatures and
+	// "#n" suffixes dropped from every segment, and that name's last
+	// segment; defParent is the index of the innermost enclosing
+	// definition, -1 where the file holds it.
+	defID, defKey, defLast []string
+	defParent              []int32
 	// defIndex is each definition's index by its qualified name.
 	defIndex map[string]int32
 	// pkgKey is packageKey's, made once.
@@ -210,11 +211,10 @@ func (p *parsed) prepare() {
 	}
 }
 
-// names fills defIndex, defID, defParent, defKey and defLast. A parent's
-// id is its own node's string, not another copy.
+// names fills defIndex, defID, defParent, defKey and defLast.
 func (p *parsed) names() {
 	defs := p.res.Defs
-	p.defID, p.defParent = make([]string, len(defs)), make([]string, len(defs))
+	p.defID, p.defParent = make([]string, len(defs)), make([]int32, len(defs))
 	p.defKey, p.defLast = make([]string, len(defs)), make([]string, len(defs))
 	index := make(map[string]int32, len(defs))
 	for i, d := range defs {
@@ -223,10 +223,10 @@ func (p *parsed) names() {
 	}
 	p.defIndex = index
 	for i, d := range defs {
-		p.defParent[i] = p.path
+		p.defParent[i] = -1
 		for _, q := range enclosing(d.Name)[1:] {
 			if j, ok := index[q]; ok {
-				p.defParent[i] = p.defID[j]
+				p.defParent[i] = j
 				break
 			}
 		}

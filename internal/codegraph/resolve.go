@@ -15,9 +15,11 @@ type builder struct {
 	g       *Graph
 	files   []*parsed
 	workers int // goroutines resolving calls; default 1
-	nodes   map[string]*Node
+	// list holds the nodes as added, and nodes each one's index in it by id.
+	list  []Node
+	nodes map[string]int32
 	// edges as added, duplicates too: finish sorts them and keeps one of each.
-	edges []Edge
+	edges []link
 
 	byPath  map[string]*parsed
 	defs    map[string]map[string]int32    // file → qualified names (parsed.defIndex)
@@ -41,8 +43,26 @@ type builder struct {
 	reexports map[string]map[string][]string // first-pass bindings, for re-exports
 	externals map[string]map[string]bool     // file → names bound to modules outside the repository
 	native    nativeIndex                    // Rust, C and C++ (resolve_native.go)
-	ranks     chan map[string]int32          // rankNodes' answer, for finish
+	ranks     chan []int32                   // rankNodes' answer, for finish
 }
+
+// link is an edge between two nodes by their indexes in builder.list, of
+// type edgeTypes[typ]: a twelfth of an Edge's memory, and no pointers.
+type link struct {
+	src, dst int32
+	typ      uint8
+}
+
+// edgeTypes are the edge types a link's typ indexes, in the order of their
+// names (finish orders edges by type).
+var edgeTypes = [...]string{EdgeContains, EdgeImports, EdgeInherits, EdgeInvokes}
+
+const (
+	linkContains uint8 = iota
+	linkImports
+	linkInherits
+	linkInvokes
+)
 
 func newBuilder(g *Graph, files []*parsed) *builder {
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
@@ -51,8 +71,8 @@ func newBuilder(g *Graph, files []*parsed) *builder {
 	for _, p := range files {
 		defs += len(p.res.Defs)
 	}
-	return &builder{g: g, files: files, nodes: make(map[string]*Node, defs+2*len(files)),
-		edges:  make([]Edge, 0, defs+2*len(files)), // contains edges, before the rest
+	return &builder{g: g, files: files, list: make([]Node, 0, defs+2*len(files)), nodes: make(map[string]int32, defs+2*len(files)),
+		edges:  make([]link, 0, defs+2*len(files)), // contains edges, before the rest
 		byPath: map[string]*parsed{}, defs: map[string]map[string]int32{}, kinds: make(map[string]string, defs),
 		byBase: map[string]map[string][]string{}, pkgDefs: map[string]map[string][]string{}, wild: map[string][]string{}, goDirs: map[string]string{}, simple: map[string][]string{}, classes: map[string][]string{},
 		pyModules: map[string][]string{}, javaFQN: map[string]string{}, javaPkg: map[string][]string{},
@@ -60,22 +80,37 @@ func newBuilder(g *Graph, files []*parsed) *builder {
 		externals: map[string]map[string]bool{}}
 }
 
-func (b *builder) addNode(n Node) {
-	if _, ok := b.nodes[n.ID]; !ok {
-		b.nodes[n.ID] = &n
+// addNode adds n unless a node with its id is there, and returns the index
+// of the node with that id.
+func (b *builder) addNode(n Node) int32 {
+	if i, ok := b.nodes[n.ID]; ok {
+		return i
 	}
+	i := int32(len(b.list))
+	b.list = append(b.list, n)
+	b.nodes[n.ID] = i
+	return i
 }
 
-func (b *builder) edge(src, dst, typ string) {
-	if b.linkable(src, dst) {
-		b.edges = append(b.edges, Edge{Src: src, Dst: dst, Type: typ})
-	}
+// has reports whether id is a node of the graph.
+func (b *builder) has(id string) bool {
+	_, ok := b.nodes[id]
+	return ok
 }
 
-// linkable reports whether an edge may join src to dst: two different
-// nodes of the graph.
-func (b *builder) linkable(src, dst string) bool {
-	return src != dst && src != "" && dst != "" && b.nodes[src] != nil && b.nodes[dst] != nil
+// edge adds an edge of type typ (a link type) from src to dst where one may
+// join them: two different nodes of the graph.
+func (b *builder) edge(src, dst string, typ uint8) {
+	if src == dst {
+		return
+	}
+	s, ok := b.nodes[src]
+	if !ok {
+		return
+	}
+	if d, ok := b.nodes[dst]; ok {
+		b.edges = append(b.edges, link{s, d, typ})
+	}
 }
 
 // nodes creates directory, file and entity nodes and the contains hierarchy.
@@ -88,6 +123,7 @@ func (b *builder) buildNodes() {
 		b.indexNames()
 	}()
 	st := &b.g.Stats
+	var at []int32
 	for _, p := range b.files {
 		st.Files++
 		st.Bytes += int64(len(p.src))
@@ -102,31 +138,38 @@ func (b *builder) buildNodes() {
 			continue // a file gets a node only if it defines something
 		}
 		lang := p.lang.Name() // code and hashes: p.prepare, run by Build's workers
-		b.addNode(Node{ID: p.path, Type: TypeFile, Language: lang, Path: p.path, StartLine: 1, EndLine: int32(max(p.lines, 1)),
+		file := b.addNode(Node{ID: p.path, Type: TypeFile, Language: lang, Path: p.path, StartLine: 1, EndLine: int32(max(p.lines, 1)),
 			ContentHash: p.fileHash, Code: p.fileCode})
 		// Directories up to the root.
 		// A directory seen before has its own edges up to the root.
-		child := p.path
+		child := file
 		for d := dirOf(p.path); ; d = dirOf(d) {
 			_, seen := b.nodes[d]
-			b.addNode(Node{ID: d, Type: TypeDirectory, Path: d})
-			b.edges = append(b.edges, Edge{Src: d, Dst: child, Type: EdgeContains})
+			dir := b.addNode(Node{ID: d, Type: TypeDirectory, Path: d})
+			b.edges = append(b.edges, link{dir, child, linkContains})
 			if seen || d == RootID {
 				break
 			}
-			child = d
+			child = dir
 		}
 		b.defs[p.path] = p.defIndex
+		at = at[:0] // each definition's node
 		for i, d := range p.res.Defs {
 			id := p.defID[i]
 			typ := TypeFunction
 			if d.Kind == KindClass {
 				typ = TypeClass
 			}
-			b.addNode(Node{ID: id, Type: typ, Language: lang, Path: p.path, Name: d.Name,
-				StartLine: int32(d.StartLine), EndLine: int32(d.EndLine), ContentHash: p.defHash[i], Code: p.defCode[i]})
+			at = append(at, b.addNode(Node{ID: id, Type: typ, Language: lang, Path: p.path, Name: d.Name,
+				StartLine: int32(d.StartLine), EndLine: int32(d.EndLine), ContentHash: p.defHash[i], Code: p.defCode[i]}))
 			b.kinds[id] = typ
-			b.edges = append(b.edges, Edge{Src: p.defParent[i], Dst: id, Type: EdgeContains})
+		}
+		for i, n := range at {
+			parent := file
+			if j := p.defParent[i]; j >= 0 {
+				parent = at[j]
+			}
+			b.edges = append(b.edges, link{parent, n, linkContains})
 		}
 	}
 	<-names
@@ -309,7 +352,7 @@ func (b *builder) resolve() {
 				case len(targets) > 0:
 					// A file without definitions has no node and no edges.
 					for _, t := range targets {
-						b.edge(p.path, t, EdgeImports)
+						b.edge(p.path, t, linkImports)
 					}
 				case external:
 					st.External++
@@ -328,7 +371,7 @@ func (b *builder) resolve() {
 	for _, p := range b.files {
 		for _, in := range p.res.Inherits {
 			from := EntityID(p.path, in.Class)
-			if _, ok := b.nodes[from]; !ok {
+			if !b.has(from) {
 				continue
 			}
 			ts := b.resolveName(p, in.Class, in.Base, true)
@@ -341,7 +384,7 @@ func (b *builder) resolve() {
 			}
 			for _, t := range ts {
 				if t != from {
-					b.edge(from, t, EdgeInherits)
+					b.edge(from, t, linkInherits)
 					b.bases[from] = append(b.bases[from], t)
 				}
 			}
@@ -351,7 +394,7 @@ func (b *builder) resolve() {
 	// parallel, each worker keeping its own edges and counts; finish sorts
 	// the edges, so the graph is the same whichever worker found them.
 	type share struct {
-		edges                []Edge
+		edges                []link
 		external, unresolved int
 	}
 	shares := make([]share, max(1, b.workers))
@@ -381,7 +424,8 @@ func (b *builder) resolve() {
 				p := b.files[i]
 				// A file's calls come definition by definition: the
 				// caller's id is made once for each run of them.
-				lastFrom, from, known := "", p.path, b.nodes[p.path] != nil
+				lastFrom, from := "", p.path
+				src, known := b.nodes[from]
 				ext := b.externals[p.path]
 				reset()
 				if len(outside) > 0 { // a new file's names
@@ -395,7 +439,7 @@ func (b *builder) resolve() {
 						} else if c.From != "" {
 							from = EntityID(p.path, c.From)
 						}
-						known = b.nodes[from] != nil
+						src, known = b.nodes[from]
 						reset()
 					}
 					if !known {
@@ -418,8 +462,11 @@ func (b *builder) resolve() {
 						continue // the caller's edges to these targets are there
 					}
 					for _, t := range r.ts {
-						if t != from && b.nodes[t] != nil { // linkable: from is a node (known)
-							sh.edges = append(sh.edges, Edge{Src: from, Dst: t, Type: EdgeInvokes})
+						if t == from {
+							continue
+						}
+						if dst, ok := b.nodes[t]; ok { // from is a node (known)
+							sh.edges = append(sh.edges, link{src, dst, linkInvokes})
 						}
 					}
 				}
@@ -596,7 +643,7 @@ func (b *builder) goDir(imp string) string {
 	}
 	best := ""
 	for cand := imp; cand != ""; {
-		if fs := b.dirFiles[cand]; len(fs) > 0 && b.byPath[fs[0]].lang.Name() == "go" && b.nodes[cand] != nil {
+		if fs := b.dirFiles[cand]; len(fs) > 0 && b.byPath[fs[0]].lang.Name() == "go" && b.has(cand) {
 			best = cand
 			break
 		}
@@ -936,29 +983,11 @@ func (b *builder) inBases(cls, member string, depth int) []string {
 // finish writes nodes and edges into the graph in a stable order.
 func (b *builder) finish() {
 	// Edges are ordered by source, type and target. Every end is a node,
-	// so each is ranked by its place among the sorted node ids, and the
-	// sort compares numbers instead of long ids with long common prefixes.
+	// so each is ranked by its place among the sorted node ids, and an
+	// edge is keyed by one number: its source's rank, its type (edgeTypes
+	// are in the order of their names) and its target's rank.
 	rank := <-b.ranks
-	types := map[string]int32{}
-	for _, e := range b.edges {
-		types[e.Type] = 0
-	}
-	for i, t := range sortedKeys(types) {
-		types[t] = int32(i)
-	}
-	type ranked struct{ src, typ, dst int32 }
-	keys := make([]ranked, len(b.edges))
-	order := make([]int32, len(b.edges))
-	compare := func(x, y int32) int {
-		p, q := keys[x], keys[y]
-		if p.src != q.src {
-			return cmp.Compare(p.src, q.src)
-		}
-		if p.typ != q.typ {
-			return cmp.Compare(p.typ, q.typ)
-		}
-		return cmp.Compare(p.dst, q.dst)
-	}
+	keys := make([]uint64, len(b.edges))
 	// One run of the edges per worker, keyed and sorted there, then the
 	// runs merged: equal keys are equal edges, so the order is the same
 	// however the runs fall.
@@ -972,36 +1001,46 @@ func (b *builder) finish() {
 		wg.Add(1)
 		go func(lo, hi int) {
 			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				e := b.edges[i]
-				keys[i] = ranked{rank[e.Src], types[e.Type], rank[e.Dst]}
-				order[i] = int32(i)
+			for i, e := range b.edges[lo:hi] {
+				keys[lo+i] = edgeKey(rank[e.src], e.typ, rank[e.dst])
 			}
-			slices.SortFunc(order[lo:hi], compare)
+			slices.Sort(keys[lo:hi])
 		}(bounds[r], bounds[r+1])
 	}
 	wg.Wait()
-	order = mergeRuns(order, bounds, compare)
-	b.g.Edges = make([]Edge, 0, len(b.edges))
-	for k, i := range order {
-		if k > 0 && keys[i] == keys[order[k-1]] {
+	keys = mergeRuns(keys, bounds, cmp.Compare[uint64])
+	b.g.Edges = make([]Edge, 0, len(keys))
+	for k, key := range keys {
+		if k > 0 && key == keys[k-1] {
 			continue
 		}
-		e := b.edges[i]
-		b.g.Edges = append(b.g.Edges, e)
-		b.g.Stats.Edges[e.Type]++
+		src, typ, dst := splitEdgeKey(key)
+		t := edgeTypes[typ]
+		b.g.Edges = append(b.g.Edges, Edge{Src: b.g.Nodes[src].ID, Dst: b.g.Nodes[dst].ID, Type: t})
+		b.g.Stats.Edges[t]++
 	}
-	b.edges = nil
+	b.edges, b.list = nil, nil
 	b.g.Stats.Nodes = len(b.g.Nodes)
+}
+
+// edgeKey orders edges by source rank, type and target rank (each rank
+// below 2^31, as an int32's, and a type below 4).
+func edgeKey(src int32, typ uint8, dst int32) uint64 {
+	return uint64(src)<<33 | uint64(typ)<<31 | uint64(dst)
+}
+
+// splitEdgeKey is edgeKey's inverse.
+func splitEdgeKey(k uint64) (src int32, typ uint8, dst int32) {
+	return int32(k >> 33), uint8(k>>31) & 3, int32(k & (1<<31 - 1))
 }
 
 // mergeRuns merges the sorted runs of s, run r being s[bounds[r]:bounds[r+1]],
 // into one sorted slice (s or another of its length).
-func mergeRuns(s []int32, bounds []int, compare func(x, y int32) int) []int32 {
+func mergeRuns[T any](s []T, bounds []int, compare func(x, y T) int) []T {
 	if len(bounds) <= 2 {
 		return s
 	}
-	buf := make([]int32, len(s))
+	buf := make([]T, len(s))
 	for len(bounds) > 2 {
 		runs := len(bounds) - 1
 		next := make([]int, 0, runs/2+2)
@@ -1035,14 +1074,22 @@ func mergeRuns(s []int32, bounds []int, compare func(x, y int32) int) []int32 {
 // own goroutine: nothing adds or changes a node after buildNodes, so this
 // runs beside resolve, and finish waits for it.
 func (b *builder) rankNodes() {
-	b.ranks = make(chan map[string]int32, 1)
+	b.ranks = make(chan []int32, 1)
 	go func() {
-		ids := sortedKeys(b.nodes)
-		rank := make(map[string]int32, len(ids))
-		b.g.Nodes = make([]Node, 0, len(ids))
-		for i, id := range ids {
-			rank[id] = int32(i)
-			b.g.Nodes = append(b.g.Nodes, *b.nodes[id])
+		type byID struct {
+			id string
+			i  int32
+		}
+		ids := make([]byID, len(b.list))
+		for i, n := range b.list {
+			ids[i] = byID{n.ID, int32(i)}
+		}
+		slices.SortFunc(ids, func(x, y byID) int { return strings.Compare(x.id, y.id) })
+		rank := make([]int32, len(ids))
+		b.g.Nodes = make([]Node, len(ids))
+		for r, n := range ids {
+			rank[n.i] = int32(r)
+			b.g.Nodes[r] = b.list[n.i]
 		}
 		b.ranks <- rank
 	}()

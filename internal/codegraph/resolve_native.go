@@ -278,7 +278,7 @@ func (b *builder) resolveCInclude(p *parsed, im Import) (targets []string, exter
 	}
 	h := b.cHeaderOf(f)
 	b.native.includes[p.path] = append(b.native.includes[p.path], f)
-	if b.nodes[f] != nil {
+	if b.has(f) {
 		targets = append(targets, f)
 	}
 	for _, tf := range h.files {
@@ -320,7 +320,7 @@ func (b *builder) cHeaderOf(f string) *cHeader {
 	for _, d := range b.byPath[f].res.Decls {
 		ts := b.cDefinition(f, d)
 		bind(normQual(d), ts...)
-		if b.nodes[f] == nil {
+		if !b.has(f) {
 			for _, t := range ts {
 				if tf := fileOf(t); !seen[tf] {
 					seen[tf] = true
