@@ -7,7 +7,10 @@
 // fixture for each case in testdata/<language>/.
 package extract
 
-import "context"
+import (
+	"context"
+	"sync"
+)
 
 // Kinds of definitions an extractor reports.
 const (
@@ -32,6 +35,34 @@ type Def struct {
 	// an expression body). The history scrape uses them to re-read only
 	// what changed (package changes).
 	BodyStart, BodyEnd int
+}
+
+// callBuffers keep the arrays that walks append calls to, from file to
+// file (bufferCalls): growing one array file after file left as much
+// garbage as the calls themselves (kafka's: 65 MB allocated for 25 MB of
+// calls).
+var callBuffers sync.Pool // of *[]Call
+
+// bufferCalls points res.Calls at a reused empty array for a walk to
+// append to. The walk calls settle once it has appended all: res.Calls
+// then get an array of exactly their length (nil for none), and the reused
+// one, cleared, goes back.
+func bufferCalls(res *FileResult) (settle func()) {
+	buf, _ := callBuffers.Get().(*[]Call)
+	if buf == nil {
+		buf = new([]Call)
+	}
+	res.Calls = (*buf)[:0]
+	return func() {
+		calls := res.Calls
+		res.Calls = nil
+		if len(calls) > 0 {
+			res.Calls = append(make([]Call, 0, len(calls)), calls...)
+		}
+		clear(calls) // the strings are the file's, not the buffer's to keep
+		*buf = calls[:0]
+		callBuffers.Put(buf)
+	}
 }
 
 // Import is one import statement's target, unresolved.

@@ -154,3 +154,48 @@ func TestExtractSurvivesGarbage(t *testing.T) {
 		}
 	}
 }
+
+// bufferCalls gives each result its own array of its calls' length (nil
+// for none), however the reused buffer grew, and hands the buffer back
+// cleared: a later file's result never shares it, nor keeps an earlier
+// file's strings alive through it.
+func TestBufferCalls(t *testing.T) {
+	var kept [][]Call
+	for _, n := range []int{0, 3, 1000, 2, 0, 70} {
+		res := &FileResult{}
+		settle := bufferCalls(res)
+		for i := range n {
+			res.Calls = append(res.Calls, Call{From: "f", Callee: fmt.Sprint("g", i), Line: i + 1})
+		}
+		buf := res.Calls
+		settle()
+		if n == 0 {
+			if res.Calls != nil {
+				t.Errorf("%d calls: Calls = %v, want nil", n, res.Calls)
+			}
+			continue
+		}
+		if len(res.Calls) != n || cap(res.Calls) != n {
+			t.Errorf("%d calls: len %d cap %d, want both %d", n, len(res.Calls), cap(res.Calls), n)
+		}
+		if &res.Calls[0] == &buf[0] {
+			t.Errorf("%d calls: the result shares the reused buffer", n)
+		}
+		if buf[n-1] != (Call{}) {
+			t.Errorf("%d calls: the buffer was not cleared: %v", n, buf[n-1])
+		}
+		for i, c := range res.Calls {
+			if c.Callee != fmt.Sprint("g", i) || c.Line != i+1 {
+				t.Fatalf("%d calls: call %d = %+v", n, i, c)
+			}
+		}
+		kept = append(kept, res.Calls)
+	}
+	for _, calls := range kept { // later files did not write into earlier results
+		for i, c := range calls {
+			if c.Callee != fmt.Sprint("g", i) {
+				t.Fatalf("a result of %d calls changed: call %d = %+v", len(calls), i, c)
+			}
+		}
+	}
+}

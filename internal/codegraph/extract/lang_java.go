@@ -78,6 +78,7 @@ func (javaLang) Extract(ctx context.Context, path string, src []byte) (res *File
 		used:  map[string]bool{},
 		anons: map[string]int{},
 	}
+	settle := bufferCalls(x.res)
 	err = parseTree(ctx, java.GetLanguage(), path, src, func(root *fnode) error {
 		x.res.ErrorNodes = errorsIn(root)
 		suffix := ""
@@ -106,6 +107,7 @@ func (javaLang) Extract(ctx context.Context, path string, src []byte) (res *File
 			return nil
 		})
 	})
+	settle()
 	if err != nil {
 		return nil, err
 	}
