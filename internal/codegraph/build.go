@@ -271,6 +271,9 @@ func Build(ctx context.Context, files []File, opts Options) (*Graph, error) {
 				reused := res != nil
 				if !reused {
 					fctx, cancel := context.WithTimeout(ctx, opts.ParseTimeout)
+					// src is the bytes of the file's one string, never
+					// changed: the names the extractor reads are its parts.
+					fctx = extract.WithStableSource(fctx, j.p.text)
 					res, err = safeExtract(fctx, j.p.lang, j.p.path, j.p.src)
 					cancel()
 				}

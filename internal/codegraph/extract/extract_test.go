@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/locus-dev/locus/internal/testutil/golden"
 )
@@ -155,47 +157,121 @@ func TestExtractSurvivesGarbage(t *testing.T) {
 	}
 }
 
-// bufferCalls gives each result its own array of its calls' length (nil
-// for none), however the reused buffer grew, and hands the buffer back
-// cleared: a later file's result never shares it, nor keeps an earlier
-// file's strings alive through it.
-func TestBufferCalls(t *testing.T) {
-	var kept [][]Call
-	for _, n := range []int{0, 3, 1000, 2, 0, 70} {
+// bufferResult gives each result's definitions, imports and calls arrays
+// of their own length (nil for none), however the reused buffers grew, and
+// hands the buffers back cleared: a later file's result never shares them,
+// nor keeps an earlier file's strings alive through them.
+func TestBufferResult(t *testing.T) {
+	type kept struct{ defs, imports, calls int }
+	var results []*FileResult
+	for _, n := range []kept{{0, 0, 0}, {3, 1, 0}, {1000, 50, 2000}, {2, 0, 5}, {0, 0, 0}, {70, 9, 1}} {
 		res := &FileResult{}
-		settle := bufferCalls(res)
-		for i := range n {
-			res.Calls = append(res.Calls, Call{From: "f", Callee: fmt.Sprint("g", i), Line: i + 1})
+		settle := bufferResult(res)
+		for i := range n.defs {
+			res.Defs = append(res.Defs, Def{Name: fmt.Sprint("d", i)})
 		}
-		buf := res.Calls
+		for i := range n.imports {
+			res.Imports = append(res.Imports, Import{Module: fmt.Sprint("m", i)})
+		}
+		for i := range n.calls {
+			res.Calls = append(res.Calls, Call{Callee: fmt.Sprint("g", i), Line: i + 1})
+		}
+		defs, imports, calls := res.Defs, res.Imports, res.Calls
 		settle()
-		if n == 0 {
-			if res.Calls != nil {
-				t.Errorf("%d calls: Calls = %v, want nil", n, res.Calls)
-			}
-			continue
-		}
-		if len(res.Calls) != n || cap(res.Calls) != n {
-			t.Errorf("%d calls: len %d cap %d, want both %d", n, len(res.Calls), cap(res.Calls), n)
-		}
-		if &res.Calls[0] == &buf[0] {
-			t.Errorf("%d calls: the result shares the reused buffer", n)
-		}
-		if buf[n-1] != (Call{}) {
-			t.Errorf("%d calls: the buffer was not cleared: %v", n, buf[n-1])
-		}
-		for i, c := range res.Calls {
-			if c.Callee != fmt.Sprint("g", i) || c.Line != i+1 {
-				t.Fatalf("%d calls: call %d = %+v", n, i, c)
-			}
-		}
-		kept = append(kept, res.Calls)
+		checkSettled(t, "defs", n.defs, res.Defs, defs)
+		checkSettled(t, "imports", n.imports, res.Imports, imports)
+		checkSettled(t, "calls", n.calls, res.Calls, calls)
+		results = append(results, res)
 	}
-	for _, calls := range kept { // later files did not write into earlier results
-		for i, c := range calls {
-			if c.Callee != fmt.Sprint("g", i) {
-				t.Fatalf("a result of %d calls changed: call %d = %+v", len(calls), i, c)
+	for _, r := range results { // later files did not write into earlier results
+		for i, d := range r.Defs {
+			if d.Name != fmt.Sprint("d", i) {
+				t.Fatalf("a result of %d definitions changed: %d = %+v", len(r.Defs), i, d)
 			}
 		}
+		for i, m := range r.Imports {
+			if m.Module != fmt.Sprint("m", i) {
+				t.Fatalf("a result of %d imports changed: %d = %+v", len(r.Imports), i, m)
+			}
+		}
+		for i, c := range r.Calls {
+			if c.Callee != fmt.Sprint("g", i) || c.Line != i+1 {
+				t.Fatalf("a result of %d calls changed: %d = %+v", len(r.Calls), i, c)
+			}
+		}
+	}
+}
+
+// checkSettled: got holds n elements in an array of its own, not buf (what
+// the walk appended to), and buf was cleared.
+func checkSettled[T any](t *testing.T, what string, n int, got, buf []T) {
+	t.Helper()
+	if n == 0 {
+		if got != nil {
+			t.Errorf("no %s: got %v, want nil", what, got)
+		}
+		return
+	}
+	if len(got) != n || cap(got) != n {
+		t.Errorf("%d %s: len %d cap %d, want both %d", n, what, len(got), cap(got), n)
+	}
+	if &got[0] == &buf[0] {
+		t.Errorf("%d %s: the result shares the reused buffer", n, what)
+	}
+	if !reflect.ValueOf(buf[n-1]).IsZero() {
+		t.Errorf("%d %s: the buffer was not cleared: %v", n, what, buf[n-1])
+	}
+}
+
+// With WithStableSource, Extract finds what it finds without it, and the
+// names and callees it reads from the file are parts of the file's string.
+// Without it, nothing it returns shares the caller's bytes: a caller that
+// reuses its buffer (package changes) changes no result.
+func TestStableSource(t *testing.T) {
+	shared, sharedDotted := 0, 0
+	for _, in := range flatTestInputs(t) {
+		path, _, _ := strings.Cut(in.path, " ")
+		l := languageFor(path)
+		text := string(in.src)
+		src := unsafe.Slice(unsafe.StringData(text), len(text))
+		want, err := l.Extract(context.Background(), path, bytes.Clone(in.src))
+		if err != nil {
+			t.Fatalf("%s: %v", in.path, err)
+		}
+		got, err := l.Extract(WithStableSource(context.Background(), text), path, src)
+		if err != nil {
+			t.Fatalf("%s: %v", in.path, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: with a stable source Extract found\n%+v\nwant\n%+v", in.path, got, want)
+		}
+		within := func(s string) bool {
+			p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+			return len(s) > 0 && p >= uintptr(unsafe.Pointer(unsafe.StringData(text))) && p < uintptr(unsafe.Pointer(unsafe.StringData(text)))+uintptr(len(text))
+		}
+		for _, c := range got.Calls {
+			if within(c.Callee) {
+				shared++
+				if strings.Contains(c.Callee, ".") {
+					sharedDotted++
+				}
+			}
+		}
+		// Without the promise: overwrite the buffer Extract read, and the
+		// result must not change.
+		buf := bytes.Clone(in.src)
+		res, err := l.Extract(context.Background(), path, buf)
+		if err != nil {
+			t.Fatalf("%s: %v", in.path, err)
+		}
+		for i := range buf {
+			buf[i] = 'x'
+		}
+		if !reflect.DeepEqual(res, want) {
+			t.Errorf("%s: overwriting the source after Extract changed its result", in.path)
+		}
+	}
+	if shared == 0 || sharedDotted == 0 {
+		t.Errorf("%d callees, %d of them dotted (joinDot), were parts of the stable text: want some of each", shared, sharedDotted)
 	}
 }

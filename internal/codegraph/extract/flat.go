@@ -362,7 +362,10 @@ import (
 type flatTree struct {
 	nodes []flatNode
 	src   []byte
-	names *symbolNames
+	// stable is src as a string where the caller vouched that its bytes
+	// never change (WithStableSource): textOf then slices it.
+	stable string
+	names  *symbolNames
 	// children, in order, per node: kids[kidStart[i]:kidStart[i+1]]
 	kids, named          []int32
 	kidStart, namedStart []int32

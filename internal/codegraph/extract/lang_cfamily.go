@@ -291,7 +291,7 @@ func cClamp(r *FileResult, src []byte) {
 
 func (l cFamilyLang) walk(root *fnode, src []byte) *FileResult {
 	res := &FileResult{}
-	defer bufferCalls(res)()
+	defer bufferResult(res)()
 	w := &cWalker{src: src, cpp: l.cpp, res: res, used: uniqueNames{}}
 	if l.cpp {
 		// Pass one finds which names are overloaded; pass two names. C has

@@ -20,7 +20,7 @@ func (goLang) Extract(ctx context.Context, path string, src []byte) (*FileResult
 	res := &FileResult{}
 	err := parseTree(ctx, tsgo.GetLanguage(), path, src, func(root *fnode) error {
 		res.ErrorNodes = errorsIn(root)
-		defer bufferCalls(res)()
+		defer bufferResult(res)()
 		w := &goWalker{src: src, res: res, names: uniqueNames{}}
 		c := newCursor(root)
 		defer c.Close()

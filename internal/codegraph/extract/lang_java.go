@@ -78,7 +78,7 @@ func (javaLang) Extract(ctx context.Context, path string, src []byte) (res *File
 		used:  map[string]bool{},
 		anons: map[string]int{},
 	}
-	settle := bufferCalls(x.res)
+	settle := bufferResult(x.res)
 	err = parseTree(ctx, java.GetLanguage(), path, src, func(root *fnode) error {
 		x.res.ErrorNodes = errorsIn(root)
 		suffix := ""
@@ -523,12 +523,14 @@ func (x *javaExtractor) objectCreation(n *fnode, sc javaScope) bool {
 
 // invocationCallee reduces a method_invocation to "receiver.chain.name".
 func (x *javaExtractor) invocationCallee(n *fnode) string {
-	name := textOf(n.ChildByFieldName("name"), x.src)
+	nameNode := n.ChildByFieldName("name")
+	name := textOf(nameNode, x.src)
 	if name == "" {
 		return ""
 	}
 	recv := ""
-	if obj := n.ChildByFieldName("object"); obj != nil {
+	obj := n.ChildByFieldName("object")
+	if obj != nil {
 		recv = x.receiver(obj)
 	}
 	// Iface.super.m() (the grammar puts `super` beside the object, unnamed)
@@ -536,7 +538,7 @@ func (x *javaExtractor) invocationCallee(n *fnode) string {
 	if recv == "" {
 		return name
 	}
-	return recv + "." + name
+	return joinDot(obj, nameNode, x.src, recv, name)
 }
 
 // receiver reduces an expression a method is called on to a dotted chain; ""
@@ -562,7 +564,7 @@ func (x *javaExtractor) receiver(n *fnode) string {
 		case "super":
 			return obj + ".super"
 		}
-		return obj + "." + textOf(f, x.src)
+		return joinDot(n, f, x.src, obj, textOf(f, x.src))
 	case "scoped_identifier", "scoped_type_identifier", "generic_type":
 		return x.typeName(n)
 	case "method_invocation":

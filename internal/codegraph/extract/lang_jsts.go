@@ -84,7 +84,7 @@ func (l *jsLang) Extract(ctx context.Context, path string, src []byte) (*FileRes
 	}
 	res := &FileResult{}
 	err := parseTree(ctx, l.grammar(ext), path, src, func(root *fnode) error {
-		defer bufferCalls(res)()
+		defer bufferResult(res)()
 		x := &jsExtractor{src: src, res: res, taken: map[string]bool{}, dups: map[string]int{}}
 		x.walk(root, jsScope{})
 		res.ErrorNodes = errorsIn(root)

@@ -19,7 +19,7 @@ func (pythonLang) Extract(ctx context.Context, path string, src []byte) (*FileRe
 	res := &FileResult{}
 	err := parseTree(ctx, tspython.GetLanguage(), path, src, func(root *fnode) error {
 		res.ErrorNodes = errorsIn(root)
-		defer bufferCalls(res)()
+		defer bufferResult(res)()
 		w := &pyWalker{src: src, res: res, names: uniqueNames{}}
 		c := newCursor(root)
 		defer c.Close()

@@ -111,7 +111,7 @@ func rustExtractWritten(ctx context.Context, path string, src []byte) (res *File
 // written); nil when a blanked macro's call was not made (no node after it).
 func rustWalkTree(ctx context.Context, path string, src []byte, root *fnode, pending []rustMacro, regions []rustRegion) *FileResult {
 	res := &FileResult{ErrorNodes: errorsIn(root)}
-	defer bufferCalls(res)()
+	defer bufferResult(res)()
 	w := &rustWalker{ctx: ctx, path: path, src: src, res: res, names: uniqueNames{}, pending: pending, regions: regions}
 	c := newCursor(root)
 	defer c.Close()
