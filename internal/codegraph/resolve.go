@@ -47,7 +47,7 @@ type builder struct {
 }
 
 // link is an edge between two nodes by their indexes in builder.list, of
-// type edgeTypes[typ]: a twelfth of an Edge's memory, and no pointers.
+// type edgeTypes[typ]: a quarter of an Edge's memory, and no pointers.
 type link struct {
 	src, dst int32
 	typ      uint8
