@@ -44,6 +44,9 @@ func TestMergeRuns(t *testing.T) {
 // An edge's key orders edges as (source rank, type name, target rank) do,
 // and splits back into its parts, up to the largest ranks an int32 holds.
 func TestEdgeKey(t *testing.T) {
+	if len(edgeTypes) > 4 {
+		t.Fatalf("%d edge types: an edge key holds a type in two bits", len(edgeTypes))
+	}
 	if !slices.IsSorted(edgeTypes[:]) {
 		t.Fatalf("edgeTypes %v are not in the order of their names: finish would order edges by another", edgeTypes)
 	}
