@@ -98,13 +98,22 @@ func sameBytes(s string, b []byte) bool {
 	return len(s) == len(b) && len(b) > 0 && unsafe.StringData(s) == &b[0]
 }
 
+// stableIn is t's stable text (WithStableSource) where src is that text,
+// else "".
+func (t *flatTree) stableIn(src []byte) string {
+	if t.stable != "" && sameBytes(t.stable, src) {
+		return t.stable
+	}
+	return ""
+}
+
 // textOf is the source of n: a part of the tree's stable text where src
-// is that text (WithStableSource), else a copy.
+// is that text (stableIn), else a copy.
 func textOf(n *fnode, src []byte) string {
 	if n == nil {
 		return ""
 	}
-	if s := n.t.stable; s != "" && sameBytes(s, src) {
+	if s := n.t.stableIn(src); s != "" {
 		return s[n.StartByte():n.EndByte()]
 	}
 	return string(src[n.StartByte():n.EndByte()])
@@ -112,11 +121,11 @@ func textOf(n *fnode, src []byte) string {
 
 // joinDot is recv + "." + name, read from the source from first (where
 // recv begins) to last (where name ends): where that source is the tree's
-// stable text (WithStableSource) and holds exactly that (no blank or
-// comment between), it is that part of the text rather than a new string.
+// stable text (stableIn) and holds exactly that (no blank or comment
+// between), it is that part of the text rather than a new string.
 func joinDot(first, last *fnode, src []byte, recv, name string) string {
 	if first != nil && last != nil {
-		if s := first.t.stable; s != "" && sameBytes(s, src) {
+		if s := first.t.stableIn(src); s != "" {
 			a, b := int(first.StartByte()), int(last.EndByte())
 			if n := len(recv); b-a == n+1+len(name) && b <= len(s) && s[a:a+n] == recv && s[a+n] == '.' && s[a+n+1:b] == name {
 				return s[a:b]
